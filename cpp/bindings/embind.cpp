@@ -1,0 +1,288 @@
+// The only file that sees Emscripten. It turns JS tensors ({ data, shape }) into
+// views, calls the Runtime, and returns plain JS objects whose typed arrays are
+// fresh copies, so nothing a caller holds points into the wasm heap.
+//
+// Every method returns either its result or { error: "message" }: errors never
+// cross into JS as C++ exceptions, and the web wrapper throws a JS Error. All
+// wasm memory a call takes is owned by C++ objects on this stack, so an error
+// at any point frees it (the tests check the heap over 1,000 mixed calls).
+//
+// Order inside a call: read shapes → validate shapes and the memory budget →
+// only then allocate and copy the data → run. A huge or wrong shape is refused
+// before a single byte is allocated for it.
+#include <emscripten/bind.h>
+#include <emscripten/heap.h>
+#include <emscripten/val.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <new>
+
+#include "attnscope/attnscope.hpp"
+
+namespace attnscope {
+namespace {
+
+using emscripten::val;
+
+// A JS tensor argument: its shape now, its data once validation has passed.
+struct JsTensor {
+  val js = val::undefined();
+  Shape shape;
+  std::vector<float> data;
+
+  bool present() const { return !js.isUndefined() && !js.isNull(); }
+  TensorView view() const { return present() ? TensorView(data.data(), shape) : TensorView(); }
+};
+
+// String(value): safe for any JS value, unlike calling its toString.
+std::string js_string(const val& v) { return val::global("String")(v).as<std::string>(); }
+
+Shape read_shape(const char* op, const std::string& name, const val& t) {
+  const val js_shape = t["shape"];
+  const int rank = js_shape["length"].as<int>();
+  if (rank > 8) throw Error(std::string(op) + ": " + name + ".shape has " + std::to_string(rank) + " dimensions");
+  Shape shape;
+  for (int i = 0; i < rank; ++i) {
+    const double d = js_shape[i].as<double>();
+    if (!(d >= 0 && d <= double(kMaxDimension)) || std::floor(d) != d)
+      throw Error(std::string(op) + ": " + name + ".shape[" + std::to_string(i) +
+                  "] must be a whole number from 0 to " + std::to_string(kMaxDimension) + ", got " +
+                  js_string(js_shape[i]));
+    shape.push_back(static_cast<std::int64_t>(d));
+  }
+  const double length = t["data"]["length"].as<double>();
+  // element_count of validated dims fits in a double exactly enough to compare.
+  double count = rank ? 1.0 : 0.0;
+  for (auto d : shape) count *= double(d);
+  if (length != count) {
+    std::string msg = std::string(op) + ": " + name + ".data has " + std::to_string(static_cast<long long>(length)) +
+                      " values but shape " + format_shape(shape) + " needs ";
+    throw Error(msg + (count > 9e15 ? std::string("more") : std::to_string(static_cast<long long>(count))));
+  }
+  return shape;
+}
+
+JsTensor tensor_arg(const char* op, const std::string& name, const val& t) {
+  JsTensor a;
+  a.js = t;
+  if (a.present()) a.shape = read_shape(op, name, t);
+  return a;
+}
+
+// Copies the JS data into the wasm heap; call only after shapes and budget pass.
+void load(JsTensor& a) {
+  if (!a.present()) return;
+  a.data.resize(static_cast<std::size_t>(element_count(a.shape)));
+  val(emscripten::typed_memory_view(a.data.size(), a.data.data())).call<void>("set", a.js["data"]);
+}
+
+// A mask option: Uint8Array (1 = attend) or Float32Array (additive).
+struct JsMask {
+  JsTensor tensor;
+  std::vector<std::uint8_t> keep;
+  bool is_keep = false;
+
+  JsMask(const char* op, const val& js) : tensor(tensor_arg(op, "mask", js)) {
+    is_keep = tensor.present() && js["data"].instanceof (val::global("Uint8Array"));
+  }
+  void load_data() {
+    if (!tensor.present()) return;
+    if (!is_keep) return load(tensor);
+    keep.resize(static_cast<std::size_t>(element_count(tensor.shape)));
+    val(emscripten::typed_memory_view(keep.size(), keep.data())).call<void>("set", tensor.js["data"]);
+  }
+  Mask mask() const {
+    if (!tensor.present()) return Mask::none();
+    return is_keep ? Mask::keep_mask(keep.data(), tensor.shape) : Mask::additive_mask(tensor.data.data(), tensor.shape);
+  }
+};
+
+// A view carrying only the shape (its data is never read), for validating before
+// any data is copied. Absent tensors stay empty views.
+TensorView shape_view(const JsTensor& t) {
+  static const float no_data = 0.0f;
+  return t.present() ? TensorView(&no_data, t.shape) : TensorView();
+}
+
+// params in { wq, wk, wv, wo, bq, bk, bv, bo } order, each turned into a view by `view`.
+template <typename ViewFn>
+MultiHeadParams params_of(const JsTensor (&w)[8], ViewFn view) {
+  return {view(w[0]), view(w[1]), view(w[2]), view(w[3]), view(w[4]), view(w[5]), view(w[6]), view(w[7])};
+}
+
+val to_js(const Tensor& t) {
+  val obj = val::object();
+  // new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
+  obj.set("data", val::global("Float32Array").new_(val(emscripten::typed_memory_view(t.data.size(), t.data.data()))));
+  val shape = val::array();
+  for (auto d : t.shape) shape.call<void>("push", static_cast<double>(d));
+  obj.set("shape", shape);
+  return obj;
+}
+
+bool flag(const val& opts, const char* name, bool fallback) {
+  const val v = opts[name];
+  return v.isUndefined() ? fallback : v.as<bool>();
+}
+
+// Runs fn; turns any failure into { error } so that JS sees a message, never a trap.
+template <typename Fn>
+val guard(const char* op, Fn fn) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    val r = val::object();
+    r.set("error", std::string(e.what()));
+    return r;
+  } catch (const std::bad_alloc&) {
+    val r = val::object();
+    r.set("error", std::string(op) + ": out of memory (the wasm heap is limited to 2 GiB)");
+    return r;
+  } catch (const std::exception& e) {
+    val r = val::object();
+    r.set("error", std::string(op) + ": " + e.what());
+    return r;
+  }
+}
+
+class Engine {
+ public:
+  explicit Engine(int threads) : runtime_(threads) {}
+
+  // q, k, v: { data: Float32Array, shape }; opts: { causal, scale, mask, returnWeights }
+  val attention(val q, val k, val v, val opts) {
+    return guard("attention", [&] { return run_attention("attention", q, k, v, opts); });
+  }
+
+  // x: { data, shape }; opts: { scale, causal, mask, returnWeights }
+  val selfAttention(val x, val opts) {
+    return guard("selfAttention", [&] { return run_attention("selfAttention", x, x, x, opts); });
+  }
+
+  // x [n, d_model]; params { wq, wk, wv, wo, bq?, bk?, bv?, bo? };
+  // opts { heads, causal, mask, context, returnWeights, returnProjections }
+  val multiHeadAttention(val x, val params, val opts) {
+    const char* op = "multiHeadAttention";
+    return guard(op, [&] {
+      JsTensor xs = tensor_arg(op, "x", x);
+      JsTensor w[8];
+      const char* names[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
+      for (int i = 0; i < 8; ++i) w[i] = tensor_arg(op, names[i], params[names[i]]);
+      JsTensor context = tensor_arg(op, "context", opts["context"]);
+      JsMask mask(op, opts["mask"]);
+
+      MultiHeadOptions o;
+      const double heads = opts["heads"].as<double>();
+      if (!(heads >= 1 && heads <= 4096) || std::floor(heads) != heads)
+        throw Error(std::string(op) + ": heads must be an integer from 1 to 4096, got " + js_string(opts["heads"]));
+      o.heads = static_cast<std::int64_t>(heads);
+      o.causal = flag(opts, "causal", false);
+      o.return_weights = flag(opts, "returnWeights", true);
+      o.return_projections = flag(opts, "returnProjections", false);
+      o.mask = mask.mask();
+      o.context = shape_view(context);
+      check_multi_head_shapes(op, xs.shape, params_of(w, shape_view), o);
+      check_budget(op, 2.0 * multi_head_bytes(xs.shape, params_of(w, shape_view), o, runtime_.threads()));
+
+      load(xs);
+      for (auto& t : w) load(t);
+      load(context);
+      mask.load_data();
+      o.mask = mask.mask();
+      o.context = context.view();
+      const MultiHeadResult r =
+          runtime_.multi_head_attention(xs.view(), params_of(w, [](const JsTensor& t) { return t.view(); }), o);
+      val out = val::object();
+      out.set("output", to_js(r.output));
+      if (o.return_weights) out.set("weights", to_js(r.weights));
+      if (o.return_projections) {
+        out.set("q", to_js(r.q));
+        out.set("k", to_js(r.k));
+        out.set("v", to_js(r.v));
+      }
+      return out;
+    });
+  }
+
+  // Live heap figures, for leak checks and the benchmark's peak-heap column.
+  val memory() const {
+    const struct mallinfo mi = mallinfo();
+    val m = val::object();
+    m.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+    m.set("allocatedBytes", static_cast<double>(mi.uordblks));
+    return m;
+  }
+
+  int threads() const { return runtime_.threads(); }
+
+ private:
+  val run_attention(const char* op, const val& q, const val& k, const val& v, const val& opts) {
+    const bool self = std::string(op) == "selfAttention";
+    JsTensor qs = tensor_arg(op, self ? "x" : "q", q);
+    JsTensor ks, vs;
+    if (!self) {
+      ks = tensor_arg(op, "k", k);
+      vs = tensor_arg(op, "v", v);
+    }
+    JsMask mask(op, opts["mask"]);
+    AttentionOptions o;
+    o.causal = flag(opts, "causal", false);
+    o.return_weights = flag(opts, "returnWeights", true);
+    if (!opts["scale"].isUndefined()) o.scale = static_cast<float>(opts["scale"].as<double>());
+    o.mask = mask.mask();
+    // Shapes only (shape views share one dummy pointer, so name x explicitly).
+    if (self) check_shape(op, "x", qs.shape, 2, 3);
+    const AttentionDims d =
+        check_attention_shapes(op, qs.shape, (self ? qs : ks).shape, (self ? qs : vs).shape, o.mask);
+    // Inputs are copied into the heap once more than the kernel counts.
+    check_budget(op, 2.0 * attention_bytes(d, o, runtime_.threads()));
+
+    load(qs);
+    load(ks);
+    load(vs);
+    mask.load_data();
+    o.mask = mask.mask();
+    const AttentionResult r =
+        self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);
+    val out = val::object();
+    out.set("output", to_js(r.output));
+    if (o.return_weights) out.set("weights", to_js(r.weights));
+    return out;
+  }
+
+  Runtime runtime_;
+};
+
+val build_info() {
+  val info = val::object();
+  info.set("version", std::string(kVersion));
+#ifdef __wasm_simd128__
+  info.set("simd", true);
+#else
+  info.set("simd", false);
+#endif
+#ifdef __EMSCRIPTEN_PTHREADS__
+  info.set("pthreads", true);
+#else
+  info.set("pthreads", false);
+#endif
+  info.set("maxCallBytes", static_cast<double>(kMaxCallBytes));
+  return info;
+}
+
+}  // namespace
+}  // namespace attnscope
+
+EMSCRIPTEN_BINDINGS(attnscope) {
+  using attnscope::Engine;
+  // The web wrapper checks `threads` (1 to 64) before constructing.
+  emscripten::class_<Engine>("Engine")
+      .constructor<int>()
+      .function("attention", &Engine::attention)
+      .function("selfAttention", &Engine::selfAttention)
+      .function("multiHeadAttention", &Engine::multiHeadAttention)
+      .function("memory", &Engine::memory)
+      .function("threads", &Engine::threads);
+  emscripten::function("buildInfo", &attnscope::build_info);
+}

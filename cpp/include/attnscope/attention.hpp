@@ -1,0 +1,129 @@
+// AttnScope's attention operations on row-major Eigen matrices.
+//
+//   attention            softmax(q kᵀ · scale + mask) v            q [heads?, n_q, d_k]
+//   self_attention       softmax(x xᵀ · scale) x, scale = 1        x [heads?, n, d]
+//   multi_head_attention concat_h(attention(x W_Q,h, c W_K,h, c W_V,h)) W_O
+//
+// `Runtime` owns the thread pool and runs the optimized kernels; namespace
+// `reference` holds plain-loop implementations of the same operations that the
+// tests hold the kernels to.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "attnscope/error.hpp"
+#include "attnscope/tensor.hpp"
+
+namespace attnscope {
+
+// Which keys each query may see, beyond causality. Shape [n_q, n_k] (shared by
+// every head) or [heads, n_q, n_k].
+struct Mask {
+  enum class Kind { none, keep, additive };
+  Kind kind = Kind::none;
+  const std::uint8_t* keep = nullptr;  // kind == keep: 1 = attend, 0 = hidden.
+  const float* additive = nullptr;     // kind == additive: added to the scores; -inf hides.
+  Shape shape;
+
+  static Mask none() { return {}; }
+  static Mask keep_mask(const std::uint8_t* data, Shape shape) { return {Kind::keep, data, nullptr, std::move(shape)}; }
+  static Mask additive_mask(const float* data, Shape shape) {
+    return {Kind::additive, nullptr, data, std::move(shape)};
+  }
+};
+
+struct AttentionOptions {
+  bool causal = false;         // query i sees keys 0..i (aligned at the start).
+  std::optional<float> scale;  // default 1/√d_k (attention) or 1 (self_attention).
+  Mask mask;
+  bool return_weights = true;  // false skips the [heads, n_q, n_k] weights output.
+};
+
+struct AttentionResult {
+  Tensor output;   // [n_q, d_v] or [heads, n_q, d_v]
+  Tensor weights;  // [n_q, n_k] or [heads, n_q, n_k]; empty when not requested.
+};
+
+// Projection weights for multi-head attention; projections are x·W (+ b).
+struct MultiHeadParams {
+  TensorView wq, wk;  // [d_model, heads·d_k]
+  TensorView wv;      // [d_model, heads·d_v]
+  TensorView wo;      // [heads·d_v, d_model]
+  TensorView bq, bk;  // optional [heads·d_k]
+  TensorView bv;      // optional [heads·d_v]
+  TensorView bo;      // optional [d_model]
+};
+
+struct MultiHeadOptions {
+  std::int64_t heads = 1;
+  bool causal = false;
+  Mask mask;           // [n, n_k] or [heads, n, n_k]
+  TensorView context;  // optional [m, d_model]: cross-attention keys and values.
+  bool return_weights = true;
+  bool return_projections = false;
+};
+
+struct MultiHeadResult {
+  Tensor output;   // [n, d_model]
+  Tensor weights;  // [heads, n, n_k]
+  Tensor q, k, v;  // [heads, n, d_k], [heads, n_k, d_k], [heads, n_k, d_v] on request.
+};
+
+// The dimensions of one attention call, after validation.
+struct AttentionDims {
+  std::int64_t heads, n_q, n_k, d_k, d_v;
+  bool heads_axis;  // inputs were rank 3
+};
+
+// Validates shapes (not data) and returns the dimensions; throws Error naming
+// the argument and shapes. Cheap: the bindings call it before copying inputs.
+AttentionDims check_attention_shapes(const char* op, const Shape& q, const Shape& k, const Shape& v, const Mask& mask);
+// check_attention_shapes on views; when q, k and v are one tensor (self-attention)
+// it is named "x". Reads no data: call it, then check the budget, then the values.
+AttentionDims check_attention_inputs(const char* op, const TensorView& q, const TensorView& k, const TensorView& v,
+                                     const Mask& mask);
+// Every value finite (an additive mask may hold -inf); self-attention's x is scanned once.
+void check_attention_values(const char* op, const TensorView& q, const TensorView& k, const TensorView& v,
+                            const Mask& mask);
+void check_multi_head_shapes(const char* op, const Shape& x, const MultiHeadParams& p, const MultiHeadOptions& o);
+
+// Bytes of inputs, outputs and scratch one call needs; compared with kMaxCallBytes.
+double attention_bytes(const AttentionDims& d, const AttentionOptions& o, int threads);
+double multi_head_bytes(const Shape& x, const MultiHeadParams& p, const MultiHeadOptions& o, int threads);
+
+class ThreadPool;
+
+// Runs the optimized kernels, splitting work across `threads` threads (the
+// calling thread included) by heads and blocks of query rows.
+class Runtime {
+ public:
+  explicit Runtime(int threads = 1);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  int threads() const;
+
+  AttentionResult attention(const TensorView& q, const TensorView& k, const TensorView& v,
+                            const AttentionOptions& options = {}) const;
+  AttentionResult self_attention(const TensorView& x, AttentionOptions options = {}) const;
+  MultiHeadResult multi_head_attention(const TensorView& x, const MultiHeadParams& params,
+                                       const MultiHeadOptions& options) const;
+
+ private:
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+// Plain loops, one element at a time, in the order the formulas read. Slow and
+// obviously right: the yardstick for the kernels. Same validation and results.
+namespace reference {
+AttentionResult attention(const TensorView& q, const TensorView& k, const TensorView& v,
+                          const AttentionOptions& options = {});
+AttentionResult self_attention(const TensorView& x, AttentionOptions options = {});
+MultiHeadResult multi_head_attention(const TensorView& x, const MultiHeadParams& params,
+                                     const MultiHeadOptions& options);
+}  // namespace reference
+
+}  // namespace attnscope

@@ -1,0 +1,206 @@
+// Validation shared by the kernels, the reference and the bindings. Every
+// message starts with the operation's JS name and names the argument and shapes.
+#include <cmath>
+#include <sstream>
+
+#include "attnscope/attention.hpp"
+
+namespace attnscope {
+
+std::string format_shape(const Shape& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << ']';
+  return out.str();
+}
+
+std::int64_t element_count(const Shape& shape) {
+  if (shape.empty()) return 0;
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+void check_shape(const char* op, const char* name, const Shape& shape, int min_rank, int max_rank) {
+  const int rank = static_cast<int>(shape.size());
+  if (rank < min_rank || rank > max_rank) {
+    std::ostringstream msg;
+    msg << op << ": " << name << " must have rank " << min_rank;
+    if (max_rank != min_rank) msg << " or " << max_rank;
+    msg << ", got shape " << format_shape(shape);
+    throw Error(msg.str());
+  }
+  for (auto d : shape) {
+    if (d < 1) throw Error(std::string(op) + ": " + name + " is empty (shape " + format_shape(shape) + ")");
+    if (d > kMaxDimension)
+      throw Error(std::string(op) + ": " + name + " has a dimension above " + std::to_string(kMaxDimension) +
+                  " (shape " + format_shape(shape) + ")");
+  }
+}
+
+void check_finite(const char* op, const char* name, const float* data, std::int64_t count,
+                  bool allow_negative_infinity) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float x = data[i];
+    if (std::isfinite(x) || (allow_negative_infinity && x == -INFINITY)) continue;
+    std::ostringstream msg;
+    msg << op << ": " << name << " has a non-finite value ("
+        << (std::isnan(x) ? "NaN"
+            : x > 0       ? "Infinity"
+                          : "-Infinity")
+        << ") at index " << i;
+    throw Error(msg.str());
+  }
+}
+
+void check_budget(const char* op, double bytes) {
+  if (bytes <= static_cast<double>(kMaxCallBytes)) return;
+  std::ostringstream msg;
+  msg.precision(3);
+  msg << op << ": this call needs " << bytes / (1 << 20) << " MiB, above the memory budget of " << (kMaxCallBytes >> 20)
+      << " MiB per call";
+  throw Error(msg.str());
+}
+
+namespace {
+
+void check_mask_shape(const char* op, const Mask& mask, std::int64_t heads, std::int64_t n_q, std::int64_t n_k) {
+  if (mask.kind == Mask::Kind::none) return;
+  check_shape(op, "mask", mask.shape, 2, 3);
+  const bool fits2 = mask.shape == Shape{n_q, n_k};
+  const bool fits3 = mask.shape == Shape{heads, n_q, n_k};
+  if (fits2 || fits3) return;
+  throw Error(std::string(op) + ": mask has shape " + format_shape(mask.shape) + " but needs [n_q, n_k] = " +
+              format_shape({n_q, n_k}) + " or [heads, n_q, n_k] = " + format_shape({heads, n_q, n_k}));
+}
+
+void check_bias(const char* op, const char* name, const TensorView& b, std::int64_t width, const char* width_name) {
+  if (b.empty()) return;
+  check_shape(op, name, b.shape, 1, 1);
+  if (b.shape[0] != width)
+    throw Error(std::string(op) + ": " + name + " has shape " + format_shape(b.shape) + " but " + width_name + "=" +
+                std::to_string(width));
+}
+
+std::string dims_message(const char* op, const char* a, const char* dim, std::int64_t av, const char* b,
+                         std::int64_t bv) {
+  return std::string(op) + ": " + a + " has " + dim + "=" + std::to_string(av) + " but " + b + " has " + dim + "=" +
+         std::to_string(bv);
+}
+
+}  // namespace
+
+AttentionDims check_attention_shapes(const char* op, const Shape& q, const Shape& k, const Shape& v, const Mask& mask) {
+  check_shape(op, "q", q, 2, 3);
+  check_shape(op, "k", k, 2, 3);
+  check_shape(op, "v", v, 2, 3);
+  for (const auto* other : {&k, &v}) {
+    if (other->size() != q.size())
+      throw Error(std::string(op) + ": " + (other == &k ? "k" : "v") + " has shape " + format_shape(*other) +
+                  " but q has shape " + format_shape(q) + "; give all three a heads axis or none");
+  }
+  const bool heads_axis = q.size() == 3;
+  const std::int64_t heads = heads_axis ? q[0] : 1;
+  if (heads_axis) {
+    if (k[0] != heads) throw Error(dims_message(op, "k", "heads", k[0], "q", heads));
+    if (v[0] != heads) throw Error(dims_message(op, "v", "heads", v[0], "q", heads));
+  }
+  const std::int64_t n_q = q[q.size() - 2], d_k = q.back();
+  const std::int64_t n_k = k[k.size() - 2];
+  if (k.back() != d_k) throw Error(dims_message(op, "k", "d_k", k.back(), "q", d_k));
+  if (v[v.size() - 2] != n_k) throw Error(dims_message(op, "v", "n_k", v[v.size() - 2], "k", n_k));
+  check_mask_shape(op, mask, heads, n_q, n_k);
+  return {heads, n_q, n_k, d_k, v.back(), heads_axis};
+}
+
+namespace {
+// Self-attention passes one tensor as q, k and v: it is named "x" and scanned once.
+bool is_self(const TensorView& q, const TensorView& k, const TensorView& v) {
+  return q.data == k.data && q.data == v.data && q.shape == k.shape && q.shape == v.shape;
+}
+}  // namespace
+
+AttentionDims check_attention_inputs(const char* op, const TensorView& q, const TensorView& k, const TensorView& v,
+                                     const Mask& mask) {
+  if (is_self(q, k, v)) check_shape(op, "x", q.shape, 2, 3);
+  return check_attention_shapes(op, q.shape, k.shape, v.shape, mask);
+}
+
+void check_attention_values(const char* op, const TensorView& q, const TensorView& k, const TensorView& v,
+                            const Mask& mask) {
+  if (is_self(q, k, v)) {
+    check_finite(op, "x", q.data, q.size());
+  } else {
+    check_finite(op, "q", q.data, q.size());
+    check_finite(op, "k", k.data, k.size());
+    check_finite(op, "v", v.data, v.size());
+  }
+  if (mask.kind == Mask::Kind::additive)
+    check_finite(op, "mask", mask.additive, element_count(mask.shape), /*allow_negative_infinity=*/true);
+}
+
+void check_multi_head_shapes(const char* op, const Shape& x, const MultiHeadParams& p, const MultiHeadOptions& o) {
+  check_shape(op, "x", x, 2, 2);
+  const std::int64_t n = x[0], d_model = x[1];
+  if (o.heads < 1 || o.heads > 4096)
+    throw Error(std::string(op) + ": heads must be an integer from 1 to 4096, got " + std::to_string(o.heads));
+  std::int64_t m = n;
+  if (!o.context.empty()) {
+    check_shape(op, "context", o.context.shape, 2, 2);
+    if (o.context.shape[1] != d_model)
+      throw Error(dims_message(op, "context", "d_model", o.context.shape[1], "x", d_model));
+    m = o.context.shape[0];
+  }
+  const auto check_projection = [&](const char* name, const TensorView& w) {
+    if (w.empty()) throw Error(std::string(op) + ": params." + name + " is missing");
+    check_shape(op, name, w.shape, 2, 2);
+    if (w.shape[0] != d_model)
+      throw Error(std::string(op) + ": " + name + " has shape " + format_shape(w.shape) + " but x has d_model=" +
+                  std::to_string(d_model) + "; " + name + " needs " + std::to_string(d_model) + " rows");
+    if (w.shape[1] % o.heads != 0)
+      throw Error(std::string(op) + ": heads=" + std::to_string(o.heads) + " does not divide the " +
+                  std::to_string(w.shape[1]) + " columns of " + name + " " + format_shape(w.shape));
+  };
+  check_projection("wq", p.wq);
+  check_projection("wk", p.wk);
+  check_projection("wv", p.wv);
+  if (p.wk.shape != p.wq.shape)
+    throw Error(std::string(op) + ": wk has shape " + format_shape(p.wk.shape) + " but wq has shape " +
+                format_shape(p.wq.shape) + "; queries and keys need the same d_k");
+  if (p.wo.empty()) throw Error(std::string(op) + ": params.wo is missing");
+  check_shape(op, "wo", p.wo.shape, 2, 2);
+  const std::int64_t hv = p.wv.shape[1];
+  if (p.wo.shape != Shape{hv, d_model})
+    throw Error(std::string(op) + ": wo has shape " + format_shape(p.wo.shape) +
+                " but needs [heads·d_v, d_model] = " + format_shape({hv, d_model}));
+  check_bias(op, "bq", p.bq, p.wq.shape[1], "heads·d_k");
+  check_bias(op, "bk", p.bk, p.wk.shape[1], "heads·d_k");
+  check_bias(op, "bv", p.bv, hv, "heads·d_v");
+  check_bias(op, "bo", p.bo, d_model, "d_model");
+  check_mask_shape(op, o.mask, o.heads, n, m);
+}
+
+double attention_bytes(const AttentionDims& d, const AttentionOptions& o, int threads) {
+  const double h = static_cast<double>(d.heads);
+  const double in =
+      h * (d.n_q * d.d_k + d.n_k * d.d_k + d.n_k * d.d_v) + static_cast<double>(element_count(o.mask.shape));
+  const double out = h * d.n_q * d.d_v + (o.return_weights ? h * d.n_q * d.n_k : 0.0);
+  const double scratch = o.return_weights ? 0.0 : double(threads) * 64.0 * d.n_k;
+  return 4.0 * (in + out + scratch);
+}
+
+double multi_head_bytes(const Shape& x, const MultiHeadParams& p, const MultiHeadOptions& o, int threads) {
+  const double n = double(x[0]), d_model = double(x[1]);
+  const double m = o.context.empty() ? n : double(o.context.shape[0]);
+  const double hk = double(p.wq.shape[1]), hv = double(p.wv.shape[1]), h = double(o.heads);
+  const double params = double(p.wq.size() + p.wk.size() + p.wv.size() + p.wo.size());
+  const double in =
+      n * d_model + (o.context.empty() ? 0.0 : m * d_model) + params + double(element_count(o.mask.shape));
+  // Projections (kept once as [n, h·d] and once split by head), the concatenated heads, the output.
+  const double work = 2.0 * (n * hk + m * hk + m * hv) + 2.0 * n * hv + n * d_model;
+  const double weights = (o.return_weights ? h * n * m : 0.0) + double(threads) * 64.0 * m;
+  return 4.0 * (in + work + weights);
+}
+
+}  // namespace attnscope

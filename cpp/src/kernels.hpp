@@ -1,0 +1,31 @@
+// The optimized kernels behind Runtime. Inputs here are already validated.
+#pragma once
+
+#include "attnscope/attention.hpp"
+#include "thread_pool.hpp"
+
+namespace attnscope::kernels {
+
+// Offset of row (head h, query i) in a mask of shape [n_q, n_k] or [heads, n_q, n_k].
+inline std::int64_t mask_row_offset(const Mask& m, std::int64_t h, std::int64_t i, std::int64_t n_q, std::int64_t n_k) {
+  return ((m.shape.size() == 3 ? h : 0) * n_q + i) * n_k;
+}
+
+// One row of scores s[0..n_k) for query i, in place: scale, hide keys (causal,
+// keep mask), add the additive mask, then a max-subtracted softmax. A row with
+// every key hidden becomes all zeros. Returns the number of leading keys that
+// can be non-zero (n_k, or i+1 when causal) so callers may skip the rest.
+std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, float scale, bool causal,
+                                const std::uint8_t* keep_row, const float* additive_row);
+
+// out[h] = softmax(q[h] k[h]ᵀ · scale + mask) v[h] for every head h.
+//   q [H, n_q, d_k]  k [H, n_k, d_k]  v [H, n_k, d_v]  →  out [H, n_q, d_v], weights [H, n_q, n_k]
+// Tasks are (head, block of query rows). `weights` may be null.
+void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
+               float scale, bool causal, const Mask& mask, float* out, float* weights);
+
+// c = a · b (+ bias broadcast over rows), split across threads by blocks of rows of a.
+//   a [m, k]  b [k, n]  bias [n] or null  →  c [m, n]
+void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c);
+
+}  // namespace attnscope::kernels

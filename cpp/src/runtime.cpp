@@ -1,0 +1,108 @@
+// Runtime: validation, then the kernels. Names in messages are the JS API's.
+#include <cmath>
+
+#include "attnscope/attention.hpp"
+#include "heads.hpp"
+#include "kernels.hpp"
+
+namespace attnscope {
+
+namespace {
+
+float resolve_scale(const char* op, const std::optional<float>& scale, float fallback) {
+  const float s = scale.value_or(fallback);
+  if (!std::isfinite(s)) throw Error(std::string(op) + ": scale must be a finite number, got " + std::to_string(s));
+  return s;
+}
+
+Shape result_shape(const AttentionDims& d, std::int64_t cols) {
+  return d.heads_axis ? Shape{d.heads, d.n_q, cols} : Shape{d.n_q, cols};
+}
+
+AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView& q, const TensorView& k,
+                              const TensorView& v, const AttentionOptions& o, float default_scale) {
+  const AttentionDims d = check_attention_inputs(op, q, k, v, o.mask);
+  check_budget(op, attention_bytes(d, o, pool.size()));
+  const float scale = resolve_scale(op, o.scale, default_scale);
+  check_attention_values(op, q, k, v, o.mask);
+
+  AttentionResult r;
+  r.output = Tensor(result_shape(d, d.d_v));
+  if (o.return_weights) r.weights = Tensor(result_shape(d, d.n_k));
+  kernels::attention(pool, q, k, v, d, scale, o.causal, o.mask, r.output.data.data(),
+                     o.return_weights ? r.weights.data.data() : nullptr);
+  return r;
+}
+
+}  // namespace
+
+Runtime::Runtime(int threads) {
+  if (threads < 1 || threads > 64) throw Error("Runtime: threads must be from 1 to 64, got " + std::to_string(threads));
+  pool_ = std::make_unique<ThreadPool>(threads);
+}
+
+Runtime::~Runtime() = default;
+
+int Runtime::threads() const { return pool_->size(); }
+
+AttentionResult Runtime::attention(const TensorView& q, const TensorView& k, const TensorView& v,
+                                   const AttentionOptions& options) const {
+  const float d_k = q.rank() >= 2 ? static_cast<float>(q.cols()) : 1.0f;
+  return run_attention("attention", *pool_, q, k, v, options, 1.0f / std::sqrt(d_k));
+}
+
+AttentionResult Runtime::self_attention(const TensorView& x, AttentionOptions options) const {
+  return run_attention("selfAttention", *pool_, x, x, x, options, 1.0f);
+}
+
+MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHeadParams& p,
+                                              const MultiHeadOptions& o) const {
+  const char* op = "multiHeadAttention";
+  check_multi_head_shapes(op, x.shape, p, o);
+  check_budget(op, multi_head_bytes(x.shape, p, o, pool_->size()));
+  for (const auto& [name, t] : {std::pair{"x", &x},
+                                {"wq", &p.wq},
+                                {"wk", &p.wk},
+                                {"wv", &p.wv},
+                                {"wo", &p.wo},
+                                {"bq", &p.bq},
+                                {"bk", &p.bk},
+                                {"bv", &p.bv},
+                                {"bo", &p.bo},
+                                {"context", &o.context}})
+    if (!t->empty()) check_finite(op, name, t->data, t->size());
+  if (o.mask.kind == Mask::Kind::additive)
+    check_finite(op, "mask", o.mask.additive, element_count(o.mask.shape), /*allow_negative_infinity=*/true);
+
+  ThreadPool& pool = *pool_;
+  const TensorView& c = o.context.empty() ? x : o.context;
+  const std::int64_t n = x.rows(), m = c.rows(), heads = o.heads;
+  const auto project = [&](const TensorView& in, const TensorView& w, const TensorView& b) {
+    Matrix out(in.rows(), w.cols());
+    kernels::gemm(pool, in.head(0), w.head(0), b.empty() ? nullptr : b.data,
+                  MatrixMap(out.data(), out.rows(), out.cols()));
+    return split_heads(out, heads);
+  };
+  Tensor q = project(x, p.wq, p.bq), k = project(c, p.wk, p.bk), v = project(c, p.wv, p.bv);
+
+  const AttentionDims d{heads, n, m, q.shape[2], v.shape[2], true};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d.d_k));
+  Tensor heads_out({heads, n, d.d_v});
+  MultiHeadResult r;
+  if (o.return_weights) r.weights = Tensor({heads, n, m});
+  kernels::attention(pool, q.view(), k.view(), v.view(), d, scale, o.causal, o.mask, heads_out.data.data(),
+                     o.return_weights ? r.weights.data.data() : nullptr);
+
+  const Matrix concat = merge_heads(heads_out);  // [n, heads·d_v]
+  r.output = Tensor({n, x.cols()});
+  kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
+                p.bo.empty() ? nullptr : p.bo.data, r.output.head(0));
+  if (o.return_projections) {
+    r.q = std::move(q);
+    r.k = std::move(k);
+    r.v = std::move(v);
+  }
+  return r;
+}
+
+}  // namespace attnscope

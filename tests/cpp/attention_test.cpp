@@ -1,0 +1,130 @@
+// The attention kernel against the plain-loop reference, over shapes, masks and threads.
+#include <tuple>
+
+#include "test_util.hpp"
+
+namespace attnscope {
+namespace {
+
+using testing::all_close;
+using testing::random_tensor;
+
+struct Case {
+  std::int64_t heads, n_q, n_k, d_k, d_v;
+  bool heads_axis, causal;
+  int threads;
+};
+
+class AttentionVsReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AttentionVsReference, MatchesReference) {
+  const Case c = GetParam();
+  const auto shape = [&](std::int64_t r, std::int64_t cols) {
+    return c.heads_axis ? Shape{c.heads, r, cols} : Shape{r, cols};
+  };
+  const Tensor q = random_tensor(shape(c.n_q, c.d_k), 1), k = random_tensor(shape(c.n_k, c.d_k), 2),
+               v = random_tensor(shape(c.n_k, c.d_v), 3);
+  AttentionOptions o;
+  o.causal = c.causal;
+  const Runtime rt(c.threads);
+  const AttentionResult fast = rt.attention(q.view(), k.view(), v.view(), o);
+  const AttentionResult ref = reference::attention(q.view(), k.view(), v.view(), o);
+  EXPECT_TRUE(all_close(fast.weights, ref.weights));
+  EXPECT_TRUE(all_close(fast.output, ref.output));
+
+  o.return_weights = false;  // the scratch path must give the same output
+  const AttentionResult no_weights = rt.attention(q.view(), k.view(), v.view(), o);
+  EXPECT_TRUE(no_weights.weights.empty());
+  EXPECT_TRUE(all_close(no_weights.output, ref.output));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionVsReference,
+                         ::testing::Values(Case{1, 1, 1, 1, 1, false, false, 1},    // smallest
+                                           Case{1, 7, 5, 3, 4, false, false, 1},    // n_q != n_k, d_k != d_v
+                                           Case{1, 7, 5, 3, 4, false, true, 2},     // causal, n_q > n_k
+                                           Case{1, 5, 9, 3, 4, false, true, 2},     // causal, n_q < n_k
+                                           Case{3, 33, 33, 8, 8, true, false, 2},   // blocks straddle 32 rows
+                                           Case{4, 70, 70, 16, 16, true, true, 3},  // causal blocks, 3 threads
+                                           Case{2, 100, 40, 64, 32, true, false, 4}));
+
+TEST(Attention, KeepMaskHidesKeysAndFullyHiddenRowIsZero) {
+  const Tensor q = random_tensor({4, 3}, 4), k = random_tensor({5, 3}, 5), v = random_tensor({5, 2}, 6);
+  std::vector<std::uint8_t> keep(4 * 5, 1);
+  keep[0 * 5 + 1] = 0;                              // query 0 never sees key 1
+  for (int j = 0; j < 5; ++j) keep[2 * 5 + j] = 0;  // query 2 sees nothing
+  AttentionOptions o;
+  o.mask = Mask::keep_mask(keep.data(), {4, 5});
+  const Runtime rt(2);
+  const AttentionResult r = rt.attention(q.view(), k.view(), v.view(), o);
+  EXPECT_TRUE(all_close(r.weights, reference::attention(q.view(), k.view(), v.view(), o).weights));
+  EXPECT_EQ(r.weights.data[0 * 5 + 1], 0.0f);
+  for (int j = 0; j < 5; ++j) EXPECT_EQ(r.weights.data[2 * 5 + j], 0.0f);
+  for (int c = 0; c < 2; ++c) EXPECT_EQ(r.output.data[2 * 2 + c], 0.0f);
+  for (float x : r.output.data) EXPECT_FALSE(std::isnan(x));
+}
+
+TEST(Attention, AdditiveMaskPerHeadWithNegativeInfinity) {
+  const Tensor q = random_tensor({2, 3, 4}, 7), k = random_tensor({2, 6, 4}, 8), v = random_tensor({2, 6, 4}, 9);
+  Tensor add = random_tensor({2, 3, 6}, 10);
+  add.data[0] = -INFINITY;
+  for (int j = 0; j < 6; ++j) add.data[(1 * 3 + 2) * 6 + j] = -INFINITY;  // head 1, query 2: all hidden
+  AttentionOptions o;
+  o.mask = Mask::additive_mask(add.data.data(), add.shape);
+  const AttentionResult r = Runtime(2).attention(q.view(), k.view(), v.view(), o);
+  const AttentionResult ref = reference::attention(q.view(), k.view(), v.view(), o);
+  EXPECT_TRUE(all_close(r.weights, ref.weights));
+  EXPECT_TRUE(all_close(r.output, ref.output));
+  EXPECT_EQ(r.weights.data[0], 0.0f);
+  for (int j = 0; j < 6; ++j) EXPECT_EQ(r.weights.data[(1 * 3 + 2) * 6 + j], 0.0f);
+}
+
+TEST(Attention, RowsOfWeightsSumToOne) {
+  const Tensor q = random_tensor({3, 50, 16}, 11, 3.0f), k = random_tensor({3, 50, 16}, 12, 3.0f),
+               v = random_tensor({3, 50, 16}, 13);
+  AttentionOptions o;
+  o.causal = true;
+  const AttentionResult r = Runtime(2).attention(q.view(), k.view(), v.view(), o);
+  for (std::int64_t row = 0; row < 3 * 50; ++row) {
+    double sum = 0;
+    for (std::int64_t j = 0; j < 50; ++j) sum += r.weights.data[row * 50 + j];
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "row " << row;
+  }
+}
+
+TEST(Attention, StableForHugeScores) {
+  // Scores near 1e4 overflow exp() unless the row maximum is subtracted first.
+  Tensor q({2, 2}), k({2, 2}), v({2, 2});
+  q.data = {100, 0, 0, 100};
+  k.data = {100, 0, 0, 100};
+  v.data = {1, 2, 3, 4};
+  AttentionOptions o;
+  o.scale = 1.0f;
+  const AttentionResult r = Runtime(1).attention(q.view(), k.view(), v.view(), o);
+  EXPECT_FLOAT_EQ(r.weights.data[0], 1.0f);
+  EXPECT_FLOAT_EQ(r.weights.data[1], 0.0f);
+  EXPECT_FLOAT_EQ(r.output.data[2], 3.0f);
+}
+
+TEST(SelfAttention, DefaultScaleIsOneAndMatchesReference) {
+  const Tensor x = random_tensor({9, 5}, 14, 0.5f);
+  const AttentionResult r = Runtime(2).self_attention(x.view());
+  AttentionOptions one;
+  one.scale = 1.0f;
+  EXPECT_TRUE(all_close(r.weights, reference::attention(x.view(), x.view(), x.view(), one).weights));
+  EXPECT_TRUE(all_close(r.output, reference::self_attention(x.view()).output));
+}
+
+TEST(SelfAttention, PermutationEquivariant) {
+  const Tensor x = random_tensor({6, 4}, 15);
+  const std::vector<int> perm = {3, 0, 5, 1, 4, 2};
+  Tensor px({6, 4});
+  for (int i = 0; i < 6; ++i)
+    for (int c = 0; c < 4; ++c) px.data[i * 4 + c] = x.data[perm[i] * 4 + c];
+  const Runtime rt(2);
+  const AttentionResult a = rt.self_attention(x.view()), b = rt.self_attention(px.view());
+  for (int i = 0; i < 6; ++i)
+    for (int c = 0; c < 4; ++c) EXPECT_NEAR(b.output.data[i * 4 + c], a.output.data[perm[i] * 4 + c], 1e-5);
+}
+
+}  // namespace
+}  // namespace attnscope

@@ -1,0 +1,42 @@
+#include "thread_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace attnscope {
+namespace {
+
+TEST(ThreadPool, RunsEveryTaskOnceAcrossManyLoops) {
+  ThreadPool pool(3);
+  for (std::size_t n : {0u, 1u, 2u, 7u, 1000u}) {
+    std::vector<std::atomic<int>> hits(n);
+    for (int round = 0; round < 50; ++round) pool.parallel_for(n, [&](std::size_t i, int) { ++hits[i]; });
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 50) << "task " << i;
+  }
+}
+
+TEST(ThreadPool, WorkerIndicesAreInRange) {
+  ThreadPool pool(4);
+  std::atomic<int> bad{0};
+  pool.parallel_for(10000, [&](std::size_t, int w) { bad += (w < 0 || w >= 4); });
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(ThreadPool, RethrowsAfterAllTasksAndStaysUsable) {
+  ThreadPool pool(2);
+  std::atomic<int> done{0};
+  EXPECT_THROW(pool.parallel_for(100,
+                                 [&](std::size_t i, int) {
+                                   ++done;
+                                   if (i == 17) throw std::runtime_error("task 17");
+                                 }),
+               std::runtime_error);
+  EXPECT_EQ(done.load(), 100);
+  done = 0;
+  pool.parallel_for(10, [&](std::size_t, int) { ++done; });
+  EXPECT_EQ(done.load(), 10);
+}
+
+}  // namespace
+}  // namespace attnscope

@@ -1,0 +1,209 @@
+// The wasm engine against the JS reference, PyTorch's goldens, and the properties the seed notes state.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { Engine, Mask, MultiHeadParams, Tensor } from '../../dist/node.js';
+import { BUILDS, engineFor } from './engines.js';
+import { expectClose, randn, refAttention, refMultiHead, tensor } from './reference.js';
+
+type GoldenTensor = { shape: number[]; data: number[] };
+const asTensor = (g: GoldenTensor): Tensor => tensor(g.shape, g.data);
+const golden = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../golden/${name}.json`, import.meta.url), 'utf8')) as { cases: any[] };
+
+function mean(xs: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < xs.length; i++) s += xs[i];
+  return s / xs.length;
+}
+
+describe.each(BUILDS)('$build build', ({ build, threads }) => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await engineFor(build, threads);
+  });
+  afterAll(() => engine.dispose());
+
+  it('reports the build it chose', () => {
+    const info = engine.info();
+    expect(info).toMatchObject({ build, threads, simd: true, version: '0.1.0' });
+    expect(info.maxCallBytes).toBe(2 ** 30);
+  });
+
+  it.each([
+    { heads: 0, nQ: 1, nK: 1, dK: 1, dV: 1, causal: false },
+    { heads: 0, nQ: 7, nK: 11, dK: 5, dV: 3, causal: false },
+    { heads: 0, nQ: 12, nK: 5, dK: 8, dV: 8, causal: true },
+    { heads: 4, nQ: 33, nK: 33, dK: 16, dV: 8, causal: true },
+    { heads: 2, nQ: 70, nK: 90, dK: 24, dV: 24, causal: false },
+  ])('attention matches the JS reference: %o', ({ heads, nQ, nK, dK, dV, causal }) => {
+    const lead = heads ? [heads] : [];
+    const q = randn([...lead, nQ, dK], 1),
+      k = randn([...lead, nK, dK], 2),
+      v = randn([...lead, nK, dV], 3);
+    const ref = refAttention(q, k, v, { causal });
+    const r = engine.attention(q, k, v, { causal });
+    expectClose(r.weights, ref.weights);
+    expectClose(r.output, ref.output);
+    const noWeights = engine.attention(q, k, v, { causal, returnWeights: false });
+    expect('weights' in noWeights).toBe(false);
+    expectClose(noWeights.output, ref.output);
+  });
+
+  it('keep and additive masks, fully hidden rows give zeros and no NaN', () => {
+    const q = randn([2, 4, 3], 4),
+      k = randn([2, 5, 3], 5),
+      v = randn([2, 5, 2], 6);
+    const keep: Mask = { data: new Uint8Array(20).fill(1), shape: [4, 5] };
+    keep.data[1] = 0;
+    for (let j = 0; j < 5; j++) keep.data[2 * 5 + j] = 0; // query 2 sees nothing
+    const r = engine.attention(q, k, v, { mask: keep, causal: true });
+    const ref = refAttention(q, k, v, { mask: keep, causal: true });
+    expectClose(r.weights, ref.weights);
+    expectClose(r.output, ref.output);
+    for (const h of [0, 1]) for (let c = 0; c < 2; c++) expect(r.output.data[(h * 4 + 2) * 2 + c]).toBe(0);
+    expect(r.output.data.some(Number.isNaN)).toBe(false);
+
+    const additive: Mask = { data: randn([2, 4, 5], 7).data, shape: [2, 4, 5] };
+    additive.data[0] = -Infinity;
+    const ra = engine.attention(q, k, v, { mask: additive });
+    expectClose(ra.weights, refAttention(q, k, v, { mask: additive }).weights);
+    expect(ra.weights.data[0]).toBe(0);
+  });
+
+  it('matches torch.nn.functional.scaled_dot_product_attention goldens', () => {
+    for (const c of golden('scaled_dot_product_attention').cases) {
+      const mask: Mask | undefined = c.mask && {
+        shape: c.mask.shape,
+        data:
+          c.mask.kind === 'keep'
+            ? Uint8Array.from(c.mask.data)
+            : Float32Array.from(c.mask.data, (x: number | null) => x ?? -Infinity),
+      };
+      const r = engine.attention(asTensor(c.q), asTensor(c.k), asTensor(c.v), {
+        causal: c.causal,
+        mask,
+        scale: c.scale,
+      });
+      expectClose(r.weights, asTensor(c.weights), 1e-5, 1e-4);
+      expectClose(r.output, asTensor(c.output), 1e-5, 1e-4);
+    }
+  });
+
+  it('matches torch.nn.MultiheadAttention goldens (average_attn_weights=False)', () => {
+    for (const c of golden('multi_head_attention').cases) {
+      const params = Object.fromEntries(
+        Object.entries(c.params).map(([k, v]) => [k, asTensor(v as GoldenTensor)]),
+      ) as unknown as MultiHeadParams;
+      const r = engine.multiHeadAttention(asTensor(c.x), params, {
+        heads: c.heads,
+        causal: c.causal,
+        context: c.context && asTensor(c.context),
+      });
+      expectClose(r.weights, asTensor(c.weights), 1e-5, 1e-4);
+      expectClose(r.output, asTensor(c.output), 2e-5, 1e-4);
+    }
+  });
+
+  it('multi-head attention with projections, cross-attention and a mask matches the JS reference', () => {
+    const dModel = 24,
+      heads = 4,
+      n = 9,
+      m = 13;
+    const p: MultiHeadParams = {
+      wq: randn([dModel, 16], 10, 0.3),
+      wk: randn([dModel, 16], 11, 0.3),
+      wv: randn([dModel, 20], 12, 0.3),
+      wo: randn([20, dModel], 13, 0.3),
+      bq: randn([16], 14),
+      bv: randn([20], 15),
+      bo: randn([dModel], 16),
+    };
+    const x = randn([n, dModel], 17),
+      context = randn([m, dModel], 18);
+    const mask: Mask = { data: new Uint8Array(n * m).fill(1), shape: [n, m] };
+    mask.data[3] = 0;
+    const r = engine.multiHeadAttention(x, p, { heads, context, mask, returnProjections: true });
+    const ref = refMultiHead(x, p, { heads, context, mask });
+    expect(r.weights.shape).toEqual([heads, n, m]);
+    expect(r.q.shape).toEqual([heads, n, 4]);
+    expect(r.v.shape).toEqual([heads, m, 5]);
+    expectClose(r.weights, ref.weights);
+    expectClose(r.output, ref.output, 1e-4, 1e-4);
+    expectClose(r.q, ref.q, 1e-4, 1e-4);
+    expectClose(r.k, ref.k, 1e-4, 1e-4);
+    expectClose(r.v, ref.v, 1e-4, 1e-4);
+    const plain = engine.multiHeadAttention(x, p, { heads, returnWeights: false });
+    expect(Object.keys(plain)).toEqual(['output']);
+  });
+
+  it('rows of weights sum to 1', () => {
+    const x = randn([3, 64, 16], 20, 2);
+    for (const causal of [false, true]) {
+      const { weights } = engine.attention(x, x, x, { causal });
+      for (let row = 0; row < 3 * 64; row++) {
+        let sum = 0;
+        for (let j = 0; j < 64; j++) sum += weights.data[row * 64 + j];
+        expect(sum).toBeCloseTo(1, 5);
+      }
+    }
+  });
+
+  it('self-attention is permutation-equivariant and defaults to scale 1', () => {
+    const n = 10,
+      d = 6;
+    const x = randn([n, d], 21, 0.5);
+    const perm = [7, 2, 9, 0, 4, 1, 8, 3, 6, 5];
+    const px = tensor([n, d]);
+    perm.forEach((src, i) => px.data.set(x.data.subarray(src * d, src * d + d), i * d));
+    const a = engine.selfAttention(x),
+      b = engine.selfAttention(px);
+    for (let i = 0; i < n; i++)
+      for (let c = 0; c < d; c++) expect(b.output.data[i * d + c]).toBeCloseTo(a.output.data[perm[i] * d + c], 5);
+    expectClose(a.output, refAttention(x, x, x, { scale: 1 }).output);
+    expectClose(engine.selfAttention(x, { scale: 0.5 }).weights, refAttention(x, x, x, { scale: 0.5 }).weights);
+  });
+
+  it('scaling by 1/sqrt(d_k) keeps the score variance near 1 for unit-variance inputs', () => {
+    // Recover the scaled scores from the weights: log w_ij − log w_i0 = s_ij − s_i0.
+    const n = 64,
+      dK = 256;
+    const q = randn([n, dK], 22),
+      k = randn([n, dK], 23);
+    const scores: number[] = [];
+    const { weights } = engine.attention(q, k, tensor([n, 1]), { returnWeights: true });
+    const raw = refAttention(q, k, tensor([n, 1]), { scale: 1 / Math.sqrt(dK) });
+    expectClose(weights, raw.weights, 1e-6, 1e-3);
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let t = 0; t < dK; t++) dot += q.data[i * dK + t] * k.data[j * dK + t];
+        scores.push(dot / Math.sqrt(dK));
+      }
+    const mu = mean(scores);
+    const variance = mean(scores.map((s) => (s - mu) ** 2));
+    expect(variance).toBeGreaterThan(0.8);
+    expect(variance).toBeLessThan(1.2);
+    // Unscaled, the variance is d_k: the softmax saturates (rows near one-hot).
+    const unscaled = engine.attention(q, k, tensor([n, 1]), { scale: 1 });
+    const maxPerRow = Array.from({ length: n }, (_, i) =>
+      Math.max(...unscaled.weights.data.subarray(i * n, i * n + n)),
+    );
+    expect(mean(maxPerRow)).toBeGreaterThan(0.9);
+    const scaledMax = Array.from({ length: n }, (_, i) => Math.max(...weights.data.subarray(i * n, i * n + n)));
+    expect(mean(scaledMax)).toBeLessThan(0.5);
+  });
+
+  it('outputs are fresh arrays that survive heap growth and later calls', () => {
+    const x = randn([8, 4], 24);
+    const first = engine.selfAttention(x);
+    const saved = Float32Array.from(first.output.data);
+    expect(first.output.data.buffer).toBeInstanceOf(ArrayBuffer);
+    expect(first.output.data.byteOffset).toBe(0);
+    const before = engine.memory().heapBytes;
+    const big = randn([3000, 16], 25); // 36 MB of weights: the heap must grow past its initial 32 MB
+    engine.attention(big, big, big);
+    expect(engine.memory().heapBytes).toBeGreaterThan(before);
+    expect(first.output.data).toEqual(saved);
+  });
+});

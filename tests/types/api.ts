@@ -1,0 +1,45 @@
+// Compile-time checks of the public types (tsc --noEmit --strict; never run).
+// Each @ts-expect-error line must fail to compile, or tsc reports the directive as unused.
+import { createEngine, type Engine, type Tensor } from '../../dist/index.js';
+
+declare const t: Tensor;
+
+export async function contract(): Promise<void> {
+  const engine: Engine = await createEngine({ threads: 2, locateFile: (p) => p, wasmBinary: new Uint8Array() });
+  const info = engine.info();
+  const build: 'simd-threads' | 'simd' = info.build;
+  const simd: boolean = info.simd;
+
+  const full = engine.attention(t, t, t, {
+    causal: true,
+    scale: 0.5,
+    mask: { data: new Uint8Array(4), shape: [2, 2] },
+  });
+  const weights: Tensor = full.weights; // present by default
+  const slim = engine.attention(t, t, t, { returnWeights: false });
+  // @ts-expect-error weights are absent when returnWeights is false
+  slim.weights;
+  const self = engine.selfAttention(t, { scale: 1 });
+  const selfWeights: Tensor = self.weights;
+
+  const mha = engine.multiHeadAttention(
+    t,
+    { wq: t, wk: t, wv: t, wo: t, bq: t },
+    { heads: 2, returnProjections: true },
+  );
+  const q: Tensor = mha.q;
+  const w: Tensor = mha.weights;
+  const plain = engine.multiHeadAttention(t, { wq: t, wk: t, wv: t, wo: t }, { heads: 2 });
+  // @ts-expect-error projections only on request
+  plain.q;
+  // @ts-expect-error heads is required
+  engine.multiHeadAttention(t, { wq: t, wk: t, wv: t, wo: t }, {});
+  // @ts-expect-error data must be a Float32Array
+  engine.selfAttention({ data: [1, 2], shape: [1, 2] });
+  // @ts-expect-error wo is required
+  engine.multiHeadAttention(t, { wq: t, wk: t, wv: t }, { heads: 1 });
+
+  const { heapBytes, allocatedBytes } = engine.memory();
+  engine.dispose();
+  void [build, simd, weights, selfWeights, q, w, heapBytes, allocatedBytes];
+}

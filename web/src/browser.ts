@@ -1,0 +1,63 @@
+/**
+ * Browser entry of `attnscope` (pages and Web Workers). Picks the threaded
+ * build when `SharedArrayBuffer` exists and the context is cross-origin
+ * isolated; otherwise the single-threaded one. Compute in a Web Worker: the
+ * threaded build blocks the calling thread while its pthreads work.
+ * @packageDocumentation
+ */
+import { chooseBuild, openEngine } from './engine.js';
+import type { ModuleFactory } from './raw.js';
+import type { CreateEngineOptions, Engine } from './types.js';
+
+export type * from './types.js';
+
+// Written out literally so that bundlers (Vite, webpack, Rollup) see and emit each file.
+const FILES: Record<string, URL> = {
+  'attnscope-mt.js': new URL('./wasm/web/attnscope-mt.js', import.meta.url),
+  'attnscope-mt.wasm': new URL('./wasm/web/attnscope-mt.wasm', import.meta.url),
+  'attnscope-st.js': new URL('./wasm/web/attnscope-st.js', import.meta.url),
+  'attnscope-st.wasm': new URL('./wasm/web/attnscope-st.wasm', import.meta.url),
+};
+// Emscripten's pthread worker script, as a string module (made by .ci/build-wasm).
+const WORKER_SOURCE = new URL('./wasm/web/attnscope-mt.worker.source.js', import.meta.url);
+
+/**
+ * A blob: URL running the pthread worker script. Bundlers and dev servers may
+ * rewrite or inline a .js file they serve (Vite's dev server rewrites the
+ * script's dynamic import(); its build inlines small files as data: URLs, which
+ * a Worker cannot share memory from). A string inside a module survives both.
+ */
+async function workerScriptUrl(): Promise<string> {
+  const { default: source } = (await import(/* @vite-ignore */ WORKER_SOURCE.href)) as { default: string };
+  return URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+}
+
+function threadsAvailable(): boolean {
+  const g = globalThis as { crossOriginIsolated?: boolean };
+  return typeof SharedArrayBuffer === 'function' && g.crossOriginIsolated !== false;
+}
+
+/** Creates an engine on a fresh WebAssembly instance. */
+export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
+  const { build, threads } = chooseBuild(options, Math.min(cores, 4), threadsAvailable());
+  const workerUrl = build === 'simd-threads' && !options.locateFile ? await workerScriptUrl() : '';
+  const locateFile =
+    options.locateFile ??
+    ((path: string) =>
+      path === 'attnscope-mt.worker.js' ? workerUrl : (FILES[path] ?? new URL(path, import.meta.url)).href);
+  // Absolute, because the pthread workers (on blob: URLs) import it by this URL.
+  const glue = new URL(locateFile(`${build === 'simd' ? 'attnscope-st' : 'attnscope-mt'}.js`, ''), location.href).href;
+  // The glue is loaded by URL, not bundled: its pthread workers import that same URL.
+  const factory = ((await import(/* @vite-ignore */ glue)) as { default: ModuleFactory }).default;
+  try {
+    return await openEngine(
+      factory,
+      { locateFile, mainScriptUrlOrBlob: glue, wasmBinary: options.wasmBinary },
+      build,
+      threads,
+    );
+  } finally {
+    if (workerUrl) URL.revokeObjectURL(workerUrl); // the pool's workers have all started by now
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * Node entry of `attnscope`. Loads the CommonJS Emscripten glue with
+ * createRequire and hands it the `.wasm` bytes read from disk (the glue's
+ * fetch path does not work for files in Node).
+ * @packageDocumentation
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+import { chooseBuild, openEngine } from './engine.js';
+import { BUILD_FILES, type ModuleFactory } from './raw.js';
+import type { CreateEngineOptions, Engine } from './types.js';
+
+export type * from './types.js';
+
+const require = createRequire(import.meta.url);
+const wasmDir = fileURLToPath(new URL('./wasm/node/', import.meta.url));
+
+/**
+ * Creates an engine on a fresh WebAssembly instance. Node always has
+ * `SharedArrayBuffer`, so more than one thread selects the `simd-threads` build.
+ */
+export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
+  const { build, threads } = chooseBuild(
+    options,
+    Math.min(availableParallelism(), 4),
+    typeof SharedArrayBuffer === 'function',
+  );
+  const stem = BUILD_FILES[build];
+  const locateFile = options.locateFile ?? ((path: string) => wasmDir + path);
+  const wasmBinary = options.wasmBinary ?? (await readFile(locateFile(`${stem}.wasm`, wasmDir)));
+  const factory = require(wasmDir + `${stem}.js`) as ModuleFactory;
+  return openEngine(factory, { wasmBinary, locateFile }, build, threads, (module) => {
+    // Idle pthread workers must not keep the process alive after the user is done.
+    for (const worker of module.attnscopeWorkers()) worker.unref?.();
+  });
+}
