@@ -15,6 +15,11 @@ struct Case {
   int threads;
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "heads=" << c.heads << (c.heads_axis ? "" : " (no axis)") << " n_q=" << c.n_q << " n_k=" << c.n_k
+      << " d_k=" << c.d_k << " d_v=" << c.d_v << (c.causal ? " causal" : "") << " threads=" << c.threads;
+}
+
 class AttentionVsReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AttentionVsReference, MatchesReference) {
@@ -45,7 +50,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionVsReference,
                                            Case{1, 5, 9, 3, 4, false, true, 2},     // causal, n_q < n_k
                                            Case{3, 33, 33, 8, 8, true, false, 2},   // blocks straddle 32 rows
                                            Case{4, 70, 70, 16, 16, true, true, 3},  // causal blocks, 3 threads
-                                           Case{2, 100, 40, 64, 32, true, false, 4}));
+                                           Case{2, 100, 40, 64, 32, true, false, 4}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           const Case& c = info.param;  // e.g. h4_q70_k70_dk16_dv16_causal_t3
+                           return "h" + std::to_string(c.heads) + (c.heads_axis ? "" : "noaxis") + "_q" +
+                                  std::to_string(c.n_q) + "_k" + std::to_string(c.n_k) + "_dk" + std::to_string(c.d_k) +
+                                  "_dv" + std::to_string(c.d_v) + (c.causal ? "_causal" : "") + "_t" +
+                                  std::to_string(c.threads);
+                         });
 
 TEST(Attention, KeepMaskHidesKeysAndFullyHiddenRowIsZero) {
   const Tensor q = random_tensor({4, 3}, 4), k = random_tensor({5, 3}, 5), v = random_tensor({5, 2}, 6);

@@ -1,12 +1,15 @@
-// The demo in real headless Chromium (Debian's, driven by playwright-core):
-// built with Vite, served twice from loopback — cross-origin isolated (threads)
-// and plain (the single-threaded fallback) — typed into, hovered, screenshotted.
+// The demo in real headless Chromium (Debian's, driven by playwright-core),
+// served three ways from loopback: Vite's dev server (what `npm run demo`
+// starts), the production build cross-origin isolated (threads), and the same
+// build without those headers (the single-threaded fallback). Each is typed
+// into, hovered and screenshotted.
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { createServer as createViteServer } from 'vite';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web/demo/dist');
@@ -75,15 +78,36 @@ const assert = (cond, msg) => {
   if (!cond) throw new Error(msg);
 };
 
-for (const isolated of [true, false]) {
+async function devServer() {
+  const server = await createViteServer({
+    configFile: join(root, 'web/demo/vite.config.ts'),
+    server: { port: 0 },
+    logLevel: 'warn',
+  });
+  await server.listen();
+  return { url: server.resolvedUrls.local[0], close: () => server.close() };
+}
+
+async function staticServer(isolated) {
   const server = await serve(isolated);
-  const url = `http://127.0.0.1:${server.address().port}/`;
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
+}
+
+const targets = [
+  { name: 'dev', isolated: true, start: devServer },
+  { name: 'isolated', isolated: true, start: () => staticServer(true) },
+  { name: 'plain', isolated: false, start: () => staticServer(false) },
+];
+
+for (const { name, isolated, start } of targets) {
+  const server = await start();
+  const url = server.url;
   const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
   const consoleErrors = [];
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   page.on('response', (r) => r.status() >= 400 && consoleErrors.push(`${r.status()} ${r.url()}`));
-  const label = isolated ? 'isolated' : 'not isolated';
+  const label = name;
 
   await check(`${label}: loads the ${isolated ? 'simd-threads' : 'simd'} build in a worker`, async () => {
     await page.goto(url);
@@ -126,11 +150,11 @@ for (const isolated of [true, false]) {
   });
 
   await check(`${label}: no console errors`, async () => {
-    await page.screenshot({ path: join(shots, `demo-${isolated ? 'isolated' : 'plain'}.png`) });
+    await page.screenshot({ path: join(shots, `demo-${name}.png`) });
     assert(consoleErrors.length === 0, consoleErrors.join('\n'));
   });
   await page.close();
-  server.close();
+  await server.close();
 }
 
 await browser.close();
