@@ -19,6 +19,7 @@
 #include <new>
 
 #include "attnscope/attnscope.hpp"
+#include "attnscope/model.hpp"
 
 namespace attnscope {
 namespace {
@@ -182,6 +183,7 @@ class Engine {
       o.return_projections = flag(opts, "returnProjections", false);
       o.mask = mask.mask();
       o.context = shape_view(context);
+      if (!w[3].present()) throw Error(std::string(op) + ": params.wo is missing");
       check_multi_head_shapes(op, xs.shape, params_of(w, shape_view), o);
       check_budget(op, 2.0 * multi_head_bytes(xs.shape, params_of(w, shape_view), o, runtime_.threads()));
 
@@ -215,6 +217,7 @@ class Engine {
   }
 
   int threads() const { return runtime_.threads(); }
+  const Runtime& runtime() const { return runtime_; }
 
  private:
   val run_attention(const char* op, const val& q, const val& k, const val& v, const val& opts) {
@@ -254,6 +257,98 @@ class Engine {
   Runtime runtime_;
 };
 
+// Most bytes of model files one load may copy into the heap: room for bert-base in
+// F32 (440 MB) and its converted weights beside it within the 2 GiB heap.
+constexpr double kMaxModelBytes = 1024.0 * 1024 * 1024;
+
+// A loaded model. JS creates an empty handle, then load() fills it or returns
+// { error }, so a failed load never crosses into JS as an exception.
+class ModelHandle {
+ public:
+  // files: { "config.json": Uint8Array, "model.safetensors": Uint8Array, ... }
+  val load(val files) {
+    return guard("loadModel", [&] {
+      const val names = val::global("Object").call<val>("keys", files);
+      const int count = names["length"].as<int>();
+      double total = 0;
+      for (int i = 0; i < count; ++i) total += files[names[i]]["byteLength"].as<double>();
+      if (total > kMaxModelBytes)
+        throw Error("loadModel: the model's files hold " + std::to_string(static_cast<long long>(total / (1 << 20))) +
+                    " MiB, above the limit of 1024 MiB");
+      ModelFiles copy;
+      for (int i = 0; i < count; ++i) {
+        const val bytes = files[names[i]];
+        std::string& data = copy[names[i].as<std::string>()];
+        data.resize(bytes["byteLength"].as<std::size_t>());
+        val(emscripten::typed_memory_view(data.size(), reinterpret_cast<std::uint8_t*>(data.data())))
+            .call<void>("set", bytes);
+      }
+      model_ = Model::load(copy);  // the file copies are freed when this returns
+      return val::object();
+    });
+  }
+
+  val info() const {
+    val i = val::object();
+    if (!model_) return i;
+    const ModelInfo& m = model_->info();
+    i.set("name", m.name);
+    i.set("architecture", m.architecture);
+    i.set("layers", static_cast<double>(m.layers));
+    i.set("heads", static_cast<double>(m.heads));
+    i.set("dModel", static_cast<double>(m.d_model));
+    i.set("maxTokens", static_cast<double>(m.max_tokens));
+    i.set("vocabSize", static_cast<double>(m.vocab_size));
+    i.set("normalization", model_->tokenizer().normalization());
+    return i;
+  }
+
+  // text: already normalized as info().normalization says → { tokens, ids }
+  val tokenize(const std::string& text) const {
+    return guard("tokenize", [&] {
+      if (!model_) throw Error("tokenize: no model is loaded");
+      const Encoding e = model_->tokenizer().encode(text);
+      val out = val::object();
+      val tokens = val::array();
+      for (const auto& t : e.tokens) tokens.call<void>("push", t);
+      out.set("tokens", tokens);
+      out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(e.ids.size(), e.ids.data()))));
+      return out;
+    });
+  }
+
+  // text: already normalized as info().normalization says; opts: { returnProjections }
+  val run(const Engine& engine, const std::string& text, val opts) const {
+    return guard("run", [&] {
+      if (!model_) throw Error("run: no model is loaded");
+      RunOptions o;
+      o.return_projections = flag(opts, "returnProjections", false);
+      const ModelRun r = model_->run(engine.runtime(), text, o);
+      val out = val::object();
+      val tokens = val::array();
+      for (const auto& t : r.tokens) tokens.call<void>("push", t);
+      out.set("tokens", tokens);
+      out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
+      out.set("attentions", to_js(r.attentions));
+      out.set("hidden", to_js(r.hidden));
+      if (!r.embedding.empty()) out.set("embedding", to_js(r.embedding)["data"]);
+      out.set("totalTokens", static_cast<double>(r.total_tokens));
+      out.set("truncated", r.truncated);
+      if (o.return_projections) {
+        for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}}) {
+          val layers = val::array();
+          for (const Tensor& t : *list) layers.call<void>("push", to_js(t));
+          out.set(name, layers);
+        }
+      }
+      return out;
+    });
+  }
+
+ private:
+  std::unique_ptr<Model> model_;
+};
+
 val build_info() {
   val info = val::object();
   info.set("version", std::string(kVersion));
@@ -284,5 +379,12 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("multiHeadAttention", &Engine::multiHeadAttention)
       .function("memory", &Engine::memory)
       .function("threads", &Engine::threads);
+  using attnscope::ModelHandle;
+  emscripten::class_<ModelHandle>("ModelHandle")
+      .constructor<>()
+      .function("load", &ModelHandle::load)
+      .function("info", &ModelHandle::info)
+      .function("tokenize", &ModelHandle::tokenize)
+      .function("run", &ModelHandle::run);
   emscripten::function("buildInfo", &attnscope::build_info);
 }

@@ -168,12 +168,15 @@ void check_multi_head_shapes(const char* op, const Shape& x, const MultiHeadPara
   if (p.wk.shape != p.wq.shape)
     throw Error(std::string(op) + ": wk has shape " + format_shape(p.wk.shape) + " but wq has shape " +
                 format_shape(p.wq.shape) + "; queries and keys need the same d_k");
-  if (p.wo.empty()) throw Error(std::string(op) + ": params.wo is missing");
-  check_shape(op, "wo", p.wo.shape, 2, 2);
   const std::int64_t hv = p.wv.shape[1];
-  if (p.wo.shape != Shape{hv, d_model})
-    throw Error(std::string(op) + ": wo has shape " + format_shape(p.wo.shape) +
-                " but needs [heads·d_v, d_model] = " + format_shape({hv, d_model}));
+  if (!p.wo.empty()) {  // C++ callers may leave wo out to get the concatenated heads
+    check_shape(op, "wo", p.wo.shape, 2, 2);
+    if (p.wo.shape != Shape{hv, d_model})
+      throw Error(std::string(op) + ": wo has shape " + format_shape(p.wo.shape) +
+                  " but needs [heads·d_v, d_model] = " + format_shape({hv, d_model}));
+  } else if (!p.bo.empty()) {
+    throw Error(std::string(op) + ": bo is given but wo is not");
+  }
   check_bias(op, "bq", p.bq, p.wq.shape[1], "heads·d_k");
   check_bias(op, "bk", p.bk, p.wk.shape[1], "heads·d_k");
   check_bias(op, "bv", p.bv, hv, "heads·d_v");

@@ -122,8 +122,13 @@ MultiHeadResult multi_head_attention(const TensorView& x, const MultiHeadParams&
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < d_v; ++j)
         concat[i * heads * d_v + h * d_v + j] = a.output.data[(h * n + i) * d_v + j];
-  r.output = Tensor({n, d_model});
-  r.output.data = matmul(concat.data(), p.wo.data, bias(p.bo), n, heads * d_v, d_model);
+  if (p.wo.empty()) {
+    r.output = Tensor({n, heads * d_v});
+    r.output.data = concat;
+  } else {
+    r.output = Tensor({n, d_model});
+    r.output.data = matmul(concat.data(), p.wo.data, bias(p.bo), n, heads * d_v, d_model);
+  }
   r.weights = std::move(a.weights);
   if (!o.return_projections) r.q = r.k = r.v = Tensor();
   return r;

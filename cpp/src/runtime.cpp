@@ -94,15 +94,36 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
                      o.return_weights ? r.weights.data.data() : nullptr);
 
   const Matrix concat = merge_heads(heads_out);  // [n, heads·d_v]
-  r.output = Tensor({n, x.cols()});
-  kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
-                p.bo.empty() ? nullptr : p.bo.data, r.output.head(0));
+  if (p.wo.empty()) {
+    r.output = Tensor({n, concat.cols()});
+    r.output.head(0) = concat;
+  } else {
+    r.output = Tensor({n, x.cols()});
+    kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
+                  p.bo.empty() ? nullptr : p.bo.data, r.output.head(0));
+  }
   if (o.return_projections) {
     r.q = std::move(q);
     r.k = std::move(k);
     r.v = std::move(v);
   }
   return r;
+}
+
+Matrix Runtime::linear(const TensorView& x, const TensorView& w, const TensorView& b) const {
+  const char* op = "linear";
+  check_shape(op, "x", x.shape, 2, 2);
+  check_shape(op, "w", w.shape, 2, 2);
+  if (w.shape[0] != x.shape[1])
+    throw Error(std::string(op) + ": w has shape " + format_shape(w.shape) + " but x has shape " +
+                format_shape(x.shape));
+  if (!b.empty() && b.shape != Shape{w.shape[1]})
+    throw Error(std::string(op) + ": b has shape " + format_shape(b.shape) + " but w has shape " +
+                format_shape(w.shape));
+  Matrix out(x.shape[0], w.shape[1]);
+  kernels::gemm(*pool_, x.head(0), w.head(0), b.empty() ? nullptr : b.data,
+                MatrixMap(out.data(), out.rows(), out.cols()));
+  return out;
 }
 
 }  // namespace attnscope

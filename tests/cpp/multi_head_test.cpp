@@ -95,5 +95,16 @@ TEST(MultiHead, OneHeadIsPlainAttentionThroughProjections) {
   EXPECT_TRUE(all_close(r.output, a.output));
 }
 
+TEST(MultiHead, WithoutWoReturnsConcatenatedHeads) {
+  const Tensor x = random_tensor({6, 8}, 60);
+  const Weights w(8, 8, 12, 61);
+  MultiHeadOptions o;
+  o.heads = 4;
+  const MultiHeadParams p{w.wq.view(), w.wk.view(), w.wv.view(), {}, {}, {}, {}, {}};
+  const MultiHeadResult r = Runtime(2).multi_head_attention(x.view(), p, o);
+  EXPECT_EQ(r.output.shape, (Shape{6, 12}));
+  expect_same(r, reference::multi_head_attention(x.view(), p, o));
+}
+
 }  // namespace
 }  // namespace attnscope

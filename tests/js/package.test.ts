@@ -42,7 +42,9 @@ for (const threads of [2, 1]) {
   const engine = await createEngine({ threads });
   const x = { data: new Float32Array([1, 0, 0, 1, 1, 1]), shape: [3, 2] };
   const { output, weights } = engine.selfAttention(x);
-  console.log(JSON.stringify({ info: engine.info(), output: Array.from(output.data), rowSum: weights.data[0] + weights.data[1] + weights.data[2] }));
+  const model = await engine.loadModel('default');
+  const run = model.run('The cat sat on the mat.');
+  console.log(JSON.stringify({ info: engine.info(), output: Array.from(output.data), rowSum: weights.data[0] + weights.data[1] + weights.data[2], tokens: run.tokens, shape: run.shape }));
   engine.dispose();
 }
 `,
@@ -54,6 +56,8 @@ for (const threads of [2, 1]) {
   expect(lines.map((l) => l.info.build)).toEqual(['simd-threads', 'simd']);
   for (const l of lines) {
     expect(l.rowSum).toBeCloseTo(1, 6);
+    expect(l.tokens).toEqual(['▁The', '▁cat', '▁sat', '▁on', '▁the', '▁ma', 't', '.']);
+    expect(l.shape).toEqual([2, 4, 8, 8]);
     // softmax([1, 0, 1]) over rows of x, times x: row 0 of the output
     const e = Math.E;
     expect(l.output[0]).toBeCloseTo((e + e) / (e + 1 + e), 5);

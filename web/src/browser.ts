@@ -5,8 +5,8 @@
  * threaded build blocks the calling thread while its pthreads work.
  * @packageDocumentation
  */
-import { chooseBuild, openEngine } from './engine.js';
-import type { ModuleFactory } from './raw.js';
+import { bytesOf, chooseBuild, openEngine } from './engine.js';
+import type { ModuleFactory, Platform } from './raw.js';
 import type { CreateEngineOptions, Engine } from './types.js';
 
 export type * from './types.js';
@@ -32,6 +32,34 @@ async function workerScriptUrl(): Promise<string> {
   return URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
 }
 
+// The embedded default model (web/models/convert-default.mjs), emitted as assets by bundlers.
+const DEFAULT_MODEL: Record<string, URL> = {
+  'config.json': new URL('./models/default/config.json', import.meta.url),
+  'model.safetensors': new URL('./models/default/model.safetensors', import.meta.url),
+  'vocab.json': new URL('./models/default/vocab.json', import.meta.url),
+};
+
+async function download(name: string, url: URL): Promise<Uint8Array> {
+  const response = await fetch(url);
+  if (!response.ok)
+    throw new Error(`loadModel: ${name} could not be downloaded from ${url.href} (HTTP ${response.status})`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+const platform: Platform = {
+  async defaultModel() {
+    const entries = await Promise.all(Object.entries(DEFAULT_MODEL).map(async ([n, u]) => [n, await download(n, u)]));
+    return Object.fromEntries(entries);
+  },
+  async read(name, value) {
+    const bytes = await bytesOf(name, value);
+    if (bytes) return bytes;
+    throw new Error(
+      `loadModel: files["${name}"] is a string; in a browser give a File, Blob, ArrayBuffer or Uint8Array`,
+    );
+  },
+};
+
 function threadsAvailable(): boolean {
   const g = globalThis as { crossOriginIsolated?: boolean };
   return typeof SharedArrayBuffer === 'function' && g.crossOriginIsolated !== false;
@@ -56,6 +84,7 @@ export async function createEngine(options: CreateEngineOptions = {}): Promise<E
       { locateFile, mainScriptUrlOrBlob: glue, wasmBinary: options.wasmBinary },
       build,
       threads,
+      platform,
     );
   } finally {
     if (workerUrl) URL.revokeObjectURL(workerUrl); // the pool's workers have all started by now

@@ -1,6 +1,11 @@
 // The typed engine over the raw module: checks what JS types can get wrong,
 // lets C++ check shapes and values, and turns { error } into a thrown Error.
 import type {
+  Model,
+  ModelInfo,
+  ModelRunResult,
+  ModelSource,
+  RunOptions,
   AttentionOptions,
   AttentionResult,
   BuildName,
@@ -13,6 +18,8 @@ import type {
   Tensor,
 } from './types.js';
 import {
+  type Platform,
+  type RawModelHandle,
   BUILD_FILES,
   type ModuleArgs,
   type ModuleFactory,
@@ -95,15 +102,92 @@ function unwrap(result: RawResult): Record<string, Tensor> {
   return result as Record<string, Tensor>;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+class WasmModel implements Model {
+  readonly info: ModelInfo;
+  private readonly normalization: string;
+
+  constructor(
+    private handle: RawModelHandle | null,
+    private readonly engine: () => RawEngine,
+  ) {
+    const { normalization, ...info } = handle!.info();
+    this.info = info;
+    this.normalization = normalization;
+  }
+
+  private live(op: string, text: unknown): { handle: RawModelHandle; normalized: string } {
+    if (!this.handle) throw new Error(`${op}: this model was disposed; load it again with engine.loadModel()`);
+    if (typeof text !== 'string') throw new Error(`${op}: text must be a string, got ${typeName(text)}`);
+    // A lone surrogate cannot cross into UTF-8; U+FFFD is one code unit too, so a
+    // tokenizer counting UTF-16 units sees the same positions. Then Unicode
+    // normalization with the host's full tables, as the tokenizer expects.
+    const wellFormed = text.replace(LONE_SURROGATE, '\uFFFD');
+    const normalized = this.normalization ? wellFormed.normalize(this.normalization as 'NFKC' | 'NFD') : wellFormed;
+    return { handle: this.handle, normalized };
+  }
+
+  tokenize(text: string): { tokens: string[]; ids: Int32Array } {
+    const { handle, normalized } = this.live('tokenize', text);
+    const r = handle.tokenize(normalized);
+    if ('error' in r) throw new Error(r.error);
+    return r;
+  }
+
+  run(text: string, options?: RunOptions): ModelRunResult {
+    const op = 'run';
+    const { handle, normalized } = this.live(op, text);
+    const o = checkOptions(op, options, { returnProjections: 'boolean' });
+    const r = handle.run(this.engine(), normalized, o);
+    if ('error' in r && typeof r.error === 'string') throw new Error(r.error);
+    const { attentions, ...rest } = r as unknown as Omit<ModelRunResult, 'attentions' | 'shape'> & {
+      attentions: Tensor;
+    };
+    return { ...rest, attentions: attentions.data, shape: attentions.shape as ModelRunResult['shape'] };
+  }
+
+  dispose(): void {
+    this.handle?.delete();
+    this.handle = null;
+  }
+}
+
 class WasmEngine implements Engine {
   private raw: RawEngine | null;
+  private readonly models = new Set<WasmModel>();
 
   constructor(
     private readonly module: RawModule,
     raw: RawEngine,
     private readonly build: BuildName,
+    private readonly platform: Platform,
   ) {
     this.raw = raw;
+  }
+
+  async loadModel(source: ModelSource): Promise<Model> {
+    const op = 'loadModel';
+    this.live(op);
+    let files: Record<string, Uint8Array>;
+    if (source === 'default') {
+      files = await this.platform.defaultModel();
+    } else if (typeof source === 'object' && source !== null && 'files' in source && typeof source.files === 'object') {
+      files = {};
+      for (const [name, value] of Object.entries(source.files ?? {}))
+        files[name] = await this.platform.read(name, value);
+    } else {
+      throw new Error(`${op}: source must be 'default' or { files }, got ${typeName(source)}`);
+    }
+    const handle = new this.module.ModelHandle();
+    const result = handle.load(files);
+    if (typeof result.error === 'string') {
+      handle.delete();
+      throw new Error(result.error);
+    }
+    const model = new WasmModel(handle, () => this.live('run'));
+    this.models.add(model);
+    return model;
   }
 
   private live(op: string): RawEngine {
@@ -169,6 +253,7 @@ class WasmEngine implements Engine {
 
   dispose(): void {
     if (!this.raw) return;
+    for (const model of this.models) model.dispose();
     this.raw.delete(); // joins the C++ thread pool
     this.raw = null;
     this.module.attnscopeTerminateWorkers();
@@ -201,9 +286,21 @@ export async function openEngine(
   args: ModuleArgs,
   build: BuildName,
   threads: number,
+  platform: Platform,
   afterLoad?: (module: RawModule) => void,
 ): Promise<Engine> {
   const module = await factory({ ...args, attnscopePoolSize: build === 'simd-threads' ? threads - 1 : 0 });
   afterLoad?.(module);
-  return new WasmEngine(module, new module.Engine(threads), build);
+  return new WasmEngine(module, new module.Engine(threads), build, platform);
+}
+
+/** Bytes of a `{ files }` value that every platform can read. */
+export async function bytesOf(name: string, value: unknown): Promise<Uint8Array | undefined> {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (typeof Blob !== 'undefined' && value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
+  if (typeof value === 'string') return undefined; // a path: the platform decides
+  throw new Error(
+    `loadModel: files["${name}"] must be a Blob, File, ArrayBuffer or Uint8Array, got ${typeName(value)}`,
+  );
 }

@@ -13,8 +13,25 @@ export interface RawEngine {
   delete(): void;
 }
 
+export interface RawModelHandle {
+  load(files: Record<string, Uint8Array>): { error?: string };
+  info(): import('./types.js').ModelInfo & { normalization: string };
+  tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
+  run(engine: RawEngine, text: string, options: object): { error: string } | Record<string, unknown>;
+  delete(): void;
+}
+
+/** How an entry point reads model files on its platform. */
+export interface Platform {
+  /** The embedded default model's files. */
+  defaultModel(): Promise<Record<string, Uint8Array>>;
+  /** Bytes of one file value from a `{ files }` source. */
+  read(name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
+}
+
 export interface RawModule {
   Engine: new (threads: number) => RawEngine;
+  ModelHandle: new () => RawModelHandle;
   buildInfo(): { version: string; simd: boolean; pthreads: boolean; maxCallBytes: number };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   attnscopeTerminateWorkers(): void;
@@ -30,6 +47,9 @@ export interface ModuleArgs {
 }
 
 export type ModuleFactory = (args: ModuleArgs) => Promise<RawModule>;
+
+/** The embedded default model's files, made by web/models/convert-default.mjs. */
+export const DEFAULT_MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json'] as const;
 
 /** The file stem of each build: `attnscope-mt.js`, `attnscope-mt.wasm`, ... */
 export const BUILD_FILES = { 'simd-threads': 'attnscope-mt', simd: 'attnscope-st' } as const;

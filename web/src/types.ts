@@ -131,6 +131,67 @@ export interface CreateEngineOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
 }
 
+/** What {@link Model.info} reports. */
+export interface ModelInfo {
+  name: string;
+  /** config.json's `architectures[0]`, e.g. `UniversalSentenceEncoderLite`. */
+  architecture: string;
+  layers: number;
+  heads: number;
+  dModel: number;
+  /** Longer inputs are truncated to this many tokens (and the result says so). */
+  maxTokens: number;
+  vocabSize: number;
+}
+
+/** A model's files. Values are bytes, or (in Node) paths to read. */
+export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string>;
+
+/** Where {@link Engine.loadModel} gets a model. */
+export type ModelSource =
+  /** The embedded Universal Sentence Encoder lite (2 layers × 4 heads), offline. */
+  | 'default'
+  /** config.json, model.safetensors and the tokenizer's files (e.g. vocab.json). */
+  | { files: ModelFiles };
+
+/** Options of {@link Model.run}. */
+export interface RunOptions {
+  /** Also return every layer's per-head q, k and v. Default false. */
+  returnProjections?: boolean;
+}
+
+/** What {@link Model.run} returns. `n` is the number of tokens after truncation. */
+export interface ModelRunResult {
+  /** The tokens as the tokenizer split the text, special tokens included. */
+  tokens: string[];
+  ids: Int32Array;
+  /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]. */
+  attentions: Float32Array;
+  shape: [number, number, number, number];
+  /** Last hidden state `[n, dModel]`. */
+  hidden: Tensor;
+  /** Pooled sentence embedding, where the model defines one. */
+  embedding?: Float32Array;
+  /** Tokens before truncation; `truncated` is true when it exceeds `maxTokens`. */
+  totalTokens: number;
+  truncated: boolean;
+  /** Per layer: `[heads, n, d_k]`, `[heads, n, d_k]`, `[heads, n, d_v]`, with `returnProjections`. */
+  q?: Tensor[];
+  k?: Tensor[];
+  v?: Tensor[];
+}
+
+/** A loaded transformer model; runs on the engine that loaded it. */
+export interface Model {
+  readonly info: ModelInfo;
+  /** The tokens and ids the model's tokenizer gives, special tokens included, before any truncation. */
+  tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  /** Tokenizes, truncates to `info.maxTokens` and runs, keeping every attention map. */
+  run(text: string, options?: RunOptions): ModelRunResult;
+  /** Frees the model's weights. Later calls throw. */
+  dispose(): void;
+}
+
 /** An attention engine backed by one WebAssembly instance. */
 export interface Engine {
   /** Version, SIMD, thread count and the build in use. */
@@ -146,6 +207,8 @@ export interface Engine {
   selfAttention<O extends AttentionOptions = AttentionOptions>(x: Tensor, options?: O): AttentionResult<O>;
   /** Multi-head attention with learned projections: `concat_h(attention(x W_Q,h, c W_K,h, c W_V,h)) W_O`. */
   multiHeadAttention<O extends MultiHeadOptions>(x: Tensor, params: MultiHeadParams, options: O): MultiHeadResult<O>;
+  /** Loads a model: the embedded default, or your own files. */
+  loadModel(source: ModelSource): Promise<Model>;
   /** Live heap figures. */
   memory(): MemoryInfo;
   /** Frees the wasm instance and stops its threads. Later calls throw. */

@@ -50,7 +50,8 @@ struct AttentionResult {
 struct MultiHeadParams {
   TensorView wq, wk;  // [d_model, heads·d_k]
   TensorView wv;      // [d_model, heads·d_v]
-  TensorView wo;      // [heads·d_v, d_model]
+  TensorView wo;      // [heads·d_v, d_model]; optional in C++: without it the output is the
+                      // concatenated heads [n, heads·d_v] (the JS API requires it)
   TensorView bq, bk;  // optional [heads·d_k]
   TensorView bv;      // optional [heads·d_v]
   TensorView bo;      // optional [d_model]
@@ -66,7 +67,7 @@ struct MultiHeadOptions {
 };
 
 struct MultiHeadResult {
-  Tensor output;   // [n, d_model]
+  Tensor output;   // [n, d_model], or [n, heads·d_v] without wo
   Tensor weights;  // [heads, n, n_k]
   Tensor q, k, v;  // [heads, n, d_k], [heads, n_k, d_k], [heads, n_k, d_v] on request.
 };
@@ -111,6 +112,8 @@ class Runtime {
   AttentionResult self_attention(const TensorView& x, AttentionOptions options = {}) const;
   MultiHeadResult multi_head_attention(const TensorView& x, const MultiHeadParams& params,
                                        const MultiHeadOptions& options) const;
+  // x·w + b, split across threads by row blocks. x [n, k], w [k, m], b [m] (optional) → [n, m]
+  Matrix linear(const TensorView& x, const TensorView& w, const TensorView& b = {}) const;
 
  private:
   std::unique_ptr<ThreadPool> pool_;

@@ -1,0 +1,67 @@
+// Whole transformer models: tokenizer, embeddings, blocks, every layer's and
+// head's attention weights.
+//
+//   auto model = Model::load(files);          // file name → bytes: config.json, model.safetensors, vocab...
+//   ModelRun r = model->run(runtime, text);   // r.attentions [layers, heads, n, n]
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnscope/attention.hpp"
+#include "attnscope/tokenizer.hpp"
+
+namespace attnscope {
+
+struct ModelInfo {
+  std::string name;          // e.g. "Universal Sentence Encoder lite"
+  std::string architecture;  // config.json's architectures[0]
+  std::int64_t layers = 0, heads = 0, d_model = 0, max_tokens = 0, vocab_size = 0;
+};
+
+struct RunOptions {
+  bool return_projections = false;  // keep every layer's per-head q, k, v
+};
+
+struct ModelRun {
+  std::vector<std::int32_t> ids;
+  std::vector<std::string> tokens;  // special tokens included
+  std::int64_t total_tokens = 0;    // before truncation to max_tokens
+  bool truncated = false;
+  Tensor attentions;            // [layers, heads, n, n]
+  Tensor hidden;                // last hidden state [n, d_model]
+  Tensor embedding;             // pooled sentence embedding [d] where the model defines one, else empty
+  std::vector<Tensor> q, k, v;  // per layer: [heads, n, d_k], [heads, n, d_k], [heads, n, d_v]
+};
+
+// A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
+using ModelFiles = std::map<std::string, std::string>;
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // Reads config.json and builds the architecture it names. Throws Error naming
+  // the file, tensor or field that is missing or wrong, or the unsupported architecture.
+  static std::unique_ptr<Model> load(const ModelFiles& files);
+
+  const ModelInfo& info() const { return info_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+  // Tokenizes (text already normalized as tokenizer().normalization() says),
+  // truncates to max_tokens, and runs.
+  ModelRun run(const Runtime& runtime, std::string_view text, const RunOptions& options = {}) const;
+
+ protected:
+  // Fills attentions, hidden, embedding and projections for the tokens in `r`.
+  virtual void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const = 0;
+
+  ModelInfo info_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+}  // namespace attnscope

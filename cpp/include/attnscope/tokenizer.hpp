@@ -1,0 +1,44 @@
+// Tokenizers, read from a model's own files. Text arrives as UTF-8 after the host
+// has applied the tokenizer's Unicode normalization (`normalization()`: JS does it
+// with String.prototype.normalize, which every engine ships with full tables).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnscope {
+
+class Json;
+
+struct Encoding {
+  std::vector<std::int32_t> ids;
+  std::vector<std::string> tokens;  // as the tokenizer split the text, special tokens included
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual Encoding encode(std::string_view utf8) const = 0;
+  // The Unicode normalization form to apply before encode(): "NFKC", "NFD" or "" (none).
+  virtual std::string normalization() const = 0;
+  virtual std::int64_t vocab_size() const = 0;
+};
+
+// Most vocabulary entries any tokenizer accepts.
+inline constexpr std::size_t kMaxVocabulary = 1'000'000;
+
+// The SentencePiece unigram tokenizer of Universal Sentence Encoder, as the
+// original TF.js `Tokenizer` runs it: Viterbi over UTF-16 code units after NFKC,
+// '▁' before the text and for every space, unmatched units as id 0 (runs merged).
+// `vocab` is the model's vocab.json: [[piece, score], ...]; the first 6 are reserved.
+std::unique_ptr<Tokenizer> make_sentencepiece_use(const Json& vocab, const std::string& what);
+
+// UTF-8 (WTF-8: lone surrogates allowed, as JS strings hold them) to UTF-16 code
+// units. Invalid bytes become U+FFFD.
+std::u16string utf8_to_utf16(std::string_view s);
+std::string utf16_to_utf8(std::u16string_view s);
+
+}  // namespace attnscope

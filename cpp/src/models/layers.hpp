@@ -1,0 +1,25 @@
+// Building blocks shared by the model architectures. Shapes are [n, d] row-major.
+#pragma once
+
+#include <cmath>
+
+#include "attnscope/tensor.hpp"
+
+namespace attnscope::layers {
+
+// y = (x − mean) / sqrt(var + eps) · scale + bias, per row.
+inline Matrix layer_norm(const Matrix& x, const Tensor& scale, const Tensor& bias, float eps) {
+  Matrix y(x.rows(), x.cols());
+  const auto g = Eigen::Map<const Eigen::RowVectorXf>(scale.data.data(), x.cols());
+  const auto b = Eigen::Map<const Eigen::RowVectorXf>(bias.data.data(), x.cols());
+  for (Eigen::Index i = 0; i < x.rows(); ++i) {
+    const float mean = x.row(i).mean();
+    const float var = (x.row(i).array() - mean).square().mean();
+    y.row(i) = ((x.row(i).array() - mean) / std::sqrt(var + eps)).matrix().cwiseProduct(g) + b;
+  }
+  return y;
+}
+
+inline void relu(Matrix& x) { x = x.cwiseMax(0.0f); }
+
+}  // namespace attnscope::layers

@@ -1,0 +1,62 @@
+// UTF-8 ⇄ UTF-16 for tokenizers that count UTF-16 code units, as JS strings do.
+#include "attnscope/json.hpp"
+#include "attnscope/tokenizer.hpp"
+
+namespace attnscope {
+
+std::u16string utf8_to_utf16(std::string_view s) {
+  std::u16string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    std::uint32_t cp;
+    std::size_t len;
+    if (b < 0x80)
+      cp = b, len = 1;
+    else if ((b & 0xE0) == 0xC0)
+      cp = b & 0x1F, len = 2;
+    else if ((b & 0xF0) == 0xE0)
+      cp = b & 0x0F, len = 3;
+    else if ((b & 0xF8) == 0xF0)
+      cp = b & 0x07, len = 4;
+    else
+      cp = 0xFFFD, len = 0;  // a stray continuation or invalid lead byte
+    bool ok = len != 0 && i + len <= s.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const unsigned char c = static_cast<unsigned char>(s[i + k]);
+      ok = (c & 0xC0) == 0x80;
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    // Overlong forms and values past U+10FFFF are invalid; surrogates are kept (WTF-8).
+    static constexpr std::uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (!ok || cp < kMin[len] || cp > 0x10FFFF) {
+      out += u'\uFFFD';
+      i += 1;
+      continue;
+    }
+    i += len;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out += static_cast<char16_t>(0xD800 + (cp >> 10));
+      out += static_cast<char16_t>(0xDC00 + (cp & 0x3FF));
+    } else {
+      out += static_cast<char16_t>(cp);
+    }
+  }
+  return out;
+}
+
+std::string utf16_to_utf8(std::u16string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    std::uint32_t cp = s[i];
+    if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < s.size() && s[i + 1] >= 0xDC00 && s[i + 1] < 0xE000)
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (s[++i] - 0xDC00);
+    append_utf8(out, cp);
+  }
+  return out;
+}
+
+}  // namespace attnscope

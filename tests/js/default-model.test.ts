@@ -1,0 +1,269 @@
+// The embedded default model against the original it was converted from:
+// Universal Sentence Encoder lite run by TensorFlow.js, and its own Tokenizer.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createEngine, type Engine, type Model } from '../../dist/node.js';
+import { originalModel, originalTokenizer } from './use-original.js';
+
+const SENTENCES = [
+  'The cat sat on the mat.',
+  'Hi',
+  'a',
+  '!',
+  'Attention is all you need.',
+  'The quick brown fox jumps over the lazy dog, while the dog sleeps.',
+  "I can't believe it's already 2026; we've barely started!",
+  'Where is the nearest train station? I need to get to Zürich by 5 p.m.',
+  'Crème brûlée, jalapeño, naïve café — déjà vu.',
+  '東京は日本の首都です。',
+  'Emoji: 😀👍🏽 and a family 👨‍👩‍👧 walk into a bar.',
+  'Ｆｕｌｌｗｉｄｔｈ ｔｅｘｔ and the ﬁ ligature normalize under NFKC.',
+  'Multiple     spaces\tand\ttabs\nand newlines.',
+  'E = mc^2, 3.14159, $1,000,000 and 50% off!!!',
+  'https://example.com/path?query=1&x=y#anchor',
+  'Привет, как дела? Γειά σου κόσμε. مرحبا بالعالم. שלום עולם.',
+  '\'Quoted\' "double" (parens) [brackets] {braces} <angles>',
+  'supercalifragilisticexpialidocious antidisestablishmentarianism pneumonoultramicroscopicsilicovolcanoconiosis',
+  'He said: "The model attends to every token, even the punctuation."',
+  'Long: ' + 'the model reads every word and every word attends to every other word. '.repeat(9),
+  'Beyond the limit: ' + 'tokens keep coming and coming, '.repeat(30),
+  'A B C D E F G H I J K L M N O P Q R S T U V W X Y Z',
+  'lowercase only sentence without punctuation',
+  'UPPERCASE SHOUTING SENTENCE!',
+];
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0,
+    na = 0,
+    nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
+/** A seeded corpus of at least 1,000 varied strings for the tokenizer. */
+function corpus(): string[] {
+  let seed = 12345;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
+  const words = [
+    'the',
+    'model',
+    'attention',
+    'héllo',
+    'naïve',
+    "don't",
+    "it's",
+    "y'all",
+    'Straße',
+    'ﬁne',
+    'ＡＢＣ',
+    '東京',
+    '日本語',
+    '한국어',
+    '中文分词',
+    '😀',
+    '👍🏽',
+    '👨‍👩‍👧',
+    'مرحبا',
+    'שלום',
+    'Привет',
+    'Γειά',
+    'नमस्ते',
+    '3.14',
+    '1,000',
+    '$5',
+    '50%',
+    'e-mail',
+    'state-of-the-art',
+    'U.S.A.',
+    '...',
+    '!!!',
+    '?!',
+    '—',
+    '–',
+    '"',
+    "'",
+    'supercalifragilisticexpialidocious',
+    'a'.repeat(60),
+    'zz'.repeat(40),
+    '\u200d',
+    '\u200b',
+    '\u00ad',
+    'x\u0301',
+    'ẞ',
+    'Ⅻ',
+    '½',
+    '①',
+    '㎏',
+    '\ufeff',
+    '\u2028',
+    'tab\there',
+    'new\nline',
+    '\u0000',
+    '\u0007',
+    '\ud800',
+    '\udfff',
+  ];
+  const spaces = [' ', ' ', ' ', '  ', '   ', '\t', '\n', ' \u00a0', '\u3000'];
+  const out = [...SENTENCES, '', ' ', '   ', '\t\n', '▁', '▁▁', '<unk>', '<s>', '</s>'];
+  while (out.length < 1200) {
+    const kind = rand();
+    if (kind < 0.6) {
+      const n = 1 + Math.floor(rand() * 12);
+      out.push(
+        Array.from({ length: n }, () => pick(words) + pick(spaces))
+          .join('')
+          .trim(),
+      );
+    } else if (kind < 0.85) {
+      // random code points across planes, including unassigned ones and lone surrogates
+      const n = 1 + Math.floor(rand() * 10);
+      out.push(
+        Array.from({ length: n }, () => {
+          const r = rand();
+          const cp =
+            r < 0.4
+              ? 0x20 + Math.floor(rand() * 0x5f)
+              : r < 0.8
+                ? Math.floor(rand() * 0xffff)
+                : 0x10000 + Math.floor(rand() * 0xfffff);
+          return cp <= 0xffff ? String.fromCharCode(cp) : String.fromCodePoint(cp);
+        }).join(''),
+      );
+    } else {
+      out.push(pick(words).repeat(1 + Math.floor(rand() * 8)) + pick(spaces) + pick(words).toUpperCase());
+    }
+  }
+  return out;
+}
+
+describe('default model: Universal Sentence Encoder lite', () => {
+  let engine: Engine;
+  let model: Model;
+  beforeAll(async () => {
+    engine = await createEngine({ threads: 2 });
+    model = await engine.loadModel('default');
+  });
+  afterAll(() => engine.dispose());
+
+  it('reports what it is', () => {
+    expect(model.info).toEqual({
+      name: 'Universal Sentence Encoder lite',
+      architecture: 'UniversalSentenceEncoderLite',
+      layers: 2,
+      heads: 4,
+      dModel: 512,
+      maxTokens: 128,
+      vocabSize: 8002,
+    });
+  });
+
+  it('tokenizes 1,000+ varied strings exactly as the original Tokenizer', () => {
+    const original = originalTokenizer();
+    const strings = corpus();
+    expect(strings.length).toBeGreaterThanOrEqual(1000);
+    let mismatches = 0;
+    for (const s of strings) {
+      const ours = Array.from(model.tokenize(s).ids);
+      const theirs = original.encode(s);
+      if (JSON.stringify(ours) !== JSON.stringify(theirs)) {
+        mismatches++;
+        if (mismatches <= 5) console.log('mismatch', JSON.stringify(s), ours, theirs);
+      }
+    }
+    expect(mismatches).toBe(0);
+  });
+
+  it('matches the original TF.js model: every attention weight within 1e-4, embedding cosine >= 0.9999', async () => {
+    const original = await originalModel();
+    const tokenizer = originalTokenizer();
+    expect(SENTENCES.length).toBeGreaterThanOrEqual(20);
+    let worst = 0;
+    for (const s of SENTENCES) {
+      const ours = model.run(s);
+      const ids = tokenizer.encode(s).slice(0, 128); // the original clips to 128 tokens too
+      expect(Array.from(ours.ids)).toEqual(ids);
+      const n = ids.length;
+      expect(ours.shape).toEqual([2, 4, n, n]);
+      const theirs = await original.run(ids);
+      for (let l = 0; l < 2; l++) {
+        const mine = ours.attentions.subarray(l * 4 * n * n, (l + 1) * 4 * n * n);
+        for (let i = 0; i < mine.length; i++) worst = Math.max(worst, Math.abs(mine[i] - theirs.attentions[l][i]));
+      }
+      expect(worst, `after "${s.slice(0, 40)}"`).toBeLessThanOrEqual(1e-4);
+      expect(cosine(ours.embedding!, theirs.embedding)).toBeGreaterThanOrEqual(0.9999);
+    }
+    console.log(`default model: largest attention difference from TF.js ${worst.toExponential(2)}`);
+  }, 120_000);
+
+  it('truncates past 128 tokens visibly, never silently', () => {
+    const long = 'word '.repeat(300);
+    const r = model.run(long);
+    expect(r.truncated).toBe(true);
+    expect(r.totalTokens).toBe(model.tokenize(long).ids.length);
+    expect(r.totalTokens).toBeGreaterThan(128);
+    expect(r.tokens.length).toBe(128);
+    expect(r.shape).toEqual([2, 4, 128, 128]);
+    expect(model.run('short').truncated).toBe(false);
+  });
+
+  it('returns hidden states, and per-head q, k, v on request', () => {
+    const r = model.run('The cat sat.', { returnProjections: true });
+    const n = r.tokens.length;
+    expect(r.hidden.shape).toEqual([n, 512]);
+    expect(r.q!.map((t) => t.shape)).toEqual([
+      [4, n, 64],
+      [4, n, 128],
+    ]);
+    expect(r.v![1].shape).toEqual([4, n, 128]);
+    expect(model.run('The cat sat.').q).toBeUndefined();
+  });
+
+  it('refuses bad input clearly and keeps working', () => {
+    expect(() => model.run('')).toThrowError('run: the text has no tokens');
+    expect(() => model.run(42 as never)).toThrowError('run: text must be a string, got number');
+    expect(() => model.run('x', { projections: true } as never)).toThrowError("run: unknown option 'projections'");
+    expect(model.run('still works').tokens.length).toBeGreaterThan(0);
+  });
+
+  it('loads from { files } and refuses broken files with a clear error', async () => {
+    const { readFileSync } = await import('node:fs');
+    const dir = new URL('../../dist/models/default/', import.meta.url);
+    const files = Object.fromEntries(
+      ['config.json', 'model.safetensors', 'vocab.json'].map((f) => [f, new Uint8Array(readFileSync(new URL(f, dir)))]),
+    );
+    const again = await engine.loadModel({ files });
+    expect(Array.from(again.run('The cat sat on the mat.').attentions.slice(0, 64))).toEqual(
+      Array.from(model.run('The cat sat on the mat.').attentions.slice(0, 64)),
+    );
+    again.dispose();
+    expect(() => again.run('x')).toThrowError('run: this model was disposed');
+
+    const truncated = { ...files, 'model.safetensors': files['model.safetensors'].subarray(0, 1000) };
+    await expect(engine.loadModel({ files: truncated })).rejects.toThrow(
+      /model.safetensors: .*beyond the end of the file|outside the data section/,
+    );
+    const { 'vocab.json': _, ...noVocab } = files;
+    await expect(engine.loadModel({ files: noVocab })).rejects.toThrow('loadModel: vocab.json is missing');
+    const bert = new TextEncoder().encode('{"architectures": ["BertModel"]}');
+    await expect(engine.loadModel({ files: { ...files, 'config.json': bert } })).rejects.toThrow(
+      'loadModel: architecture "BertModel" is not supported',
+    );
+    const layers = new TextEncoder().encode(
+      new TextDecoder()
+        .decode(files['config.json'])
+        .replace('"num_hidden_layers": 2', '"num_hidden_layers": 1000000000'),
+    );
+    await expect(engine.loadModel({ files: { ...files, 'config.json': layers } })).rejects.toThrow(
+      'config.json: num_hidden_layers must be a whole number from 1 to 64',
+    );
+    await expect(engine.loadModel('gpt-5' as never)).rejects.toThrow(
+      "loadModel: source must be 'default' or { files }",
+    );
+    expect(model.run('still works').tokens.length).toBeGreaterThan(0);
+  });
+});
