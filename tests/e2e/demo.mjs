@@ -2,7 +2,8 @@
 // served three ways from loopback: Vite's dev server (what `npm run demo`
 // starts), the production build cross-origin isolated (threads), and the same
 // build without those headers (the single-threaded fallback). Each is typed
-// into, hovered and screenshotted.
+// into, hovered, switched between layers and heads and screenshotted, and what
+// it shows is compared with the library's own results computed here in Node.
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -10,6 +11,8 @@ import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { createServer as createViteServer } from 'vite';
+
+import { createEngine } from '../../dist/node.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web/demo/dist');
@@ -99,63 +102,110 @@ const targets = [
   { name: 'plain', isolated: false, start: () => staticServer(false) },
 ];
 
+// What the library itself says, computed here in Node: the page must show exactly this.
+const engine = await createEngine({ threads: 1 });
+const model = await engine.loadModel('default');
+const SENTENCE = 'Attention is all you need.';
+const expected = model.run(SENTENCE);
+const [LAYERS, HEADS, N] = expected.shape;
+
+/** Moves the pointer to the centre of cell (i, j) of the large map. */
+async function hover(page, i, j, n) {
+  await page.locator('#map').scrollIntoViewIfNeeded();
+  const box = await page.locator('#map').boundingBox();
+  const scale = box.width / 640;
+  const size = (640 - 110) / n;
+  await page.mouse.move(box.x + (110 + (j + 0.5) * size) * scale, box.y + (110 + (i + 0.5) * size) * scale);
+}
+
 for (const { name, isolated, start } of targets) {
   const server = await start();
   const url = server.url;
-  const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+  const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
   const consoleErrors = [];
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   page.on('response', (r) => r.status() >= 400 && consoleErrors.push(`${r.status()} ${r.url()}`));
-  const label = name;
 
-  await check(`${label}: loads the ${isolated ? 'simd-threads' : 'simd'} build in a worker`, async () => {
-    await page.goto(url);
-    await page.waitForSelector('#engine-info[data-build]', { timeout: 30_000 });
-    const build = await page.getAttribute('#engine-info', 'data-build');
-    const info = await page.textContent('#engine-info');
-    assert(build === (isolated ? 'simd-threads' : 'simd'), `build ${build}`);
-    if (!isolated) assert(info.includes('not cross-origin isolated'), `no single-thread notice: ${info}`);
-    else assert(/2 threads/.test(info) || /\d threads/.test(info), `threads not shown: ${info}`);
-  });
+  await check(
+    `${name}: loads the ${isolated ? 'simd-threads' : 'simd'} build and the default model in a worker`,
+    async () => {
+      await page.goto(url);
+      await page.waitForSelector('#engine-info[data-build]', { timeout: 60_000 });
+      const build = await page.getAttribute('#engine-info', 'data-build');
+      const info = await page.textContent('#engine-info');
+      assert(build === (isolated ? 'simd-threads' : 'simd'), `build ${build}`);
+      if (!isolated) assert(info.includes('not cross-origin isolated'), `no single-thread notice: ${info}`);
+      const modelName = await page.textContent('#model-name');
+      assert(modelName.includes('Universal Sentence Encoder lite (2 layers × 4 heads)'), modelName);
+    },
+  );
 
-  await check(`${label}: typing updates the map with the typed tokens`, async () => {
+  await check(`${name}: typing shows the tokenizer's tokens`, async () => {
     await page.fill('#text', '');
-    await page.type('#text', 'Attention is all you need.', { delay: 10 });
-    const expected = ['Attention', 'is', 'all', 'you', 'need', '.'];
+    await page.type('#text', SENTENCE, { delay: 5 });
     await page.waitForFunction(
       (want) => document.getElementById('map').dataset.tokens === JSON.stringify(want),
-      expected,
+      expected.tokens,
       { timeout: 15_000 },
     );
+    const shown = await page.$$eval('#tokens li', (lis) => lis.map((li) => li.textContent));
+    assert(JSON.stringify(shown) === JSON.stringify(expected.tokens), `tokens ${JSON.stringify(shown)}`);
     const status = await page.textContent('#status');
-    assert(/^6 tokens · [\d.]+ ms$/.test(status), `status: ${status}`);
+    assert(status.startsWith(`${N} tokens · `), `status: ${status}`);
   });
 
-  await check(`${label}: hovering a cell shows its weight`, async () => {
-    const box = await page.locator('#map').boundingBox();
-    const scale = box.width / 640;
-    const cellSize = (640 - 110) / 6;
-    // Row 1 ("is"), column 4 ("need"): the centre of that cell, in page pixels.
-    await page.mouse.move(box.x + (110 + 4.5 * cellSize) * scale, box.y + (110 + 1.5 * cellSize) * scale);
-    const cell = page.locator('#cell');
-    assert(
-      (await cell.getAttribute('data-row')) === '1' && (await cell.getAttribute('data-col')) === '4',
-      'wrong cell',
-    );
-    const weight = Number(await cell.getAttribute('data-weight'));
-    assert(weight > 0 && weight < 1, `weight ${weight}`);
-    const text = await cell.textContent();
-    assert(text.startsWith('“is” → “need”: ') && text.endsWith(weight.toFixed(6)), `readout: ${text}`);
+  await check(`${name}: the hovered value equals the library's weight, across layers and heads`, async () => {
+    for (const [l, h, i, j] of [
+      [0, 0, 1, 4],
+      [1, 3, N - 1, 0],
+      [1, 2, 2, 2],
+    ]) {
+      await page.selectOption('#layer', { value: String(l) });
+      await page.selectOption('#head', { value: String(h) });
+      await hover(page, i, j, N);
+      const cell = page.locator('#cell');
+      assert((await cell.getAttribute('data-row')) === String(i), `row for ${l},${h}`);
+      assert((await cell.getAttribute('data-col')) === String(j), `col for ${l},${h}`);
+      const shownWeight = Number(await cell.getAttribute('data-weight'));
+      const libraryWeight = expected.attentions[((l * HEADS + h) * N + i) * N + j];
+      assert(
+        shownWeight === libraryWeight,
+        `L${l + 1} H${h + 1} (${i},${j}): page ${shownWeight}, library ${libraryWeight}`,
+      );
+      const heading = await page.textContent('#head-title');
+      assert(heading.replace(/\s+/g, ' ').includes(`Layer ${l + 1}, head ${h + 1}`), heading);
+    }
   });
 
-  await check(`${label}: no console errors`, async () => {
-    await page.screenshot({ path: join(shots, `demo-${name}.png`) });
+  await check(`${name}: clicking a head in the grid opens it`, async () => {
+    await page.locator('#grid').scrollIntoViewIfNeeded();
+    const box = await page.locator('#grid').boundingBox();
+    const width = await page.$eval('#grid', (c) => c.width);
+    const scale = box.width / width;
+    // Layer 2, head 2: thumbnails are 96 px with 8 px gaps after a 40 px / 24 px margin.
+    await page.mouse.click(box.x + (40 + 104 + 48) * scale, box.y + (24 + 104 + 48) * scale);
+    assert((await page.getAttribute('#map', 'data-layer')) === '1', 'layer not selected');
+    assert((await page.getAttribute('#map', 'data-head')) === '1', 'head not selected');
+    await page.screenshot({ path: join(shots, `demo-${name}.png`), fullPage: true });
+  });
+
+  await check(`${name}: the parameter-free mode computes softmax(s·XXᵀ)X`, async () => {
+    await page.check('input[value="parameter-free"]');
+    await page.waitForFunction(() => document.getElementById('layer').options.length === 1, null, { timeout: 15_000 });
+    const tokens = JSON.parse(await page.getAttribute('#map', 'data-tokens'));
+    assert(JSON.stringify(tokens) === JSON.stringify(['Attention', 'is', 'all', 'you', 'need', '.']), tokens);
+    await page.check('input[value="model"]');
+    await page.waitForFunction(() => document.getElementById('layer').options.length === 2, null, { timeout: 15_000 });
+  });
+
+  await check(`${name}: no console errors`, async () => {
     assert(consoleErrors.length === 0, consoleErrors.join('\n'));
   });
   await page.close();
   await server.close();
 }
+engine.dispose();
 
 await browser.close();
 console.log(`${passes} passed, ${failures} failed`);
