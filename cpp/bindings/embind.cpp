@@ -299,7 +299,7 @@ class ModelHandle {
     i.set("dModel", static_cast<double>(m.d_model));
     i.set("maxTokens", static_cast<double>(m.max_tokens));
     i.set("vocabSize", static_cast<double>(m.vocab_size));
-    i.set("normalization", model_->tokenizer().normalization());
+    i.set("normalization", model_->tokenizer() ? model_->tokenizer()->normalization() : std::string());
     return i;
   }
 
@@ -307,7 +307,8 @@ class ModelHandle {
   val tokenize(const std::string& text) const {
     return guard("tokenize", [&] {
       if (!model_) throw Error("tokenize: no model is loaded");
-      const Encoding e = model_->tokenizer().encode(text);
+      if (!model_->tokenizer()) throw Error("tokenize: this model's files hold no tokenizer AttnScope reads");
+      const Encoding e = model_->tokenizer()->encode(text);
       val out = val::object();
       val tokens = val::array();
       for (const auto& t : e.tokens) tokens.call<void>("push", t);
@@ -317,13 +318,21 @@ class ModelHandle {
     });
   }
 
-  // text: already normalized as info().normalization says; opts: { returnProjections }
-  val run(const Engine& engine, const std::string& text, val opts) const {
+  // input: text (already normalized as info().normalization says) or an Int32Array of ids;
+  // opts: { returnProjections }
+  val run(const Engine& engine, val input, val opts) const {
     return guard("run", [&] {
       if (!model_) throw Error("run: no model is loaded");
       RunOptions o;
       o.return_projections = flag(opts, "returnProjections", false);
-      const ModelRun r = model_->run(engine.runtime(), text, o);
+      ModelRun r;
+      if (input.isString()) {
+        r = model_->run(engine.runtime(), input.as<std::string>(), o);
+      } else {
+        std::vector<std::int32_t> ids(input["length"].as<std::size_t>());
+        val(emscripten::typed_memory_view(ids.size(), ids.data())).call<void>("set", input);
+        r = model_->run_ids(engine.runtime(), std::move(ids), o);
+      }
       val out = val::object();
       val tokens = val::array();
       for (const auto& t : r.tokens) tokens.call<void>("push", t);

@@ -225,7 +225,12 @@ describe('default model: Universal Sentence Encoder lite', () => {
 
   it('refuses bad input clearly and keeps working', () => {
     expect(() => model.run('')).toThrowError('run: the text has no tokens');
-    expect(() => model.run(42 as never)).toThrowError('run: text must be a string, got number');
+    expect(() => model.run(42 as never)).toThrowError(
+      'run: input must be a string or an array of token ids, got number',
+    );
+    expect(() => model.run([1, 2.5])).toThrowError('run: ids[1] must be an integer, got 2.5');
+    expect(() => model.run([1, 99999])).toThrowError('run: id 99999 at position 1 is outside the vocabulary [0, 8002)');
+    expect(model.run([34, 1163]).tokens).toEqual(['▁The', '▁cat']);
     expect(() => model.run('x', { projections: true } as never)).toThrowError("run: unknown option 'projections'");
     expect(model.run('still works').tokens.length).toBeGreaterThan(0);
   });
@@ -249,9 +254,13 @@ describe('default model: Universal Sentence Encoder lite', () => {
     );
     const { 'vocab.json': _, ...noVocab } = files;
     await expect(engine.loadModel({ files: noVocab })).rejects.toThrow('loadModel: vocab.json is missing');
+    const t5 = new TextEncoder().encode('{"architectures": ["T5Model"]}');
+    await expect(engine.loadModel({ files: { ...files, 'config.json': t5 } })).rejects.toThrow(
+      'loadModel: architecture "T5Model" is not supported',
+    );
     const bert = new TextEncoder().encode('{"architectures": ["BertModel"]}');
     await expect(engine.loadModel({ files: { ...files, 'config.json': bert } })).rejects.toThrow(
-      'loadModel: architecture "BertModel" is not supported',
+      'config.json: num_hidden_layers is missing',
     );
     const layers = new TextEncoder().encode(
       new TextDecoder()

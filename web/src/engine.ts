@@ -102,6 +102,23 @@ function unwrap(result: RawResult): Record<string, Tensor> {
   return result as Record<string, Tensor>;
 }
 
+/** Token ids as an Int32Array, or an Error naming the first bad one. */
+function idsOf(op: string, input: unknown): Int32Array {
+  const like = input as ArrayLike<unknown> | null;
+  if (typeof like !== 'object' || like === null || typeof like.length !== 'number')
+    throw new Error(`${op}: input must be a string or an array of token ids, got ${typeName(input)}`);
+  if (like.length > 1_000_000) throw new Error(`${op}: ${like.length} ids, above the limit of 1,000,000`);
+  if (input instanceof Int32Array) return input;
+  const ids = new Int32Array(like.length);
+  for (let i = 0; i < like.length; i++) {
+    const id = like[i];
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < -(2 ** 31) || id >= 2 ** 31)
+      throw new Error(`${op}: ids[${i}] must be an integer, got ${String(id)}`);
+    ids[i] = id;
+  }
+  return ids;
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 class WasmModel implements Model {
@@ -135,11 +152,17 @@ class WasmModel implements Model {
     return r;
   }
 
-  run(text: string, options?: RunOptions): ModelRunResult {
+  run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult {
     const op = 'run';
-    const { handle, normalized } = this.live(op, text);
     const o = checkOptions(op, options, { returnProjections: 'boolean' });
-    const r = handle.run(this.engine(), normalized, o);
+    let r;
+    if (typeof input === 'string') {
+      const { handle, normalized } = this.live(op, input);
+      r = handle.run(this.engine(), normalized, o);
+    } else {
+      const ids = idsOf(op, input);
+      r = this.live(op, '').handle.run(this.engine(), ids, o);
+    }
     if ('error' in r && typeof r.error === 'string') throw new Error(r.error);
     const { attentions, ...rest } = r as unknown as Omit<ModelRunResult, 'attentions' | 'shape'> & {
       attentions: Tensor;

@@ -186,8 +186,11 @@ export interface Model {
   readonly info: ModelInfo;
   /** The tokens and ids the model's tokenizer gives, special tokens included, before any truncation. */
   tokenize(text: string): { tokens: string[]; ids: Int32Array };
-  /** Tokenizes, truncates to `info.maxTokens` and runs, keeping every attention map. */
-  run(text: string, options?: RunOptions): ModelRunResult;
+  /**
+   * Tokenizes, truncates to `info.maxTokens` and runs, keeping every attention map.
+   * Given token ids instead of text, runs on them as they are.
+   */
+  run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
   /** Frees the model's weights. Later calls throw. */
   dispose(): void;
 }

@@ -50,11 +50,15 @@ class Model {
   static std::unique_ptr<Model> load(const ModelFiles& files);
 
   const ModelInfo& info() const { return info_; }
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  // The tokenizer read from the model's files, or nullptr when they hold none
+  // AttnScope reads (such a model runs on ids only).
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
 
-  // Tokenizes (text already normalized as tokenizer().normalization() says),
+  // Tokenizes (text already normalized as tokenizer()->normalization() says),
   // truncates to max_tokens, and runs.
   ModelRun run(const Runtime& runtime, std::string_view text, const RunOptions& options = {}) const;
+  // Runs on token ids, truncated to max_tokens; each id must be in the vocabulary.
+  ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
 
  protected:
   // Fills attentions, hidden, embedding and projections for the tokens in `r`.

@@ -25,6 +25,8 @@ class Tokenizer {
   // The Unicode normalization form to apply before encode(): "NFKC", "NFD" or "" (none).
   virtual std::string normalization() const = 0;
   virtual std::int64_t vocab_size() const = 0;
+  // The vocabulary entry of `id` (in [0, vocab_size())), as UTF-8.
+  virtual std::string token(std::int32_t id) const = 0;
 };
 
 // Most vocabulary entries any tokenizer accepts.

@@ -22,4 +22,15 @@ inline Matrix layer_norm(const Matrix& x, const Tensor& scale, const Tensor& bia
 
 inline void relu(Matrix& x) { x = x.cwiseMax(0.0f); }
 
+// GELU, exact: x·Φ(x).
+inline void gelu(Matrix& x) {
+  x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+}
+
+// GELU, tanh approximation (GPT-2's gelu_new).
+inline void gelu_tanh(Matrix& x) {
+  x = x.unaryExpr(
+      [](float v) { return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); });
+}
+
 }  // namespace attnscope::layers

@@ -4,6 +4,7 @@
 
 #include "attnscope/error.hpp"
 #include "attnscope/json.hpp"
+#include "transformer.hpp"
 #include "use_lite.hpp"
 
 namespace attnscope {
@@ -18,25 +19,51 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files) {
     throw Error("config.json: architectures must name the model's architecture, e.g. [\"BertModel\"]");
   const std::string& arch = archs->array()[0].string();
   if (arch == "UniversalSentenceEncoderLite") return make_use_lite(config, files);
-  throw Error("loadModel: architecture \"" + arch + "\" is not supported (supported: UniversalSentenceEncoderLite)");
+  if (is_transformer(arch)) return make_transformer(arch, config, files, nullptr);
+  throw Error("loadModel: architecture \"" + arch +
+              "\" is not supported (supported: UniversalSentenceEncoderLite, BertModel, DistilBertModel, GPT2Model, "
+              "GPT2LMHeadModel, and BertFor*/DistilBertFor* checkpoints)");
 }
 
-ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
-  Encoding e = tokenizer_->encode(text);
+namespace {
+
+// Truncates to the model's limit, visibly, and checks every id.
+ModelRun prepare(const ModelInfo& info, Encoding e) {
   ModelRun r;
   r.total_tokens = static_cast<std::int64_t>(e.ids.size());
   if (e.ids.empty()) throw Error("run: the text has no tokens; give it some text");
-  if (r.total_tokens > info_.max_tokens) {
+  if (r.total_tokens > info.max_tokens) {
     r.truncated = true;
-    e.ids.resize(static_cast<std::size_t>(info_.max_tokens));
-    e.tokens.resize(static_cast<std::size_t>(info_.max_tokens));
+    e.ids.resize(static_cast<std::size_t>(info.max_tokens));
+    e.tokens.resize(static_cast<std::size_t>(info.max_tokens));
   }
-  for (auto id : e.ids)
-    if (id < 0 || id >= info_.vocab_size)
-      throw Error("run: the tokenizer produced id " + std::to_string(id) + ", outside the vocabulary of " +
-                  std::to_string(info_.vocab_size));
+  for (std::size_t i = 0; i < e.ids.size(); ++i)
+    if (e.ids[i] < 0 || e.ids[i] >= info.vocab_size)
+      throw Error("run: id " + std::to_string(e.ids[i]) + " at position " + std::to_string(i) +
+                  " is outside the vocabulary [0, " + std::to_string(info.vocab_size) + ")");
   r.ids = std::move(e.ids);
   r.tokens = std::move(e.tokens);
+  return r;
+}
+
+}  // namespace
+
+ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
+  if (!tokenizer_)
+    throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
+  ModelRun r = prepare(info_, tokenizer_->encode(text));
+  forward(runtime, r, options);
+  return r;
+}
+
+ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options) const {
+  Encoding e;
+  e.ids = std::move(ids);
+  for (auto id : e.ids) {
+    const bool known = tokenizer_ && id >= 0 && id < tokenizer_->vocab_size();
+    e.tokens.push_back(known ? tokenizer_->token(id) : "#" + std::to_string(id));
+  }
+  ModelRun r = prepare(info_, std::move(e));
   forward(runtime, r, options);
   return r;
 }

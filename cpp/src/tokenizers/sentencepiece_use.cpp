@@ -43,6 +43,7 @@ class SentencePieceUse final : public Tokenizer {
 
   std::string normalization() const override { return "NFKC"; }
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(pieces_.size()); }
+  std::string token(std::int32_t id) const override { return utf16_to_utf8(pieces_.at(static_cast<std::size_t>(id))); }
 
   Encoding encode(std::string_view utf8) const override {
     std::u16string text = utf8_to_utf16(utf8);

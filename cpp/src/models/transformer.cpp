@@ -1,0 +1,303 @@
+// BERT, DistilBERT and GPT-2: one transformer, two LayerNorm orders.
+//
+//   x = word[ids] + position[0..n) (+ token_type[0])       (BERT, DistilBERT: then LN)
+//   post-LN (BERT, DistilBERT):  x = LN1(x + MHA(x));     x = LN2(x + FFN(x))
+//   pre-LN  (GPT-2, causal):     x = x + MHA(LN1(x));     x = x + FFN(LN2(x));  finally LN_f
+//   FFN(x) = act(x·W1 + b1)·W2 + b2, act = GELU (exact or tanh) or ReLU
+//
+// Each loader reads the Hugging Face Hub's own tensor names, with or without the
+// task model's prefix ("bert.", "distilbert.", "transformer.").
+#include "transformer.hpp"
+
+#include <cmath>
+
+#include "attnscope/error.hpp"
+#include "config.hpp"
+#include "layers.hpp"
+#include "weights.hpp"
+
+namespace attnscope {
+
+namespace {
+
+enum class Activation { gelu, gelu_tanh, relu };
+
+Activation activation_of(const std::string& name) {
+  if (name == "gelu") return Activation::gelu;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
+  if (name == "relu") return Activation::relu;
+  throw Error("config.json: activation \"" + name + "\" is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+}
+
+std::string string_field(const Json& config, const char* key, const std::string& fallback) {
+  const Json* v = config.find(key);
+  return v && v->is_string() ? v->string() : fallback;
+}
+
+struct Block {
+  Tensor ln1_g, ln1_b, wq, wk, wv, bq, bk, bv, wo, bo, ln2_g, ln2_b, w1, b1, w2, b2;
+};
+
+struct Spec {
+  std::string architecture;
+  bool pre_norm = false, causal = false;
+  Activation act = Activation::gelu;
+  float eps = 1e-12f;
+  std::int64_t layers = 0, heads = 0, d_model = 0, ffn = 0, vocab = 0, positions = 0;
+};
+
+class Transformer final : public Model {
+ public:
+  Transformer(Spec spec, std::unique_ptr<Tokenizer> tokenizer) : spec_(std::move(spec)) {
+    tokenizer_ = std::move(tokenizer);
+    info_ = {spec_.architecture, spec_.architecture, spec_.layers, spec_.heads,
+             spec_.d_model,      spec_.positions,    spec_.vocab};
+  }
+
+  Spec spec_;
+  Tensor word, position, token_type, emb_ln_g, emb_ln_b, final_ln_g, final_ln_b, pool_w, pool_b;
+  std::vector<Block> blocks;
+
+ protected:
+  void forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const override {
+    const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), d = spec_.d_model;
+    Matrix x(n, d);
+    for (std::int64_t i = 0; i < n; ++i) {
+      x.row(i) = word.head(0).row(r.ids[i]) + position.head(0).row(i);
+      if (!token_type.empty()) x.row(i) += token_type.head(0).row(0);
+    }
+    if (!emb_ln_g.empty()) x = layers::layer_norm(x, emb_ln_g, emb_ln_b, spec_.eps);
+    r.attentions = Tensor({spec_.layers, spec_.heads, n, n});
+    MultiHeadOptions mo;
+    mo.heads = spec_.heads;
+    mo.causal = spec_.causal;
+    mo.return_projections = o.return_projections;
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+      const Block& b = blocks[l];
+      const MultiHeadParams p{b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(),
+                              b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
+      if (spec_.pre_norm) {
+        const Matrix y = layers::layer_norm(x, b.ln1_g, b.ln1_b, spec_.eps);
+        MultiHeadResult a = rt.multi_head_attention(y, p, mo);
+        x += a.output.head(0);
+        x += ffn(rt, b, layers::layer_norm(x, b.ln2_g, b.ln2_b, spec_.eps));
+        keep(r, l, n, std::move(a), o);
+      } else {
+        MultiHeadResult a = rt.multi_head_attention(x, p, mo);
+        x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
+        x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
+        keep(r, l, n, std::move(a), o);
+      }
+    }
+    if (!final_ln_g.empty()) x = layers::layer_norm(x, final_ln_g, final_ln_b, spec_.eps);
+    r.hidden = Tensor({n, d});
+    r.hidden.head(0) = x;
+    if (!pool_w.empty()) {  // BERT's pooler: tanh(x[CLS]·W + b)
+      const Matrix first = x.topRows(1);
+      const Matrix e = rt.linear(first, pool_w.view(), pool_b.view()).array().tanh().matrix();
+      r.embedding = Tensor({d});
+      std::copy(e.data(), e.data() + d, r.embedding.data.begin());
+    }
+  }
+
+ private:
+  Matrix ffn(const Runtime& rt, const Block& b, const Matrix& x) const {
+    Matrix h = rt.linear(x, b.w1.view(), b.b1.view());
+    switch (spec_.act) {
+      case Activation::gelu:
+        layers::gelu(h);
+        break;
+      case Activation::gelu_tanh:
+        layers::gelu_tanh(h);
+        break;
+      case Activation::relu:
+        layers::relu(h);
+        break;
+    }
+    return rt.linear(h, b.w2.view(), b.b2.view());
+  }
+
+  void keep(ModelRun& r, std::size_t l, std::int64_t n, MultiHeadResult&& a, const RunOptions& o) const {
+    std::copy(a.weights.data.begin(), a.weights.data.end(), r.attentions.data.begin() + l * spec_.heads * n * n);
+    if (o.return_projections) {
+      r.q.push_back(std::move(a.q));
+      r.k.push_back(std::move(a.k));
+      r.v.push_back(std::move(a.v));
+    }
+  }
+};
+
+// "bert." when the checkpoint comes from a task model (BertForMaskedLM, ...), else "".
+std::string prefix_of(const WeightStore& w, const std::string& prefix, const std::string& probe) {
+  return w.contains(prefix + probe) ? prefix : "";
+}
+
+void check_heads(const Spec& s) {
+  if (s.d_model % s.heads)
+    throw Error("config.json: the number of heads (" + std::to_string(s.heads) + ") does not divide the width " +
+                std::to_string(s.d_model));
+}
+
+std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
+  Spec s{"BertModel",
+         false,
+         false,
+         activation_of(string_field(c, "hidden_act", "gelu")),
+         static_cast<float>(c.find("layer_norm_eps") ? config_number(c, "layer_norm_eps", 0, 1) : 1e-12),
+         config_int(c, "num_hidden_layers", 1, 256),
+         config_int(c, "num_attention_heads", 1, 1024),
+         config_int(c, "hidden_size", 1, 65536),
+         config_int(c, "intermediate_size", 1, 262144),
+         config_int(c, "vocab_size", 1, 1'000'000),
+         config_int(c, "max_position_embeddings", 1, 1'000'000)};
+  check_heads(s);
+  const std::string pe = string_field(c, "position_embedding_type", "absolute");
+  if (pe != "absolute") throw Error("config.json: position_embedding_type \"" + pe + "\" is not supported (absolute)");
+  auto m = std::make_unique<Transformer>(s, std::move(tok));
+  const std::string p = prefix_of(w, "bert.", "embeddings.word_embeddings.weight");
+  const std::int64_t d = s.d_model;
+  m->word = w.read(p + "embeddings.word_embeddings.weight", {s.vocab, d});
+  m->position = w.read(p + "embeddings.position_embeddings.weight", {s.positions, d});
+  m->token_type = w.read(p + "embeddings.token_type_embeddings.weight", {-1, d});
+  // Old checkpoints name LayerNorm parameters gamma and beta.
+  const auto ln = [&](const std::string& base, Tensor& g, Tensor& b) {
+    const bool old = !w.contains(base + ".weight") && w.contains(base + ".gamma");
+    g = w.read(base + (old ? ".gamma" : ".weight"), {d});
+    b = w.read(base + (old ? ".beta" : ".bias"), {d});
+  };
+  ln(p + "embeddings.LayerNorm", m->emb_ln_g, m->emb_ln_b);
+  for (std::int64_t l = 0; l < s.layers; ++l) {
+    const std::string q = p + "encoder.layer." + std::to_string(l) + ".";
+    Block b;
+    b.wq = w.read_linear(q + "attention.self.query.weight", d, d);
+    b.bq = w.read(q + "attention.self.query.bias", {d});
+    b.wk = w.read_linear(q + "attention.self.key.weight", d, d);
+    b.bk = w.read(q + "attention.self.key.bias", {d});
+    b.wv = w.read_linear(q + "attention.self.value.weight", d, d);
+    b.bv = w.read(q + "attention.self.value.bias", {d});
+    b.wo = w.read_linear(q + "attention.output.dense.weight", d, d);
+    b.bo = w.read(q + "attention.output.dense.bias", {d});
+    ln(q + "attention.output.LayerNorm", b.ln1_g, b.ln1_b);
+    b.w1 = w.read_linear(q + "intermediate.dense.weight", d, s.ffn);
+    b.b1 = w.read(q + "intermediate.dense.bias", {s.ffn});
+    b.w2 = w.read_linear(q + "output.dense.weight", s.ffn, d);
+    b.b2 = w.read(q + "output.dense.bias", {d});
+    ln(q + "output.LayerNorm", b.ln2_g, b.ln2_b);
+    m->blocks.push_back(std::move(b));
+  }
+  if (w.contains(p + "pooler.dense.weight")) {
+    m->pool_w = w.read_linear(p + "pooler.dense.weight", d, d);
+    m->pool_b = w.read(p + "pooler.dense.bias", {d});
+  }
+  return m;
+}
+
+std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
+  Spec s{"DistilBertModel",
+         false,
+         false,
+         activation_of(string_field(c, "activation", "gelu")),
+         1e-12f,
+         config_int(c, "n_layers", 1, 256),
+         config_int(c, "n_heads", 1, 1024),
+         config_int(c, "dim", 1, 65536),
+         config_int(c, "hidden_dim", 1, 262144),
+         config_int(c, "vocab_size", 1, 1'000'000),
+         config_int(c, "max_position_embeddings", 1, 1'000'000)};
+  check_heads(s);
+  auto m = std::make_unique<Transformer>(s, std::move(tok));
+  const std::string p = prefix_of(w, "distilbert.", "embeddings.word_embeddings.weight");
+  const std::int64_t d = s.d_model;
+  m->word = w.read(p + "embeddings.word_embeddings.weight", {s.vocab, d});
+  m->position = w.read(p + "embeddings.position_embeddings.weight", {s.positions, d});
+  m->emb_ln_g = w.read(p + "embeddings.LayerNorm.weight", {d});
+  m->emb_ln_b = w.read(p + "embeddings.LayerNorm.bias", {d});
+  for (std::int64_t l = 0; l < s.layers; ++l) {
+    const std::string q = p + "transformer.layer." + std::to_string(l) + ".";
+    Block b;
+    for (auto [name, W, B] : {std::tuple{"q_lin", &b.wq, &b.bq},
+                              {"k_lin", &b.wk, &b.bk},
+                              {"v_lin", &b.wv, &b.bv},
+                              {"out_lin", &b.wo, &b.bo}}) {
+      *W = w.read_linear(q + "attention." + name + ".weight", d, d);
+      *B = w.read(q + "attention." + name + ".bias", {d});
+    }
+    b.ln1_g = w.read(q + "sa_layer_norm.weight", {d});
+    b.ln1_b = w.read(q + "sa_layer_norm.bias", {d});
+    b.w1 = w.read_linear(q + "ffn.lin1.weight", d, s.ffn);
+    b.b1 = w.read(q + "ffn.lin1.bias", {s.ffn});
+    b.w2 = w.read_linear(q + "ffn.lin2.weight", s.ffn, d);
+    b.b2 = w.read(q + "ffn.lin2.bias", {d});
+    b.ln2_g = w.read(q + "output_layer_norm.weight", {d});
+    b.ln2_b = w.read(q + "output_layer_norm.bias", {d});
+    m->blocks.push_back(std::move(b));
+  }
+  return m;
+}
+
+std::unique_ptr<Model> load_gpt2(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
+  const std::int64_t d = config_int(c, "n_embd", 1, 65536);
+  const Json* inner = c.find("n_inner");
+  Spec s{"GPT2Model",
+         true,
+         true,
+         activation_of(string_field(c, "activation_function", "gelu_new")),
+         static_cast<float>(c.find("layer_norm_epsilon") ? config_number(c, "layer_norm_epsilon", 0, 1) : 1e-5),
+         config_int(c, "n_layer", 1, 256),
+         config_int(c, "n_head", 1, 1024),
+         d,
+         inner && !inner->is_null() ? config_int(c, "n_inner", 1, 262144) : 4 * d,
+         config_int(c, "vocab_size", 1, 1'000'000),
+         config_int(c, "n_positions", 1, 1'000'000)};
+  check_heads(s);
+  auto m = std::make_unique<Transformer>(s, std::move(tok));
+  const std::string p = prefix_of(w, "transformer.", "wte.weight");
+  m->word = w.read(p + "wte.weight", {s.vocab, d});
+  m->position = w.read(p + "wpe.weight", {s.positions, d});
+  for (std::int64_t l = 0; l < s.layers; ++l) {
+    const std::string q = p + "h." + std::to_string(l) + ".";
+    Block b;
+    b.ln1_g = w.read(q + "ln_1.weight", {d});
+    b.ln1_b = w.read(q + "ln_1.bias", {d});
+    // Conv1D stores [in, out]: already the x·W layout. c_attn holds q, k, v side by side.
+    const Tensor qkv = w.read(q + "attn.c_attn.weight", {d, 3 * d});
+    const Tensor qkv_b = w.read(q + "attn.c_attn.bias", {3 * d});
+    for (int k = 0; k < 3; ++k) {
+      Tensor W({d, d}), B({d});
+      W.head(0) = qkv.head(0).middleCols(k * d, d);
+      std::copy(qkv_b.data.begin() + k * d, qkv_b.data.begin() + (k + 1) * d, B.data.begin());
+      (k == 0 ? b.wq : k == 1 ? b.wk : b.wv) = std::move(W);
+      (k == 0 ? b.bq : k == 1 ? b.bk : b.bv) = std::move(B);
+    }
+    b.wo = w.read(q + "attn.c_proj.weight", {d, d});
+    b.bo = w.read(q + "attn.c_proj.bias", {d});
+    b.ln2_g = w.read(q + "ln_2.weight", {d});
+    b.ln2_b = w.read(q + "ln_2.bias", {d});
+    b.w1 = w.read(q + "mlp.c_fc.weight", {d, s.ffn});
+    b.b1 = w.read(q + "mlp.c_fc.bias", {s.ffn});
+    b.w2 = w.read(q + "mlp.c_proj.weight", {s.ffn, d});
+    b.b2 = w.read(q + "mlp.c_proj.bias", {d});
+    m->blocks.push_back(std::move(b));
+  }
+  m->final_ln_g = w.read(p + "ln_f.weight", {d});
+  m->final_ln_b = w.read(p + "ln_f.bias", {d});
+  return m;
+}
+
+}  // namespace
+
+std::unique_ptr<Model> make_transformer(const std::string& arch, const Json& config, const ModelFiles& files,
+                                        std::unique_ptr<Tokenizer> tokenizer) {
+  const WeightStore weights(files);
+  if (arch == "BertModel" || arch.rfind("BertFor", 0) == 0) return load_bert(config, weights, std::move(tokenizer));
+  if (arch == "DistilBertModel" || arch.rfind("DistilBertFor", 0) == 0)
+    return load_distilbert(config, weights, std::move(tokenizer));
+  return load_gpt2(config, weights, std::move(tokenizer));
+}
+
+bool is_transformer(const std::string& arch) {
+  return arch == "BertModel" || arch.rfind("BertFor", 0) == 0 || arch == "DistilBertModel" ||
+         arch.rfind("DistilBertFor", 0) == 0 || arch == "GPT2Model" || arch == "GPT2LMHeadModel";
+}
+
+}  // namespace attnscope

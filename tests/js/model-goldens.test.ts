@@ -1,0 +1,86 @@
+// BERT, DistilBERT and GPT-2 against PyTorch: small random checkpoints in the Hub's
+// exact tensor names and layout (tests/golden/make_model_goldens.py), compared
+// layer by layer with goldens from nn.TransformerEncoderLayer / nn.MultiheadAttention.
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { Engine } from '../../dist/node.js';
+import { BUILDS, engineFor } from './engines.js';
+
+const root = new URL('../golden/models/', import.meta.url);
+const MODELS = readdirSync(root);
+
+function filesOf(name: string): Record<string, Uint8Array> {
+  const dir = new URL(`${name}/`, root);
+  return Object.fromEntries(
+    readdirSync(dir)
+      .filter((f) => f !== 'golden.json')
+      .map((f) => [f, new Uint8Array(readFileSync(new URL(f, dir)))]),
+  );
+}
+
+function worstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  return worst;
+}
+
+describe.each(BUILDS)('$build build', ({ build, threads }) => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await engineFor(build, threads);
+  });
+  afterAll(() => engine.dispose());
+
+  it('has the four checkpoints', () => {
+    expect(MODELS.sort()).toEqual(['bert', 'bert-sharded', 'distilbert-bf16', 'gpt2-f16']);
+  });
+
+  it.each(MODELS)('%s matches PyTorch: every attention weight and the hidden state within 1e-4', async (name) => {
+    const golden = JSON.parse(readFileSync(new URL(`${name}/golden.json`, root), 'utf8'));
+    const model = await engine.loadModel({ files: filesOf(name) });
+    const r = model.run(golden.ids);
+    expect(r.shape).toEqual(golden.attentions.shape);
+    expect(r.hidden.shape).toEqual(golden.hidden.shape);
+    expect(worstDifference(r.attentions, golden.attentions.data)).toBeLessThanOrEqual(1e-4);
+    expect(worstDifference(r.hidden.data, golden.hidden.data)).toBeLessThanOrEqual(1e-4);
+    model.dispose();
+  });
+
+  it('reports the architecture and shapes from config.json', async () => {
+    const gpt2 = await engine.loadModel({ files: filesOf('gpt2-f16') });
+    expect(gpt2.info).toMatchObject({ architecture: 'GPT2Model', layers: 2, heads: 4, dModel: 32, maxTokens: 32 });
+    // Causal: no query sees a later key.
+    const r = gpt2.run([1, 2, 3, 4]);
+    for (let l = 0; l < 2; l++)
+      for (let h = 0; h < 4; h++)
+        for (let i = 0; i < 4; i++)
+          for (let j = i + 1; j < 4; j++) expect(r.attentions[((l * 4 + h) * 4 + i) * 4 + j]).toBe(0);
+    expect(() => gpt2.run('text')).toThrowError("run: this model's files hold no tokenizer AttnScope reads");
+    gpt2.dispose();
+  });
+
+  it('refuses checkpoints that do not match their config, naming the tensor', async () => {
+    const files = filesOf('bert');
+    const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+    const withConfig = (c: object) => ({ ...files, 'config.json': new TextEncoder().encode(JSON.stringify(c)) });
+    await expect(engine.loadModel({ files: withConfig({ ...config, hidden_size: 48 }) })).rejects.toThrow(
+      'model.safetensors: tensor "embeddings.word_embeddings.weight" has shape [64, 32] but the config needs [64, 48]',
+    );
+    await expect(engine.loadModel({ files: withConfig({ ...config, num_hidden_layers: 3 }) })).rejects.toThrow(
+      'loadModel: tensor "encoder.layer.2.attention.self.query.weight" is missing',
+    );
+    await expect(engine.loadModel({ files: withConfig({ ...config, num_attention_heads: 5 }) })).rejects.toThrow(
+      'config.json: the number of heads (5) does not divide the width 32',
+    );
+    await expect(engine.loadModel({ files: withConfig({ ...config, hidden_act: 'swish' }) })).rejects.toThrow(
+      'config.json: activation "swish" is not supported',
+    );
+    const sharded = filesOf('bert-sharded');
+    const { 'model-00002-of-00003.safetensors': _, ...missingShard } = sharded;
+    await expect(engine.loadModel({ files: missingShard })).rejects.toThrow(
+      'loadModel: shard model-00002-of-00003.safetensors is missing',
+    );
+  });
+});
