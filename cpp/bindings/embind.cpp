@@ -261,6 +261,65 @@ class Engine {
 // F32 (440 MB) and its converted weights beside it within the 2 GiB heap.
 constexpr double kMaxModelBytes = 1024.0 * 1024 * 1024;
 
+// Copies { name: Uint8Array } into the heap, refusing more than kMaxModelBytes first.
+ModelFiles copy_files(const char* op, const val& files) {
+  const val names = val::global("Object").call<val>("keys", files);
+  const int count = names["length"].as<int>();
+  double total = 0;
+  for (int i = 0; i < count; ++i) total += files[names[i]]["byteLength"].as<double>();
+  if (total > kMaxModelBytes)
+    throw Error(std::string(op) + ": the files hold " + std::to_string(static_cast<long long>(total / (1 << 20))) +
+                " MiB, above the limit of 1024 MiB");
+  ModelFiles copy;
+  for (int i = 0; i < count; ++i) {
+    const val bytes = files[names[i]];
+    std::string& data = copy[names[i].as<std::string>()];
+    data.resize(bytes["byteLength"].as<std::size_t>());
+    val(emscripten::typed_memory_view(data.size(), reinterpret_cast<std::uint8_t*>(data.data())))
+        .call<void>("set", bytes);
+  }
+  return copy;
+}
+
+val encoding_to_js(const Encoding& e) {
+  val out = val::object();
+  val tokens = val::array();
+  for (const auto& t : e.tokens) tokens.call<void>("push", t);
+  out.set("tokens", tokens);
+  out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(e.ids.size(), e.ids.data()))));
+  return out;
+}
+
+// A tokenizer on its own, from a model's tokenizer files.
+class TokenizerHandle {
+ public:
+  val load(val files) {
+    return guard("loadTokenizer", [&] {
+      tokenizer_ = make_tokenizer(copy_files("loadTokenizer", files));
+      if (!tokenizer_)
+        throw Error(
+            "loadTokenizer: no tokenizer files AttnScope reads (vocab.json + merges.txt, or a SentencePiece "
+            "vocab.json)");
+      return val::object();
+    });
+  }
+  val info() const {
+    val i = val::object();
+    i.set("vocabSize", static_cast<double>(tokenizer_ ? tokenizer_->vocab_size() : 0));
+    i.set("normalization", tokenizer_ ? tokenizer_->normalization() : std::string());
+    return i;
+  }
+  val tokenize(const std::string& text) const {
+    return guard("tokenize", [&] {
+      if (!tokenizer_) throw Error("tokenize: no tokenizer is loaded");
+      return encoding_to_js(tokenizer_->encode(text));
+    });
+  }
+
+ private:
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
 // A loaded model. JS creates an empty handle, then load() fills it or returns
 // { error }, so a failed load never crosses into JS as an exception.
 class ModelHandle {
@@ -268,22 +327,7 @@ class ModelHandle {
   // files: { "config.json": Uint8Array, "model.safetensors": Uint8Array, ... }
   val load(val files) {
     return guard("loadModel", [&] {
-      const val names = val::global("Object").call<val>("keys", files);
-      const int count = names["length"].as<int>();
-      double total = 0;
-      for (int i = 0; i < count; ++i) total += files[names[i]]["byteLength"].as<double>();
-      if (total > kMaxModelBytes)
-        throw Error("loadModel: the model's files hold " + std::to_string(static_cast<long long>(total / (1 << 20))) +
-                    " MiB, above the limit of 1024 MiB");
-      ModelFiles copy;
-      for (int i = 0; i < count; ++i) {
-        const val bytes = files[names[i]];
-        std::string& data = copy[names[i].as<std::string>()];
-        data.resize(bytes["byteLength"].as<std::size_t>());
-        val(emscripten::typed_memory_view(data.size(), reinterpret_cast<std::uint8_t*>(data.data())))
-            .call<void>("set", bytes);
-      }
-      model_ = Model::load(copy);  // the file copies are freed when this returns
+      model_ = Model::load(copy_files("loadModel", files));  // the file copies are freed when this returns
       return val::object();
     });
   }
@@ -308,13 +352,7 @@ class ModelHandle {
     return guard("tokenize", [&] {
       if (!model_) throw Error("tokenize: no model is loaded");
       if (!model_->tokenizer()) throw Error("tokenize: this model's files hold no tokenizer AttnScope reads");
-      const Encoding e = model_->tokenizer()->encode(text);
-      val out = val::object();
-      val tokens = val::array();
-      for (const auto& t : e.tokens) tokens.call<void>("push", t);
-      out.set("tokens", tokens);
-      out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(e.ids.size(), e.ids.data()))));
-      return out;
+      return encoding_to_js(model_->tokenizer()->encode(text));
     });
   }
 
@@ -395,5 +433,11 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("info", &ModelHandle::info)
       .function("tokenize", &ModelHandle::tokenize)
       .function("run", &ModelHandle::run);
+  using attnscope::TokenizerHandle;
+  emscripten::class_<TokenizerHandle>("TokenizerHandle")
+      .constructor<>()
+      .function("load", &TokenizerHandle::load)
+      .function("info", &TokenizerHandle::info)
+      .function("tokenize", &TokenizerHandle::tokenize);
   emscripten::function("buildInfo", &attnscope::build_info);
 }

@@ -54,6 +54,26 @@ void check_finite(const char* op, const char* name, const float* data, std::int6
   }
 }
 
+std::string quote(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size() && i < 80; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7F) {
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > 80) out += "…";
+  return out + "\"";
+}
+
 void check_budget(const char* op, double bytes) {
   if (bytes <= static_cast<double>(kMaxCallBytes)) return;
   std::ostringstream msg;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <unordered_set>
 
 #include "attnscope/error.hpp"
 
@@ -72,12 +73,12 @@ class JsonParser {
       ++pos_;
       skip_space();
       if (peek() == '}') return ++pos_, v;
+      std::unordered_set<std::string> keys;  // vocab.json objects hold 50,000+ keys
       for (;;) {
         skip_space();
         if (peek() != '"') fail("expected a string key");
         std::string key = string();
-        for (const auto& member : v.object_)
-          if (member.first == key) fail("duplicate key \"" + key + "\"");
+        if (!keys.insert(key).second) fail("duplicate key " + quote(key));
         skip_space();
         expect(':');
         v.object_.emplace_back(std::move(key), value(depth + 1));

@@ -69,7 +69,7 @@ SafeTensors::SafeTensors(const std::uint8_t* data, std::uint64_t size, std::stri
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (const auto& [name, entry] : header.object()) {
     if (name == "__metadata__") continue;
-    const std::string where = what_ + ": tensor \"" + name + "\"";
+    const std::string where = what_ + ": tensor " + quote(name);
     if (!entry.is_object()) throw Error(where + " is not an object");
     const Json* dtype = entry.find("dtype");
     const Json* shape = entry.find("shape");
@@ -111,13 +111,13 @@ SafeTensors::SafeTensors(const std::uint8_t* data, std::uint64_t size, std::stri
 
 Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
   const auto it = tensors_.find(name);
-  if (it == tensors_.end()) throw Error(what_ + ": tensor \"" + name + "\" is missing");
+  if (it == tensors_.end()) throw Error(what_ + ": tensor " + quote(name) + " is missing");
   const SafeTensorInfo& info = it->second;
   bool fits = info.shape.size() == expected.size();
   for (std::size_t i = 0; fits && i < expected.size(); ++i) fits = expected[i] < 0 || expected[i] == info.shape[i];
   if (!fits)
-    throw Error(what_ + ": tensor \"" + name + "\" has shape " + format_shape(info.shape) + " but the config needs " +
-                format_shape(expected));
+    throw Error(what_ + ": tensor " + quote(name) + " has shape " + format_shape(info.shape) +
+                " but the config needs " + format_shape(expected));
   Tensor t(info.shape.empty() ? Shape{1} : info.shape);  // a scalar is one value
   const std::uint8_t* src = data_ + info.begin;
   if (info.dtype == "F32") {
@@ -133,7 +133,7 @@ Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
       }
     }
   }
-  check_finite("loadModel", (what_ + ": tensor \"" + name + "\"").c_str(), t.data.data(),
+  check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), t.data.data(),
                static_cast<std::int64_t>(t.data.size()));
   return t;
 }

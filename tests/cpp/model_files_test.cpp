@@ -60,6 +60,11 @@ TEST(Json, RefusesMalformedInput) {
   expect_error([] { Json::parse("", "f"); }, "unexpected end");
 }
 
+TEST(Quote, EscapesControlCharactersAndElidesLongNames) {
+  EXPECT_EQ(quote(std::string("a\0b\"c", 5)), "\"a\\u0000b\\\"c\"");
+  EXPECT_EQ(quote(std::string(100, 'x')), "\"" + std::string(80, 'x') + "…\"");
+}
+
 TEST(SafeTensors, ReadsF32F16AndBF16) {
   std::string data = floats({1.5f, -2.0f});
   const std::uint16_t half[2] = {0x3C00, 0xC500};  // 1.0, -5.0 in F16

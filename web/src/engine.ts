@@ -1,6 +1,8 @@
 // The typed engine over the raw module: checks what JS types can get wrong,
 // lets C++ check shapes and values, and turns { error } into a thrown Error.
 import type {
+  ModelFiles,
+  Tokenizer,
   Model,
   ModelInfo,
   ModelRunResult,
@@ -20,6 +22,7 @@ import type {
 import {
   type Platform,
   type RawModelHandle,
+  type RawTokenizerHandle,
   BUILD_FILES,
   type ModuleArgs,
   type ModuleFactory,
@@ -121,6 +124,38 @@ function idsOf(op: string, input: unknown): Int32Array {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** Text as a tokenizer expects it: well-formed, then normalized with the host's Unicode tables. */
+function prepareText(op: string, text: unknown, normalization: string): string {
+  if (typeof text !== 'string') throw new Error(`${op}: text must be a string, got ${typeName(text)}`);
+  // A lone surrogate cannot cross into UTF-8; U+FFFD is one code unit too, so a
+  // tokenizer counting UTF-16 units sees the same positions.
+  const wellFormed = text.replace(LONE_SURROGATE, '\uFFFD');
+  return normalization ? wellFormed.normalize(normalization as 'NFKC' | 'NFD') : wellFormed;
+}
+
+class WasmTokenizer implements Tokenizer {
+  readonly info: { vocabSize: number };
+  private readonly normalization: string;
+
+  constructor(private handle: RawTokenizerHandle | null) {
+    const { normalization, vocabSize } = handle!.info();
+    this.info = { vocabSize };
+    this.normalization = normalization;
+  }
+
+  tokenize(text: string): { tokens: string[]; ids: Int32Array } {
+    if (!this.handle) throw new Error('tokenize: this tokenizer was disposed');
+    const r = this.handle.tokenize(prepareText('tokenize', text, this.normalization));
+    if ('error' in r) throw new Error(r.error);
+    return r;
+  }
+
+  dispose(): void {
+    this.handle?.delete();
+    this.handle = null;
+  }
+}
+
 class WasmModel implements Model {
   readonly info: ModelInfo;
   private readonly normalization: string;
@@ -136,13 +171,7 @@ class WasmModel implements Model {
 
   private live(op: string, text: unknown): { handle: RawModelHandle; normalized: string } {
     if (!this.handle) throw new Error(`${op}: this model was disposed; load it again with engine.loadModel()`);
-    if (typeof text !== 'string') throw new Error(`${op}: text must be a string, got ${typeName(text)}`);
-    // A lone surrogate cannot cross into UTF-8; U+FFFD is one code unit too, so a
-    // tokenizer counting UTF-16 units sees the same positions. Then Unicode
-    // normalization with the host's full tables, as the tokenizer expects.
-    const wellFormed = text.replace(LONE_SURROGATE, '\uFFFD');
-    const normalized = this.normalization ? wellFormed.normalize(this.normalization as 'NFKC' | 'NFD') : wellFormed;
-    return { handle: this.handle, normalized };
+    return { handle: this.handle, normalized: prepareText(op, text, this.normalization) };
   }
 
   tokenize(text: string): { tokens: string[]; ids: Int32Array } {
@@ -178,7 +207,7 @@ class WasmModel implements Model {
 
 class WasmEngine implements Engine {
   private raw: RawEngine | null;
-  private readonly models = new Set<WasmModel>();
+  private readonly owned = new Set<{ dispose(): void }>(); // models and tokenizers, freed with the engine
 
   constructor(
     private readonly module: RawModule,
@@ -189,19 +218,37 @@ class WasmEngine implements Engine {
     this.raw = raw;
   }
 
+  private async readFiles(op: string, source: unknown): Promise<Record<string, Uint8Array>> {
+    const given = (source as { files?: unknown } | null)?.files;
+    if (typeof given !== 'object' || given === null)
+      throw new Error(
+        `${op}: source must be ${op === 'loadModel' ? "'default' or " : ''}{ files }, got ${typeName(source)}`,
+      );
+    const files: Record<string, Uint8Array> = {};
+    for (const [name, value] of Object.entries(given as ModelFiles))
+      files[name] = await this.platform.read(op, name, value);
+    return files;
+  }
+
+  async loadTokenizer(source: { files: ModelFiles }): Promise<Tokenizer> {
+    const op = 'loadTokenizer';
+    this.live(op);
+    const files = await this.readFiles(op, source);
+    const handle = new this.module.TokenizerHandle();
+    const result = handle.load(files);
+    if (typeof result.error === 'string') {
+      handle.delete();
+      throw new Error(result.error);
+    }
+    const tokenizer = new WasmTokenizer(handle);
+    this.owned.add(tokenizer);
+    return tokenizer;
+  }
+
   async loadModel(source: ModelSource): Promise<Model> {
     const op = 'loadModel';
     this.live(op);
-    let files: Record<string, Uint8Array>;
-    if (source === 'default') {
-      files = await this.platform.defaultModel();
-    } else if (typeof source === 'object' && source !== null && 'files' in source && typeof source.files === 'object') {
-      files = {};
-      for (const [name, value] of Object.entries(source.files ?? {}))
-        files[name] = await this.platform.read(name, value);
-    } else {
-      throw new Error(`${op}: source must be 'default' or { files }, got ${typeName(source)}`);
-    }
+    const files = source === 'default' ? await this.platform.defaultModel() : await this.readFiles(op, source);
     const handle = new this.module.ModelHandle();
     const result = handle.load(files);
     if (typeof result.error === 'string') {
@@ -209,7 +256,7 @@ class WasmEngine implements Engine {
       throw new Error(result.error);
     }
     const model = new WasmModel(handle, () => this.live('run'));
-    this.models.add(model);
+    this.owned.add(model);
     return model;
   }
 
@@ -276,7 +323,7 @@ class WasmEngine implements Engine {
 
   dispose(): void {
     if (!this.raw) return;
-    for (const model of this.models) model.dispose();
+    for (const item of this.owned) item.dispose();
     this.raw.delete(); // joins the C++ thread pool
     this.raw = null;
     this.module.attnscopeTerminateWorkers();
@@ -318,12 +365,10 @@ export async function openEngine(
 }
 
 /** Bytes of a `{ files }` value that every platform can read. */
-export async function bytesOf(name: string, value: unknown): Promise<Uint8Array | undefined> {
+export async function bytesOf(op: string, name: string, value: unknown): Promise<Uint8Array | undefined> {
   if (value instanceof Uint8Array) return value;
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   if (typeof Blob !== 'undefined' && value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
   if (typeof value === 'string') return undefined; // a path: the platform decides
-  throw new Error(
-    `loadModel: files["${name}"] must be a Blob, File, ArrayBuffer or Uint8Array, got ${typeName(value)}`,
-  );
+  throw new Error(`${op}: files["${name}"] must be a Blob, File, ArrayBuffer or Uint8Array, got ${typeName(value)}`);
 }

@@ -26,13 +26,13 @@ const platform: Platform = {
     for (const name of DEFAULT_MODEL_FILES) files[name] = await readFile(defaultModelDir + name);
     return files;
   },
-  async read(name, value) {
-    const bytes = await bytesOf(name, value);
+  async read(op, name, value) {
+    const bytes = await bytesOf(op, name, value);
     if (bytes) return bytes;
     try {
       return await readFile(value as string);
     } catch (err) {
-      throw new Error(`loadModel: cannot read files["${name}"] from ${String(value)}: ${(err as Error).message}`);
+      throw new Error(`${op}: cannot read files["${name}"] from ${String(value)}: ${(err as Error).message}`);
     }
   },
 };

@@ -21,17 +21,25 @@ export interface RawModelHandle {
   delete(): void;
 }
 
+export interface RawTokenizerHandle {
+  load(files: Record<string, Uint8Array>): { error?: string };
+  info(): { vocabSize: number; normalization: string };
+  tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
+  delete(): void;
+}
+
 /** How an entry point reads model files on its platform. */
 export interface Platform {
   /** The embedded default model's files. */
   defaultModel(): Promise<Record<string, Uint8Array>>;
-  /** Bytes of one file value from a `{ files }` source. */
-  read(name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
+  /** Bytes of one file value from a `{ files }` source; `op` names the call in errors. */
+  read(op: string, name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
 }
 
 export interface RawModule {
   Engine: new (threads: number) => RawEngine;
   ModelHandle: new () => RawModelHandle;
+  TokenizerHandle: new () => RawTokenizerHandle;
   buildInfo(): { version: string; simd: boolean; pthreads: boolean; maxCallBytes: number };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   attnscopeTerminateWorkers(): void;

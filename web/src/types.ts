@@ -195,6 +195,14 @@ export interface Model {
   dispose(): void;
 }
 
+/** A tokenizer on its own, read from a model's tokenizer files. */
+export interface Tokenizer {
+  readonly info: { vocabSize: number };
+  /** The tokens and ids, special tokens included. */
+  tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  dispose(): void;
+}
+
 /** An attention engine backed by one WebAssembly instance. */
 export interface Engine {
   /** Version, SIMD, thread count and the build in use. */
@@ -212,6 +220,11 @@ export interface Engine {
   multiHeadAttention<O extends MultiHeadOptions>(x: Tensor, params: MultiHeadParams, options: O): MultiHeadResult<O>;
   /** Loads a model: the embedded default, or your own files. */
   loadModel(source: ModelSource): Promise<Model>;
+  /**
+   * Loads only a tokenizer: `{ files: { 'vocab.json', 'merges.txt' } }` (GPT-2 byte-level BPE), or
+   * the default model's SentencePiece `vocab.json`.
+   */
+  loadTokenizer(source: { files: ModelFiles }): Promise<Tokenizer>;
   /** Live heap figures. */
   memory(): MemoryInfo;
   /** Frees the wasm instance and stops its threads. Later calls throw. */

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "attnscope/tensor.hpp"
 
@@ -31,6 +32,11 @@ void check_shape(const char* op, const char* name, const Shape& shape, int min_r
 // Throws unless all `count` values are finite. Additive masks may hold -inf.
 void check_finite(const char* op, const char* name, const float* data, std::int64_t count,
                   bool allow_negative_infinity = false);
+
+// `s` in double quotes, for error messages that echo names from files: control
+// characters are escaped (a NUL would cut the message short in JS) and anything
+// past 80 bytes is elided.
+std::string quote(std::string_view s);
 
 // Throws when `bytes` exceeds kMaxCallBytes.
 void check_budget(const char* op, double bytes);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,14 @@ inline constexpr std::size_t kMaxVocabulary = 1'000'000;
 // '▁' before the text and for every space, unmatched units as id 0 (runs merged).
 // `vocab` is the model's vocab.json: [[piece, score], ...]; the first 6 are reserved.
 std::unique_ptr<Tokenizer> make_sentencepiece_use(const Json& vocab, const std::string& what);
+
+// GPT-2's byte-level BPE from vocab.json (token → id) and merges.txt.
+std::unique_ptr<Tokenizer> make_byte_level_bpe(const Json& vocab, std::string_view merges);
+
+// The tokenizer a model's files hold: vocab.json + merges.txt (byte-level BPE), or a
+// [[piece, score], ...] vocab.json (Universal Sentence Encoder's SentencePiece).
+// nullptr when there is none AttnScope reads.
+std::unique_ptr<Tokenizer> make_tokenizer(const std::map<std::string, std::string>& files);
 
 // UTF-8 (WTF-8: lone surrogates allowed, as JS strings hold them) to UTF-16 code
 // units. Invalid bytes become U+FFFD.

@@ -18,10 +18,19 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files) {
   if (!archs || !archs->is_array() || archs->array().empty() || !archs->array()[0].is_string())
     throw Error("config.json: architectures must name the model's architecture, e.g. [\"BertModel\"]");
   const std::string& arch = archs->array()[0].string();
-  if (arch == "UniversalSentenceEncoderLite") return make_use_lite(config, files);
-  if (is_transformer(arch)) return make_transformer(arch, config, files, nullptr);
-  throw Error("loadModel: architecture \"" + arch +
-              "\" is not supported (supported: UniversalSentenceEncoderLite, BertModel, DistilBertModel, GPT2Model, "
+  std::unique_ptr<Model> model;
+  if (arch == "UniversalSentenceEncoderLite") model = make_use_lite(config, files);
+  if (is_transformer(arch)) model = make_transformer(arch, config, files, make_tokenizer(files));
+  if (model) {
+    // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
+    const Tokenizer* t = model->tokenizer();
+    if (t && t->vocab_size() > model->info().vocab_size)
+      throw Error("loadModel: the tokenizer has " + std::to_string(t->vocab_size()) +
+                  " entries, more than config.json's vocab_size=" + std::to_string(model->info().vocab_size));
+    return model;
+  }
+  throw Error("loadModel: architecture " + quote(arch) +
+              " is not supported (supported: UniversalSentenceEncoderLite, BertModel, DistilBertModel, GPT2Model, "
               "GPT2LMHeadModel, and BertFor*/DistilBertFor* checkpoints)");
 }
 

@@ -26,7 +26,7 @@ Activation activation_of(const std::string& name) {
   if (name == "gelu") return Activation::gelu;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::gelu_tanh;
   if (name == "relu") return Activation::relu;
-  throw Error("config.json: activation \"" + name + "\" is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+  throw Error("config.json: activation " + quote(name) + " is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
 }
 
 std::string string_field(const Json& config, const char* key, const std::string& fallback) {
@@ -152,7 +152,8 @@ std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::uniqu
          config_int(c, "max_position_embeddings", 1, 1'000'000)};
   check_heads(s);
   const std::string pe = string_field(c, "position_embedding_type", "absolute");
-  if (pe != "absolute") throw Error("config.json: position_embedding_type \"" + pe + "\" is not supported (absolute)");
+  if (pe != "absolute")
+    throw Error("config.json: position_embedding_type " + quote(pe) + " is not supported (absolute)");
   auto m = std::make_unique<Transformer>(s, std::move(tok));
   const std::string p = prefix_of(w, "bert.", "embeddings.word_embeddings.weight");
   const std::int64_t d = s.d_model;

@@ -54,10 +54,6 @@ class UseLite final : public Model {
     eps_ = static_cast<float>(config_number(config, "layer_norm_eps", 0, 1));
     const std::int64_t max_tokens = config_int(config, "max_position_embeddings", 1, 100000);
     if (embed % 2) throw Error("config.json: embedding_size must be even (sin and cos halves)");
-    // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
-    if (tokenizer_->vocab_size() > vocab)
-      throw Error("vocab.json: " + std::to_string(tokenizer_->vocab_size()) +
-                  " entries, more than config.json's vocab_size=" + std::to_string(vocab));
 
     word_ = w.read("embeddings.word", {vocab, embed});
     inv_timescales_ = w.read("embeddings.inv_timescales", {embed / 2});

@@ -28,12 +28,13 @@ class WeightStore {
     const Json* map = j.is_object() ? j.find("weight_map") : nullptr;
     if (!map || !map->is_object()) throw Error(index->first + ": weight_map is missing");
     for (const auto& [tensor, file] : map->object()) {
-      if (!file.is_string()) throw Error(index->first + ": weight_map[\"" + tensor + "\"] is not a file name");
+      if (!file.is_string()) throw Error(index->first + ": weight_map[" + quote(tensor) + "] is not a file name");
       bool seen = false;
       for (const auto& s : shards_) seen = seen || s.first == file.string();
       if (seen) continue;
       const auto shard = files.find(file.string());
-      if (shard == files.end()) throw Error("loadModel: shard " + file.string() + " is missing from the model's files");
+      if (shard == files.end())
+        throw Error("loadModel: shard " + quote(file.string()) + " is missing from the model's files");
       add(shard->first, shard->second);
     }
   }
@@ -48,7 +49,7 @@ class WeightStore {
   Tensor read(const std::string& name, const Shape& expected) const {
     for (const auto& s : shards_)
       if (s.second->contains(name)) return s.second->read(name, expected);
-    throw Error("loadModel: tensor \"" + name + "\" is missing from the model's weights");
+    throw Error("loadModel: tensor " + quote(name) + " is missing from the model's weights");
   }
 
   // Linear layers store [out, in]; AttnScope multiplies x·W, so W is read transposed to [in, out].

@@ -1,11 +1,15 @@
-// UTF-8 ⇄ UTF-16 for tokenizers that count UTF-16 code units, as JS strings do.
+// UTF-8 ⇄ code points ⇄ UTF-16 for the tokenizers. UTF-8 here may carry lone
+// surrogates (WTF-8), as JS strings can; other invalid bytes become U+FFFD.
 #include "attnscope/json.hpp"
 #include "attnscope/tokenizer.hpp"
+#include "unicode.hpp"
 
 namespace attnscope {
 
-std::u16string utf8_to_utf16(std::string_view s) {
-  std::u16string out;
+namespace unicode {
+
+std::vector<std::uint32_t> decode_utf8(std::string_view s) {
+  std::vector<std::uint32_t> out;
   out.reserve(s.size());
   std::size_t i = 0;
   while (i < s.size()) {
@@ -28,14 +32,31 @@ std::u16string utf8_to_utf16(std::string_view s) {
       ok = (c & 0xC0) == 0x80;
       cp = (cp << 6) | (c & 0x3F);
     }
-    // Overlong forms and values past U+10FFFF are invalid; surrogates are kept (WTF-8).
+    // Overlong forms and values past U+10FFFF are invalid.
     static constexpr std::uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
     if (!ok || cp < kMin[len] || cp > 0x10FFFF) {
-      out += u'\uFFFD';
+      out.push_back(0xFFFD);
       i += 1;
       continue;
     }
+    out.push_back(cp);
     i += len;
+  }
+  return out;
+}
+
+std::string encode_utf8(const std::vector<std::uint32_t>& cps, std::size_t begin, std::size_t end) {
+  std::string out;
+  for (std::size_t i = begin; i < end; ++i) append_utf8(out, cps[i]);
+  return out;
+}
+
+}  // namespace unicode
+
+std::u16string utf8_to_utf16(std::string_view s) {
+  std::u16string out;
+  out.reserve(s.size());
+  for (std::uint32_t cp : unicode::decode_utf8(s)) {
     if (cp >= 0x10000) {
       cp -= 0x10000;
       out += static_cast<char16_t>(0xD800 + (cp >> 10));

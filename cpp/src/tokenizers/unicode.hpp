@@ -1,0 +1,34 @@
+// Unicode classes for the tokenizers, from ranges generated off the JS regex
+// engine (make_unicode_tables.mjs), so C++ and the JS references agree.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnscope::unicode {
+
+struct CodePointRange {
+  std::uint32_t first, last;
+};
+
+#include "unicode_tables.inc"
+
+template <std::size_t N>
+bool in(const CodePointRange (&table)[N], std::uint32_t cp) {
+  const auto it = std::upper_bound(std::begin(table), std::end(table), cp,
+                                   [](std::uint32_t c, const CodePointRange& r) { return c < r.first; });
+  return it != std::begin(table) && cp <= (it - 1)->last;
+}
+
+inline bool is_letter(std::uint32_t cp) { return in(kLetter, cp); }
+inline bool is_number(std::uint32_t cp) { return in(kNumber, cp); }
+inline bool is_js_space(std::uint32_t cp) { return in(kJsSpace, cp); }
+
+// UTF-8 (WTF-8 surrogates allowed) to code points; invalid bytes become U+FFFD.
+std::vector<std::uint32_t> decode_utf8(std::string_view s);
+std::string encode_utf8(const std::vector<std::uint32_t>& cps, std::size_t begin, std::size_t end);
+
+}  // namespace attnscope::unicode
