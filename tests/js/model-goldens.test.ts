@@ -61,6 +61,20 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     gpt2.dispose();
   });
 
+  it('runs BERT from text with the vocab.txt beside its weights', async () => {
+    const words = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', '.', '##s'];
+    const vocab = [...words, ...Array.from({ length: 64 - words.length }, (_, i) => `w${i}`)];
+    const files = { ...filesOf('bert'), 'vocab.txt': new TextEncoder().encode(vocab.join('\n')) };
+    const model = await engine.loadModel({ files });
+    const fromText = model.run('The cats sat on the [MASK].');
+    expect(fromText.tokens).toEqual(['[CLS]', 'the', 'cat', '##s', 'sat', 'on', 'the', '[MASK]', '.', '[SEP]']);
+    expect(Array.from(fromText.ids)).toEqual([2, 5, 6, 11, 7, 8, 5, 4, 10, 3]);
+    const fromIds = model.run(fromText.ids);
+    expect(fromIds.tokens).toEqual(fromText.tokens);
+    expect(fromIds.attentions).toEqual(fromText.attentions);
+    model.dispose();
+  });
+
   it('refuses checkpoints that do not match their config, naming the tensor', async () => {
     const files = filesOf('bert');
     const config = JSON.parse(new TextDecoder().decode(files['config.json']));

@@ -42,9 +42,10 @@ std::unique_ptr<Tokenizer> make_sentencepiece_use(const Json& vocab, const std::
 // GPT-2's byte-level BPE from vocab.json (token → id) and merges.txt.
 std::unique_ptr<Tokenizer> make_byte_level_bpe(const Json& vocab, std::string_view merges);
 
-// The tokenizer a model's files hold: vocab.json + merges.txt (byte-level BPE), or a
-// [[piece, score], ...] vocab.json (Universal Sentence Encoder's SentencePiece).
-// nullptr when there is none AttnScope reads.
+// The tokenizer a model's files hold: tokenizer.json (WordPiece or BPE), vocab.txt
+// (+ tokenizer_config.json; BERT's WordPiece), vocab.json + merges.txt (GPT-2's
+// byte-level BPE), or a [[piece, score], ...] vocab.json (Universal Sentence
+// Encoder's SentencePiece). nullptr when there is none AttnScope reads.
 std::unique_ptr<Tokenizer> make_tokenizer(const std::map<std::string, std::string>& files);
 
 // UTF-8 (WTF-8: lone surrogates allowed, as JS strings hold them) to UTF-16 code

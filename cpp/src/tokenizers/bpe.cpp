@@ -170,7 +170,42 @@ std::unique_ptr<Tokenizer> make_byte_level_bpe(const Json& vocab, std::string_vi
   return std::make_unique<ByteLevelBpe>(vocab, merges);
 }
 
+std::unique_ptr<Tokenizer> make_wordpiece_from_vocab_txt(std::string_view text, const Json* tokenizer_config);
+std::unique_ptr<Tokenizer> make_wordpiece_from_tokenizer_json(const Json& j);
+
 std::unique_ptr<Tokenizer> make_tokenizer(const std::map<std::string, std::string>& files) {
+  const auto tokenizer_json = files.find("tokenizer.json");
+  if (tokenizer_json != files.end()) {
+    const Json j = Json::parse(tokenizer_json->second, "tokenizer.json");
+    const Json* model = j.is_object() ? j.find("model") : nullptr;
+    const Json* type = model ? model->find("type") : nullptr;
+    const std::string kind = type && type->is_string() ? type->string() : "";
+    if (kind == "WordPiece") return make_wordpiece_from_tokenizer_json(j);
+    if (kind == "BPE") {
+      const Json* vocab = model->find("vocab");
+      const Json* merges = model->find("merges");
+      if (!vocab || !merges || !merges->is_array())
+        throw Error("tokenizer.json: model.vocab or model.merges is missing");
+      std::string lines;  // merges as "a b" strings or [a, b] pairs → merges.txt form
+      for (const Json& m : merges->array()) {
+        if (m.is_string())
+          lines += m.string() + "\n";
+        else if (m.is_array() && m.array().size() == 2 && m.array()[0].is_string() && m.array()[1].is_string())
+          lines += m.array()[0].string() + " " + m.array()[1].string() + "\n";
+        else
+          throw Error("tokenizer.json: a merge is neither \"a b\" nor [a, b]");
+      }
+      return make_byte_level_bpe(*vocab, lines);
+    }
+    throw Error("tokenizer.json: model type " + quote(kind) + " is not supported (WordPiece, BPE)");
+  }
+  const auto vocab_txt = files.find("vocab.txt");
+  if (vocab_txt != files.end()) {
+    const auto config = files.find("tokenizer_config.json");
+    if (config == files.end()) return make_wordpiece_from_vocab_txt(vocab_txt->second, nullptr);
+    const Json c = Json::parse(config->second, "tokenizer_config.json");
+    return make_wordpiece_from_vocab_txt(vocab_txt->second, &c);
+  }
   const auto vocab = files.find("vocab.json");
   const auto merges = files.find("merges.txt");
   if (vocab != files.end() && merges != files.end())

@@ -14,6 +14,11 @@ struct CodePointRange {
   std::uint32_t first, last;
 };
 
+// cp maps to `length` code points starting at `offset` in the table's pool.
+struct CodePointMapping {
+  std::uint32_t cp, offset, length;
+};
+
 #include "unicode_tables.inc"
 
 template <std::size_t N>
@@ -26,6 +31,15 @@ bool in(const CodePointRange (&table)[N], std::uint32_t cp) {
 inline bool is_letter(std::uint32_t cp) { return in(kLetter, cp); }
 inline bool is_number(std::uint32_t cp) { return in(kNumber, cp); }
 inline bool is_js_space(std::uint32_t cp) { return in(kJsSpace, cp); }
+inline bool is_punctuation(std::uint32_t cp) { return in(kPunctuation, cp); }
+inline bool is_nonspacing_mark(std::uint32_t cp) { return in(kNonspacingMark, cp); }
+
+// JS String.prototype.toLowerCase, code point by code point, with its one
+// context rule (Final_Sigma: 'Σ' ending a word becomes 'ς').
+std::vector<std::uint32_t> to_lower(const std::vector<std::uint32_t>& cps);
+// Canonical decomposition (NFD) code point by code point; the canonical
+// reordering of combining marks is not applied (BERT removes them anyway).
+std::vector<std::uint32_t> decompose(const std::vector<std::uint32_t>& cps);
 
 // UTF-8 (WTF-8 surrogates allowed) to code points; invalid bytes become U+FFFD.
 std::vector<std::uint32_t> decode_utf8(std::string_view s);
