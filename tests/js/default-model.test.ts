@@ -175,7 +175,7 @@ describe('default model: Universal Sentence Encoder lite', () => {
       'config.json: num_hidden_layers must be a whole number from 1 to 64',
     );
     await expect(engine.loadModel('gpt-5' as never)).rejects.toThrow(
-      "loadModel: source must be 'default' or { files }",
+      "loadModel: source must be 'default', { hub } or { files }",
     );
     expect(model.run('still works').tokens.length).toBeGreaterThan(0);
   });

@@ -46,7 +46,22 @@ async function download(name: string, url: URL): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** Hub downloads in the Cache API, where the page has it (secure contexts). */
+const hubCache = {
+  async open() {
+    return typeof caches === 'undefined' ? undefined : caches.open('attnscope-hub-v1').catch(() => undefined);
+  },
+  async get(url: string) {
+    const response = await (await this.open())?.match(url);
+    return response ? new Uint8Array(await response.arrayBuffer()) : undefined;
+  },
+  async put(url: string, bytes: Uint8Array) {
+    await (await this.open())?.put(url, new Response(bytes as Uint8Array<ArrayBuffer>)).catch(() => undefined);
+  },
+};
+
 const platform: Platform = {
+  hubCache,
   async defaultModel() {
     const entries = await Promise.all(Object.entries(DEFAULT_MODEL).map(async ([n, u]) => [n, await download(n, u)]));
     return Object.fromEntries(entries);

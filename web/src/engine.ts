@@ -19,6 +19,7 @@ import type {
   MultiHeadResult,
   Tensor,
 } from './types.js';
+import { fetchHubModel } from './hub.js';
 import {
   type Platform,
   type RawModelHandle,
@@ -222,7 +223,7 @@ class WasmEngine implements Engine {
     const given = (source as { files?: unknown } | null)?.files;
     if (typeof given !== 'object' || given === null)
       throw new Error(
-        `${op}: source must be ${op === 'loadModel' ? "'default' or " : ''}{ files }, got ${typeName(source)}`,
+        `${op}: source must be ${op === 'loadModel' ? "'default', { hub } or " : ''}{ files }, got ${typeName(source)}`,
       );
     const files: Record<string, Uint8Array> = {};
     for (const [name, value] of Object.entries(given as ModelFiles))
@@ -248,7 +249,12 @@ class WasmEngine implements Engine {
   async loadModel(source: ModelSource): Promise<Model> {
     const op = 'loadModel';
     this.live(op);
-    const files = source === 'default' ? await this.platform.defaultModel() : await this.readFiles(op, source);
+    const files =
+      source === 'default'
+        ? await this.platform.defaultModel()
+        : typeof source === 'object' && source !== null && 'hub' in source
+          ? await fetchHubModel(source, this.platform.hubCache)
+          : await this.readFiles(op, source);
     const handle = new this.module.ModelHandle();
     const result = handle.load(files);
     if (typeof result.error === 'string') {

@@ -4,7 +4,10 @@
  * fetch path does not work for files in Node).
  * @packageDocumentation
  */
-import { readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -19,8 +22,35 @@ const require = createRequire(import.meta.url);
 const wasmDir = fileURLToPath(new URL('./wasm/node/', import.meta.url));
 const defaultModelDir = fileURLToPath(new URL('./models/default/', import.meta.url));
 
+/** Hub downloads, one file per URL, under $ATTNSCOPE_CACHE_DIR (default ~/.cache/attnscope). */
+const hubCache = {
+  path(url: string) {
+    const dir = process.env.ATTNSCOPE_CACHE_DIR || join(homedir(), '.cache', 'attnscope');
+    return join(dir, 'hub', createHash('sha256').update(url).digest('hex'));
+  },
+  async get(url: string) {
+    try {
+      return new Uint8Array(await readFile(this.path(url)));
+    } catch {
+      return undefined;
+    }
+  },
+  async put(url: string, bytes: Uint8Array) {
+    const path = this.path(url);
+    try {
+      await mkdir(join(path, '..'), { recursive: true });
+      const partial = `${path}.${process.pid}.partial`; // renamed into place only when complete
+      await writeFile(partial, bytes);
+      await rename(partial, path);
+    } catch {
+      // A cache that cannot be written (read-only home, full disk) only costs a download next time.
+    }
+  },
+};
+
 /** Model files from disk: the embedded default, or paths given in `{ files }`. */
 const platform: Platform = {
+  hubCache,
   async defaultModel() {
     const files: Record<string, Uint8Array> = {};
     for (const name of DEFAULT_MODEL_FILES) files[name] = await readFile(defaultModelDir + name);

@@ -32,6 +32,8 @@ export interface RawTokenizerHandle {
 export interface Platform {
   /** The embedded default model's files. */
   defaultModel(): Promise<Record<string, Uint8Array>>;
+  /** The cache for Hub downloads, if the platform has one. */
+  hubCache?: import('./hub.js').HubCache;
   /** Bytes of one file value from a `{ files }` source; `op` names the call in errors. */
   read(op: string, name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
 }

@@ -147,12 +147,37 @@ export interface ModelInfo {
 /** A model's files. Values are bytes, or (in Node) paths to read. */
 export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string>;
 
+/** Progress of a Hub download, reported per file as bytes arrive. */
+export interface HubProgress {
+  file: string;
+  loaded: number;
+  /** From the server's content-length, when it sends one. */
+  total?: number;
+  /** Served from the cache (Cache API in browsers, a folder in Node) without downloading. */
+  cached: boolean;
+}
+
+/** A model on the Hugging Face Hub, or a server with its URL layout. */
+export interface HubSource {
+  /** A model id, e.g. `bert-base-uncased` or `sentence-transformers/all-MiniLM-L6-v2`. */
+  hub: string;
+  /** Default `https://huggingface.co`; files are fetched from `<baseUrl>/<id>/resolve/<revision>/<file>`. */
+  baseUrl?: string;
+  /** Branch, tag or commit. Default `main`. */
+  revision?: string;
+  onProgress?: (progress: HubProgress) => void;
+  /** Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true. */
+  cache?: boolean;
+}
+
 /** Where {@link Engine.loadModel} gets a model. */
 export type ModelSource =
   /** The embedded Universal Sentence Encoder lite (2 layers × 4 heads), offline. */
   | 'default'
   /** config.json, model.safetensors and the tokenizer's files (e.g. vocab.json). */
-  | { files: ModelFiles };
+  | { files: ModelFiles }
+  /** Downloaded from the Hugging Face Hub and cached. */
+  | HubSource;
 
 /** Options of {@link Model.run}. */
 export interface RunOptions {

@@ -1,0 +1,25 @@
+// A model of bert-base-uncased's size (110M parameters, 440 MB in F32) loads and
+// runs in the wasm heap, and its peak memory is what the README states.
+import { expect, it } from 'vitest';
+
+import { createEngine } from '../../dist/node.js';
+import { bertCheckpoint } from './checkpoints.js';
+
+it('loads and runs a bert-base-sized checkpoint within the heap limit', async () => {
+  const { params, files } = bertCheckpoint();
+  expect(params).toBeGreaterThan(109_000_000);
+  const engine = await createEngine({ threads: 2 });
+  const model = await engine.loadModel({ files });
+  const loaded = engine.memory();
+  const ids = Array.from({ length: 128 }, (_, i) => 1000 + i);
+  const r = model.run(ids);
+  expect(r.shape).toEqual([12, 12, 128, 128]);
+  expect(r.attentions.every(Number.isFinite)).toBe(true);
+  const peak = engine.memory().heapBytes;
+  console.log(
+    `bert-base-sized model: ${(params / 1e6).toFixed(1)}M parameters; wasm heap after load ${(loaded.heapBytes / 2 ** 20).toFixed(0)} MiB ` +
+      `(${(loaded.allocatedBytes / 2 ** 20).toFixed(0)} MiB in use), after a 128-token run ${(peak / 2 ** 20).toFixed(0)} MiB`,
+  );
+  expect(peak).toBeLessThan(2 ** 31);
+  engine.dispose();
+}, 120_000);

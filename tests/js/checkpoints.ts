@@ -1,0 +1,75 @@
+// Random checkpoints with the Hub's tensor names and shapes, made in memory for
+// size and speed tests (weights are irrelevant there; shapes are not).
+
+/** A safetensors file holding `tensors` (name → shape), F32 values from a fast PRNG. */
+export function randomSafetensors(tensors: Record<string, number[]>, seed = 1): Uint8Array {
+  const header: Record<string, unknown> = {};
+  let offset = 0;
+  for (const [name, shape] of Object.entries(tensors)) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const file = new Uint8Array(8 + json.length + offset);
+  new DataView(file.buffer).setBigUint64(0, BigInt(json.length), true);
+  file.set(new TextEncoder().encode(json), 8);
+  const values = new Float32Array(file.buffer, 8 + json.length, offset / 4);
+  let s = seed >>> 0;
+  for (let i = 0; i < values.length; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    values[i] = (s / 2 ** 32 - 0.5) * 0.1;
+  }
+  return file;
+}
+
+/** config.json and model.safetensors of a BERT with bert-base-uncased's shapes by default. */
+export function bertCheckpoint(o: { layers?: number; hidden?: number; heads?: number; vocab?: number } = {}) {
+  const { layers = 12, hidden: d = 768, heads = 12, vocab = 30522 } = o;
+  const ffn = 4 * d;
+  const t: Record<string, number[]> = {
+    'embeddings.word_embeddings.weight': [vocab, d],
+    'embeddings.position_embeddings.weight': [512, d],
+    'embeddings.token_type_embeddings.weight': [2, d],
+    'embeddings.LayerNorm.weight': [d],
+    'embeddings.LayerNorm.bias': [d],
+  };
+  for (let l = 0; l < layers; l++) {
+    const p = `encoder.layer.${l}.`;
+    for (const m of ['attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense']) {
+      t[`${p}${m}.weight`] = [d, d];
+      t[`${p}${m}.bias`] = [d];
+    }
+    t[`${p}intermediate.dense.weight`] = [ffn, d];
+    t[`${p}intermediate.dense.bias`] = [ffn];
+    t[`${p}output.dense.weight`] = [d, ffn];
+    t[`${p}output.dense.bias`] = [d];
+    for (const ln of ['attention.output.LayerNorm', 'output.LayerNorm']) {
+      t[`${p}${ln}.weight`] = [d];
+      t[`${p}${ln}.bias`] = [d];
+    }
+  }
+  t['pooler.dense.weight'] = [d, d];
+  t['pooler.dense.bias'] = [d];
+  const config = {
+    architectures: ['BertModel'],
+    hidden_size: d,
+    num_hidden_layers: layers,
+    num_attention_heads: heads,
+    intermediate_size: ffn,
+    hidden_act: 'gelu',
+    layer_norm_eps: 1e-12,
+    vocab_size: vocab,
+    max_position_embeddings: 512,
+    type_vocab_size: 2,
+  };
+  const params = Object.values(t).reduce((sum, shape) => sum + shape.reduce((a, b) => a * b, 1), 0);
+  return {
+    params,
+    files: {
+      'config.json': new TextEncoder().encode(JSON.stringify(config)),
+      'model.safetensors': randomSafetensors(t),
+    },
+  };
+}

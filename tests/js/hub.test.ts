@@ -1,0 +1,144 @@
+// Loading from the Hub over real HTTP: a loopback server in the Hub's URL layout
+// (<base>/<id>/resolve/<revision>/<file>) serves tiny models, and some failures.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
+
+const golden = new URL('../golden/models/', import.meta.url);
+const read = (model: string) =>
+  Object.fromEntries(
+    readdirSync(new URL(`${model}/`, golden))
+      .filter((f) => f !== 'golden.json')
+      .map((f) => [f, readFileSync(new URL(`${model}/${f}`, golden))]),
+  );
+const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', '.', '##s'];
+const vocabTxt = Buffer.from([...VOCAB, ...Array.from({ length: 52 }, (_, i) => `w${i}`)].join('\n'));
+
+// id → files; the server answers 404 for anything else.
+const REPOS: Record<string, Record<string, Buffer>> = {
+  'org/tiny-bert': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'tiny-bert-sharded': { ...read('bert-sharded'), 'vocab.txt': vocabTxt },
+  'org/truncated': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'org/wrong-length': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'org/no-weights': { 'config.json': read('bert')['config.json'] },
+};
+
+let server: Server;
+let base: string;
+const requests: string[] = [];
+
+beforeAll(async () => {
+  process.env.ATTNSCOPE_CACHE_DIR = mkdtempSync(join(tmpdir(), 'attnscope-cache-'));
+  server = createServer((req, res) => {
+    requests.push(req.url!);
+    const m = /^\/(.+)\/resolve\/main\/([^/]+)$/.exec(req.url!);
+    const body = m && REPOS[m[1]]?.[m[2]];
+    if (!m || !body) {
+      res.writeHead(404).end('Entry not found');
+      return;
+    }
+    if (m[1] === 'org/truncated' && m[2] === 'model.safetensors') {
+      res.writeHead(200, { 'content-length': body.length });
+      res.write(body.subarray(0, body.length >> 1));
+      setTimeout(() => res.destroy(), 20); // the connection drops mid-file
+      return;
+    }
+    if (m[1] === 'org/wrong-length' && m[2] === 'model.safetensors') {
+      res.writeHead(200, { 'content-length': body.length + 100, connection: 'close' });
+      res.end(body);
+      return;
+    }
+    res.writeHead(200, { 'content-length': body.length }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(() => {
+  server.close();
+  rmSync(process.env.ATTNSCOPE_CACHE_DIR!, { recursive: true, force: true });
+});
+
+describe('loadModel({ hub })', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ threads: 2 });
+  });
+  afterAll(() => engine.dispose());
+
+  it('downloads config, tokenizer and weights over HTTP, reporting progress, then runs', async () => {
+    const progress: HubProgress[] = [];
+    const model = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base, onProgress: (p) => progress.push(p) });
+    const files = new Set(progress.map((p) => p.file));
+    expect([...files]).toEqual(['config.json', 'vocab.txt', 'model.safetensors']);
+    const last = progress.filter((p) => p.file === 'model.safetensors').at(-1)!;
+    expect(last).toMatchObject({ cached: false, total: REPOS['org/tiny-bert']['model.safetensors'].length });
+    expect(last.loaded).toBe(last.total);
+    expect(requests).toContain('/org/tiny-bert/resolve/main/tokenizer.json'); // asked for, answered 404
+    const r = model.run('The cat sat.');
+    expect(r.tokens).toEqual(['[CLS]', 'the', 'cat', 'sat', '.', '[SEP]']);
+    const local = await engine.loadModel({ files: { ...REPOS['org/tiny-bert'] } });
+    expect(local.run('The cat sat.').attentions).toEqual(r.attentions);
+  });
+
+  it('serves a second load from the cache without downloading', async () => {
+    const before = requests.length;
+    const progress: HubProgress[] = [];
+    await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base, onProgress: (p) => progress.push(p) });
+    const downloaded = requests
+      .slice(before)
+      .filter((u) => !u.endsWith('tokenizer.json') && !u.endsWith('_config.json'));
+    expect(downloaded).toEqual([]);
+    expect(progress.every((p) => p.cached)).toBe(true);
+  });
+
+  it('loads sharded weights listed by model.safetensors.index.json', async () => {
+    const model = await engine.loadModel({ hub: 'tiny-bert-sharded', baseUrl: base, cache: false });
+    expect(model.run('the mat').tokens).toEqual(['[CLS]', 'the', 'mat', '[SEP]']);
+    expect(requests).toContain('/tiny-bert-sharded/resolve/main/model-00003-of-00003.safetensors');
+  });
+
+  it('a missing model, missing weights, a truncated download and a wrong content-length are clear errors', async () => {
+    await expect(engine.loadModel({ hub: 'org/missing', baseUrl: base })).rejects.toThrow(
+      'loadModel: org/missing has no config.json on the Hub (every model needs one)',
+    );
+    await expect(engine.loadModel({ hub: 'org/no-weights', baseUrl: base })).rejects.toThrow(
+      'loadModel: org/no-weights has no model.safetensors.index.json on the Hub (nor model.safetensors',
+    );
+    await expect(engine.loadModel({ hub: 'org/truncated', baseUrl: base })).rejects.toThrow(
+      /loadModel: the download of model.safetensors (was cut short|is truncated)/,
+    );
+    await expect(engine.loadModel({ hub: 'org/wrong-length', baseUrl: base })).rejects.toThrow(
+      /loadModel: the download of model.safetensors (was cut short|is truncated)/,
+    );
+    // Nothing incomplete was cached: trying again downloads again.
+    const before = requests.length;
+    await expect(engine.loadModel({ hub: 'org/truncated', baseUrl: base })).rejects.toThrow();
+    expect(requests.slice(before)).toContain('/org/truncated/resolve/main/model.safetensors');
+    await expect(engine.loadModel({ hub: 'org/x', baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(
+      'loadModel: could not reach http://127.0.0.1:9/org/x/resolve/main/config.json',
+    );
+  });
+
+  it('validates ids, revisions and base URLs before fetching anything', async () => {
+    const before = requests.length;
+    for (const hub of ['', '../etc/passwd', 'a/b/c', 'org/..', '.hidden', 'https://evil.example/x', 'a b', 42])
+      await expect(engine.loadModel({ hub: hub as string, baseUrl: base })).rejects.toThrow('is not a Hub model id');
+    await expect(engine.loadModel({ hub: 'ok', baseUrl: base, revision: '../main' })).rejects.toThrow(
+      'loadModel: revision "../main" is not a branch, tag or commit name',
+    );
+    await expect(engine.loadModel({ hub: 'ok', baseUrl: 'ftp://example.com' })).rejects.toThrow(
+      'loadModel: baseUrl must be http(s), got ftp:',
+    );
+    expect(requests.length).toBe(before);
+  });
+
+  it('keeps working after failed loads', async () => {
+    const model = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base });
+    expect(model.run('the cat').tokens.length).toBe(4);
+  });
+});
