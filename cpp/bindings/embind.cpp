@@ -363,6 +363,11 @@ class ModelHandle {
       if (!model_) throw Error("run: no model is loaded");
       RunOptions o;
       o.return_projections = flag(opts, "returnProjections", false);
+      if (!opts["attentionMask"].isUndefined()) {
+        const val m = opts["attentionMask"];
+        o.attention_mask.resize(m["length"].as<std::size_t>());
+        val(emscripten::typed_memory_view(o.attention_mask.size(), o.attention_mask.data())).call<void>("set", m);
+      }
       ModelRun r;
       if (input.isString()) {
         r = model_->run(engine.runtime(), input.as<std::string>(), o);

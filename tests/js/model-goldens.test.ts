@@ -75,6 +75,35 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     model.dispose();
   });
 
+  it('hides padding behind an attention mask: real tokens see exactly what they see unpadded', async () => {
+    for (const name of ['bert', 'gpt2-f16']) {
+      const model = await engine.loadModel({ files: filesOf(name) });
+      const ids = [5, 9, 12, 3, 7];
+      const plain = model.run(ids);
+      const padded = model.run([...ids, 0, 0, 0], { attentionMask: [1, 1, 1, 1, 1, 0, 0, 0] });
+      const [layers, heads] = plain.shape;
+      const n = ids.length;
+      const m = n + 3;
+      let worst = 0;
+      for (let b = 0; b < layers * heads; b++)
+        for (let i = 0; i < n; i++)
+          for (let j = 0; j < m; j++) {
+            const got = padded.attentions[(b * m + i) * m + j];
+            const want = j < n ? plain.attentions[(b * n + i) * n + j] : 0;
+            worst = Math.max(worst, Math.abs(got - want));
+          }
+      for (let i = 0; i < n * 32; i++) worst = Math.max(worst, Math.abs(padded.hidden.data[i] - plain.hidden.data[i]));
+      expect(worst, name).toBeLessThan(1e-5);
+      expect(() => model.run(ids, { attentionMask: [1, 1] })).toThrowError(
+        'run: attentionMask has 2 entries but there are 5 tokens',
+      );
+      expect(() => model.run(ids, { attentionMask: [1, 1, 2, 1, 1] })).toThrowError(
+        'run: attentionMask[2] must be 0 or 1, got 2',
+      );
+      model.dispose();
+    }
+  });
+
   it('refuses checkpoints that do not match their config, naming the tensor', async () => {
     const files = filesOf('bert');
     const config = JSON.parse(new TextDecoder().decode(files['config.json']));

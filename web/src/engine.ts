@@ -123,6 +123,20 @@ function idsOf(op: string, input: unknown): Int32Array {
   return ids;
 }
 
+/** A per-token 0/1 mask as a Uint8Array, or an Error naming the first bad entry. */
+function attentionMaskOf(op: string, input: unknown): Uint8Array {
+  const like = input as ArrayLike<unknown> | null;
+  if (typeof like !== 'object' || like === null || typeof like.length !== 'number')
+    throw new Error(`${op}: attentionMask must be an array of 0s and 1s, got ${typeName(input)}`);
+  const mask = new Uint8Array(like.length);
+  for (let i = 0; i < like.length; i++) {
+    if (like[i] !== 0 && like[i] !== 1)
+      throw new Error(`${op}: attentionMask[${i}] must be 0 or 1, got ${String(like[i])}`);
+    mask[i] = like[i] as number;
+  }
+  return mask;
+}
+
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Text as a tokenizer expects it: well-formed, then normalized with the host's Unicode tables. */
@@ -184,7 +198,8 @@ class WasmModel implements Model {
 
   run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult {
     const op = 'run';
-    const o = checkOptions(op, options, { returnProjections: 'boolean' });
+    const o = checkOptions(op, options, { returnProjections: 'boolean', attentionMask: 'other' });
+    if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
     let r;
     if (typeof input === 'string') {
       const { handle, normalized } = this.live(op, input);

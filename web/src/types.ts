@@ -183,6 +183,11 @@ export type ModelSource =
 export interface RunOptions {
   /** Also return every layer's per-head q, k and v. Default false. */
   returnProjections?: boolean;
+  /**
+   * One entry per token (after special tokens are added), 1 = real, 0 = padding: padding
+   * keys are hidden from every query in every layer. Default: every token is real.
+   */
+  attentionMask?: ArrayLike<number>;
 }
 
 /** What {@link Model.run} returns. `n` is the number of tokens after truncation. */

@@ -25,6 +25,9 @@ struct ModelInfo {
 
 struct RunOptions {
   bool return_projections = false;  // keep every layer's per-head q, k, v
+  // One entry per token, 1 = real, 0 = padding: padding keys are hidden from every
+  // query in every layer (with causality too, in decoders). Empty: all real.
+  std::vector<std::uint8_t> attention_mask;
 };
 
 struct ModelRun {
@@ -40,6 +43,10 @@ struct ModelRun {
 
 // A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
 using ModelFiles = std::map<std::string, std::string>;
+
+// The [n, n] keep mask (row-major) hiding the padding keys of `options.attention_mask`
+// from every query; empty when there is no mask. Throws if the mask is too short.
+std::vector<std::uint8_t> padding_mask(const RunOptions& options, std::size_t n);
 
 class Model {
  public:

@@ -57,6 +57,18 @@ ModelRun prepare(const ModelInfo& info, Encoding e) {
 
 }  // namespace
 
+// The [n, n] keep mask that hides padding keys from every query, or an empty one.
+std::vector<std::uint8_t> padding_mask(const RunOptions& o, std::size_t n) {
+  if (o.attention_mask.empty()) return {};
+  if (o.attention_mask.size() < n)
+    throw Error("run: attentionMask has " + std::to_string(o.attention_mask.size()) + " entries but there are " +
+                std::to_string(n) + " tokens");
+  std::vector<std::uint8_t> keep(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) keep[i * n + j] = o.attention_mask[j] ? 1 : 0;
+  return keep;
+}
+
 ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
   if (!tokenizer_)
     throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");

@@ -72,6 +72,8 @@ class Transformer final : public Model {
     mo.heads = spec_.heads;
     mo.causal = spec_.causal;
     mo.return_projections = o.return_projections;
+    const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));
+    if (!padding.empty()) mo.mask = Mask::keep_mask(padding.data(), {n, n});
     for (std::size_t l = 0; l < blocks.size(); ++l) {
       const Block& b = blocks[l];
       const MultiHeadParams p{b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(),

@@ -114,6 +114,8 @@ class UseLite final : public Model {
     MultiHeadOptions mo;
     mo.heads = heads_;
     mo.return_projections = o.return_projections;
+    const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));
+    if (!padding.empty()) mo.mask = Mask::keep_mask(padding.data(), {n, n});
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       const Layer& L = layers_[l];
       const Matrix y = layers::layer_norm(x, L.norm1_scale, L.norm1_bias, eps_);
