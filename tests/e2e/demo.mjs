@@ -25,18 +25,19 @@ execFileSync('npx', ['vite', 'build', '--config', 'web/demo/vite.config.ts', '--
 });
 
 const TYPES = {
+  '.mjs': 'text/javascript',
   '.svg': 'image/svg+xml',
   '.html': 'text/html',
   '.js': 'text/javascript',
   '.css': 'text/css',
   '.wasm': 'application/wasm',
 };
-function serve(isolated) {
+function serve(isolated, dir = site) {
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-    let file = join(site, path);
+    let file = join(dir, path);
     if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
-    if (!file.startsWith(site) || !existsSync(file)) {
+    if (!file.startsWith(dir) || !existsSync(file)) {
       res.writeHead(404).end('not found');
       return;
     }
@@ -206,6 +207,24 @@ for (const { name, isolated, start } of targets) {
   await server.close();
 }
 engine.dispose();
+
+// The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.
+await check('browser: a bert-base-sized model (109.5M parameters) loads and runs in a Web Worker', async () => {
+  const server = await serve(true, root);
+  const page = await browser.newPage();
+  try {
+    await page.goto(`http://127.0.0.1:${server.address().port}/tests/e2e/big-model.html`);
+    await page.waitForFunction(() => document.title !== 'pending', null, { timeout: 120_000 });
+    const report = JSON.parse(await page.title());
+    assert(!report.error, report.error);
+    assert(report.params > 109e6 && report.build === 'simd-threads', JSON.stringify(report));
+    assert(JSON.stringify(report.shape) === '[12,12,128,128]' && report.finite, JSON.stringify(report));
+    console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
+  } finally {
+    await page.close();
+    server.close();
+  }
+});
 
 await browser.close();
 console.log(`${passes} passed, ${failures} failed`);

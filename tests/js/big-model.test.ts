@@ -3,7 +3,7 @@
 import { expect, it } from 'vitest';
 
 import { createEngine } from '../../dist/node.js';
-import { bertCheckpoint } from './checkpoints.js';
+import { bertCheckpoint } from '../checkpoints.mjs';
 
 it('loads and runs a bert-base-sized checkpoint within the heap limit', async () => {
   const { params, files } = bertCheckpoint();

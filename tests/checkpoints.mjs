@@ -1,9 +1,15 @@
 // Random checkpoints with the Hub's tensor names and shapes, made in memory for
-// size and speed tests (weights are irrelevant there; shapes are not).
+// size and speed tests (weights are irrelevant there; shapes are not). Plain JS:
+// Vitest in Node and the browser test's Worker both import it.
 
-/** A safetensors file holding `tensors` (name → shape), F32 values from a fast PRNG. */
-export function randomSafetensors(tensors: Record<string, number[]>, seed = 1): Uint8Array {
-  const header: Record<string, unknown> = {};
+/**
+ * A safetensors file holding `tensors` (name → shape), F32 values from a fast PRNG.
+ * @param {Record<string, number[]>} tensors
+ * @returns {Uint8Array}
+ */
+export function randomSafetensors(tensors, seed = 1) {
+  /** @type {Record<string, unknown>} */
+  const header = {};
   let offset = 0;
   for (const [name, shape] of Object.entries(tensors)) {
     const bytes = shape.reduce((a, b) => a * b, 1) * 4;
@@ -24,11 +30,16 @@ export function randomSafetensors(tensors: Record<string, number[]>, seed = 1): 
   return file;
 }
 
-/** config.json and model.safetensors of a BERT with bert-base-uncased's shapes by default. */
-export function bertCheckpoint(o: { layers?: number; hidden?: number; heads?: number; vocab?: number } = {}) {
+/**
+ * config.json and model.safetensors of a BERT with bert-base-uncased's shapes by default.
+ * @param {{ layers?: number, hidden?: number, heads?: number, vocab?: number }} o
+ * @returns {{ params: number, files: Record<string, Uint8Array> }}
+ */
+export function bertCheckpoint(o = {}) {
   const { layers = 12, hidden: d = 768, heads = 12, vocab = 30522 } = o;
   const ffn = 4 * d;
-  const t: Record<string, number[]> = {
+  /** @type {Record<string, number[]>} */
+  const t = {
     'embeddings.word_embeddings.weight': [vocab, d],
     'embeddings.position_embeddings.weight': [512, d],
     'embeddings.token_type_embeddings.weight': [2, d],
