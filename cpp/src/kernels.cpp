@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gemm.hpp"
+
 namespace attnscope::kernels {
 
 namespace {
@@ -45,6 +47,7 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
   // Without a weights output, each thread writes its block's scores to its own scratch.
   std::vector<std::vector<float>> scratch(weights ? 0 : pool.size());
   for (auto& s : scratch) s.resize(static_cast<std::size_t>(std::min(kRowBlock, d.n_q) * d.n_k));
+  std::vector<std::vector<float>> packs(pool.size());  // each thread's packed panel of k or v
 
   pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
     const std::int64_t h = static_cast<std::int64_t>(task) / blocks;
@@ -55,8 +58,10 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     float* s_data = weights ? weights + (h * d.n_q + r0) * d.n_k : scratch[worker].data();
     MatrixMap s(s_data, rows, d.n_k);  // scores, then probabilities: [rows, n_k]
 
-    const ConstMatrixMap qh = q.head(h), kh = k.head(h), vh = v.head(h);
-    s.leftCols(keys).noalias() = qh.middleRows(r0, rows) * kh.topRows(keys).transpose();
+    // scores [rows, keys] = q[h][r0 .. r0+rows] · k[h][0 .. keys]ᵀ
+    gemm_serial({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + h * d.n_k * d.d_k, d.d_k, true, s_data, d.n_k, rows,
+                 keys, d.d_k, nullptr},
+                packs[worker]);
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = r0 + r;
       const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k);
@@ -65,23 +70,38 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
                          mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr);
     }
     if (keys < d.n_k) s.rightCols(d.n_k - keys).setZero();
-    MatrixMap o(out + (h * d.n_q + r0) * d.d_v, rows, d.d_v);
-    o.noalias() = s.leftCols(keys) * vh.topRows(keys);
+    // out [rows, d_v] = probabilities [rows, keys] · v[h][0 .. keys]
+    gemm_serial({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false, out + (h * d.n_q + r0) * d.d_v, d.d_v, rows,
+                 d.d_v, keys, nullptr},
+                packs[worker]);
   });
 }
 
 void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c) {
-  const std::int64_t m = a.rows();
-  const std::int64_t per_thread = (m + pool.size() - 1) / pool.size();
-  const std::int64_t block = std::max(kGemmRowBlock, per_thread);
-  const std::int64_t blocks = (m + block - 1) / block;
-  pool.parallel_for(static_cast<std::size_t>(blocks), [&](std::size_t task, int) {
-    const std::int64_t r0 = static_cast<std::int64_t>(task) * block;
-    const std::int64_t rows = std::min(block, m - r0);
-    auto rows_c = c.middleRows(r0, rows);
-    rows_c.noalias() = a.middleRows(r0, rows) * b;
-    if (bias) rows_c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, b.cols());
-  });
+  const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
+  const GemmArgs g{a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias};
+  std::vector<std::vector<float>> packs(pool.size());
+  const std::int64_t panels = (n + 7) / 8, threads = pool.size();
+  if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {
+    // Split the columns: each task packs its own panels of b once for all rows.
+    const std::int64_t per_task = std::max<std::int64_t>(1, panels / (4 * threads));
+    const std::int64_t tasks = (panels + per_task - 1) / per_task;
+    pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
+      const std::int64_t begin = static_cast<std::int64_t>(task) * per_task * 8;
+      gemm_columns(g, begin, std::min(n, begin + per_task * 8), packs[worker]);
+    });
+  } else {
+    // Few columns, many rows: split the rows.
+    const std::int64_t block = std::max(kGemmRowBlock, (m + threads - 1) / threads);
+    pool.parallel_for(static_cast<std::size_t>((m + block - 1) / block), [&](std::size_t task, int worker) {
+      const std::int64_t r0 = static_cast<std::int64_t>(task) * block;
+      GemmArgs rows = g;
+      rows.a += r0 * k;
+      rows.c += r0 * n;
+      rows.m = std::min(block, m - r0);
+      gemm_serial(rows, packs[worker]);
+    });
+  }
 }
 
 }  // namespace attnscope::kernels

@@ -1,0 +1,96 @@
+#include "gemm.hpp"
+
+#include <algorithm>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+namespace attnscope::kernels {
+
+namespace {
+
+constexpr std::int64_t kPanel = 8;  // columns of B per packed panel
+constexpr std::int64_t kRows = 4;   // rows of A per register block
+
+// pack[p * 8 + j] = op(B)[p, col + j], zero past the last column. [k, 8]
+void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
+  const std::int64_t width = std::min(kPanel, g.n - col);
+  if (g.b_transposed) {
+    for (std::int64_t j = 0; j < kPanel; ++j) {
+      const float* row = g.b + (col + j) * g.ldb;  // B is [n, k]: column col+j of op(B) is row col+j of B
+      for (std::int64_t p = 0; p < g.k; ++p) pack[p * kPanel + j] = j < width ? row[p] : 0.0f;
+    }
+  } else {
+    for (std::int64_t p = 0; p < g.k; ++p) {
+      const float* row = g.b + p * g.ldb + col;
+      std::int64_t j = 0;
+      for (; j < width; ++j) pack[p * kPanel + j] = row[j];
+      for (; j < kPanel; ++j) pack[p * kPanel + j] = 0.0f;
+    }
+  }
+}
+
+// C[r0 .. r0+R, col .. col+width) = A[r0 .. r0+R, :] · panel (+ bias)
+template <int R>
+void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pack) {
+  const std::int64_t width = std::min(kPanel, g.n - col);
+  alignas(16) float out[R][kPanel];
+  const float* a[R];
+  for (int r = 0; r < R; ++r) a[r] = g.a + (r0 + r) * g.lda;
+#ifdef __wasm_simd128__
+  v128_t lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = wasm_f32x4_splat(0.0f);
+  for (std::int64_t p = 0; p < g.k; ++p) {
+    const v128_t b0 = wasm_v128_load(pack + p * kPanel);
+    const v128_t b1 = wasm_v128_load(pack + p * kPanel + 4);
+    for (int r = 0; r < R; ++r) {
+      const v128_t x = wasm_f32x4_splat(a[r][p]);
+      lo[r] = wasm_f32x4_add(lo[r], wasm_f32x4_mul(x, b0));  // SIMD128 has no fused multiply-add
+      hi[r] = wasm_f32x4_add(hi[r], wasm_f32x4_mul(x, b1));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    wasm_v128_store(out[r], lo[r]);
+    wasm_v128_store(out[r] + 4, hi[r]);
+  }
+#else
+  for (int r = 0; r < R; ++r)
+    for (std::int64_t j = 0; j < kPanel; ++j) out[r][j] = 0.0f;
+  for (std::int64_t p = 0; p < g.k; ++p)
+    for (int r = 0; r < R; ++r) {
+      const float x = a[r][p];
+      for (std::int64_t j = 0; j < kPanel; ++j) out[r][j] += x * pack[p * kPanel + j];
+    }
+#endif
+  for (int r = 0; r < R; ++r) {
+    float* c = g.c + (r0 + r) * g.ldc + col;
+    for (std::int64_t j = 0; j < width; ++j) c[j] = out[r][j] + (g.bias ? g.bias[col + j] : 0.0f);
+  }
+}
+
+}  // namespace
+
+void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack) {
+  if (static_cast<std::int64_t>(pack.size()) < g.k * kPanel) pack.resize(static_cast<std::size_t>(g.k * kPanel));
+  for (std::int64_t col = col_begin; col < col_end; col += kPanel) {
+    pack_panel(g, col, pack.data());
+    std::int64_t r = 0;
+    for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, pack.data());
+    switch (g.m - r) {
+      case 3:
+        block<3>(g, r, col, pack.data());
+        break;
+      case 2:
+        block<2>(g, r, col, pack.data());
+        break;
+      case 1:
+        block<1>(g, r, col, pack.data());
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace attnscope::kernels

@@ -1,0 +1,37 @@
+// Packed, register-blocked matrix multiply: the hot loop of projections, FFNs,
+// q·kᵀ and weights·v.
+//
+//   C[m, n] = A[m, k] · B (+ bias[n])     B is [k, n], or [n, k] read transposed
+//
+// B is packed in panels of 8 columns (k × 8 floats, contiguous) and each 4 × 8
+// block of C is accumulated in registers over the whole of k: with SIMD128 that
+// is 8 v128 accumulators, 2 loads of B and 4 broadcasts of A per step of k.
+// Without SIMD128 (native builds) the same blocking runs as plain loops, which
+// the compiler vectorizes; both are held to the plain-loop reference in tests.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace attnscope::kernels {
+
+struct GemmArgs {
+  const float* a;
+  std::int64_t lda;  // A [m, k], row stride lda
+  const float* b;
+  std::int64_t ldb;  // B [k, n] (row stride ldb), or [n, k] when b_transposed
+  bool b_transposed;
+  float* c;
+  std::int64_t ldc;  // C [m, n], row stride ldc
+  std::int64_t m, n, k;
+  const float* bias;  // [n] or null
+};
+
+// Computes columns [col_begin, col_end) of C (col_begin a multiple of 8).
+// `pack` is scratch for one panel of B, grown as needed (no allocation once warm).
+void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack);
+
+// The whole of C on one thread.
+inline void gemm_serial(const GemmArgs& g, std::vector<float>& pack) { gemm_columns(g, 0, g.n, pack); }
+
+}  // namespace attnscope::kernels
