@@ -5,7 +5,7 @@
 // into, hovered, switched between layers and heads and screenshotted, and what
 // it shows is compared with the library's own results computed here in Node.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,6 +109,8 @@ const model = await engine.loadModel('default');
 const SENTENCE = 'Attention is all you need.';
 const expected = model.run(SENTENCE);
 const [LAYERS, HEADS, N] = expected.shape;
+const WORDS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', '.', '##s'];
+const TINY_VOCAB = [...WORDS, ...Array.from({ length: 52 }, (_, i) => `w${i}`)]; // for tests/golden/models/bert
 
 /** Moves the pointer to the centre of cell (i, j) of the large map. */
 async function hover(page, i, j, n) {
@@ -137,8 +139,14 @@ for (const { name, isolated, start } of targets) {
       const info = await page.textContent('#engine-info');
       assert(build === (isolated ? 'simd-threads' : 'simd'), `build ${build}`);
       if (!isolated) assert(info.includes('not cross-origin isolated'), `no single-thread notice: ${info}`);
+      await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture, null, {
+        timeout: 60_000,
+      });
       const modelName = await page.textContent('#model-name');
-      assert(modelName.includes('Universal Sentence Encoder lite (2 layers × 4 heads)'), modelName);
+      assert(
+        modelName.includes('Universal Sentence Encoder lite (UniversalSentenceEncoderLite): 2 layers × 4 heads'),
+        modelName,
+      );
     },
   );
 
@@ -185,10 +193,45 @@ for (const { name, isolated, start } of targets) {
     const width = await page.$eval('#grid', (c) => c.width);
     const scale = box.width / width;
     // Layer 2, head 2: thumbnails are 96 px with 8 px gaps after a 40 px / 24 px margin.
+    void LAYERS;
     await page.mouse.click(box.x + (40 + 104 + 48) * scale, box.y + (24 + 104 + 48) * scale);
     assert((await page.getAttribute('#map', 'data-layer')) === '1', 'layer not selected');
     assert((await page.getAttribute('#map', 'data-head')) === '1', 'head not selected');
     await page.screenshot({ path: join(shots, `demo-${name}.png`), fullPage: true });
+  });
+
+  await check(
+    `${name}: the math view's softmax(QKᵀ/√d_k) equals the engine's weights; the switches change it`,
+    async () => {
+      await page.selectOption('#layer', { value: '1' });
+      await page.selectOption('#head', { value: '2' });
+      const steps = await page.$$eval('#steps > li h3', (hs) => hs.map((h) => h.textContent));
+      assert(
+        steps.join('|') === 'Queries|Keys|Values|Scores|Scaled|Masked|Weights|Head output|All heads side by side',
+        steps,
+      );
+      const difference = Number(await page.getAttribute('#steps', 'data-max-difference'));
+      assert(difference < 1e-5, `math view vs engine: ${difference}`);
+      const shapes = await page.$$eval('#steps > li p', (ps) => ps.map((p) => p.textContent.split(' · ')[0]));
+      assert(shapes[0] === `[${N} × 128]` && shapes[6] === `[${N} × ${N}]` && shapes[8] === `[${N} × 512]`, shapes);
+      const scaled = await page.textContent('#steps > li:nth-child(5) code');
+      await page.uncheck('#scale');
+      const unscaled = await page.textContent('#steps > li:nth-child(5) code');
+      assert(scaled.includes('√128') && unscaled.includes('saturates'), `${scaled} / ${unscaled}`);
+      await page.check('#scale');
+    },
+  );
+
+  await check(`${name}: the head view draws every head; clicking toggles one, double-clicking solos it`, async () => {
+    const toggles = page.locator('#head-toggles button');
+    assert((await toggles.count()) === HEADS, 'head toggles');
+    await toggles.nth(1).click();
+    assert((await toggles.nth(1).getAttribute('aria-pressed')) === 'false', 'toggle off');
+    await toggles.nth(2).dblclick();
+    const pressed = await toggles.evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-pressed')));
+    assert(JSON.stringify(pressed) === '["false","false","true","false"]', JSON.stringify(pressed));
+    const height = await page.$eval('#lines', (c) => c.height);
+    assert(height > 100, `head view height ${height}`);
   });
 
   await check(`${name}: the parameter-free mode computes softmax(s·XXᵀ)X`, async () => {
@@ -198,6 +241,41 @@ for (const { name, isolated, start } of targets) {
     assert(JSON.stringify(tokens) === JSON.stringify(['Attention', 'is', 'all', 'you', 'need', '.']), tokens);
     await page.check('input[value="model"]');
     await page.waitForFunction(() => document.getElementById('layer').options.length === 2, null, { timeout: 15_000 });
+  });
+
+  await check(`${name}: a model chosen from files replaces the default; a bad Hub id is a clear error`, async () => {
+    await page.setInputFiles('#files', [
+      ...['config.json', 'model.safetensors'].map((name) => ({
+        name,
+        mimeType: 'application/octet-stream',
+        buffer: readFileSync(join(root, 'tests/golden/models/bert', name)),
+      })),
+      { name: 'vocab.txt', mimeType: 'text/plain', buffer: Buffer.from(TINY_VOCAB.join('\n')) },
+    ]);
+    await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture === 'BertModel', null, {
+      timeout: 30_000,
+    });
+    await page.fill('#text', 'the cats sat on the mat.');
+    await page.waitForFunction(
+      () =>
+        document.getElementById('map').dataset.tokens ===
+        JSON.stringify(['[CLS]', 'the', 'cat', '##s', 'sat', 'on', 'the', 'mat', '.', '[SEP]']),
+      null,
+      { timeout: 15_000 },
+    );
+    await page.fill('#hub-id', '../../etc/passwd');
+    await page.click('#load-hub');
+    await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'error', null, {
+      timeout: 15_000,
+    });
+    const message = await page.textContent('#load-status');
+    assert(message.includes('is not a Hub model id') && message.includes('previous model is still loaded'), message);
+    await page.fill('#text', 'the mat');
+    await page.waitForFunction(
+      () => document.getElementById('map').dataset.tokens === JSON.stringify(['[CLS]', 'the', 'mat', '[SEP]']),
+      null,
+      { timeout: 15_000 },
+    );
   });
 
   await check(`${name}: no console errors`, async () => {

@@ -1,23 +1,28 @@
-// The page: sends text to the worker, shows the newest result, never blocks.
+// The page: sends text and model choices to the worker, shows the newest result, never blocks.
 import { cellAt, drawHead, drawLegend, paintMatrix } from './heatmap.js';
-import type { Mode, Reply, Request } from './worker.js';
+import { drawHeadView, HEAD_COLOURS, queryAt } from './headview.js';
+import { headOf, paint, steps, type MatrixView } from './math.js';
+import type { Mode, Reply, Request, Source } from './worker.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const text = $<HTMLTextAreaElement>('text');
 const status = $<HTMLParagraphElement>('status');
-const tokenList = $<HTMLOListElement>('tokens');
 const grid = $<HTMLCanvasElement>('grid');
 const map = $<HTMLCanvasElement>('map');
+const lines = $<HTMLCanvasElement>('lines');
 const cell = $<HTMLElement>('cell');
 const layerSelect = $<HTMLSelectElement>('layer');
 const headSelect = $<HTMLSelectElement>('head');
-const engineInfo = $<HTMLParagraphElement>('engine-info');
+const progress = $<HTMLProgressElement>('progress');
+const loadStatus = $<HTMLParagraphElement>('load-status');
 
 type Result = Extract<Reply, { kind: 'result' }>;
 let shown: Result | null = null;
 let layer = 0;
 let head = 0;
 let mode: Mode = 'model';
+let activeHeads: boolean[] = [];
+let focus: number | null = null;
 
 const foreground = () => getComputedStyle(document.body).color;
 
@@ -28,9 +33,8 @@ function offsetOf(r: Result, l: number, h: number): number {
 }
 
 function setOptions(select: HTMLSelectElement, count: number, value: number): void {
-  if (select.options.length !== count) {
+  if (select.options.length !== count)
     select.replaceChildren(...Array.from({ length: count }, (_, i) => new Option(String(i + 1), String(i))));
-  }
   select.value = String(value);
 }
 
@@ -43,8 +47,8 @@ function drawGrid(r: Result): void {
   grid.height = layers * (THUMB + GAP) + 24;
   const ctx = grid.getContext('2d')!;
   ctx.clearRect(0, 0, grid.width, grid.height);
-  ctx.fillStyle = foreground();
   ctx.font = '12px system-ui, sans-serif';
+  ctx.fillStyle = foreground();
   for (let h = 0; h < heads; h++) ctx.fillText(`H${h + 1}`, 40 + h * (THUMB + GAP) + THUMB / 2 - 8, 14);
   for (let l = 0; l < layers; l++) {
     ctx.fillStyle = foreground();
@@ -62,6 +66,92 @@ function drawGrid(r: Result): void {
   }
 }
 
+function drawToggles(heads: number): void {
+  if (activeHeads.length !== heads) activeHeads = Array(heads).fill(true);
+  const box = $('head-toggles');
+  if (box.children.length !== heads) {
+    box.replaceChildren(
+      ...Array.from({ length: heads }, (_, h) => {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.textContent = `H${h + 1}`;
+        b.style.setProperty('--head', HEAD_COLOURS[h % HEAD_COLOURS.length]);
+        b.addEventListener('click', () => {
+          activeHeads[h] = !activeHeads[h];
+          render();
+        });
+        b.addEventListener('dblclick', () => {
+          activeHeads = activeHeads.map((_, k) => k === h);
+          render();
+        });
+        return b;
+      }),
+    );
+  }
+  [...box.children].forEach((b, h) => b.setAttribute('aria-pressed', String(activeHeads[h])));
+}
+
+/** A figure for one step: title, formula, shape, heatmap, value range. */
+function stepFigure(title: string, formula: string, m: MatrixView): HTMLLIElement {
+  const li = document.createElement('li');
+  const h = document.createElement('h3');
+  h.textContent = title;
+  const f = document.createElement('code');
+  f.textContent = formula;
+  const canvas = document.createElement('canvas');
+  const { min, max } = paint(canvas, m);
+  canvas.setAttribute('aria-label', `${title}, ${m.rows} by ${m.cols}`);
+  const caption = document.createElement('p');
+  caption.className = 'note';
+  caption.textContent = `[${m.rows} × ${m.cols}] · from ${min.toPrecision(3)} (dark) to ${max.toPrecision(3)} (bright)`;
+  li.append(h, f, canvas, caption);
+  return li;
+}
+
+function drawMath(r: Result): void {
+  $('math-layer').textContent = String(layer + 1);
+  $('math-head').textContent = String(head + 1);
+  const list = $('steps');
+  if (!r.q || !r.k || !r.v) return list.replaceChildren();
+  const q = headOf(r.q[layer], head),
+    k = headOf(r.k[layer], head),
+    v = headOf(r.v[layer], head);
+  const scale = $<HTMLInputElement>('scale').checked;
+  const causal = $<HTMLInputElement>('causal').checked;
+  const s = steps(q, k, v, { scale, causal });
+  const dk = q.cols;
+  const [, heads] = r.shape;
+  // The concatenated heads: each head's weights · V side by side, as W_O receives them.
+  const outs = Array.from(
+    { length: heads },
+    (_, h) =>
+      steps(headOf(r.q![layer], h), headOf(r.k![layer], h), headOf(r.v![layer], h), { scale: true, causal: false })
+        .output,
+  );
+  const n = q.rows,
+    dv = v.cols;
+  const concat = { data: new Float32Array(n * heads * dv), rows: n, cols: heads * dv };
+  outs.forEach((o, h) => {
+    for (let i = 0; i < n; i++) concat.data.set(o.data.subarray(i * dv, (i + 1) * dv), i * heads * dv + h * dv);
+  });
+  list.replaceChildren(
+    stepFigure('Queries', 'Q = X · W_Q', s.q),
+    stepFigure('Keys', 'K = X · W_K', s.k),
+    stepFigure('Values', 'V = X · W_V', s.v),
+    stepFigure('Scores', 'Q · Kᵀ', s.scores),
+    stepFigure('Scaled', scale ? `÷ √d_k = ÷ √${dk}` : 'not scaled: the softmax saturates', s.scaled),
+    stepFigure('Masked', causal ? 'later keys → −∞ (blank)' : 'no mask', s.masked),
+    stepFigure('Weights', 'softmax, row by row', s.weights),
+    stepFigure('Head output', 'weights · V', s.output),
+    stepFigure('All heads side by side', `concat over ${heads} heads, then · W_O`, concat),
+  );
+  // For the tests: how far this page's arithmetic is from the engine's weights (same switches as the model).
+  const engine = r.attentions.subarray(offsetOf(r, layer, head), offsetOf(r, layer, head) + n * n);
+  const same = steps(q, k, v, { scale: true, causal: r.mode === 'model' && shownCausal }).weights.data;
+  list.dataset.maxDifference = String(Math.max(...engine.map((x, i) => Math.abs(x - same[i]))));
+}
+let shownCausal = false; // GPT-2 style models are causal
+
 function render(): void {
   if (!shown) return;
   const r = shown;
@@ -72,8 +162,9 @@ function render(): void {
   setOptions(headSelect, heads, head);
   $('layer-label').textContent = String(layer + 1);
   $('head-label').textContent = String(head + 1);
+  $('lines-layer').textContent = String(layer + 1);
   // Token strings come from the model's vocabulary: always text, never HTML.
-  tokenList.replaceChildren(
+  $('tokens').replaceChildren(
     ...r.tokens.map((t) => {
       const li = document.createElement('li');
       li.textContent = t;
@@ -82,6 +173,9 @@ function render(): void {
   );
   drawGrid(r);
   drawHead(map, r.attentions, offsetOf(r, layer, head), r.tokens, foreground());
+  drawToggles(heads);
+  drawHeadView(lines, r.attentions, r.shape, layer, r.tokens, activeHeads, focus, foreground());
+  drawMath(r);
   map.dataset.tokens = JSON.stringify(r.tokens);
   map.dataset.layer = String(layer);
   map.dataset.head = String(head);
@@ -100,6 +194,18 @@ map.addEventListener('pointermove', (event) => {
   const w = shown.attentions[offsetOf(shown, layer, head) + at.i * shown.tokens.length + at.j];
   cell.textContent = `“${shown.tokens[at.i]}” → “${shown.tokens[at.j]}”: ${w.toFixed(6)}`;
   Object.assign(cell.dataset, { row: String(at.i), col: String(at.j), weight: String(w) });
+});
+
+lines.addEventListener('pointermove', (event) => {
+  if (!shown) return;
+  const i = queryAt(lines, event, shown.tokens.length);
+  if (i === focus) return;
+  focus = i;
+  drawHeadView(lines, shown.attentions, shown.shape, layer, shown.tokens, activeHeads, focus, foreground());
+});
+lines.addEventListener('pointerleave', () => {
+  focus = null;
+  render();
 });
 
 grid.addEventListener('click', (event) => {
@@ -129,29 +235,61 @@ grid.addEventListener('keydown', (event) => {
 
 layerSelect.addEventListener('change', () => select(Number(layerSelect.value), head));
 headSelect.addEventListener('change', () => select(layer, Number(headSelect.value)));
+for (const id of ['scale', 'causal']) $(id).addEventListener('change', render);
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
 let latest = 0;
+let latestLoad = 0;
 
 function request(): void {
   latest += 1;
-  worker.postMessage({ id: latest, text: text.value, mode } satisfies Request);
+  worker.postMessage({ id: latest, kind: 'run', text: text.value, mode, projections: true } satisfies Request);
+}
+
+function load(source: Source, transfer: Transferable[] = []): void {
+  latest += 1;
+  latestLoad = latest;
+  progress.hidden = source.kind !== 'hub';
+  progress.value = 0;
+  loadStatus.textContent = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
+  worker.postMessage({ id: latest, kind: 'load', source } satisfies Request, transfer);
 }
 
 worker.onmessage = (event: MessageEvent<Reply>) => {
   const reply = event.data;
+  if (reply.kind === 'progress') {
+    if (reply.id !== latestLoad) return;
+    progress.value = reply.total ? reply.loaded / reply.total : 0;
+    const mb = (x: number) => (x / 2 ** 20).toFixed(1);
+    loadStatus.textContent = `${reply.file}: ${mb(reply.loaded)} MB${reply.total ? ` of ${mb(reply.total)} MB` : ''}`;
+    return;
+  }
   if (reply.kind === 'ready') {
     const { build, threads, simd, version } = reply.engine;
-    $('model-name').textContent = `${reply.model.name} (${reply.model.layers} layers × ${reply.model.heads} heads)`;
-    engineInfo.textContent =
+    const m = reply.model;
+    shownCausal = m.architecture.startsWith('GPT2');
+    $('model-name').textContent =
+      `${m.name} (${m.architecture}): ${m.layers} layers × ${m.heads} heads, up to ${m.maxTokens} tokens`;
+    $('model-name').dataset.architecture = m.architecture;
+    $<HTMLInputElement>('causal').checked = shownCausal;
+    progress.hidden = true;
+    loadStatus.textContent = reply.id === 0 ? '' : 'Loaded.';
+    const info = $('engine-info');
+    info.textContent =
       `attnscope ${version} · ${build} build · ${threads} thread${threads > 1 ? 's' : ''}` +
       (simd ? ' · SIMD128' : '') +
       (reply.isolated ? '' : ' · this page is not cross-origin isolated, so it runs single-threaded');
-    engineInfo.dataset.build = build;
+    info.dataset.build = build;
     request();
     return;
   }
-  if (reply.id !== 0 && reply.id < latest) return; // superseded by newer input: never shown out of order
+  if (reply.kind === 'error' && reply.during === 'load') {
+    progress.hidden = true;
+    loadStatus.textContent = `Could not load the model: ${reply.message}${reply.id ? ' The previous model is still loaded.' : ''}`;
+    loadStatus.dataset.state = 'error';
+    return;
+  }
+  if (reply.id < latest) return; // superseded by newer input: never shown out of order
   if (reply.kind === 'error') {
     status.textContent = `Error: ${reply.message}`;
     status.dataset.state = 'error';
@@ -178,5 +316,35 @@ for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=mode
     request();
   });
 }
+$('shuffle').addEventListener('click', () => {
+  const words = text.value.split(/\s+/).filter(Boolean);
+  for (let i = words.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [words[i], words[j]] = [words[j], words[i]];
+  }
+  text.value = words.join(' ');
+  request();
+});
+$('load-default').addEventListener('click', () => load({ kind: 'default' }));
+$('load-hub').addEventListener('click', () => load({ kind: 'hub', id: $<HTMLInputElement>('hub-id').value.trim() }));
+$('hub-id').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter') $('load-hub').click();
+});
+
+async function loadFiles(list: FileList | File[]): Promise<void> {
+  const files: Record<string, ArrayBuffer> = {};
+  for (const f of list) files[f.name] = await f.arrayBuffer();
+  load({ kind: 'files', files }, Object.values(files));
+}
+$<HTMLInputElement>('files').addEventListener('change', (event) => {
+  const input = event.target as HTMLInputElement;
+  if (input.files?.length) void loadFiles(input.files);
+});
+document.addEventListener('dragover', (event) => event.preventDefault());
+document.addEventListener('drop', (event) => {
+  event.preventDefault();
+  if (event.dataTransfer?.files.length) void loadFiles(event.dataTransfer.files);
+});
+
 drawLegend($<HTMLCanvasElement>('legend'));
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', render);

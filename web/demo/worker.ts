@@ -1,17 +1,18 @@
-// Computes attention maps off the main thread: one engine and one model for the
-// worker's life. Replies carry the request id; the page shows only the newest.
-import { createEngine, type EngineInfo, type ModelInfo } from 'attnscope';
+// Computes attention maps off the main thread: one engine for the worker's life,
+// one model at a time. Replies carry the request id; the page shows only the newest.
+import { createEngine, type Engine, type EngineInfo, type Model, type ModelInfo, type Tensor } from 'attnscope';
 
 import { embed, tokenize } from './embed.js';
 
 export type Mode = 'model' | 'parameter-free';
-export interface Request {
-  id: number;
-  text: string;
-  mode: Mode;
-}
+export type Source =
+  { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
+export type Request =
+  | { id: number; kind: 'run'; text: string; mode: Mode; projections: boolean }
+  | { id: number; kind: 'load'; source: Source };
 export type Reply =
   | { id: number; kind: 'ready'; engine: EngineInfo; model: ModelInfo; isolated: boolean }
+  | { id: number; kind: 'progress'; file: string; loaded: number; total?: number }
   | {
       id: number;
       kind: 'result';
@@ -22,73 +23,107 @@ export type Reply =
       ms: number;
       truncated: boolean;
       totalTokens: number;
+      q?: Tensor[]; // per layer [heads, n, d_k], when projections were asked for
+      k?: Tensor[];
+      v?: Tensor[];
     }
-  | { id: number; kind: 'error'; message: string };
+  | { id: number; kind: 'error'; message: string; during: 'load' | 'run' };
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
 // to lead, not enough to drown the tokens that share its spelling.
 const SCALE = 4 / DIM;
 
-const ready = (async () => {
-  const engine = await createEngine();
-  const model = await engine.loadModel('default');
-  return { engine, model };
-})();
+let engine: Engine;
+let model: Model | null = null;
 
-ready.then(
-  ({ engine, model }) =>
-    postMessage({
-      id: 0,
-      kind: 'ready',
-      engine: engine.info(),
-      model: model.info,
-      isolated: self.crossOriginIsolated,
-    } satisfies Reply),
-  (err: unknown) => postMessage({ id: 0, kind: 'error', message: String(err) } satisfies Reply),
+async function load(id: number, source: Source): Promise<void> {
+  const next =
+    source.kind === 'default'
+      ? await engine.loadModel('default')
+      : source.kind === 'hub'
+        ? await engine.loadModel({
+            hub: source.id,
+            onProgress: (p) => postMessage({ id, kind: 'progress', ...p } satisfies Reply),
+          })
+        : await engine.loadModel({ files: source.files });
+  model?.dispose(); // only once the new one is ready: a failed load leaves the old model working
+  model = next;
+  postMessage({
+    id,
+    kind: 'ready',
+    engine: engine.info(),
+    model: next.info,
+    isolated: self.crossOriginIsolated,
+  } satisfies Reply);
+}
+
+function run(id: number, text: string, mode: Mode, projections: boolean): Extract<Reply, { kind: 'result' }> {
+  const start = performance.now();
+  if (mode === 'model') {
+    if (!model) throw new Error('no model is loaded yet');
+    const { tokens, attentions, shape, truncated, totalTokens, q, k, v } = model.run(text, {
+      returnProjections: projections,
+    });
+    return {
+      id,
+      kind: 'result',
+      mode,
+      tokens,
+      attentions,
+      shape,
+      ms: performance.now() - start,
+      truncated,
+      totalTokens,
+      q,
+      k,
+      v,
+    };
+  }
+  const tokens = tokenize(text);
+  if (tokens.length === 0) throw new Error('the text has no tokens; give it some text');
+  const n = tokens.length;
+  const x: Tensor = { data: embed(tokens, DIM), shape: [n, DIM] };
+  const { weights } = engine.selfAttention(x, { scale: SCALE });
+  // The parameter-free form's q, k and v are all X itself.
+  const xs: Tensor = { data: x.data, shape: [1, n, DIM] };
+  const ms = performance.now() - start;
+  return {
+    id,
+    kind: 'result',
+    mode,
+    tokens,
+    attentions: weights.data,
+    shape: [1, 1, n, n],
+    ms,
+    truncated: false,
+    totalTokens: n,
+    q: [xs],
+    k: [xs],
+    v: [xs],
+  };
+}
+
+const started = (async () => {
+  engine = await createEngine();
+  await load(0, { kind: 'default' });
+})();
+started.catch((err: unknown) =>
+  postMessage({ id: 0, kind: 'error', message: String(err), during: 'load' } satisfies Reply),
 );
 
 self.onmessage = async (event: MessageEvent<Request>) => {
-  const { id, text, mode } = event.data;
+  const request = event.data;
   try {
-    const { engine, model } = await ready;
-    let reply: Reply;
-    const start = performance.now();
-    if (mode === 'model') {
-      const r = model.run(text);
-      const ms = performance.now() - start;
-      reply = {
-        id,
-        kind: 'result',
-        mode,
-        tokens: r.tokens,
-        attentions: r.attentions,
-        shape: r.shape,
-        ms,
-        truncated: r.truncated,
-        totalTokens: r.totalTokens,
-      };
+    await started;
+    if (request.kind === 'load') {
+      await load(request.id, request.source);
     } else {
-      const tokens = tokenize(text);
-      if (tokens.length === 0) throw new Error('the text has no tokens; give it some text');
-      const x = { data: embed(tokens, DIM), shape: [tokens.length, DIM] };
-      const { weights } = engine.selfAttention(x, { scale: SCALE });
-      const ms = performance.now() - start;
-      const n = tokens.length;
-      reply = {
-        id,
-        kind: 'result',
-        mode,
-        tokens,
-        attentions: weights.data,
-        shape: [1, 1, n, n],
-        ms,
-        truncated: false,
-        totalTokens: n,
-      };
+      const reply = run(request.id, request.text, request.mode, request.projections);
+      postMessage(reply, { transfer: [reply.attentions.buffer] });
     }
-    postMessage(reply, { transfer: [reply.attentions.buffer] });
   } catch (err) {
-    postMessage({ id, kind: 'error', message: err instanceof Error ? err.message : String(err) } satisfies Reply);
+    const message = err instanceof Error ? err.message : String(err);
+    postMessage({ id: request.id, kind: 'error', message, during: request.kind } satisfies Reply);
   }
 };
