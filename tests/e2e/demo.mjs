@@ -126,6 +126,11 @@ for (const { name, isolated, start } of targets) {
   const url = server.url;
   const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
   const consoleErrors = [];
+  // Every CSP violation, and any script run by text the page renders, lands here.
+  await page.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective));
+  });
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   page.on('response', (r) => r.status() >= 400 && consoleErrors.push(`${r.status()} ${r.url()}`));
@@ -277,6 +282,29 @@ for (const { name, isolated, start } of targets) {
       { timeout: 15_000 },
     );
   });
+
+  await check(`${name}: typed HTML is shown as text and never runs`, async () => {
+    await page.check('input[value="parameter-free"]');
+    await page.fill('#text', '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>');
+    await page.waitForFunction(() => document.getElementById('map').dataset.tokens?.includes('img'), null, {
+      timeout: 15_000,
+    });
+    await page.waitForTimeout(200);
+    const ran = await page.evaluate(() => window.__xss);
+    const images = await page.$$eval('main img, #tokens img', (els) => els.length);
+    assert(ran === undefined && images === 0, `xss ran: ${ran}, images: ${images}`);
+    await page.check('input[value="model"]');
+  });
+
+  if (name !== 'dev') {
+    await check(`${name}: served with a Content-Security-Policy, and nothing violates it`, async () => {
+      const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+      assert(csp && csp.includes("script-src 'self' 'wasm-unsafe-eval'") && !csp.includes('unsafe-inline'), csp);
+      assert(!/'unsafe-eval'/.test(csp), csp);
+      const violations = await page.evaluate(() => window.__violations);
+      assert(violations.length === 0, `violations: ${violations.join(', ')}`);
+    });
+  }
 
   await check(`${name}: no console errors`, async () => {
     assert(consoleErrors.length === 0, consoleErrors.join('\n'));

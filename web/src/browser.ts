@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 import { bytesOf, chooseBuild, openEngine } from './engine.js';
+import pthreadWorker from './generated/pthread-worker.js';
 import type { ModuleFactory, Platform } from './raw.js';
 import type { CreateEngineOptions, Engine } from './types.js';
 
@@ -18,18 +19,15 @@ const FILES: Record<string, URL> = {
   'attnscope-st.js': new URL('./wasm/web/attnscope-st.js', import.meta.url),
   'attnscope-st.wasm': new URL('./wasm/web/attnscope-st.wasm', import.meta.url),
 };
-// Emscripten's pthread worker script, as a string module (made by .ci/build-wasm).
-const WORKER_SOURCE = new URL('./wasm/web/attnscope-mt.worker.source.js', import.meta.url);
-
 /**
- * A blob: URL running the pthread worker script. Bundlers and dev servers may
- * rewrite or inline a .js file they serve (Vite's dev server rewrites the
- * script's dynamic import(); its build inlines small files as data: URLs, which
- * a Worker cannot share memory from). A string inside a module survives both.
+ * A blob: URL running Emscripten's pthread worker script. Served as a file, the
+ * script would be at the mercy of bundlers and dev servers (Vite's dev server
+ * rewrites its dynamic import(); its build inlines small files as data: URLs,
+ * which a Worker cannot share memory from). A string compiled into this module
+ * survives both.
  */
-async function workerScriptUrl(): Promise<string> {
-  const { default: source } = (await import(/* @vite-ignore */ WORKER_SOURCE.href)) as { default: string };
-  return URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+function workerScriptUrl(): string {
+  return URL.createObjectURL(new Blob([pthreadWorker], { type: 'text/javascript' }));
 }
 
 // The embedded default model (web/models/convert-default.mjs), emitted as assets by bundlers.
@@ -82,7 +80,7 @@ function threadsAvailable(): boolean {
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
   const { build, threads } = chooseBuild(options, Math.min(cores, 4), threadsAvailable());
-  const workerUrl = build === 'simd-threads' && !options.locateFile ? await workerScriptUrl() : '';
+  const workerUrl = build === 'simd-threads' && !options.locateFile ? workerScriptUrl() : '';
   const locateFile =
     options.locateFile ??
     ((path: string) =>
