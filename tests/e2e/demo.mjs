@@ -283,6 +283,17 @@ for (const { name, isolated, start } of targets) {
     );
   });
 
+  await check(`${name}: input beyond the model's limit is truncated, and the page says so`, async () => {
+    await page.fill('#text', 'many words '.repeat(100));
+    await page.waitForFunction(() => document.getElementById('status').textContent.includes('truncated'), null, {
+      timeout: 15_000,
+    });
+    const status = await page.textContent('#status');
+    // Whichever model is loaded: it reads its limit, and says how many tokens there were.
+    const m = /^(\d+) tokens · .* truncated: the model reads at most (\d+) of (\d+) tokens$/.exec(status);
+    assert(m && m[1] === m[2] && Number(m[3]) > Number(m[2]), status);
+  });
+
   await check(`${name}: typed HTML is shown as text and never runs`, async () => {
     await page.check('input[value="parameter-free"]');
     await page.fill('#text', '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>');

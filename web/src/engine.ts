@@ -339,7 +339,7 @@ class WasmEngine implements Engine {
   }
 
   memory(): MemoryInfo {
-    return this.live('memory').memory();
+    return { ...this.live('memory').memory(), handles: this.module.count_emval_handles() };
   }
 
   dispose(): void {

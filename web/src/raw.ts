@@ -8,7 +8,7 @@ export interface RawEngine {
   attention(q: unknown, k: unknown, v: unknown, options: object): RawResult;
   selfAttention(x: unknown, options: object): RawResult;
   multiHeadAttention(x: unknown, params: unknown, options: object): RawResult;
-  memory(): MemoryInfo;
+  memory(): Omit<MemoryInfo, 'handles'>;
   threads(): number;
   delete(): void;
 }
@@ -44,6 +44,7 @@ export interface RawModule {
   TokenizerHandle: new () => RawTokenizerHandle;
   buildInfo(): { version: string; simd: boolean; pthreads: boolean; maxCallBytes: number };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
+  count_emval_handles(): number;
   attnscopeTerminateWorkers(): void;
 }
 

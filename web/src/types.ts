@@ -117,6 +117,8 @@ export interface MemoryInfo {
   heapBytes: number;
   /** Bytes currently allocated by malloc: back to baseline after every call. */
   allocatedBytes: number;
+  /** JS values the module holds handles to (embind's emval table): back to baseline after every call. */
+  handles: number;
 }
 
 /** Options of {@link createEngine}. */

@@ -1,0 +1,134 @@
+// Load and lifetime: thousands of mixed calls and a hundred model loads leave the
+// heap and the handle table where they were; hostile text is tokenized or refused;
+// several workers at once compute what one does alone.
+import { readdirSync, readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { createEngine, type Engine, type Model } from '../../dist/node.js';
+import { randn } from './reference.js';
+
+const golden = new URL('../golden/models/bert/', import.meta.url);
+const bertFiles = () =>
+  Object.fromEntries(
+    readdirSync(golden)
+      .filter((f) => f !== 'golden.json')
+      .map((f) => [f, new Uint8Array(readFileSync(new URL(f, golden)))]),
+  );
+
+describe('resources', () => {
+  let engine: Engine;
+  let model: Model;
+  beforeAll(async () => {
+    engine = await createEngine({ threads: 2 });
+    model = await engine.loadModel('default');
+  });
+  afterAll(() => engine.dispose());
+
+  it('10,000 calls mixing valid and invalid input leave the heap and handles at baseline', () => {
+    const x = randn([12, 16], 1);
+    const w = randn([16, 16], 2, 0.3);
+    const calls: Array<() => unknown> = [
+      () => engine.attention(x, x, x, { causal: true }),
+      () => engine.selfAttention(x),
+      () => engine.multiHeadAttention(x, { wq: w, wk: w, wv: w, wo: w }, { heads: 4 }),
+      () => model.run('The cat sat on the mat.'),
+      () => model.tokenize('Tokens, tokens, tokens.'),
+      () => engine.attention(x, randn([12, 8], 3), x), // d_k mismatch
+      () => engine.selfAttention({ data: new Float32Array([NaN, 1]), shape: [1, 2] }),
+      () => engine.multiHeadAttention(x, { wq: w, wk: w, wv: w, wo: w }, { heads: 3 }),
+      () => model.run(''),
+      () => model.run([1, 99999]),
+      () => model.run('x', { attentionMask: [2] }),
+    ];
+    for (const call of calls) {
+      try {
+        call();
+      } catch {
+        // warm-up: the allocator reaches its steady state
+      }
+    }
+    const before = engine.memory();
+    let errors = 0;
+    for (let i = 0; i < 10_000; i++) {
+      try {
+        calls[i % calls.length]();
+      } catch (err) {
+        expect(err).toBeInstanceOf(Error);
+        errors++;
+      }
+    }
+    const after = engine.memory();
+    expect(errors).toBeGreaterThan(4000);
+    expect(after).toEqual(before);
+  }, 120_000);
+
+  it('loading and disposing a model 100 times returns to baseline', async () => {
+    const files = bertFiles();
+    const first = await engine.loadModel({ files });
+    first.dispose();
+    const before = engine.memory();
+    for (let i = 0; i < 100; i++) {
+      const m = await engine.loadModel({ files });
+      m.run([2, 5, 6, 3]);
+      m.dispose();
+    }
+    for (let i = 0; i < 3; i++) (await engine.loadModel('default')).dispose();
+    expect(engine.memory().allocatedBytes).toBe(before.allocatedBytes);
+    expect(engine.memory().handles).toBe(before.handles);
+  }, 120_000);
+
+  it('hostile text is tokenized or refused clearly, and long input is truncated visibly', () => {
+    const cases = [
+      '\ud800\udc00\udfff\ud800 lone and paired surrogates',
+      '\u0000\u0001\u0007\u001b[31mcontrol\u007f\u009f',
+      '😀'.repeat(100_000),
+      'مرحبا بالعالم ‏שלום‎ RTL ‮reversed‬',
+      '👨\u200d👩\u200d👧\u200d👦 zero\u200dwidth\u200cjoiners\u2060',
+      'x'.repeat(1_000_000),
+      'word '.repeat(200_000),
+    ];
+    for (const text of cases) {
+      const r = model.run(text);
+      expect(r.tokens.length).toBeLessThanOrEqual(128);
+      expect(r.truncated).toBe(r.totalTokens > 128);
+      expect(r.attentions.every(Number.isFinite)).toBe(true);
+    }
+    const long = 'word '.repeat(200_000);
+    expect(model.run(long).totalTokens).toBe(model.tokenize(long).ids.length);
+    expect(model.run(long).totalTokens).toBeGreaterThan(200_000);
+  }, 120_000);
+});
+
+describe('concurrency', () => {
+  it('two workers at once compute exactly what one caller computes alone', async () => {
+    const sentences = ['The cat sat on the mat.', 'Attention is all you need.', 'Every head attends differently.'];
+    const engine = await createEngine({ threads: 1 });
+    const model = await engine.loadModel('default');
+    const alone = sentences.map((s) => Array.from(model.run(s).attentions));
+    engine.dispose();
+    const code = `
+      const { parentPort, workerData } = require('node:worker_threads');
+      import(workerData.entry).then(async ({ createEngine }) => {
+        const engine = await createEngine({ threads: 2 });
+        const model = await engine.loadModel('default');
+        const out = [];
+        for (let round = 0; round < 5; round++)
+          for (const s of workerData.sentences) out.push(Array.from(model.run(s).attentions));
+        engine.dispose();
+        parentPort.postMessage(out);
+      });`;
+    const entry = new URL('../../dist/node.js', import.meta.url).href;
+    const results = await Promise.all(
+      [0, 1].map(
+        () =>
+          new Promise<number[][]>((resolve, reject) => {
+            const w = new Worker(code, { eval: true, workerData: { entry, sentences } });
+            w.once('message', resolve);
+            w.once('error', reject);
+          }),
+      ),
+    );
+    for (const out of results) out.forEach((attn, i) => expect(attn).toEqual(alone[i % sentences.length]));
+  }, 120_000);
+});
