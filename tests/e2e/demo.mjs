@@ -317,6 +317,27 @@ for (const { name, isolated, start } of targets) {
     });
   }
 
+  await check(`${name}: the cost plot measures attention time against length`, async () => {
+    await page.click('#measure');
+    await page.waitForFunction(() => document.getElementById('cost').dataset.points, null, { timeout: 60_000 });
+    const points = JSON.parse(await page.getAttribute('#cost', 'data-points'));
+    assert(points.map((p) => p.n).join() === '16,32,64,128,256,512,1024', JSON.stringify(points));
+    assert(
+      points.every((p) => p.ms > 0 && Number.isFinite(p.ms)),
+      JSON.stringify(points),
+    );
+    assert((await page.textContent('#cost-note')).includes('quadratic growth is 4×'), 'cost note');
+  });
+
+  await check(`${name}: fits a 390-px-wide phone screen without sideways scrolling`, async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(100);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    await page.screenshot({ path: join(shots, `demo-${name}-phone.png`) });
+    await page.setViewportSize({ width: 900, height: 1400 });
+    assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
+  });
+
   await check(`${name}: no console errors`, async () => {
     assert(consoleErrors.length === 0, consoleErrors.join('\n'));
   });

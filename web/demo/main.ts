@@ -264,6 +264,10 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     loadStatus.textContent = `${reply.file}: ${mb(reply.loaded)} MB${reply.total ? ` of ${mb(reply.total)} MB` : ''}`;
     return;
   }
+  if (reply.kind === 'cost') {
+    drawCost(reply);
+    return;
+  }
   if (reply.kind === 'ready') {
     const { build, threads, simd, version } = reply.engine;
     const m = reply.model;
@@ -345,6 +349,53 @@ document.addEventListener('drop', (event) => {
   event.preventDefault();
   if (event.dataTransfer?.files.length) void loadFiles(event.dataTransfer.files);
 });
+
+/** The measured points, and the least-squares a·n² + b·n through them. */
+function drawCost(r: Extract<Reply, { kind: 'cost' }>): void {
+  const canvas = $<HTMLCanvasElement>('cost');
+  const ctx = canvas.getContext('2d')!;
+  const { width: w, height: h } = canvas;
+  const pad = 40;
+  const maxN = r.points.at(-1)!.n;
+  const maxMs = Math.max(...r.points.map((p) => p.ms));
+  const X = (n: number) => pad + (n / maxN) * (w - 2 * pad);
+  const Y = (ms: number) => h - pad - (ms / maxMs) * (h - 2 * pad);
+  // Fit ms ≈ a·n² + b·n (normal equations for two unknowns).
+  let s4 = 0,
+    s3 = 0,
+    s2 = 0,
+    t2 = 0,
+    t1 = 0;
+  for (const { n, ms } of r.points) {
+    s4 += n ** 4;
+    s3 += n ** 3;
+    s2 += n ** 2;
+    t2 += ms * n * n;
+    t1 += ms * n;
+  }
+  const det = s4 * s2 - s3 * s3;
+  const a = (t2 * s2 - s3 * t1) / det,
+    b = (s4 * t1 - s3 * t2) / det;
+  ctx.clearRect(0, 0, w, h);
+  ctx.strokeStyle = ctx.fillStyle = foreground();
+  ctx.font = '12px system-ui, sans-serif';
+  ctx.strokeRect(pad, pad, w - 2 * pad, h - 2 * pad);
+  ctx.fillText(`${maxMs.toFixed(1)} ms`, 2, pad);
+  ctx.fillText('0', pad - 12, h - pad);
+  ctx.fillText(`n = ${maxN}`, w - pad - 40, h - pad + 16);
+  ctx.beginPath();
+  for (let n = 0; n <= maxN; n += maxN / 64) ctx[n ? 'lineTo' : 'moveTo'](X(n), Y(a * n * n + b * n));
+  ctx.stroke();
+  ctx.fillStyle = HEAD_COLOURS[5];
+  for (const p of r.points) ctx.fillRect(X(p.n) - 3, Y(p.ms) - 3, 6, 6);
+  canvas.dataset.points = JSON.stringify(r.points);
+  const last = r.points.at(-1)!,
+    half = r.points.at(-2)!;
+  $('cost-note').textContent =
+    `${r.heads} heads × d_k ${r.dk}, every head's weights returned: doubling n from ${half.n} to ${last.n} took ` +
+    `${(last.ms / half.ms).toFixed(1)}× as long (quadratic growth is 4×). Line: ${a.toExponential(2)}·n² + ${b.toExponential(2)}·n ms.`;
+}
+$('measure').addEventListener('click', () => worker.postMessage({ id: 0, kind: 'cost' } satisfies Request));
 
 drawLegend($<HTMLCanvasElement>('legend'));
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', render);

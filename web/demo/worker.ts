@@ -9,6 +9,7 @@ export type Source =
   { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
 export type Request =
   | { id: number; kind: 'run'; text: string; mode: Mode; projections: boolean }
+  | { id: number; kind: 'cost' }
   | { id: number; kind: 'load'; source: Source };
 export type Reply =
   | { id: number; kind: 'ready'; engine: EngineInfo; model: ModelInfo; isolated: boolean }
@@ -27,7 +28,8 @@ export type Reply =
       k?: Tensor[];
       v?: Tensor[];
     }
-  | { id: number; kind: 'error'; message: string; during: 'load' | 'run' };
+  | { id: number; kind: 'cost'; heads: number; dk: number; points: Array<{ n: number; ms: number }> }
+  | { id: number; kind: 'error'; message: string; during: 'load' | 'run' | 'cost' };
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -112,12 +114,32 @@ started.catch((err: unknown) =>
   postMessage({ id: 0, kind: 'error', message: String(err), during: 'load' } satisfies Reply),
 );
 
+/** Median time of one attention call, with every head's weights, for n = 16 … 1024 at the model's head shape. */
+function cost(id: number): Reply {
+  const heads = model?.info.heads ?? 1;
+  const dk = model ? model.info.dModel / heads : DIM;
+  const points: Array<{ n: number; ms: number }> = [];
+  for (const n of [16, 32, 64, 128, 256, 512, 1024]) {
+    const x: Tensor = { data: new Float32Array(heads * n * dk).map(() => Math.random() - 0.5), shape: [heads, n, dk] };
+    const times: number[] = [];
+    for (let rep = 0; rep < 7; rep++) {
+      const start = performance.now();
+      engine.attention(x, x, x);
+      times.push(performance.now() - start);
+    }
+    points.push({ n, ms: times.sort((a, b) => a - b)[3] });
+  }
+  return { id, kind: 'cost', heads, dk, points };
+}
+
 self.onmessage = async (event: MessageEvent<Request>) => {
   const request = event.data;
   try {
     await started;
     if (request.kind === 'load') {
       await load(request.id, request.source);
+    } else if (request.kind === 'cost') {
+      postMessage(cost(request.id));
     } else {
       const reply = run(request.id, request.text, request.mode, request.projections);
       postMessage(reply, { transfer: [reply.attentions.buffer] });
