@@ -347,6 +347,28 @@ class ModelHandle {
     return i;
   }
 
+  // Layer `layer`'s { wq, wk, wv, wo, bq?, bk?, bv?, bo? }, copied out.
+  val attentionWeights(double layer) const {
+    return guard("attentionWeights", [&] {
+      if (!model_) throw Error("attentionWeights: no model is loaded");
+      const std::int64_t layers = model_->info().layers;
+      if (!(layer >= 0 && layer < double(layers)) || std::floor(layer) != layer)
+        throw Error("attentionWeights: layer must be a whole number from 0 to " + std::to_string(layers - 1) +
+                    ", got " + js_string(val(layer)));
+      const MultiHeadParams p = model_->attention_weights(static_cast<std::int64_t>(layer));
+      val out = val::object();
+      const auto put = [&](const char* name, const TensorView& t) {
+        if (t.empty()) return;
+        Tensor copy(t.shape);
+        std::copy(t.data, t.data + t.size(), copy.data.begin());
+        out.set(name, to_js(copy));
+      };
+      put("wq", p.wq), put("wk", p.wk), put("wv", p.wv), put("wo", p.wo);
+      put("bq", p.bq), put("bk", p.bk), put("bv", p.bv), put("bo", p.bo);
+      return out;
+    });
+  }
+
   // text: already normalized as info().normalization says → { tokens, ids }
   val tokenize(const std::string& text) const {
     return guard("tokenize", [&] {
@@ -387,7 +409,7 @@ class ModelHandle {
       out.set("totalTokens", static_cast<double>(r.total_tokens));
       out.set("truncated", r.truncated);
       if (o.return_projections) {
-        for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}}) {
+        for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}, {"inputs", &r.inputs}}) {
           val layers = val::array();
           for (const Tensor& t : *list) layers.call<void>("push", to_js(t));
           out.set(name, layers);
@@ -437,6 +459,7 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("load", &ModelHandle::load)
       .function("info", &ModelHandle::info)
       .function("tokenize", &ModelHandle::tokenize)
+      .function("attentionWeights", &ModelHandle::attentionWeights)
       .function("run", &ModelHandle::run);
   using attnscope::TokenizerHandle;
   emscripten::class_<TokenizerHandle>("TokenizerHandle")

@@ -210,18 +210,38 @@ for (const { name, isolated, start } of targets) {
     async () => {
       await page.selectOption('#layer', { value: '1' });
       await page.selectOption('#head', { value: '2' });
+      // The layer's weights arrive from the worker on first use: then all 14 steps show.
+      await page.waitForFunction(() => document.querySelectorAll('#steps > li').length === 14, null, {
+        timeout: 15_000,
+      });
       const steps = await page.$$eval('#steps > li h3', (hs) => hs.map((h) => h.textContent));
-      assert(
-        steps.join('|') === 'Queries|Keys|Values|Scores|Scaled|Masked|Weights|Head output|All heads side by side',
-        steps,
-      );
+      const expected = [
+        'Input',
+        'Query weights',
+        'Key weights',
+        'Value weights',
+        'Queries',
+        'Keys',
+        'Values',
+        'Scores',
+        'Scaled',
+        'Masked',
+        'Weights',
+        'Head output',
+        'All heads side by side',
+        'Output weights',
+      ];
+      assert(JSON.stringify(steps) === JSON.stringify(expected), steps);
       const difference = Number(await page.getAttribute('#steps', 'data-max-difference'));
       assert(difference < 1e-5, `math view vs engine: ${difference}`);
+      // X [n, 512] · W_Q's head columns [512, 128] = Q [n, 128]; weights [n, n]; heads side by side [n, 512]; W_O.
       const shapes = await page.$$eval('#steps > li p', (ps) => ps.map((p) => p.textContent.split(' · ')[0]));
-      assert(shapes[0] === `[${N} × 128]` && shapes[6] === `[${N} × ${N}]` && shapes[8] === `[${N} × 512]`, shapes);
-      const scaled = await page.textContent('#steps > li:nth-child(5) code');
+      const want = [`[${N} × 512]`, '[512 × 128]', '[512 × 128]', '[512 × 128]', `[${N} × 128]`];
+      assert(JSON.stringify(shapes.slice(0, 5)) === JSON.stringify(want), shapes);
+      assert(shapes[10] === `[${N} × ${N}]` && shapes[12] === `[${N} × 512]` && shapes[13] === '[512 × 512]', shapes);
+      const scaled = await page.textContent('#steps > li:nth-child(9) code');
       await page.uncheck('#scale');
-      const unscaled = await page.textContent('#steps > li:nth-child(5) code');
+      const unscaled = await page.textContent('#steps > li:nth-child(9) code');
       assert(scaled.includes('√128') && unscaled.includes('saturates'), `${scaled} / ${unscaled}`);
       await page.check('#scale');
     },

@@ -75,6 +75,39 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     model.dispose();
   });
 
+  it("exposes each layer's X and weights: X · W_Q (+ b) reproduces every head's q, k, v", async () => {
+    for (const name of ['bert', 'gpt2-f16']) {
+      const model = await engine.loadModel({ files: filesOf(name) });
+      const r = model.run([5, 9, 12, 3], { returnProjections: true });
+      const [layers, heads] = r.shape;
+      expect(r.inputs!.map((t) => t.shape)).toEqual(Array(layers).fill([4, 32]));
+      for (let l = 0; l < layers; l++) {
+        const w = model.attentionWeights(l);
+        expect(w.wq.shape).toEqual([32, 32]);
+        expect(w.wo.shape).toEqual([32, 32]);
+        for (const [W, B, got] of [
+          [w.wq, w.bq, r.q![l]],
+          [w.wk, w.bk, r.k![l]],
+          [w.wv, w.bv, r.v![l]],
+        ] as const) {
+          const x = r.inputs![l];
+          const d = got.shape[2];
+          for (let h = 0; h < heads; h++)
+            for (let i = 0; i < 4; i++)
+              for (let c = 0; c < d; c++) {
+                let want = B ? B.data[h * d + c] : 0;
+                for (let p = 0; p < 32; p++) want += x.data[i * 32 + p] * W.data[p * 32 + h * d + c];
+                expect(Math.abs(got.data[(h * 4 + i) * d + c] - want)).toBeLessThan(1e-4);
+              }
+        }
+      }
+      expect(() => model.attentionWeights(layers)).toThrowError(
+        `attentionWeights: layer must be a whole number from 0 to ${layers - 1}, got ${layers}`,
+      );
+      model.dispose();
+    }
+  });
+
   it('hides padding behind an attention mask: real tokens see exactly what they see unpadded', async () => {
     for (const name of ['bert', 'gpt2-f16']) {
       const model = await engine.loadModel({ files: filesOf(name) });

@@ -1,7 +1,7 @@
 // The page: sends text and model choices to the worker, shows the newest result, never blocks.
 import { cellAt, drawHead, drawLegend, paintMatrix } from './heatmap.js';
 import { drawHeadView, HEAD_COLOURS, queryAt } from './headview.js';
-import { headOf, paint, steps, type MatrixView } from './math.js';
+import { columns, headOf, paint, steps, whole, type MatrixView } from './math.js';
 import type { Mode, Reply, Request, Source } from './worker.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -17,6 +17,8 @@ const progress = $<HTMLProgressElement>('progress');
 const loadStatus = $<HTMLParagraphElement>('load-status');
 
 type Result = Extract<Reply, { kind: 'result' }>;
+type LayerWeights = Extract<Reply, { kind: 'weights' }>;
+const weightsByLayer = new Map<number, LayerWeights | 'pending'>(); // for the loaded model
 let shown: Result | null = null;
 let layer = 0;
 let head = 0;
@@ -116,6 +118,12 @@ function drawMath(r: Result): void {
   const q = headOf(r.q[layer], head),
     k = headOf(r.k[layer], head),
     v = headOf(r.v[layer], head);
+  const w = r.mode === 'model' ? weightsByLayer.get(layer) : undefined;
+  if (r.mode === 'model' && w === undefined) {
+    weightsByLayer.set(layer, 'pending');
+    worker.postMessage({ id: 0, kind: 'weights', layer } satisfies Request);
+  }
+  const learned = w && w !== 'pending' ? w : null;
   const scale = $<HTMLInputElement>('scale').checked;
   const causal = $<HTMLInputElement>('causal').checked;
   const s = steps(q, k, v, { scale, causal });
@@ -134,21 +142,33 @@ function drawMath(r: Result): void {
   outs.forEach((o, h) => {
     for (let i = 0; i < n; i++) concat.data.set(o.data.subarray(i * dv, (i + 1) * dv), i * heads * dv + h * dv);
   });
+  const inputs =
+    r.mode === 'model' && r.inputs ? [stepFigure('Input', 'X: each token as a vector', whole(r.inputs[layer]))] : [];
+  const projections = learned
+    ? [
+        stepFigure('Query weights', `W_Q, head ${head + 1}'s columns`, columns(learned.wq, head * q.cols, q.cols)),
+        stepFigure('Key weights', `W_K, head ${head + 1}'s columns`, columns(learned.wk, head * k.cols, k.cols)),
+        stepFigure('Value weights', `W_V, head ${head + 1}'s columns`, columns(learned.wv, head * v.cols, v.cols)),
+      ]
+    : [];
   list.replaceChildren(
-    stepFigure('Queries', 'Q = X · W_Q', s.q),
-    stepFigure('Keys', 'K = X · W_K', s.k),
-    stepFigure('Values', 'V = X · W_V', s.v),
+    ...inputs,
+    ...projections,
+    stepFigure('Queries', r.mode === 'model' ? 'Q = X · W_Q (+ b)' : 'Q = X', s.q),
+    stepFigure('Keys', r.mode === 'model' ? 'K = X · W_K (+ b)' : 'K = X', s.k),
+    stepFigure('Values', r.mode === 'model' ? 'V = X · W_V (+ b)' : 'V = X', s.v),
     stepFigure('Scores', 'Q · Kᵀ', s.scores),
     stepFigure('Scaled', scale ? `÷ √d_k = ÷ √${dk}` : 'not scaled: the softmax saturates', s.scaled),
     stepFigure('Masked', causal ? 'later keys → −∞ (blank)' : 'no mask', s.masked),
     stepFigure('Weights', 'softmax, row by row', s.weights),
     stepFigure('Head output', 'weights · V', s.output),
     stepFigure('All heads side by side', `concat over ${heads} heads, then · W_O`, concat),
+    ...(learned ? [stepFigure('Output weights', 'W_O: heads back to the model width', whole(learned.wo))] : []),
   );
   // For the tests: how far this page's arithmetic is from the engine's weights (same switches as the model).
   const engine = r.attentions.subarray(offsetOf(r, layer, head), offsetOf(r, layer, head) + n * n);
   const same = steps(q, k, v, { scale: true, causal: r.mode === 'model' && shownCausal }).weights.data;
-  list.dataset.maxDifference = String(Math.max(...engine.map((x, i) => Math.abs(x - same[i]))));
+  list.dataset.maxDifference = String(engine.reduce((worst, x, i) => Math.max(worst, Math.abs(x - same[i])), 0));
 }
 let shownCausal = false; // GPT-2 style models are causal
 
@@ -264,11 +284,17 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     loadStatus.textContent = `${reply.file}: ${mb(reply.loaded)} MB${reply.total ? ` of ${mb(reply.total)} MB` : ''}`;
     return;
   }
+  if (reply.kind === 'weights') {
+    weightsByLayer.set(reply.layer, reply);
+    render();
+    return;
+  }
   if (reply.kind === 'cost') {
     drawCost(reply);
     return;
   }
   if (reply.kind === 'ready') {
+    weightsByLayer.clear();
     const { build, threads, simd, version } = reply.engine;
     const m = reply.model;
     shownCausal = m.architecture.startsWith('GPT2');
@@ -357,7 +383,7 @@ function drawCost(r: Extract<Reply, { kind: 'cost' }>): void {
   const { width: w, height: h } = canvas;
   const pad = 40;
   const maxN = r.points.at(-1)!.n;
-  const maxMs = Math.max(...r.points.map((p) => p.ms));
+  const maxMs = r.points.reduce((m, p) => Math.max(m, p.ms), 0);
   const X = (n: number) => pad + (n / maxN) * (w - 2 * pad);
   const Y = (ms: number) => h - pad - (ms / maxMs) * (h - 2 * pad);
   // Fit ms ≈ a·n² + b·n (normal equations for two unknowns).

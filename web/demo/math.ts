@@ -41,6 +41,18 @@ function matmul(a: MatrixView, b: MatrixView, transposeB: boolean): MatrixView {
   return { data: out, rows, cols };
 }
 
+/** Columns [begin, begin + width) of a row-major matrix. */
+export function columns(m: { data: Float32Array; shape: number[] }, begin: number, width: number): MatrixView {
+  const [rows, cols] = m.shape;
+  const out = new Float32Array(rows * width);
+  for (let i = 0; i < rows; i++) out.set(m.data.subarray(i * cols + begin, i * cols + begin + width), i * width);
+  return { data: out, rows, cols: width };
+}
+
+export function whole(m: { data: Float32Array; shape: number[] }): MatrixView {
+  return { data: m.data, rows: m.shape[0], cols: m.shape[1] };
+}
+
 /** The steps for one head; `scale` divides by √d_k, `causal` hides later keys. */
 export function steps(q: MatrixView, k: MatrixView, v: MatrixView, o: { scale: boolean; causal: boolean }): Steps {
   const n = q.rows;
@@ -54,7 +66,7 @@ export function steps(q: MatrixView, k: MatrixView, v: MatrixView, o: { scale: b
   const weights = { ...masked, data: new Float32Array(n * n) };
   for (let i = 0; i < n; i++) {
     const row = masked.data.subarray(i * n, (i + 1) * n);
-    const max = Math.max(...row);
+    const max = row.reduce((a, b) => (b > a ? b : a), -Infinity);
     let sum = 0;
     for (let j = 0; j < n; j++) sum += weights.data[i * n + j] = Math.exp(row[j] - max);
     for (let j = 0; j < n; j++) weights.data[i * n + j] /= sum;
@@ -63,10 +75,21 @@ export function steps(q: MatrixView, k: MatrixView, v: MatrixView, o: { scale: b
 }
 
 /** Paints a matrix scaled from its own min (dark) to max (bright); -∞ shows as the page background. */
+/** The smallest and largest finite values, in one pass (a spread would overflow the stack on big matrices). */
+export function range(data: ArrayLike<number>): { min: number; max: number } {
+  let min = Infinity,
+    max = -Infinity;
+  for (let i = 0; i < data.length; i++) {
+    const x = data[i];
+    if (!Number.isFinite(x)) continue;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  return { min, max };
+}
+
 export function paint(canvas: HTMLCanvasElement, m: MatrixView): { min: number; max: number } {
-  const finite = Array.from(m.data).filter(Number.isFinite);
-  const min = Math.min(...finite),
-    max = Math.max(...finite);
+  const { min, max } = range(m.data);
   const image = new ImageData(m.cols, m.rows);
   for (let i = 0; i < m.data.length; i++) {
     const x = m.data[i];

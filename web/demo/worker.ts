@@ -10,6 +10,7 @@ export type Source =
 export type Request =
   | { id: number; kind: 'run'; text: string; mode: Mode; projections: boolean }
   | { id: number; kind: 'cost' }
+  | { id: number; kind: 'weights'; layer: number }
   | { id: number; kind: 'load'; source: Source };
 export type Reply =
   | { id: number; kind: 'ready'; engine: EngineInfo; model: ModelInfo; isolated: boolean }
@@ -27,9 +28,11 @@ export type Reply =
       q?: Tensor[]; // per layer [heads, n, d_k], when projections were asked for
       k?: Tensor[];
       v?: Tensor[];
+      inputs?: Tensor[]; // per layer X [n, d_in]
     }
+  | { id: number; kind: 'weights'; layer: number; wq: Tensor; wk: Tensor; wv: Tensor; wo: Tensor }
   | { id: number; kind: 'cost'; heads: number; dk: number; points: Array<{ n: number; ms: number }> }
-  | { id: number; kind: 'error'; message: string; during: 'load' | 'run' | 'cost' };
+  | { id: number; kind: 'error'; message: string; during: Request['kind'] };
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -64,7 +67,7 @@ function run(id: number, text: string, mode: Mode, projections: boolean): Extrac
   const start = performance.now();
   if (mode === 'model') {
     if (!model) throw new Error('no model is loaded yet');
-    const { tokens, attentions, shape, truncated, totalTokens, q, k, v } = model.run(text, {
+    const { tokens, attentions, shape, truncated, totalTokens, q, k, v, inputs } = model.run(text, {
       returnProjections: projections,
     });
     return {
@@ -80,6 +83,7 @@ function run(id: number, text: string, mode: Mode, projections: boolean): Extrac
       q,
       k,
       v,
+      inputs,
     };
   }
   const tokens = tokenize(text);
@@ -140,6 +144,9 @@ self.onmessage = async (event: MessageEvent<Request>) => {
       await load(request.id, request.source);
     } else if (request.kind === 'cost') {
       postMessage(cost(request.id));
+    } else if (request.kind === 'weights') {
+      const { wq, wk, wv, wo } = model!.attentionWeights(request.layer);
+      postMessage({ id: request.id, kind: 'weights', layer: request.layer, wq, wk, wv, wo } satisfies Reply);
     } else {
       const reply = run(request.id, request.text, request.mode, request.projections);
       postMessage(reply, { transfer: [reply.attentions.buffer] });

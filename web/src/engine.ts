@@ -189,6 +189,14 @@ class WasmModel implements Model {
     return { handle: this.handle, normalized: prepareText(op, text, this.normalization) };
   }
 
+  attentionWeights(layer: number): MultiHeadParams {
+    const { handle } = this.live('attentionWeights', '');
+    if (typeof layer !== 'number') throw new Error(`attentionWeights: layer must be a number, got ${typeName(layer)}`);
+    const r = handle.attentionWeights(layer);
+    if ('error' in r) throw new Error(r.error);
+    return r;
+  }
+
   tokenize(text: string): { tokens: string[]; ids: Int32Array } {
     const { handle, normalized } = this.live('tokenize', text);
     const r = handle.tokenize(normalized);

@@ -17,6 +17,7 @@ export interface RawModelHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): import('./types.js').ModelInfo & { normalization: string };
   tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
+  attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
   run(engine: RawEngine, input: string | Int32Array, options: object): { error: string } | Record<string, unknown>;
   delete(): void;
 }

@@ -211,6 +211,8 @@ export interface ModelRunResult {
   q?: Tensor[];
   k?: Tensor[];
   v?: Tensor[];
+  /** Per layer: X `[n, d_in]`, the matrix the projections multiply (after LayerNorm in pre-LN models), with `returnProjections`. */
+  inputs?: Tensor[];
 }
 
 /** A loaded transformer model; runs on the engine that loaded it. */
@@ -223,6 +225,11 @@ export interface Model {
    * Given token ids instead of text, runs on them as they are.
    */
   run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
+  /**
+   * Layer `layer`'s attention weights in the `x·W` layout: `wq`, `wk` `[d_in, heads·d_k]`, `wv` `[d_in, heads·d_v]`,
+   * `wo` `[heads·d_v, d_out]`, and biases where the model has them. Head h owns columns `h·d … (h+1)·d − 1`.
+   */
+  attentionWeights(layer: number): MultiHeadParams;
   /** Frees the model's weights. Later calls throw. */
   dispose(): void;
 }

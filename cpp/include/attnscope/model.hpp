@@ -39,6 +39,7 @@ struct ModelRun {
   Tensor hidden;                // last hidden state [n, d_model]
   Tensor embedding;             // pooled sentence embedding [d] where the model defines one, else empty
   std::vector<Tensor> q, k, v;  // per layer: [heads, n, d_k], [heads, n, d_k], [heads, n, d_v]
+  std::vector<Tensor> inputs;   // per layer: X [n, d_in], the matrix the projections multiply
 };
 
 // A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
@@ -64,6 +65,10 @@ class Model {
   // Tokenizes (text already normalized as tokenizer()->normalization() says),
   // truncates to max_tokens, and runs.
   ModelRun run(const Runtime& runtime, std::string_view text, const RunOptions& options = {}) const;
+  // Layer `layer`'s attention weights, x·W layout: wq, wk [d_in, heads·d_k], wv [d_in, heads·d_v],
+  // wo [heads·d_v, d_out] and their biases. Views into the model: valid while it lives.
+  virtual MultiHeadParams attention_weights(std::int64_t layer) const = 0;
+
   // Runs on token ids, truncated to max_tokens; each id must be in the vocabulary.
   ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
 

@@ -54,6 +54,11 @@ class Transformer final : public Model {
              spec_.d_model,      spec_.positions,    spec_.vocab};
   }
 
+  MultiHeadParams attention_weights(std::int64_t layer) const override {
+    const Block& b = blocks.at(static_cast<std::size_t>(layer));
+    return {b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
+  }
+
   Spec spec_;
   Tensor word, position, token_type, emb_ln_g, emb_ln_b, final_ln_g, final_ln_b, pool_w, pool_b;
   std::vector<Block> blocks;
@@ -80,11 +85,13 @@ class Transformer final : public Model {
                               b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
       if (spec_.pre_norm) {
         const Matrix y = layers::layer_norm(x, b.ln1_g, b.ln1_b, spec_.eps);
+        if (o.return_projections) keep_input(r, y);
         MultiHeadResult a = rt.multi_head_attention(y, p, mo);
         x += a.output.head(0);
         x += ffn(rt, b, layers::layer_norm(x, b.ln2_g, b.ln2_b, spec_.eps));
         keep(r, l, n, std::move(a), o);
       } else {
+        if (o.return_projections) keep_input(r, x);
         MultiHeadResult a = rt.multi_head_attention(x, p, mo);
         x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
         x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
@@ -117,6 +124,12 @@ class Transformer final : public Model {
         break;
     }
     return rt.linear(h, b.w2.view(), b.b2.view());
+  }
+
+  static void keep_input(ModelRun& r, const Matrix& x) {
+    Tensor t({x.rows(), x.cols()});
+    t.head(0) = x;
+    r.inputs.push_back(std::move(t));
   }
 
   void keep(ModelRun& r, std::size_t l, std::int64_t n, MultiHeadResult&& a, const RunOptions& o) const {

@@ -97,6 +97,12 @@ class UseLite final : public Model {
              vocab};
   }
 
+ public:
+  MultiHeadParams attention_weights(std::int64_t layer) const override {
+    const Layer& L = layers_.at(static_cast<std::size_t>(layer));
+    return {L.wq.view(), L.wk.view(), L.wv.view(), L.wo.view(), L.bq.view(), L.bk.view(), L.bv.view(), L.bo.view()};
+  }
+
  protected:
   void forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const override {
     const std::int64_t n = static_cast<std::int64_t>(r.ids.size());
@@ -119,6 +125,11 @@ class UseLite final : public Model {
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       const Layer& L = layers_[l];
       const Matrix y = layers::layer_norm(x, L.norm1_scale, L.norm1_bias, eps_);
+      if (o.return_projections) {
+        Tensor input({n, y.cols()});
+        input.head(0) = y;
+        r.inputs.push_back(std::move(input));
+      }
       // Heads concatenated [n, width]; the output projection may change the width.
       MultiHeadResult a = rt.multi_head_attention(
           y, {L.wq.view(), L.wk.view(), L.wv.view(), {}, L.bq.view(), L.bk.view(), L.bv.view(), {}}, mo);
