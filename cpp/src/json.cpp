@@ -26,6 +26,21 @@ void append_utf8(std::string& out, std::uint32_t cp) {
   }
 }
 
+std::size_t utf8_sequence_length(std::string_view s, std::size_t at) {
+  const unsigned char b = static_cast<unsigned char>(s[at]);
+  const std::size_t len = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 0;
+  if (!len || at + len > s.size()) return 0;
+  std::uint32_t cp = b & (0x7F >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    const unsigned char c = static_cast<unsigned char>(s[at + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+  if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return len;
+}
+
 const Json* Json::find(std::string_view key) const {
   for (const auto& [k, v] : object_)
     if (k == key) return &v;
@@ -45,6 +60,9 @@ class JsonParser {
 
  private:
   static constexpr int kMaxDepth = 64;
+  // More values than any model file needs (GPT-2's vocab.json has 50,257); a file
+  // with 10^7 entries is refused while parsing, before it costs gigabytes.
+  static constexpr std::size_t kMaxValues = 4'000'000;
 
   [[noreturn]] void fail(const std::string& why) const {
     throw Error(what_ + ": invalid JSON at byte " + std::to_string(pos_) + ": " + why);
@@ -65,6 +83,7 @@ class JsonParser {
 
   Json value(int depth) {
     if (depth > kMaxDepth) fail("nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (++values_ > kMaxValues) fail("more than 4,000,000 values");
     skip_space();
     Json v;
     const char c = peek();
@@ -172,6 +191,13 @@ class JsonParser {
       const char c = s_[pos_++];
       if (c == '"') return out;
       if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
+      if (static_cast<unsigned char>(c) >= 0x80) {  // raw UTF-8 must be valid
+        const std::size_t len = utf8_sequence_length(s_, pos_ - 1);
+        if (!len) --pos_, fail("invalid UTF-8 in a string");
+        out.append(s_.substr(pos_ - 1, len));
+        pos_ += len - 1;
+        continue;
+      }
       if (c != '\\') {
         out += c;
         continue;
@@ -226,6 +252,7 @@ class JsonParser {
   std::string_view s_;
   const std::string& what_;
   std::size_t pos_ = 0;
+  std::size_t values_ = 0;
 };
 
 Json Json::parse(std::string_view text, const std::string& what) { return JsonParser(text, what).document(); }

@@ -65,6 +65,19 @@ TEST(Quote, EscapesControlCharactersAndElidesLongNames) {
   EXPECT_EQ(quote(std::string(100, 'x')), "\"" + std::string(80, 'x') + "…\"");
 }
 
+TEST(Json, RefusesInvalidUtf8AndHugeFiles) {
+  expect_error([] { Json::parse("[\"ok\", \"bad \xff byte\"]", "vocab.json"); }, "invalid UTF-8 in a string");
+  expect_error([] { Json::parse("\"\xc0\xaf\"", "f"); }, "invalid UTF-8");      // overlong '/'
+  expect_error([] { Json::parse("\"\xed\xa0\x80\"", "f"); }, "invalid UTF-8");  // raw surrogate
+  EXPECT_EQ(Json::parse("\"\xc3\xa9\xe2\x96\x81\xf0\x9f\x98\x80\"", "f").string(),
+            "\xc3\xa9\xe2\x96\x81\xf0\x9f\x98\x80");
+  std::string huge = "[";
+  for (int i = 0; i < 5'000'000; ++i) huge += "0,";
+  huge += "0]";
+  expect_error([&] { Json::parse(huge, "vocab.json"); },
+               "vocab.json: invalid JSON at byte 7999999: more than 4,000,000 values");
+}
+
 TEST(SafeTensors, ReadsF32F16AndBF16) {
   std::string data = floats({1.5f, -2.0f});
   const std::uint16_t half[2] = {0x3C00, 0xC500};  // 1.0, -5.0 in F16

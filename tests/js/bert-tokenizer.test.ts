@@ -172,6 +172,18 @@ describe('BERT WordPiece (bert-base-uncased)', () => {
 
   it('refuses broken BERT tokenizer files clearly', async () => {
     const enc = (s: string) => new TextEncoder().encode(s);
+    const tenMillion = new Uint8Array(10_000_000).fill(0x0a); // 10^7 (empty) entries: refused before storing any
+    await expect(engine.loadTokenizer({ files: { 'vocab.txt': tenMillion } })).rejects.toThrow(
+      'vocab.txt: more than 1,000,000 entries',
+    );
+    const invalid = Uint8Array.from([...enc('[PAD]\n[UNK]\n[CLS]\n[SEP]\nok\n'), 0xff, 0xfe, 0x0a]);
+    await expect(engine.loadTokenizer({ files: { 'vocab.txt': invalid } })).rejects.toThrow(
+      'vocab.txt: invalid UTF-8 at byte 27',
+    );
+    const badJson = Uint8Array.from([...enc('{"a": 0, "'), 0xc0, 0xaf, ...enc('": 1}')]);
+    await expect(engine.loadTokenizer({ files: { 'vocab.json': badJson, 'merges.txt': enc('') } })).rejects.toThrow(
+      'vocab.json: invalid JSON at byte 10: invalid UTF-8 in a string',
+    );
     await expect(engine.loadTokenizer({ files: { 'vocab.txt': enc('a\nb\n') } })).rejects.toThrow(
       'vocab.txt: the vocabulary has no [CLS] token',
     );

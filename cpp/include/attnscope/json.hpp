@@ -45,6 +45,10 @@ class Json {
   std::vector<std::pair<std::string, Json>> object_;
 };
 
+// Length of the valid multi-byte UTF-8 sequence starting at s[at] (no overlongs,
+// surrogates or values past U+10FFFF), or 0 when it is not one.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t at);
+
 // Appends the UTF-8 encoding of code point `cp` (surrogates encoded as WTF-8).
 void append_utf8(std::string& out, std::uint32_t cp);
 

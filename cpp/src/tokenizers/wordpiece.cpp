@@ -12,6 +12,7 @@
 //
 // Read from tokenizer.json (model WordPiece, normalizer BertNormalizer) or from
 // vocab.txt with tokenizer_config.json's do_lower_case.
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
@@ -171,6 +172,14 @@ bool flag(const Json* object, const char* key, bool fallback) {
 }  // namespace
 
 std::unique_ptr<Tokenizer> make_wordpiece_from_vocab_txt(std::string_view text, const Json* tokenizer_config) {
+  // Count first: a file of 10^7 lines is refused before any entry is stored.
+  if (static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) > kMaxVocabulary)
+    throw Error("vocab.txt: more than 1,000,000 entries");
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : utf8_sequence_length(text, i);
+    if (!len) throw Error("vocab.txt: invalid UTF-8 at byte " + std::to_string(i));
+    i += len;
+  }
   std::vector<std::string> vocab;
   std::size_t begin = 0;
   while (begin < text.size()) {
