@@ -349,6 +349,39 @@ for (const { name, isolated, start } of targets) {
     assert((await page.textContent('#cost-note')).includes('quadratic growth is 4×'), 'cost note');
   });
 
+  await check(`${name}: the map's cells can be read with the keyboard`, async () => {
+    await page.focus('#map');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowRight');
+    const row = Number(await page.getAttribute('#cell', 'data-row'));
+    const col = Number(await page.getAttribute('#cell', 'data-col'));
+    assert(Number.isInteger(row) && Number.isInteger(col), `cell ${row}, ${col}`);
+    assert((await page.textContent('#cell')).includes('→'), 'readout');
+  });
+
+  await check(`${name}: 512 tokens stay usable (parameter-free mode has no length limit)`, async () => {
+    await page.check('input[value="parameter-free"]');
+    await page.fill('#text', Array.from({ length: 512 }, (_, i) => `w${i}`).join(' '));
+    await page.waitForFunction(() => document.getElementById('status').textContent.startsWith('512 tokens'), null, {
+      timeout: 30_000,
+    });
+    await page.screenshot({ path: join(shots, `demo-${name}-512.png`) });
+    await page.check('input[value="model"]');
+    await page.fill('#text', 'the mat');
+  });
+
+  await check(`${name}: reads in dark mode`, async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForTimeout(100);
+    const colours = await page.evaluate(() => {
+      const style = getComputedStyle(document.body);
+      return [style.color, style.backgroundColor];
+    });
+    await page.screenshot({ path: join(shots, `demo-${name}-dark.png`) });
+    await page.emulateMedia({ colorScheme: 'light' });
+    assert(colours[0] === 'rgb(232, 232, 238)' && colours[1] === 'rgb(22, 22, 26)', colours.join(' on '));
+  });
+
   await check(`${name}: fits a 390-px-wide phone screen without sideways scrolling`, async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.waitForTimeout(100);

@@ -207,13 +207,36 @@ function select(l: number, h: number): void {
   render();
 }
 
+/** Shows the weight of cell (i, j) of the large map in the readout. */
+function readCell(i: number, j: number): void {
+  if (!shown) return;
+  const w = shown.attentions[offsetOf(shown, layer, head) + i * shown.tokens.length + j];
+  cell.textContent = `“${shown.tokens[i]}” → “${shown.tokens[j]}”: ${w.toFixed(6)}`;
+  Object.assign(cell.dataset, { row: String(i), col: String(j), weight: String(w) });
+}
+
 map.addEventListener('pointermove', (event) => {
   if (!shown) return;
   const at = cellAt(map, event, shown.tokens.length);
-  if (!at) return;
-  const w = shown.attentions[offsetOf(shown, layer, head) + at.i * shown.tokens.length + at.j];
-  cell.textContent = `“${shown.tokens[at.i]}” → “${shown.tokens[at.j]}”: ${w.toFixed(6)}`;
-  Object.assign(cell.dataset, { row: String(at.i), col: String(at.j), weight: String(w) });
+  if (at) readCell(at.i, at.j);
+});
+
+// Keyboard: arrow keys move through the cells of the focused map.
+map.addEventListener('keydown', (event) => {
+  if (!shown) return;
+  const moves: Record<string, [number, number]> = {
+    ArrowLeft: [0, -1],
+    ArrowRight: [0, 1],
+    ArrowUp: [-1, 0],
+    ArrowDown: [1, 0],
+  };
+  const move = moves[event.key];
+  if (!move) return;
+  event.preventDefault();
+  const n = shown.tokens.length;
+  const i = Math.min(Math.max(Number(cell.dataset.row ?? 0) + move[0], 0), n - 1);
+  const j = Math.min(Math.max(Number(cell.dataset.col ?? 0) + move[1], 0), n - 1);
+  readCell(i, j);
 });
 
 lines.addEventListener('pointermove', (event) => {
@@ -298,8 +321,8 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     const { build, threads, simd, version } = reply.engine;
     const m = reply.model;
     shownCausal = m.architecture.startsWith('GPT2');
-    $('model-name').textContent =
-      `${m.name} (${m.architecture}): ${m.layers} layers × ${m.heads} heads, up to ${m.maxTokens} tokens`;
+    const title = m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
+    $('model-name').textContent = `${title}: ${m.layers} layers × ${m.heads} heads, up to ${m.maxTokens} tokens`;
     $('model-name').dataset.architecture = m.architecture;
     $<HTMLInputElement>('causal').checked = shownCausal;
     progress.hidden = true;

@@ -54,6 +54,8 @@ class Transformer final : public Model {
              spec_.d_model,      spec_.positions,    spec_.vocab};
   }
 
+  void set_name(const std::string& name) { info_.name = name; }
+
   MultiHeadParams attention_weights(std::int64_t layer) const override {
     const Block& b = blocks.at(static_cast<std::size_t>(layer));
     return {b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
@@ -305,10 +307,18 @@ std::unique_ptr<Model> load_gpt2(const Json& c, const WeightStore& w, std::uniqu
 std::unique_ptr<Model> make_transformer(const std::string& arch, const Json& config, const ModelFiles& files,
                                         std::unique_ptr<Tokenizer> tokenizer) {
   const WeightStore weights(files);
-  if (arch == "BertModel" || arch.rfind("BertFor", 0) == 0) return load_bert(config, weights, std::move(tokenizer));
-  if (arch == "DistilBertModel" || arch.rfind("DistilBertFor", 0) == 0)
-    return load_distilbert(config, weights, std::move(tokenizer));
-  return load_gpt2(config, weights, std::move(tokenizer));
+  std::unique_ptr<Model> model;
+  if (arch == "BertModel" || arch.rfind("BertFor", 0) == 0) {
+    model = load_bert(config, weights, std::move(tokenizer));
+  } else if (arch == "DistilBertModel" || arch.rfind("DistilBertFor", 0) == 0) {
+    model = load_distilbert(config, weights, std::move(tokenizer));
+  } else {
+    model = load_gpt2(config, weights, std::move(tokenizer));
+  }
+  // The Hub writes the model's id into config.json as _name_or_path.
+  const std::string name = string_field(config, "_name_or_path", "");
+  if (!name.empty() && name.size() <= 200) static_cast<Transformer&>(*model).set_name(name);
+  return model;
 }
 
 bool is_transformer(const std::string& arch) {
