@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gemm.hpp"
+#include "vexp.hpp"
 
 namespace attnscope::kernels {
 
@@ -14,39 +15,114 @@ constexpr std::int64_t kRowBlock = 32;  // query rows per task
 constexpr std::int64_t kGemmRowBlock = 16;
 }  // namespace
 
-std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, float scale, bool causal,
-                                const std::uint8_t* keep_row, const float* additive_row) {
-  const std::int64_t visible = causal ? std::min(i + 1, n_k) : n_k;
+namespace {
+
+// Scores s[0 .. count) of query i against keys key0 .. key0+count, in place:
+// scale, hide keys (causal, keep mask), add the additive mask rows (already
+// offset to key0). Returns the largest visible score (-inf when none is).
+float mask_scores(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale, bool causal,
+                  const std::uint8_t* keep, const float* additive) {
   float max = kNegInf;
-  for (std::int64_t j = 0; j < visible; ++j) {
+  for (std::int64_t j = 0; j < count; ++j) {
     float x = s[j] * scale;
-    if (keep_row && !keep_row[j]) x = kNegInf;
-    if (additive_row) x += additive_row[j];
+    if ((causal && key0 + j > i) || (keep && !keep[j])) x = kNegInf;
+    if (additive) x += additive[j];
     s[j] = x;
     max = std::max(max, x);
   }
+  return max;
+}
+
+}  // namespace
+
+std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, float scale, bool causal,
+                                const std::uint8_t* keep_row, const float* additive_row) {
+  const std::int64_t visible = causal ? std::min(i + 1, n_k) : n_k;
+  const float max = mask_scores(s, visible, i, 0, scale, causal, keep_row, additive_row);
   if (max == kNegInf) {  // every key hidden: zeros, never NaN
     std::fill(s, s + n_k, 0.0f);
     return 0;
   }
-  float sum = 0.0f;
-  for (std::int64_t j = 0; j < visible; ++j) {
-    const float e = std::exp(s[j] - max);
-    s[j] = e;
-    sum += e;
-  }
-  const float inv = 1.0f / sum;
+  const float inv = 1.0f / exp_shifted(s, visible, max);
   for (std::int64_t j = 0; j < visible; ++j) s[j] *= inv;
   std::fill(s + visible, s + n_k, 0.0f);
   return visible;
 }
 
+namespace {
+
+constexpr std::int64_t kKeyTile = 64;  // keys per tile of the fused path
+
+// The fused path, when no weights are wanted: keys in tiles of kKeyTile, a running
+// max m and sum l per query (online softmax), the output accumulated and rescaled
+// as m grows. Memory per thread: a [32, 64] score tile and a [32, d_v] product;
+// nothing grows with n². Same arguments as attention().
+void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v,
+                     const AttentionDims& d, float scale, bool causal, const Mask& mask, float* out) {
+  const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
+  struct Scratch {
+    std::vector<float> scores, product, m, l, pack;
+  };
+  std::vector<Scratch> scratch(pool.size());
+  for (auto& w : scratch) {
+    w.scores.resize(static_cast<std::size_t>(kRowBlock * kKeyTile));
+    w.product.resize(static_cast<std::size_t>(kRowBlock * d.d_v));
+    w.m.resize(kRowBlock);
+    w.l.resize(kRowBlock);
+  }
+  pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
+    Scratch& w = scratch[worker];
+    const std::int64_t h = static_cast<std::int64_t>(task) / blocks;
+    const std::int64_t r0 = (static_cast<std::int64_t>(task) % blocks) * kRowBlock;
+    const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
+    const std::int64_t keys = causal ? std::min(d.n_k, r0 + rows) : d.n_k;
+    float* o = out + (h * d.n_q + r0) * d.d_v;  // [rows, d_v], accumulated in place
+    std::fill(o, o + rows * d.d_v, 0.0f);
+    std::fill(w.m.begin(), w.m.end(), kNegInf);
+    std::fill(w.l.begin(), w.l.end(), 0.0f);
+    for (std::int64_t k0 = 0; k0 < keys; k0 += kKeyTile) {
+      const std::int64_t tile = std::min(kKeyTile, keys - k0);
+      // scores [rows, tile] = q rows · k[k0 .. k0+tile]ᵀ
+      gemm_serial({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (h * d.n_k + k0) * d.d_k, d.d_k, true,
+                   w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr},
+                  w.pack);
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int64_t i = r0 + r;
+        float* s = w.scores.data() + r * kKeyTile;
+        const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + k0;
+        const float tile_max =
+            mask_scores(s, tile, i, k0, scale, causal, mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
+                        mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr);
+        if (tile_max == kNegInf) {  // nothing visible in this tile
+          std::fill(s, s + tile, 0.0f);
+          continue;
+        }
+        const float m_new = std::max(w.m[r], tile_max);
+        const float correction = w.m[r] == kNegInf ? 0.0f : std::exp(w.m[r] - m_new);
+        w.l[r] = w.l[r] * correction + exp_shifted(s, tile, m_new);
+        w.m[r] = m_new;
+        if (correction != 1.0f)
+          for (std::int64_t c = 0; c < d.d_v; ++c) o[r * d.d_v + c] *= correction;
+      }
+      // product [rows, d_v] = probabilities [rows, tile] · v[k0 .. k0+tile]; o += product
+      gemm_serial({w.scores.data(), kKeyTile, v.data + (h * d.n_k + k0) * d.d_v, d.d_v, false, w.product.data(), d.d_v,
+                   rows, d.d_v, tile, nullptr},
+                  w.pack);
+      for (std::int64_t x = 0; x < rows * d.d_v; ++x) o[x] += w.product[x];
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {  // a row that saw no key stays all zeros
+      const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
+      for (std::int64_t c = 0; c < d.d_v; ++c) o[r * d.d_v + c] *= inv;
+    }
+  });
+}
+
+}  // namespace
+
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
                float scale, bool causal, const Mask& mask, float* out, float* weights) {
+  if (!weights) return fused_attention(pool, q, k, v, d, scale, causal, mask, out);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
-  // Without a weights output, each thread writes its block's scores to its own scratch.
-  std::vector<std::vector<float>> scratch(weights ? 0 : pool.size());
-  for (auto& s : scratch) s.resize(static_cast<std::size_t>(std::min(kRowBlock, d.n_q) * d.n_k));
   std::vector<std::vector<float>> packs(pool.size());  // each thread's packed panel of k or v
 
   pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
@@ -55,7 +131,7 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
     // Under a causal mask, no row of this block sees a key past its last row.
     const std::int64_t keys = causal ? std::min(d.n_k, r0 + rows) : d.n_k;
-    float* s_data = weights ? weights + (h * d.n_q + r0) * d.n_k : scratch[worker].data();
+    float* s_data = weights + (h * d.n_q + r0) * d.n_k;
     MatrixMap s(s_data, rows, d.n_k);  // scores, then probabilities: [rows, n_k]
 
     // scores [rows, keys] = q[h][r0 .. r0+rows] · k[h][0 .. keys]ᵀ

@@ -20,7 +20,8 @@ std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, floa
 
 // out[h] = softmax(q[h] k[h]ᵀ · scale + mask) v[h] for every head h.
 //   q [H, n_q, d_k]  k [H, n_k, d_k]  v [H, n_k, d_v]  →  out [H, n_q, d_v], weights [H, n_q, n_k]
-// Tasks are (head, block of query rows). `weights` may be null.
+// Tasks are (head, block of query rows). With `weights` null it runs fused, tile by
+// tile of keys with an online softmax, in O(n·d) memory.
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
                float scale, bool causal, const Mask& mask, float* out, float* weights);
 

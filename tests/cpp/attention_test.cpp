@@ -90,6 +90,31 @@ TEST(Attention, AdditiveMaskPerHeadWithNegativeInfinity) {
   for (int j = 0; j < 6; ++j) EXPECT_EQ(r.weights.data[(1 * 3 + 2) * 6 + j], 0.0f);
 }
 
+TEST(Attention, FusedPathMatchesReferenceAcrossKeyTilesAndMasks) {
+  // Without weights, keys are processed in tiles of 64 with an online softmax: 200 keys span
+  // four tiles; masks hide whole tiles for some rows, and query 3 sees nothing at all.
+  const Tensor q = random_tensor({2, 70, 16}, 30, 2.0f), k = random_tensor({2, 200, 16}, 31, 2.0f),
+               v = random_tensor({2, 200, 8}, 32);
+  std::vector<std::uint8_t> keep(70 * 200, 1);
+  for (int j = 0; j < 200; ++j) keep[3 * 200 + j] = 0;
+  for (int j = 0; j < 128; ++j) keep[5 * 200 + j] = 0;  // query 5: only the last tiles
+  Tensor add = random_tensor({2, 70, 200}, 33);
+  for (int j = 64; j < 128; ++j) add.data[(1 * 70 + 7) * 200 + j] = -INFINITY;
+  const Runtime rt(2);
+  for (bool causal : {false, true}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      AttentionOptions o;
+      o.causal = causal;
+      if (kind == 1) o.mask = Mask::keep_mask(keep.data(), {70, 200});
+      if (kind == 2) o.mask = Mask::additive_mask(add.data.data(), add.shape);
+      o.return_weights = false;
+      const AttentionResult fused = rt.attention(q.view(), k.view(), v.view(), o);
+      EXPECT_TRUE(testing::all_close(fused.output, reference::attention(q.view(), k.view(), v.view(), o).output))
+          << "causal=" << causal << " mask kind " << kind;
+    }
+  }
+}
+
 TEST(Attention, RowsOfWeightsSumToOne) {
   const Tensor q = random_tensor({3, 50, 16}, 11, 3.0f), k = random_tensor({3, 50, 16}, 12, 3.0f),
                v = random_tensor({3, 50, 16}, 13);

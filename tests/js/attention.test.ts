@@ -194,6 +194,27 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(mean(scaledMax)).toBeLessThan(0.5);
   });
 
+  it('without weights, a single head at n = 16,384 runs in O(n·d) memory', () => {
+    const n = 16_384,
+      d = 32;
+    const q = randn([n, d], 40),
+      k = randn([n, d], 41),
+      v = randn([n, d], 42);
+    const before = engine.memory().heapBytes;
+    const { output } = engine.attention(q, k, v, { causal: true, returnWeights: false });
+    // An n×n buffer alone would be 1 GiB; inputs, output and scratch are a few MiB.
+    expect(engine.memory().heapBytes - before).toBeLessThan(64 * 2 ** 20);
+    // Spot-check rows against the reference, one row at a time.
+    for (const i of [0, 1, 777, 8191, n - 1]) {
+      const row = refAttention(
+        tensor([1, d], q.data.subarray(i * d, (i + 1) * d)),
+        tensor([i + 1, d], k.data.subarray(0, (i + 1) * d)),
+        tensor([i + 1, d], v.data.subarray(0, (i + 1) * d)),
+      ).output;
+      expectClose(tensor([1, d], output.data.subarray(i * d, (i + 1) * d)), row, 1e-5, 1e-3);
+    }
+  }, 120_000);
+
   it('outputs are fresh arrays that survive heap growth and later calls', () => {
     const x = randn([8, 4], 24);
     const first = engine.selfAttention(x);
