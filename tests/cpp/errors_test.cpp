@@ -4,18 +4,9 @@
 namespace attnscope {
 namespace {
 
-using testing::random_tensor;
+using testing::expect_error;
 
-// Runs fn, expecting an Error whose message contains `needle`.
-template <typename Fn>
-void expect_error(Fn fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected: " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using testing::random_tensor;
 
 TEST(Errors, AttentionShapes) {
   const Runtime rt(2);

@@ -10,15 +10,7 @@
 namespace attnscope {
 namespace {
 
-template <typename Fn>
-void expect_error(Fn fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected: " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
+using testing::expect_error;
 
 // A safetensors file: u64 header length, the header, then `data`.
 std::string safetensors(const std::string& header, const std::string& data = "", std::uint64_t length = UINT64_MAX) {

@@ -30,4 +30,15 @@ inline ::testing::AssertionResult all_close(const Tensor& a, const Tensor& b, fl
   return ::testing::AssertionSuccess();
 }
 
+// Runs fn, expecting an attnscope::Error whose message contains `needle`.
+template <typename Fn>
+void expect_error(Fn fn, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "no error; expected: " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace attnscope::testing

@@ -207,6 +207,19 @@ function select(l: number, h: number): void {
   render();
 }
 
+/** [rows, columns] to move for an arrow key (and claims the key), or null for other keys. */
+function arrowMove(event: KeyboardEvent): [number, number] | null {
+  const moves: Record<string, [number, number]> = {
+    ArrowLeft: [0, -1],
+    ArrowRight: [0, 1],
+    ArrowUp: [-1, 0],
+    ArrowDown: [1, 0],
+  };
+  const move = moves[event.key] ?? null;
+  if (move) event.preventDefault();
+  return move;
+}
+
 /** Shows the weight of cell (i, j) of the large map in the readout. */
 function readCell(i: number, j: number): void {
   if (!shown) return;
@@ -224,15 +237,8 @@ map.addEventListener('pointermove', (event) => {
 // Keyboard: arrow keys move through the cells of the focused map.
 map.addEventListener('keydown', (event) => {
   if (!shown) return;
-  const moves: Record<string, [number, number]> = {
-    ArrowLeft: [0, -1],
-    ArrowRight: [0, 1],
-    ArrowUp: [-1, 0],
-    ArrowDown: [1, 0],
-  };
-  const move = moves[event.key];
+  const move = arrowMove(event);
   if (!move) return;
-  event.preventDefault();
   const n = shown.tokens.length;
   const i = Math.min(Math.max(Number(cell.dataset.row ?? 0) + move[0], 0), n - 1);
   const j = Math.min(Math.max(Number(cell.dataset.col ?? 0) + move[1], 0), n - 1);
@@ -264,15 +270,8 @@ grid.addEventListener('click', (event) => {
 grid.addEventListener('keydown', (event) => {
   if (!shown) return;
   const [layers, heads] = shown.shape;
-  const moves: Record<string, [number, number]> = {
-    ArrowLeft: [0, -1],
-    ArrowRight: [0, 1],
-    ArrowUp: [-1, 0],
-    ArrowDown: [1, 0],
-  };
-  const move = moves[event.key];
+  const move = arrowMove(event);
   if (!move) return;
-  event.preventDefault();
   select(Math.min(Math.max(layer + move[0], 0), layers - 1), Math.min(Math.max(head + move[1], 0), heads - 1));
 });
 
