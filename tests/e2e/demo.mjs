@@ -5,7 +5,7 @@
 // into, hovered, switched between layers and heads and screenshotted, and what
 // it shows is compared with the library's own results computed here in Node.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { chromium } from 'playwright-core';
 import { createServer as createViteServer } from 'vite';
 
 import { createEngine } from '../../dist/node.js';
+import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web/demo/dist');
@@ -109,8 +110,6 @@ const model = await engine.loadModel('default');
 const SENTENCE = 'Attention is all you need.';
 const expected = model.run(SENTENCE);
 const [LAYERS, HEADS, N] = expected.shape;
-const WORDS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', '.', '##s'];
-const TINY_VOCAB = [...WORDS, ...Array.from({ length: 52 }, (_, i) => `w${i}`)]; // for tests/golden/models/bert
 
 /** Moves the pointer to the centre of cell (i, j) of the large map. */
 async function hover(page, i, j, n) {
@@ -270,12 +269,12 @@ for (const { name, isolated, start } of targets) {
 
   await check(`${name}: a model chosen from files replaces the default; a bad Hub id is a clear error`, async () => {
     await page.setInputFiles('#files', [
-      ...['config.json', 'model.safetensors'].map((name) => ({
+      ...Object.entries(goldenModelFiles('bert')).map(([name, bytes]) => ({
         name,
         mimeType: 'application/octet-stream',
-        buffer: readFileSync(join(root, 'tests/golden/models/bert', name)),
+        buffer: Buffer.from(bytes),
       })),
-      { name: 'vocab.txt', mimeType: 'text/plain', buffer: Buffer.from(TINY_VOCAB.join('\n')) },
+      { name: 'vocab.txt', mimeType: 'text/plain', buffer: Buffer.from(TINY_BERT_VOCAB.join('\n')) },
     ]);
     await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture === 'BertModel', null, {
       timeout: 30_000,

@@ -1,25 +1,19 @@
 // Loading from the Hub over real HTTP: a loopback server in the Hub's URL layout
 // (<base>/<id>/resolve/<revision>/<file>) serves tiny models, and some failures.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
+import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
 
-const golden = new URL('../golden/models/', import.meta.url);
-const read = (model: string) =>
-  Object.fromEntries(
-    readdirSync(new URL(`${model}/`, golden))
-      .filter((f) => f !== 'golden.json')
-      .map((f) => [f, readFileSync(new URL(`${model}/${f}`, golden))]),
-  );
-const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', '.', '##s'];
-const vocabTxt = Buffer.from([...VOCAB, ...Array.from({ length: 52 }, (_, i) => `w${i}`)].join('\n'));
+const read = goldenModelFiles;
+const vocabTxt = new TextEncoder().encode(TINY_BERT_VOCAB.join('\n'));
 
 // id → files; the server answers 404 for anything else.
-const REPOS: Record<string, Record<string, Buffer>> = {
+const REPOS: Record<string, Record<string, Uint8Array>> = {
   'org/tiny-bert': { ...read('bert'), 'vocab.txt': vocabTxt },
   'tiny-bert-sharded': { ...read('bert-sharded'), 'vocab.txt': vocabTxt },
   'org/truncated': { ...read('bert'), 'vocab.txt': vocabTxt },

@@ -1,23 +1,16 @@
 // BERT, DistilBERT and GPT-2 against PyTorch: small random checkpoints in the Hub's
 // exact tensor names and layout (tests/golden/make_model_goldens.py), compared
 // layer by layer with goldens from nn.TransformerEncoderLayer / nn.MultiheadAttention.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine } from '../../dist/node.js';
+import { GOLDEN_MODELS, goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { BUILDS, engineFor } from './engines.js';
 
 const root = new URL('../golden/models/', import.meta.url);
-const MODELS = readdirSync(root);
-
-function filesOf(name: string): Record<string, Uint8Array> {
-  const dir = new URL(`${name}/`, root);
-  return Object.fromEntries(
-    readdirSync(dir)
-      .filter((f) => f !== 'golden.json')
-      .map((f) => [f, new Uint8Array(readFileSync(new URL(f, dir)))]),
-  );
-}
+const MODELS = GOLDEN_MODELS;
+const filesOf = goldenModelFiles;
 
 function worstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
@@ -62,9 +55,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
   });
 
   it('runs BERT from text with the vocab.txt beside its weights', async () => {
-    const words = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'the', 'cat', 'sat', 'on', 'mat', '.', '##s'];
-    const vocab = [...words, ...Array.from({ length: 64 - words.length }, (_, i) => `w${i}`)];
-    const files = { ...filesOf('bert'), 'vocab.txt': new TextEncoder().encode(vocab.join('\n')) };
+    const files = { ...filesOf('bert'), 'vocab.txt': new TextEncoder().encode(TINY_BERT_VOCAB.join('\n')) };
     const model = await engine.loadModel({ files });
     const fromText = model.run('The cats sat on the [MASK].');
     expect(fromText.tokens).toEqual(['[CLS]', 'the', 'cat', '##s', 'sat', 'on', 'the', '[MASK]', '.', '[SEP]']);

@@ -1,20 +1,14 @@
 // Load and lifetime: thousands of mixed calls and a hundred model loads leave the
 // heap and the handle table where they were; hostile text is tokenized or refused;
 // several workers at once compute what one does alone.
-import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type Model } from '../../dist/node.js';
+import { goldenModelFiles } from '../golden-models.mjs';
 import { randn } from './reference.js';
 
-const golden = new URL('../golden/models/bert/', import.meta.url);
-const bertFiles = () =>
-  Object.fromEntries(
-    readdirSync(golden)
-      .filter((f) => f !== 'golden.json')
-      .map((f) => [f, new Uint8Array(readFileSync(new URL(f, golden)))]),
-  );
+const bertFiles = () => goldenModelFiles('bert');
 
 describe('resources', () => {
   let engine: Engine;

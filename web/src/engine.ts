@@ -184,13 +184,13 @@ class WasmModel implements Model {
     this.normalization = normalization;
   }
 
-  private live(op: string, text: unknown): { handle: RawModelHandle; normalized: string } {
+  private live(op: string): RawModelHandle {
     if (!this.handle) throw new Error(`${op}: this model was disposed; load it again with engine.loadModel()`);
-    return { handle: this.handle, normalized: prepareText(op, text, this.normalization) };
+    return this.handle;
   }
 
   attentionWeights(layer: number): MultiHeadParams {
-    const { handle } = this.live('attentionWeights', '');
+    const handle = this.live('attentionWeights');
     if (typeof layer !== 'number') throw new Error(`attentionWeights: layer must be a number, got ${typeName(layer)}`);
     const r = handle.attentionWeights(layer);
     if ('error' in r) throw new Error(r.error);
@@ -198,8 +198,8 @@ class WasmModel implements Model {
   }
 
   tokenize(text: string): { tokens: string[]; ids: Int32Array } {
-    const { handle, normalized } = this.live('tokenize', text);
-    const r = handle.tokenize(normalized);
+    const handle = this.live('tokenize');
+    const r = handle.tokenize(prepareText('tokenize', text, this.normalization));
     if ('error' in r) throw new Error(r.error);
     return r;
   }
@@ -208,14 +208,9 @@ class WasmModel implements Model {
     const op = 'run';
     const o = checkOptions(op, options, { returnProjections: 'boolean', attentionMask: 'other' });
     if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
-    let r;
-    if (typeof input === 'string') {
-      const { handle, normalized } = this.live(op, input);
-      r = handle.run(this.engine(), normalized, o);
-    } else {
-      const ids = idsOf(op, input);
-      r = this.live(op, '').handle.run(this.engine(), ids, o);
-    }
+    const handle = this.live(op);
+    const prepared = typeof input === 'string' ? prepareText(op, input, this.normalization) : idsOf(op, input);
+    const r = handle.run(this.engine(), prepared, o);
     if ('error' in r && typeof r.error === 'string') throw new Error(r.error);
     const { attentions, ...rest } = r as unknown as Omit<ModelRunResult, 'attentions' | 'shape'> & {
       attentions: Tensor;

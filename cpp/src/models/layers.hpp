@@ -20,6 +20,13 @@ inline Matrix layer_norm(const Matrix& x, const Tensor& scale, const Tensor& bia
   return y;
 }
 
+// A copy of `m` as a [rows, cols] tensor, for results that leave the model.
+inline Tensor to_tensor(const Matrix& m) {
+  Tensor t({m.rows(), m.cols()});
+  t.head(0) = m;
+  return t;
+}
+
 inline void relu(Matrix& x) { x = x.cwiseMax(0.0f); }
 
 // GELU, exact: x·Φ(x).

@@ -87,13 +87,13 @@ class Transformer final : public Model {
                               b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
       if (spec_.pre_norm) {
         const Matrix y = layers::layer_norm(x, b.ln1_g, b.ln1_b, spec_.eps);
-        if (o.return_projections) keep_input(r, y);
+        if (o.return_projections) r.inputs.push_back(layers::to_tensor(y));
         MultiHeadResult a = rt.multi_head_attention(y, p, mo);
         x += a.output.head(0);
         x += ffn(rt, b, layers::layer_norm(x, b.ln2_g, b.ln2_b, spec_.eps));
         keep(r, l, n, std::move(a), o);
       } else {
-        if (o.return_projections) keep_input(r, x);
+        if (o.return_projections) r.inputs.push_back(layers::to_tensor(x));
         MultiHeadResult a = rt.multi_head_attention(x, p, mo);
         x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
         x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
@@ -101,8 +101,7 @@ class Transformer final : public Model {
       }
     }
     if (!final_ln_g.empty()) x = layers::layer_norm(x, final_ln_g, final_ln_b, spec_.eps);
-    r.hidden = Tensor({n, d});
-    r.hidden.head(0) = x;
+    r.hidden = layers::to_tensor(x);
     if (!pool_w.empty()) {  // BERT's pooler: tanh(x[CLS]·W + b)
       const Matrix first = x.topRows(1);
       const Matrix e = rt.linear(first, pool_w.view(), pool_b.view()).array().tanh().matrix();
@@ -126,12 +125,6 @@ class Transformer final : public Model {
         break;
     }
     return rt.linear(h, b.w2.view(), b.b2.view());
-  }
-
-  static void keep_input(ModelRun& r, const Matrix& x) {
-    Tensor t({x.rows(), x.cols()});
-    t.head(0) = x;
-    r.inputs.push_back(std::move(t));
   }
 
   void keep(ModelRun& r, std::size_t l, std::int64_t n, MultiHeadResult&& a, const RunOptions& o) const {

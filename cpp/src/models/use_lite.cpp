@@ -15,9 +15,9 @@
 
 #include "attnscope/error.hpp"
 #include "attnscope/json.hpp"
-#include "attnscope/safetensors.hpp"
 #include "config.hpp"
 #include "layers.hpp"
+#include "weights.hpp"
 
 namespace attnscope {
 
@@ -43,7 +43,7 @@ Tensor columns(const Tensor& t, std::int64_t begin, std::int64_t width) {
 
 class UseLite final : public Model {
  public:
-  UseLite(const Json& config, const SafeTensors& w, std::unique_ptr<Tokenizer> tokenizer) {
+  UseLite(const Json& config, const WeightStore& w, std::unique_ptr<Tokenizer> tokenizer) {
     tokenizer_ = std::move(tokenizer);
     const std::int64_t layers = config_int(config, "num_hidden_layers", 1, 64);
     heads_ = config_int(config, "num_attention_heads", 1, 256);
@@ -125,11 +125,7 @@ class UseLite final : public Model {
     for (std::size_t l = 0; l < layers_.size(); ++l) {
       const Layer& L = layers_[l];
       const Matrix y = layers::layer_norm(x, L.norm1_scale, L.norm1_bias, eps_);
-      if (o.return_projections) {
-        Tensor input({n, y.cols()});
-        input.head(0) = y;
-        r.inputs.push_back(std::move(input));
-      }
+      if (o.return_projections) r.inputs.push_back(layers::to_tensor(y));
       // Heads concatenated [n, width]; the output projection may change the width.
       MultiHeadResult a = rt.multi_head_attention(
           y, {L.wq.view(), L.wk.view(), L.wv.view(), {}, L.bq.view(), L.bk.view(), L.bv.view(), {}}, mo);
@@ -145,8 +141,7 @@ class UseLite final : public Model {
         r.v.push_back(std::move(a.v));
       }
     }
-    r.hidden = Tensor({n, x.cols()});
-    r.hidden.head(0) = x;
+    r.hidden = layers::to_tensor(x);
     const Matrix pooled = x.colwise().mean();
     Matrix e = rt.linear(pooled, pool_w_.view(), pool_b_.view()).array().tanh().matrix();
     e /= std::sqrt(std::max(e.squaredNorm(), 1e-12f));
@@ -164,16 +159,9 @@ class UseLite final : public Model {
 }  // namespace
 
 std::unique_ptr<Model> make_use_lite(const Json& config, const ModelFiles& files) {
-  const auto find = [&](const char* name) -> const std::string& {
-    const auto it = files.find(name);
-    if (it == files.end()) throw Error(std::string("loadModel: ") + name + " is missing from the model's files");
-    return it->second;
-  };
-  const std::string& vocab = find("vocab.json");
-  const std::string& weights = find("model.safetensors");
-  auto tokenizer = make_sentencepiece_use(Json::parse(vocab, "vocab.json"), "vocab.json");
-  const SafeTensors st(reinterpret_cast<const std::uint8_t*>(weights.data()), weights.size(), "model.safetensors");
-  return std::make_unique<UseLite>(config, st, std::move(tokenizer));
+  auto tokenizer = make_tokenizer(files);  // its SentencePiece vocab.json: [[piece, score], ...]
+  if (!tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
+  return std::make_unique<UseLite>(config, WeightStore(files), std::move(tokenizer));
 }
 
 }  // namespace attnscope
