@@ -5,15 +5,15 @@
 // into, hovered, switched between layers and heads and screenshotted, and what
 // it shows is compared with the library's own results computed here in Node.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { extname, join, normalize } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { createServer as createViteServer } from 'vite';
 
 import { createEngine } from '../../dist/node.js';
 import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
+import { downloadChecks } from './downloads.mjs';
+import { assert, check, finish, launch, serve } from './harness.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web/demo/dist');
@@ -24,64 +24,7 @@ execFileSync('npx', ['vite', 'build', '--config', 'web/demo/vite.config.ts', '--
   cwd: root,
   stdio: 'inherit',
 });
-
-const TYPES = {
-  '.mjs': 'text/javascript',
-  '.svg': 'image/svg+xml',
-  '.html': 'text/html',
-  '.js': 'text/javascript',
-  '.css': 'text/css',
-  '.wasm': 'application/wasm',
-};
-function serve(isolated, dir = site) {
-  const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
-    let file = join(dir, path);
-    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
-    if (!file.startsWith(dir) || !existsSync(file)) {
-      res.writeHead(404).end('not found');
-      return;
-    }
-    const headers = { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' };
-    if (isolated) {
-      headers['Cross-Origin-Opener-Policy'] = 'same-origin';
-      headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
-    }
-    res.writeHead(200, headers);
-    createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-    '--disable-quic',
-  ],
-});
-
-let failures = 0;
-let passes = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passes++;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failures++;
-    console.log(`FAIL ${name}\n     ${err.stack ?? err}`);
-  }
-}
-const assert = (cond, msg) => {
-  if (!cond) throw new Error(msg);
-};
+const browser = await launch();
 
 async function devServer() {
   const server = await createViteServer({
@@ -94,7 +37,7 @@ async function devServer() {
 }
 
 async function staticServer(isolated) {
-  const server = await serve(isolated);
+  const server = await serve(isolated, site);
   return { url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
 }
 
@@ -166,6 +109,37 @@ for (const { name, isolated, start } of targets) {
     assert(JSON.stringify(shown) === JSON.stringify(expected.tokens), `tokens ${JSON.stringify(shown)}`);
     const status = await page.textContent('#status');
     assert(status.startsWith(`${N} tokens · `), `status: ${status}`);
+  });
+
+  await check(`${name}: a result superseded by newer input is never shown`, async () => {
+    // Record what the map shows, and the text in the box at that moment, each time its tokens change.
+    await page.evaluate(() => {
+      window.__shown = [];
+      new MutationObserver((records) => {
+        const map = document.getElementById('map');
+        if (records.some((r) => r.oldValue !== map.dataset.tokens))
+          window.__shown.push({ tokens: map.dataset.tokens, text: document.getElementById('text').value });
+      }).observe(document.getElementById('map'), { attributeFilter: ['data-tokens'], attributeOldValue: true });
+    });
+    const typed = 'Every keystroke asks for a new map while the older ones are still being computed.';
+    await page.fill('#text', '');
+    await page.type('#text', typed, { delay: 0 });
+    const final = JSON.stringify(model.tokenize(typed).tokens);
+    await page.waitForFunction((want) => document.getElementById('map').dataset.tokens === want, final, {
+      timeout: 15_000,
+    });
+    const shown = await page.evaluate(() => window.__shown);
+    for (const { tokens, text } of shown) {
+      const want = JSON.stringify(model.tokenize(text).tokens);
+      assert(tokens === want, `shown ${tokens} while the box held ${JSON.stringify(text)} (${want})`);
+    }
+    assert(shown.at(-1).tokens === final, 'the last map shown is not the final text');
+    console.log(`     ${typed.length} keystrokes, ${shown.length} maps shown`);
+    await page.fill('#text', SENTENCE);
+    await page.waitForFunction(
+      (want) => document.getElementById('map').dataset.tokens === want,
+      JSON.stringify(expected.tokens),
+    );
   });
 
   await check(`${name}: the hovered value equals the library's weight, across layers and heads`, async () => {
@@ -416,6 +390,6 @@ await check('browser: a bert-base-sized model (109.5M parameters) loads and runs
   }
 });
 
+await downloadChecks(browser, site);
 await browser.close();
-console.log(`${passes} passed, ${failures} failed`);
-process.exit(failures ? 1 : 0);
+finish();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
-import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
+import { goldenModelFiles, hubListing, TINY_BERT_VOCAB } from '../golden-models.mjs';
 
 const read = goldenModelFiles;
 const vocabTxt = new TextEncoder().encode(TINY_BERT_VOCAB.join('\n'));
@@ -19,7 +19,24 @@ const REPOS: Record<string, Record<string, Uint8Array>> = {
   'org/truncated': { ...read('bert'), 'vocab.txt': vocabTxt },
   'org/wrong-length': { ...read('bert'), 'vocab.txt': vocabTxt },
   'org/no-weights': { 'config.json': read('bert')['config.json'] },
+  'org/wrong-checksum': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'org/short': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'org/changing': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'org/no-api': { ...read('bert'), 'vocab.txt': vocabTxt },
 };
+
+// A body that differs from what the list promises: one byte flipped, or cut to half with a matching content-length.
+function served(id: string, name: string, body: Uint8Array): Uint8Array {
+  if (id === 'org/wrong-checksum' && name === 'model.safetensors') {
+    const copy = body.slice();
+    copy[copy.length - 1] ^= 1;
+    return copy;
+  }
+  if (id === 'org/short' && name === 'model.safetensors') return body.subarray(0, body.length >> 1);
+  return body;
+}
+
+let offline = false; // every connection is refused, as when the network is down
 
 let server: Server;
 let base: string;
@@ -28,9 +45,20 @@ const requests: string[] = [];
 beforeAll(async () => {
   process.env.ATTNSCOPE_CACHE_DIR = mkdtempSync(join(tmpdir(), 'attnscope-cache-'));
   server = createServer((req, res) => {
+    if (offline) {
+      req.socket.destroy();
+      return;
+    }
     requests.push(req.url!);
+    const api = /^\/api\/models\/(.+)\/revision\/main\?blobs=true$/.exec(req.url!);
+    if (api) {
+      const files = api[1] === 'org/no-api' ? undefined : REPOS[api[1]];
+      if (files) res.writeHead(200, { 'content-type': 'application/json' }).end(hubListing(files));
+      else res.writeHead(404).end('{"error":"Repository not found"}');
+      return;
+    }
     const m = /^\/(.+)\/resolve\/main\/([^/]+)$/.exec(req.url!);
-    const body = m && REPOS[m[1]]?.[m[2]];
+    const body = m && REPOS[m[1]]?.[m[2]] && served(m[1], m[2], REPOS[m[1]][m[2]]);
     if (!m || !body) {
       res.writeHead(404).end('Entry not found');
       return;
@@ -72,7 +100,11 @@ describe('loadModel({ hub })', () => {
     const last = progress.filter((p) => p.file === 'model.safetensors').at(-1)!;
     expect(last).toMatchObject({ cached: false, total: REPOS['org/tiny-bert']['model.safetensors'].length });
     expect(last.loaded).toBe(last.total);
-    expect(requests).toContain('/org/tiny-bert/resolve/main/tokenizer.json'); // asked for, answered 404
+    expect(requests[0]).toBe('/api/models/org/tiny-bert/revision/main?blobs=true');
+    // The list says which files exist: nothing else is asked for.
+    expect(requests.filter((u) => u.includes('/resolve/'))).toEqual(
+      ['config.json', 'vocab.txt', 'model.safetensors'].map((f) => `/org/tiny-bert/resolve/main/${f}`),
+    );
     const r = model.run('The cat sat.');
     expect(r.tokens).toEqual(['[CLS]', 'the', 'cat', 'sat', '.', '[SEP]']);
     const local = await engine.loadModel({ files: { ...REPOS['org/tiny-bert'] } });
@@ -83,11 +115,55 @@ describe('loadModel({ hub })', () => {
     const before = requests.length;
     const progress: HubProgress[] = [];
     await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base, onProgress: (p) => progress.push(p) });
-    const downloaded = requests
-      .slice(before)
-      .filter((u) => !u.endsWith('tokenizer.json') && !u.endsWith('_config.json'));
-    expect(downloaded).toEqual([]);
+    expect(requests.slice(before)).toEqual(['/api/models/org/tiny-bert/revision/main?blobs=true']);
     expect(progress.every((p) => p.cached)).toBe(true);
+  });
+
+  it('offline, loads what the cache holds, and says so for what it does not', async () => {
+    offline = true;
+    try {
+      const model = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base });
+      expect(model.run('the cat').tokens).toEqual(['[CLS]', 'the', 'cat', '[SEP]']);
+      model.dispose();
+      await expect(engine.loadModel({ hub: 'org/changing', baseUrl: base })).rejects.toThrow(
+        `loadModel: could not reach ${base} to list the files of org/changing, and config.json is not in the cache; are you offline?`,
+      );
+    } finally {
+      offline = false;
+    }
+  });
+
+  it('downloads a file again when the Hub lists a new checksum for it', async () => {
+    await engine.loadModel({ hub: 'org/changing', baseUrl: base });
+    const config = JSON.parse(new TextDecoder().decode(REPOS['org/changing']['config.json']));
+    REPOS['org/changing']['config.json'] = new TextEncoder().encode(JSON.stringify({ ...config, hidden_act: 'gelu' }));
+    const before = requests.length;
+    await engine.loadModel({ hub: 'org/changing', baseUrl: base });
+    expect(requests.slice(before)).toEqual([
+      '/api/models/org/changing/revision/main?blobs=true',
+      '/org/changing/resolve/main/config.json',
+    ]);
+  });
+
+  it('refuses a file whose checksum or size differs from the list, and caches nothing of it', async () => {
+    await expect(engine.loadModel({ hub: 'org/wrong-checksum', baseUrl: base })).rejects.toThrow(
+      /^loadModel: model.safetensors has the wrong checksum: sha256 [0-9a-f]{64}, but the Hub lists [0-9a-f]{64}; the download is corrupt or was altered$/,
+    );
+    await expect(engine.loadModel({ hub: 'org/short', baseUrl: base })).rejects.toThrow(
+      /^loadModel: the download of model.safetensors is truncated: \d+ bytes of the \d+ listed$/,
+    );
+    const before = requests.length;
+    await expect(engine.loadModel({ hub: 'org/wrong-checksum', baseUrl: base })).rejects.toThrow('wrong checksum');
+    expect(requests.slice(before)).toContain('/org/wrong-checksum/resolve/main/model.safetensors');
+  });
+
+  it('without a file list (verify: false), probes for files and checks lengths only', async () => {
+    await expect(engine.loadModel({ hub: 'org/no-api', baseUrl: base })).rejects.toThrow(
+      `loadModel: org/no-api (revision main) is not on the Hub, or is private (HTTP 404 at ${base}/api/models/org/no-api/revision/main?blobs=true)`,
+    );
+    const model = await engine.loadModel({ hub: 'org/no-api', baseUrl: base, verify: false });
+    expect(model.run('the mat').tokens).toEqual(['[CLS]', 'the', 'mat', '[SEP]']);
+    expect(requests).toContain('/org/no-api/resolve/main/tokenizer.json'); // asked for, answered 404
   });
 
   it('loads sharded weights listed by model.safetensors.index.json', async () => {
@@ -98,7 +174,7 @@ describe('loadModel({ hub })', () => {
 
   it('a missing model, missing weights, a truncated download and a wrong content-length are clear errors', async () => {
     await expect(engine.loadModel({ hub: 'org/missing', baseUrl: base })).rejects.toThrow(
-      'loadModel: org/missing has no config.json on the Hub (every model needs one)',
+      'loadModel: org/missing (revision main) is not on the Hub, or is private (HTTP 404',
     );
     await expect(engine.loadModel({ hub: 'org/no-weights', baseUrl: base })).rejects.toThrow(
       'loadModel: org/no-weights has no model.safetensors.index.json on the Hub (nor model.safetensors',
@@ -114,7 +190,7 @@ describe('loadModel({ hub })', () => {
     await expect(engine.loadModel({ hub: 'org/truncated', baseUrl: base })).rejects.toThrow();
     expect(requests.slice(before)).toContain('/org/truncated/resolve/main/model.safetensors');
     await expect(engine.loadModel({ hub: 'org/x', baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(
-      'loadModel: could not reach http://127.0.0.1:9/org/x/resolve/main/config.json',
+      'loadModel: could not reach http://127.0.0.1:9 to list the files of org/x, and config.json is not in the cache',
     );
   });
 

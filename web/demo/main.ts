@@ -294,6 +294,7 @@ function load(source: Source, transfer: Transferable[] = []): void {
   progress.hidden = source.kind !== 'hub';
   progress.value = 0;
   loadStatus.textContent = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
+  loadStatus.dataset.state = 'loading';
   worker.postMessage({ id: latest, kind: 'load', source } satisfies Request, transfer);
 }
 
@@ -326,6 +327,7 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     $<HTMLInputElement>('causal').checked = shownCausal;
     progress.hidden = true;
     loadStatus.textContent = reply.id === 0 ? '' : 'Loaded.';
+    loadStatus.dataset.state = 'ok';
     const info = $('engine-info');
     info.textContent =
       `attnscope ${version} · ${build} build · ${threads} thread${threads > 1 ? 's' : ''}` +

@@ -78,10 +78,99 @@ async function download(
   return bytes;
 }
 
+/** What the Hub says a file must be: its size, and its SHA-256 (LFS files) or git blob id (others). */
+interface Expected {
+  size: number;
+  sha256?: string;
+  blobId?: string;
+}
+
+/** The repository's files at a revision, from `<base>/api/models/<id>/revision/<revision>?blobs=true`. */
+type Listing = Map<string, Expected>;
+
+const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
+
+/** Fetches the listing; undefined when the server cannot be reached (offline: the cache may still serve). */
+async function fetchListing(base: string, id: string, revision: string): Promise<Listing | undefined> {
+  const url = `${base}/api/models/${id}/revision/${encodeURIComponent(revision)}?blobs=true`;
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch {
+    return undefined;
+  }
+  if (response.status === 404 || response.status === 401)
+    throw new Error(
+      `loadModel: ${id} (revision ${revision}) is not on the Hub, or is private (HTTP ${response.status} at ${url})`,
+    );
+  if (!response.ok)
+    throw new Error(
+      `loadModel: could not list the files of ${id} (HTTP ${response.status} at ${url}); pass verify: false to skip checksums`,
+    );
+  let siblings: unknown;
+  try {
+    siblings = ((await response.json()) as { siblings?: unknown }).siblings;
+  } catch (err) {
+    throw new Error(`loadModel: the file list of ${id} at ${url} is not JSON (${(err as Error).message})`);
+  }
+  if (!Array.isArray(siblings)) throw new Error(`loadModel: the file list of ${id} at ${url} has no "siblings" array`);
+  const listing: Listing = new Map();
+  for (const entry of siblings as Array<Record<string, unknown>>) {
+    const name = entry?.rfilename;
+    if (typeof name !== 'string') continue;
+    const lfs = entry.lfs as { sha256?: unknown; size?: unknown } | undefined;
+    const size = lfs?.size ?? entry.size;
+    const sha256 = typeof lfs?.sha256 === 'string' && HEX(64).test(lfs.sha256) ? lfs.sha256 : undefined;
+    const blobId = typeof entry.blobId === 'string' && HEX(40).test(entry.blobId) ? entry.blobId : undefined;
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 || (!sha256 && !blobId))
+      throw new Error(`loadModel: the file list of ${id} gives no size and checksum for ${JSON.stringify(name)}`);
+    listing.set(name, { size, sha256: lfs ? sha256 : undefined, blobId: lfs ? undefined : blobId });
+  }
+  return listing;
+}
+
+const hex = (buffer: ArrayBuffer) =>
+  Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
+
+/** The checksum the listing names, as "sha256:<hex>" (LFS) or "git-blob:<hex>" (git's SHA-1 of "blob <size>\0" + bytes). */
+function checksumName(expected: Expected): string {
+  return expected.sha256 ? `sha256:${expected.sha256}` : `git-blob:${expected.blobId}`;
+}
+
+async function checksumOf(bytes: Uint8Array, kind: 'sha256' | 'git-blob'): Promise<string> {
+  if (kind === 'sha256') return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+  const header = new TextEncoder().encode(`blob ${bytes.length}\0`);
+  const whole = new Uint8Array(header.length + bytes.length);
+  whole.set(header);
+  whole.set(bytes, header.length);
+  return hex(await crypto.subtle.digest('SHA-1', whole));
+}
+
+/** Refuses bytes whose size or checksum differ from the listing's. */
+async function verify(name: string, bytes: Uint8Array, expected: Expected): Promise<void> {
+  if (bytes.length < expected.size)
+    throw new Error(
+      `loadModel: the download of ${name} is truncated: ${bytes.length} bytes of the ${expected.size} listed`,
+    );
+  if (bytes.length > expected.size)
+    throw new Error(`loadModel: the download of ${name} has ${bytes.length} bytes, but the Hub lists ${expected.size}`);
+  const [kind, want] = checksumName(expected).split(':') as ['sha256' | 'git-blob', string];
+  const got = await checksumOf(bytes, kind);
+  if (got !== want)
+    throw new Error(
+      `loadModel: ${name} has the wrong checksum: ${kind} ${got}, but the Hub lists ${want}; the download is corrupt or was altered`,
+    );
+}
+
 /**
  * The files a supported model needs: config.json, the weights (single or sharded),
  * and whichever tokenizer files it has (tokenizer.json, or vocab.txt, or
  * vocab.json + merges.txt; tokenizer_config.json when present).
+ *
+ * With `verify` (the default) the repository's file list comes first: it says
+ * which files exist and each one's size and checksum, and every download is
+ * checked against them before it is used or cached. Offline, complete files
+ * already in the cache still load (they were verified when stored).
  */
 export async function fetchHubModel(
   source: HubSource,
@@ -90,27 +179,41 @@ export async function fetchHubModel(
   const { id, base, revision } = checkHubSource(source);
   const cache = source.cache === false ? undefined : platformCache;
   const onProgress = source.onProgress;
+  const listing = source.verify === false ? undefined : await fetchListing(base, id, revision);
+  const offline = source.verify !== false && !listing;
   const files: Record<string, Uint8Array> = {};
+
   const fetchFile = async (name: string): Promise<Uint8Array | undefined> => {
+    const expected = listing?.get(name);
+    if (listing && !expected) return undefined; // the repository has no such file
     const url = `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
+    // A cached file is used when it was stored with the checksum the Hub lists now (or, offline, as it is).
     const cached = await cache?.get(url);
-    const report = (loaded: number, total: number | undefined) =>
-      onProgress?.({ file: name, loaded, total, cached: false } satisfies HubProgress);
-    if (cached) {
+    if (offline && !cached) return undefined; // `required` says why, for files that must exist
+    const cachedSum = cached && new TextDecoder().decode((await cache?.get(`${url}?checksum`)) ?? new Uint8Array());
+    if (cached && (offline || !expected || cachedSum === checksumName(expected))) {
       onProgress?.({ file: name, loaded: cached.length, total: cached.length, cached: true });
       return (files[name] = cached);
     }
     try {
-      const bytes = await download(url, name, report);
+      const bytes = await download(url, name, (loaded, total) =>
+        onProgress?.({ file: name, loaded, total: total ?? expected?.size, cached: false } satisfies HubProgress),
+      );
+      if (expected) await verify(name, bytes, expected);
       await cache?.put(url, bytes);
+      if (expected) await cache?.put(`${url}?checksum`, new TextEncoder().encode(checksumName(expected)));
       return (files[name] = bytes);
     } catch (err) {
-      if (err instanceof NotFound) return undefined;
+      if (err instanceof NotFound && !expected) return undefined;
       throw err;
     }
   };
   const required = async (name: string, why: string) => {
     const bytes = await fetchFile(name);
+    if (!bytes && offline)
+      throw new Error(
+        `loadModel: could not reach ${base} to list the files of ${id}, and ${name} is not in the cache; are you offline?`,
+      );
     if (!bytes) throw new Error(`loadModel: ${id} has no ${name} on the Hub (${why})`);
     return bytes;
   };

@@ -153,7 +153,7 @@ export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string
 export interface HubProgress {
   file: string;
   loaded: number;
-  /** From the server's content-length, when it sends one. */
+  /** From the Hub's file list, or the server's content-length. */
   total?: number;
   /** Served from the cache (Cache API in browsers, a folder in Node) without downloading. */
   cached: boolean;
@@ -170,6 +170,12 @@ export interface HubSource {
   onProgress?: (progress: HubProgress) => void;
   /** Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true. */
   cache?: boolean;
+  /**
+   * Check every file against the size and checksum (SHA-256 for LFS files, the git blob id for others)
+   * in the Hub's file list, `<baseUrl>/api/models/<id>/revision/<revision>?blobs=true`. Default true;
+   * false skips the list, for servers that have only the `resolve` layout.
+   */
+  verify?: boolean;
 }
 
 /** Where {@link Engine.loadModel} gets a model. */

@@ -1,0 +1,78 @@
+// What every browser test here shares: Debian's Chromium driven by playwright-core,
+// a static file server on loopback (with or without cross-origin isolation), and
+// named checks that report one line each and keep going after a failure.
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const TYPES = {
+  '.mjs': 'text/javascript',
+  '.svg': 'image/svg+xml',
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.wasm': 'application/wasm',
+};
+
+/** Serves `dir` on 127.0.0.1; with `isolated`, with the COOP/COEP headers that allow threads. */
+export function serve(isolated, dir) {
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    let file = join(dir, path);
+    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
+    if (!file.startsWith(dir) || !existsSync(file)) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    const headers = { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' };
+    if (isolated) {
+      headers['Cross-Origin-Opener-Policy'] = 'same-origin';
+      headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
+    }
+    res.writeHead(200, headers);
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+export function launch() {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+}
+
+let failures = 0;
+let passes = 0;
+
+/** Runs one named check; a failure is reported and counted, and the next check runs. */
+export async function check(name, fn) {
+  try {
+    await fn();
+    passes++;
+    console.log(`ok   ${name}`);
+  } catch (err) {
+    failures++;
+    console.log(`FAIL ${name}\n     ${err.stack ?? err}`);
+  }
+}
+
+export const assert = (cond, msg) => {
+  if (!cond) throw new Error(msg);
+};
+
+/** Prints the tally; the exit code says whether every check passed. */
+export function finish() {
+  console.log(`${passes} passed, ${failures} failed`);
+  process.exit(failures ? 1 : 0);
+}
