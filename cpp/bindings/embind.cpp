@@ -12,140 +12,19 @@
 // before a single byte is allocated for it.
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
-#include <emscripten/val.h>
 #include <malloc.h>
 
 #include <cmath>
-#include <new>
 
 #include "attnscope/attnscope.hpp"
 #include "attnscope/model.hpp"
+#include "convert.hpp"
 
 namespace attnscope {
 namespace {
 
 using emscripten::val;
-
-// A JS tensor argument: its shape now, its data once validation has passed.
-struct JsTensor {
-  val js = val::undefined();
-  Shape shape;
-  std::vector<float> data;
-
-  bool present() const { return !js.isUndefined() && !js.isNull(); }
-  TensorView view() const { return present() ? TensorView(data.data(), shape) : TensorView(); }
-};
-
-// String(value): safe for any JS value, unlike calling its toString.
-std::string js_string(const val& v) { return val::global("String")(v).as<std::string>(); }
-
-Shape read_shape(const char* op, const std::string& name, const val& t) {
-  const val js_shape = t["shape"];
-  const int rank = js_shape["length"].as<int>();
-  if (rank > 8) throw Error(std::string(op) + ": " + name + ".shape has " + std::to_string(rank) + " dimensions");
-  Shape shape;
-  for (int i = 0; i < rank; ++i) {
-    const double d = js_shape[i].as<double>();
-    if (!(d >= 0 && d <= double(kMaxDimension)) || std::floor(d) != d)
-      throw Error(std::string(op) + ": " + name + ".shape[" + std::to_string(i) +
-                  "] must be a whole number from 0 to " + std::to_string(kMaxDimension) + ", got " +
-                  js_string(js_shape[i]));
-    shape.push_back(static_cast<std::int64_t>(d));
-  }
-  const double length = t["data"]["length"].as<double>();
-  // element_count of validated dims fits in a double exactly enough to compare.
-  double count = rank ? 1.0 : 0.0;
-  for (auto d : shape) count *= double(d);
-  if (length != count) {
-    std::string msg = std::string(op) + ": " + name + ".data has " + std::to_string(static_cast<long long>(length)) +
-                      " values but shape " + format_shape(shape) + " needs ";
-    throw Error(msg + (count > 9e15 ? std::string("more") : std::to_string(static_cast<long long>(count))));
-  }
-  return shape;
-}
-
-JsTensor tensor_arg(const char* op, const std::string& name, const val& t) {
-  JsTensor a;
-  a.js = t;
-  if (a.present()) a.shape = read_shape(op, name, t);
-  return a;
-}
-
-// Copies the JS data into the wasm heap; call only after shapes and budget pass.
-void load(JsTensor& a) {
-  if (!a.present()) return;
-  a.data.resize(static_cast<std::size_t>(element_count(a.shape)));
-  val(emscripten::typed_memory_view(a.data.size(), a.data.data())).call<void>("set", a.js["data"]);
-}
-
-// A mask option: Uint8Array (1 = attend) or Float32Array (additive).
-struct JsMask {
-  JsTensor tensor;
-  std::vector<std::uint8_t> keep;
-  bool is_keep = false;
-
-  JsMask(const char* op, const val& js) : tensor(tensor_arg(op, "mask", js)) {
-    is_keep = tensor.present() && js["data"].instanceof (val::global("Uint8Array"));
-  }
-  void load_data() {
-    if (!tensor.present()) return;
-    if (!is_keep) return load(tensor);
-    keep.resize(static_cast<std::size_t>(element_count(tensor.shape)));
-    val(emscripten::typed_memory_view(keep.size(), keep.data())).call<void>("set", tensor.js["data"]);
-  }
-  Mask mask() const {
-    if (!tensor.present()) return Mask::none();
-    return is_keep ? Mask::keep_mask(keep.data(), tensor.shape) : Mask::additive_mask(tensor.data.data(), tensor.shape);
-  }
-};
-
-// A view carrying only the shape (its data is never read), for validating before
-// any data is copied. Absent tensors stay empty views.
-TensorView shape_view(const JsTensor& t) {
-  static const float no_data = 0.0f;
-  return t.present() ? TensorView(&no_data, t.shape) : TensorView();
-}
-
-// params in { wq, wk, wv, wo, bq, bk, bv, bo } order, each turned into a view by `view`.
-template <typename ViewFn>
-MultiHeadParams params_of(const JsTensor (&w)[8], ViewFn view) {
-  return {view(w[0]), view(w[1]), view(w[2]), view(w[3]), view(w[4]), view(w[5]), view(w[6]), view(w[7])};
-}
-
-val to_js(const Tensor& t) {
-  val obj = val::object();
-  // new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
-  obj.set("data", val::global("Float32Array").new_(val(emscripten::typed_memory_view(t.data.size(), t.data.data()))));
-  val shape = val::array();
-  for (auto d : t.shape) shape.call<void>("push", static_cast<double>(d));
-  obj.set("shape", shape);
-  return obj;
-}
-
-bool flag(const val& opts, const char* name, bool fallback) {
-  const val v = opts[name];
-  return v.isUndefined() ? fallback : v.as<bool>();
-}
-
-// Runs fn; turns any failure into { error } so that JS sees a message, never a trap.
-template <typename Fn>
-val guard(const char* op, Fn fn) {
-  try {
-    return fn();
-  } catch (const Error& e) {
-    val r = val::object();
-    r.set("error", std::string(e.what()));
-    return r;
-  } catch (const std::bad_alloc&) {
-    val r = val::object();
-    r.set("error", std::string(op) + ": out of memory (the wasm heap is limited to 2 GiB)");
-    return r;
-  } catch (const std::exception& e) {
-    val r = val::object();
-    r.set("error", std::string(op) + ": " + e.what());
-    return r;
-  }
-}
+using namespace bindings;
 
 class Engine {
  public:
@@ -390,6 +269,17 @@ class ModelHandle {
         o.attention_mask.resize(m["length"].as<std::size_t>());
         val(emscripten::typed_memory_view(o.attention_mask.size(), o.attention_mask.data())).call<void>("set", m);
       }
+      if (!opts["ablateHeads"].isUndefined()) {
+        const val list = opts["ablateHeads"];
+        if (!val::global("Array").call<bool>("isArray", list))
+          throw Error("run: ablateHeads must be an array of [layer, head] pairs");
+        for (int i = 0; i < list["length"].as<int>(); ++i) {
+          const std::string name = "ablateHeads[" + std::to_string(i) + "]";
+          const std::vector<std::int64_t> lh = integers_arg("run", name.c_str(), list[i], 0, kMaxDimension);
+          if (lh.size() != 2) throw Error("run: " + name + " must be a [layer, head] pair");
+          o.ablate_heads.emplace_back(lh[0], lh[1]);
+        }
+      }
       ModelRun r;
       if (input.isString()) {
         r = model_->run(engine.runtime(), input.as<std::string>(), o);
@@ -402,6 +292,9 @@ class ModelHandle {
       val tokens = val::array();
       for (const auto& t : r.tokens) tokens.call<void>("push", t);
       out.set("tokens", tokens);
+      val special = val::array();
+      for (auto s : r.special) special.call<void>("push", s != 0);
+      out.set("special", special);
       out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
       out.set("attentions", to_js(r.attentions));
       out.set("hidden", to_js(r.hidden));

@@ -39,6 +39,24 @@ export async function contract(): Promise<void> {
   // @ts-expect-error wo is required
   engine.multiHeadAttention(t, { wq: t, wk: t, wv: t }, { heads: 1 });
 
+  // Analysis takes a model run as it comes.
+  const model = await engine.loadModel('default');
+  const run = model.run('text', { ablateHeads: [[0, 1]] });
+  const special: boolean[] = run.special;
+  const rolled: Tensor = engine.rollout(run, { residual: false });
+  const flow: Tensor = engine.attentionFlow(run, { rows: [0] });
+  const entropy: number = engine.headSummaries(run)[0].entropy;
+  const comparison = engine.compare(run, run);
+  const change: Tensor | undefined = comparison.change;
+  const difference: Tensor = comparison.difference(0, 0);
+  const npy: Uint8Array = engine.toNpy(rolled);
+  const cosines: Float32Array = engine.cosineSimilarity(run.hidden, run.hidden);
+  // @ts-expect-error ablateHeads takes [layer, head] pairs
+  model.run('text', { ablateHeads: [0, 1] });
+  // @ts-expect-error headSummaries needs the tokens too
+  engine.headSummaries({ attentions: run.attentions, shape: run.shape });
+  void [special, flow, entropy, change, difference, npy, cosines];
+
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();
   void [build, simd, weights, selfWeights, q, w, heapBytes, allocatedBytes];

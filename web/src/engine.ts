@@ -11,7 +11,9 @@ import type {
   AttentionOptions,
   AttentionResult,
   BuildName,
+  Comparison,
   Engine,
+  HeadSummary,
   EngineInfo,
   MemoryInfo,
   MultiHeadOptions,
@@ -19,6 +21,8 @@ import type {
   MultiHeadResult,
   Tensor,
 } from './types.js';
+import { Analysis } from './analysis.js';
+import { checkMask, checkOptions, checkTensor, typeName } from './checks.js';
 import { fetchHubModel } from './hub.js';
 import {
   type Platform,
@@ -33,63 +37,6 @@ import {
 } from './raw.js';
 
 export const MAX_THREADS = 64;
-
-function typeName(x: unknown): string {
-  if (x === null) return 'null';
-  if (Array.isArray(x)) return 'Array';
-  if (typeof x === 'object') return (x as object).constructor?.name ?? 'object';
-  return typeof x;
-}
-
-function checkTensor(op: string, name: string, t: unknown, optional = false): void {
-  if (t === undefined && optional) return;
-  if (typeof t !== 'object' || t === null || !('data' in t) || !('shape' in t))
-    throw new Error(`${op}: ${name} must be { data: Float32Array, shape: number[] }, got ${typeName(t)}`);
-  const { data, shape } = t as { data: unknown; shape: unknown };
-  if (!(data instanceof Float32Array))
-    throw new Error(`${op}: ${name}.data must be a Float32Array, got ${typeName(data)}`);
-  checkShapeList(op, name, shape);
-}
-
-function checkShapeList(op: string, name: string, shape: unknown): void {
-  if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number'))
-    throw new Error(`${op}: ${name}.shape must be an array of numbers, got ${typeName(shape)}`);
-}
-
-function checkMask(op: string, mask: unknown): void {
-  if (mask === undefined) return;
-  if (typeof mask !== 'object' || mask === null || !('data' in mask) || !('shape' in mask))
-    throw new Error(`${op}: mask must be { data: Uint8Array | Float32Array, shape: number[] }, got ${typeName(mask)}`);
-  const { data, shape } = mask as { data: unknown; shape: unknown };
-  if (!(data instanceof Uint8Array) && !(data instanceof Float32Array))
-    throw new Error(
-      `${op}: mask.data must be a Uint8Array (1 = attend) or a Float32Array (additive), got ${typeName(data)}`,
-    );
-  checkShapeList(op, 'mask', shape);
-}
-
-function checkOption(op: string, options: Record<string, unknown>, name: string, type: 'boolean' | 'number'): void {
-  const v = options[name];
-  if (v !== undefined && typeof v !== type)
-    throw new Error(`${op}: options.${name} must be a ${type}, got ${typeName(v)}`);
-}
-
-function checkOptions(
-  op: string,
-  options: unknown,
-  known: Record<string, 'boolean' | 'number' | 'other'>,
-): Record<string, unknown> {
-  if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null)
-    throw new Error(`${op}: options must be an object, got ${typeName(options)}`);
-  const o = options as Record<string, unknown>;
-  for (const key of Object.keys(o)) {
-    const kind = known[key];
-    if (!kind) throw new Error(`${op}: unknown option '${key}' (known: ${Object.keys(known).join(', ')})`);
-    if (kind !== 'other') checkOption(op, o, key, kind);
-  }
-  return o;
-}
 
 const ATTENTION_OPTIONS = { causal: 'boolean', scale: 'number', mask: 'other', returnWeights: 'boolean' } as const;
 const MULTI_HEAD_OPTIONS = {
@@ -206,7 +153,7 @@ class WasmModel implements Model {
 
   run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult {
     const op = 'run';
-    const o = checkOptions(op, options, { returnProjections: 'boolean', attentionMask: 'other' });
+    const o = checkOptions(op, options, { returnProjections: 'boolean', attentionMask: 'other', ablateHeads: 'other' });
     if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
     const handle = this.live(op);
     const prepared = typeof input === 'string' ? prepareText(op, input, this.normalization) : idsOf(op, input);
@@ -227,6 +174,7 @@ class WasmModel implements Model {
 class WasmEngine implements Engine {
   private raw: RawEngine | null;
   private readonly owned = new Set<{ dispose(): void }>(); // models and tokenizers, freed with the engine
+  private readonly analysis: Analysis;
 
   constructor(
     private readonly module: RawModule,
@@ -235,6 +183,37 @@ class WasmEngine implements Engine {
     private readonly platform: Platform,
   ) {
     this.raw = raw;
+    this.analysis = new Analysis(module);
+  }
+
+  rollout(...args: Parameters<Engine['rollout']>): Tensor {
+    this.live('rollout');
+    return this.analysis.rollout(...args);
+  }
+
+  attentionFlow(...args: Parameters<Engine['attentionFlow']>): Tensor {
+    this.live('attentionFlow');
+    return this.analysis.attentionFlow(...args);
+  }
+
+  headSummaries(...args: Parameters<Engine['headSummaries']>): HeadSummary[] {
+    this.live('headSummaries');
+    return this.analysis.headSummaries(...args);
+  }
+
+  compare(...args: Parameters<Engine['compare']>): Comparison {
+    this.live('compare');
+    return this.analysis.compare(...args);
+  }
+
+  cosineSimilarity(...args: Parameters<Engine['cosineSimilarity']>): Float32Array {
+    this.live('cosineSimilarity');
+    return this.analysis.cosineSimilarity(...args);
+  }
+
+  toNpy(...args: Parameters<Engine['toNpy']>): Uint8Array {
+    this.live('toNpy');
+    return this.analysis.toNpy(...args);
   }
 
   private async readFiles(op: string, source: unknown): Promise<Record<string, Uint8Array>> {

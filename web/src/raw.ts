@@ -1,5 +1,5 @@
 // The raw Emscripten module, typed. Internal: the public API is engine.ts.
-import type { MemoryInfo } from './types.js';
+import type { MemoryInfo, Tensor } from './types.js';
 
 /** A raw call's result: the outputs, or a message to throw. */
 export type RawResult = { error: string } | Record<string, { data: Float32Array; shape: number[] }>;
@@ -39,7 +39,18 @@ export interface Platform {
   read(op: string, name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
 }
 
-export interface RawModule {
+/** The analysis functions (cpp/bindings/analysis.cpp); tensors are `{ data, shape }`. */
+export interface RawAnalysis {
+  rollout(attentions: Tensor, options: object): { error: string } | Tensor;
+  attentionFlow(attentions: Tensor, options: object): { error: string } | Tensor;
+  headSummaries(attentions: Tensor, tokens: string[], special: number[]): { error: string } | Tensor;
+  alignTokens(a: string[], b: string[]): { error: string } | { pairs: Int32Array };
+  attentionChange(a: Tensor, b: Tensor, pairs: Int32Array): { error: string } | Tensor;
+  cosineSimilarity(a: Tensor, b: Tensor): { error: string } | Tensor;
+  toNpy(tensor: Tensor): { error: string } | { bytes: Uint8Array };
+}
+
+export interface RawModule extends RawAnalysis {
   Engine: new (threads: number) => RawEngine;
   ModelHandle: new () => RawModelHandle;
   TokenizerHandle: new () => RawTokenizerHandle;

@@ -196,12 +196,19 @@ export interface RunOptions {
    * keys are hidden from every query in every layer. Default: every token is real.
    */
   attentionMask?: ArrayLike<number>;
+  /**
+   * Head ablation: `[layer, head]` pairs (from 0) whose outputs are zeroed before the
+   * output projection, so the rest of the model runs without them.
+   */
+  ablateHeads?: Array<[number, number]>;
 }
 
 /** What {@link Model.run} returns. `n` is the number of tokens after truncation. */
 export interface ModelRunResult {
   /** The tokens as the tokenizer split the text, special tokens included. */
   tokens: string[];
+  /** Per token: is it a special token (`[CLS]`, `[SEP]`, `<|endoftext|>`, ...)? */
+  special: boolean[];
   ids: Int32Array;
   /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]. */
   attentions: Float32Array;
@@ -219,6 +226,59 @@ export interface ModelRunResult {
   v?: Tensor[];
   /** Per layer: X `[n, d_in]`, the matrix the projections multiply (after LayerNorm in pre-LN models), with `returnProjections`. */
   inputs?: Tensor[];
+}
+
+/**
+ * A run's attention maps: a {@link ModelRunResult} is one. `attentions` is
+ * `[layers, heads, n, n]`; row i of a map is how token i spreads its attention.
+ */
+export interface AttentionMaps {
+  attentions: Float32Array;
+  shape: readonly number[];
+  tokens: readonly string[];
+  /** Which tokens are special (`[CLS]`, `[SEP]`, ...); the first token always counts as special. */
+  special?: readonly boolean[];
+}
+
+/** Options of {@link Engine.rollout} and {@link Engine.attentionFlow}. */
+export interface FlowOptions {
+  /** Add the identity for the residual connection, `Â = (A + I) / 2`, as Abnar & Zuidema do. Default true. */
+  residual?: boolean;
+}
+
+/** What one head does, each measure averaged over its query tokens. */
+export interface HeadSummary {
+  layer: number;
+  head: number;
+  /** `−Σ p·ln p` in nats: 0 when a head looks at one token, `ln n` when it looks everywhere alike. */
+  entropy: number;
+  /** `Σ p·|i − j|`: how many tokens away it looks. */
+  distance: number;
+  /** Weight on the previous token (over tokens 1…n−1). */
+  previous: number;
+  /** Weight on the token itself. */
+  self: number;
+  /** Weight on special tokens (`[CLS]`, `[SEP]`, ...) and the first token. */
+  special: number;
+  /** Weight on tokens made only of punctuation. */
+  punctuation: number;
+}
+
+/** Two runs side by side: which tokens align, and how far each head's maps moved. */
+export interface Comparison {
+  /** Aligned positions `[i in a, j in b]`: a longest common subsequence of the tokens (markers such as `##`, `▁`, `Ġ` and ASCII case ignored). */
+  pairs: Array<[number, number]>;
+  /** Positions in a and in b that have no counterpart. */
+  unaligned: { a: number[]; b: number[] };
+  /**
+   * `[layers, heads]`: per head, the total variation distance between the maps over aligned tokens (0 = the same,
+   * 1 = entirely different), when both runs have the same layers × heads.
+   */
+  change?: Tensor;
+  /** Why a part of the comparison is missing (nothing aligns, different layer × head counts). */
+  message?: string;
+  /** `a − b` for one layer and head, over the aligned tokens: `[pairs, pairs]`. */
+  difference(layer: number, head: number): Tensor;
 }
 
 /** A loaded transformer model; runs on the engine that loaded it. */
@@ -263,6 +323,25 @@ export interface Engine {
   selfAttention<O extends AttentionOptions = AttentionOptions>(x: Tensor, options?: O): AttentionResult<O>;
   /** Multi-head attention with learned projections: `concat_h(attention(x W_Q,h, c W_K,h, c W_V,h)) W_O`. */
   multiHeadAttention<O extends MultiHeadOptions>(x: Tensor, params: MultiHeadParams, options: O): MultiHeadResult<O>;
+  /**
+   * Attention rollout (Abnar & Zuidema, 2020): heads averaged, layers multiplied,
+   * `[layers, n, n]`; entry l covers layers 0…l, and its row i sums to 1 over the input tokens.
+   */
+  rollout(maps: Pick<AttentionMaps, 'attentions' | 'shape'>, options?: FlowOptions): Tensor;
+  /**
+   * Attention flow (Abnar & Zuidema, 2020): the maximum flow from each of `rows` (default: every token) in the
+   * last layer to each input token, through the graph of head-averaged maps. `[rows, n]`.
+   * Work grows as rows·n³·layers; beyond 3·10⁸ it is refused, so ask for fewer rows on long inputs.
+   */
+  attentionFlow(maps: Pick<AttentionMaps, 'attentions' | 'shape'>, options?: FlowOptions & { rows?: number[] }): Tensor;
+  /** Every head's summary, layer by layer. */
+  headSummaries(maps: AttentionMaps): HeadSummary[];
+  /** Aligns two runs' tokens and measures each head's change (two sentences, or two models). */
+  compare(a: AttentionMaps, b: AttentionMaps): Comparison;
+  /** Cosine similarity of each row of two `[n, d]` tensors, e.g. hidden states with and without a head. */
+  cosineSimilarity(a: Tensor, b: Tensor): Float32Array;
+  /** A NumPy `.npy` file (float32, C order) holding the tensor with its shape. */
+  toNpy(tensor: Tensor): Uint8Array;
   /** Loads a model: the embedded default, or your own files. */
   loadModel(source: ModelSource): Promise<Model>;
   /**

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attnscope/attention.hpp"
@@ -28,12 +29,15 @@ struct RunOptions {
   // One entry per token, 1 = real, 0 = padding: padding keys are hidden from every
   // query in every layer (with causality too, in decoders). Empty: all real.
   std::vector<std::uint8_t> attention_mask;
+  // Heads (layer, head) whose output is zeroed before the output projection: head ablation.
+  std::vector<std::pair<std::int64_t, std::int64_t>> ablate_heads;
 };
 
 struct ModelRun {
   std::vector<std::int32_t> ids;
-  std::vector<std::string> tokens;  // special tokens included
-  std::int64_t total_tokens = 0;    // before truncation to max_tokens
+  std::vector<std::string> tokens;    // special tokens included
+  std::vector<std::uint8_t> special;  // 1 where the token is a special token ([CLS], [SEP], ...)
+  std::int64_t total_tokens = 0;      // before truncation to max_tokens
   bool truncated = false;
   Tensor attentions;            // [layers, heads, n, n]
   Tensor hidden;                // last hidden state [n, d_model]
@@ -48,6 +52,10 @@ using ModelFiles = std::map<std::string, std::string>;
 // The [n, n] keep mask (row-major) hiding the padding keys of `options.attention_mask`
 // from every query; empty when there is no mask. Throws if the mask is too short.
 std::vector<std::uint8_t> padding_mask(const RunOptions& options, std::size_t n);
+
+// Zeroes the columns of the heads of layer `layer` that `options.ablate_heads` names, in
+// the concatenated head outputs [n, heads·d_v]; true if there were any.
+bool ablate_heads(const RunOptions& options, std::int64_t layer, std::int64_t heads, Tensor& concatenated);
 
 class Model {
  public:
@@ -73,6 +81,8 @@ class Model {
   ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
 
  protected:
+  // Checks what `options` name against the model, flags special tokens, and runs forward().
+  void finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const;
   // Fills attentions, hidden, embedding and projections for the tokens in `r`.
   virtual void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const = 0;
 

@@ -28,6 +28,11 @@ class Tokenizer {
   virtual std::int64_t vocab_size() const = 0;
   // The vocabulary entry of `id` (in [0, vocab_size())), as UTF-8.
   virtual std::string token(std::int32_t id) const = 0;
+  // Whether `id` is a special token the tokenizer adds or reserves ([CLS], [SEP], <|endoftext|>, ...).
+  virtual bool is_special(std::int32_t id) const {
+    (void)id;
+    return false;
+  }
 };
 
 // Most vocabulary entries any tokenizer accepts.

@@ -69,11 +69,32 @@ std::vector<std::uint8_t> padding_mask(const RunOptions& o, std::size_t n) {
   return keep;
 }
 
+bool ablate_heads(const RunOptions& o, std::int64_t layer, std::int64_t heads, Tensor& concatenated) {
+  bool any = false;
+  const std::int64_t n = concatenated.rows(), width = concatenated.cols(), d = width / heads;
+  for (const auto& [l, h] : o.ablate_heads) {
+    if (l != layer) continue;
+    any = true;
+    for (std::int64_t i = 0; i < n; ++i) std::fill_n(concatenated.data.begin() + i * width + h * d, d, 0.0f);
+  }
+  return any;
+}
+
+void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const {
+  for (const auto& [l, h] : options.ablate_heads)
+    if (l < 0 || l >= info_.layers || h < 0 || h >= info_.heads)
+      throw Error("run: ablateHeads names layer " + std::to_string(l) + ", head " + std::to_string(h) +
+                  ", outside the model's " + std::to_string(info_.layers) + " layers × " + std::to_string(info_.heads) +
+                  " heads (both count from 0)");
+  for (std::int32_t id : r.ids) r.special.push_back(tokenizer_ && tokenizer_->is_special(id) ? 1 : 0);
+  forward(runtime, r, options);
+}
+
 ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
   if (!tokenizer_)
     throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
   ModelRun r = prepare(info_, tokenizer_->encode(text));
-  forward(runtime, r, options);
+  finish_and_forward(runtime, r, options);
   return r;
 }
 
@@ -85,7 +106,7 @@ ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, c
     e.tokens.push_back(known ? tokenizer_->token(id) : "#" + std::to_string(id));
   }
   ModelRun r = prepare(info_, std::move(e));
-  forward(runtime, r, options);
+  finish_and_forward(runtime, r, options);
   return r;
 }
 

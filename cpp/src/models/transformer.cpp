@@ -9,6 +9,7 @@
 // task model's prefix ("bert.", "distilbert.", "transformer.").
 #include "transformer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attnscope/error.hpp"
@@ -88,13 +89,13 @@ class Transformer final : public Model {
       if (spec_.pre_norm) {
         const Matrix y = layers::layer_norm(x, b.ln1_g, b.ln1_b, spec_.eps);
         if (o.return_projections) r.inputs.push_back(layers::to_tensor(y));
-        MultiHeadResult a = rt.multi_head_attention(y, p, mo);
+        MultiHeadResult a = attend(rt, y, p, mo, o, l);
         x += a.output.head(0);
         x += ffn(rt, b, layers::layer_norm(x, b.ln2_g, b.ln2_b, spec_.eps));
         keep(r, l, n, std::move(a), o);
       } else {
         if (o.return_projections) r.inputs.push_back(layers::to_tensor(x));
-        MultiHeadResult a = rt.multi_head_attention(x, p, mo);
+        MultiHeadResult a = attend(rt, x, p, mo, o, l);
         x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
         x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
         keep(r, l, n, std::move(a), o);
@@ -111,6 +112,20 @@ class Transformer final : public Model {
   }
 
  private:
+  // Multi-head attention; with heads to ablate in this layer, their outputs are zeroed before W_O.
+  static MultiHeadResult attend(const Runtime& rt, const Matrix& x, MultiHeadParams p, const MultiHeadOptions& mo,
+                                const RunOptions& o, std::size_t layer) {
+    const bool ablating = std::any_of(o.ablate_heads.begin(), o.ablate_heads.end(),
+                                      [&](const auto& lh) { return lh.first == static_cast<std::int64_t>(layer); });
+    if (!ablating) return rt.multi_head_attention(x, p, mo);
+    const TensorView wo = p.wo, bo = p.bo;
+    p.wo = p.bo = TensorView();
+    MultiHeadResult a = rt.multi_head_attention(x, p, mo);
+    ablate_heads(o, static_cast<std::int64_t>(layer), mo.heads, a.output);
+    a.output = layers::to_tensor(rt.linear(a.output.view(), wo, bo));
+    return a;
+  }
+
   Matrix ffn(const Runtime& rt, const Block& b, const Matrix& x) const {
     Matrix h = rt.linear(x, b.w1.view(), b.b1.view());
     switch (spec_.act) {

@@ -130,6 +130,7 @@ class UseLite final : public Model {
       MultiHeadResult a = rt.multi_head_attention(
           y, {L.wq.view(), L.wk.view(), L.wv.view(), {}, L.bq.view(), L.bk.view(), L.bv.view(), {}}, mo);
       std::copy(a.weights.data.begin(), a.weights.data.end(), r.attentions.data.begin() + l * heads_ * n * n);
+      ablate_heads(o, static_cast<std::int64_t>(l), heads_, a.output);
       Matrix h = L.residual_w.empty() ? x : rt.linear(x, L.residual_w.view(), L.residual_b.view());
       h += rt.linear(a.output.view(), L.wo.view(), L.bo.view());
       Matrix f = rt.linear(layers::layer_norm(h, L.norm2_scale, L.norm2_bias, eps_), L.up_w.view(), L.up_b.view());

@@ -79,6 +79,9 @@ class ByteLevelBpe final : public Tokenizer {
   std::string normalization() const override { return ""; }
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(id_to_token_.size()); }
   std::string token(std::int32_t id) const override { return id_to_token_.at(static_cast<std::size_t>(id)); }
+  bool is_special(std::int32_t id) const override {
+    return id >= 0 && static_cast<std::size_t>(id) < id_to_token_.size() && id_to_token_[id] == "<|endoftext|>";
+  }
 
   Encoding encode(std::string_view utf8) const override {
     const std::vector<std::uint32_t> cps = unicode::decode_utf8(utf8);

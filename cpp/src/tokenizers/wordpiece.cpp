@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "attnscope/error.hpp"
 #include "attnscope/json.hpp"
@@ -56,7 +57,12 @@ class WordPiece final : public Tokenizer {
     if (!ids_.count(o_.unk)) throw Error(std::string(what) + ": the vocabulary has no unknown token " + quote(o_.unk));
     for (auto& s : specials)
       if (!s.empty() && ids_.count(s)) specials_.push_back(unicode::decode_utf8(s));
+    for (auto& s : specials)
+      if (s != o_.unk && ids_.count(s)) special_ids_.insert(ids_.at(s));
+    special_ids_.insert({ids_.at("[CLS]"), ids_.at("[SEP]")});
   }
+
+  bool is_special(std::int32_t id) const override { return special_ids_.count(id) > 0; }
 
   std::string normalization() const override { return ""; }
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(vocab_.size()); }
@@ -161,6 +167,7 @@ class WordPiece final : public Tokenizer {
   std::vector<std::string> vocab_;
   std::unordered_map<std::string, std::int32_t> ids_;
   std::vector<std::vector<std::uint32_t>> specials_;
+  std::unordered_set<std::int32_t> special_ids_;  // [CLS], [SEP] and the other specials but [UNK]
   BertOptions o_;
 };
 

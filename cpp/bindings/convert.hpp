@@ -1,0 +1,171 @@
+// Between JS values and C++: tensor arguments ({ data, shape }) read and checked
+// before any data is copied into the heap, results copied out into fresh typed
+// arrays, and guard(), which turns every failure into { error: "message" }.
+#pragma once
+
+#include <emscripten/val.h>
+
+#include <cmath>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "attnscope/attention.hpp"
+#include "attnscope/error.hpp"
+
+namespace attnscope::bindings {
+
+using emscripten::val;
+
+// A JS tensor argument: its shape now, its data once validation has passed.
+struct JsTensor {
+  val js = val::undefined();
+  Shape shape;
+  std::vector<float> data;
+
+  bool present() const { return !js.isUndefined() && !js.isNull(); }
+  TensorView view() const { return present() ? TensorView(data.data(), shape) : TensorView(); }
+};
+
+// String(value): safe for any JS value, unlike calling its toString.
+inline std::string js_string(const val& v) { return val::global("String")(v).as<std::string>(); }
+
+inline Shape read_shape(const char* op, const std::string& name, const val& t) {
+  const val js_shape = t["shape"];
+  const int rank = js_shape["length"].as<int>();
+  if (rank > 8) throw Error(std::string(op) + ": " + name + ".shape has " + std::to_string(rank) + " dimensions");
+  Shape shape;
+  for (int i = 0; i < rank; ++i) {
+    const double d = js_shape[i].as<double>();
+    if (!(d >= 0 && d <= double(kMaxDimension)) || std::floor(d) != d)
+      throw Error(std::string(op) + ": " + name + ".shape[" + std::to_string(i) +
+                  "] must be a whole number from 0 to " + std::to_string(kMaxDimension) + ", got " +
+                  js_string(js_shape[i]));
+    shape.push_back(static_cast<std::int64_t>(d));
+  }
+  const double length = t["data"]["length"].as<double>();
+  // element_count of validated dims fits in a double exactly enough to compare.
+  double count = rank ? 1.0 : 0.0;
+  for (auto d : shape) count *= double(d);
+  if (length != count) {
+    std::string msg = std::string(op) + ": " + name + ".data has " + std::to_string(static_cast<long long>(length)) +
+                      " values but shape " + format_shape(shape) + " needs ";
+    throw Error(msg + (count > 9e15 ? std::string("more") : std::to_string(static_cast<long long>(count))));
+  }
+  return shape;
+}
+
+inline JsTensor tensor_arg(const char* op, const std::string& name, const val& t) {
+  JsTensor a;
+  a.js = t;
+  if (a.present()) a.shape = read_shape(op, name, t);
+  return a;
+}
+
+// Copies the JS data into the wasm heap; call only after shapes and budget pass.
+inline void load(JsTensor& a) {
+  if (!a.present()) return;
+  a.data.resize(static_cast<std::size_t>(element_count(a.shape)));
+  val(emscripten::typed_memory_view(a.data.size(), a.data.data())).call<void>("set", a.js["data"]);
+}
+
+// A mask option: Uint8Array (1 = attend) or Float32Array (additive).
+struct JsMask {
+  JsTensor tensor;
+  std::vector<std::uint8_t> keep;
+  bool is_keep = false;
+
+  JsMask(const char* op, const val& js) : tensor(tensor_arg(op, "mask", js)) {
+    is_keep = tensor.present() && js["data"].instanceof (val::global("Uint8Array"));
+  }
+  void load_data() {
+    if (!tensor.present()) return;
+    if (!is_keep) return load(tensor);
+    keep.resize(static_cast<std::size_t>(element_count(tensor.shape)));
+    val(emscripten::typed_memory_view(keep.size(), keep.data())).call<void>("set", tensor.js["data"]);
+  }
+  Mask mask() const {
+    if (!tensor.present()) return Mask::none();
+    return is_keep ? Mask::keep_mask(keep.data(), tensor.shape) : Mask::additive_mask(tensor.data.data(), tensor.shape);
+  }
+};
+
+// A view carrying only the shape (its data is never read), for validating before
+// any data is copied. Absent tensors stay empty views.
+inline TensorView shape_view(const JsTensor& t) {
+  static const float no_data = 0.0f;
+  return t.present() ? TensorView(&no_data, t.shape) : TensorView();
+}
+
+// params in { wq, wk, wv, wo, bq, bk, bv, bo } order, each turned into a view by `view`.
+template <typename ViewFn>
+inline MultiHeadParams params_of(const JsTensor (&w)[8], ViewFn view) {
+  return {view(w[0]), view(w[1]), view(w[2]), view(w[3]), view(w[4]), view(w[5]), view(w[6]), view(w[7])};
+}
+
+inline val to_js(const Tensor& t) {
+  val obj = val::object();
+  // new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
+  obj.set("data", val::global("Float32Array").new_(val(emscripten::typed_memory_view(t.data.size(), t.data.data()))));
+  val shape = val::array();
+  for (auto d : t.shape) shape.call<void>("push", static_cast<double>(d));
+  obj.set("shape", shape);
+  return obj;
+}
+
+inline bool flag(const val& opts, const char* name, bool fallback) {
+  const val v = opts[name];
+  return v.isUndefined() ? fallback : v.as<bool>();
+}
+
+// Runs fn; turns any failure into { error } so that JS sees a message, never a trap.
+template <typename Fn>
+inline val guard(const char* op, Fn fn) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    val r = val::object();
+    r.set("error", std::string(e.what()));
+    return r;
+  } catch (const std::bad_alloc&) {
+    val r = val::object();
+    r.set("error", std::string(op) + ": out of memory (the wasm heap is limited to 2 GiB)");
+    return r;
+  } catch (const std::exception& e) {
+    val r = val::object();
+    r.set("error", std::string(op) + ": " + e.what());
+    return r;
+  }
+}
+
+// A JS array of strings, or { error } through guard when it is something else.
+inline std::vector<std::string> strings_arg(const char* op, const char* name, const val& js) {
+  if (!val::global("Array").call<bool>("isArray", js)) throw Error(std::string(op) + ": " + name + " must be an array");
+  std::vector<std::string> out;
+  const int length = js["length"].as<int>();
+  for (int i = 0; i < length; ++i) {
+    if (!js[i].isString()) throw Error(std::string(op) + ": " + name + "[" + std::to_string(i) + "] is not a string");
+    out.push_back(js[i].as<std::string>());
+  }
+  return out;
+}
+
+// A JS array (or typed array) of whole numbers in [lo, hi].
+inline std::vector<std::int64_t> integers_arg(const char* op, const char* name, const val& js, double lo, double hi) {
+  std::vector<std::int64_t> out;
+  if (js.isString() || !js["length"].isNumber())
+    throw Error(std::string(op) + ": " + name + " must be an array of whole numbers");
+  const int length = js["length"].as<int>();
+  for (int i = 0; i < length; ++i) {
+    const val v = js[i];
+    const double x = v.isNumber() ? v.as<double>() : NAN;
+    if (!(x >= lo && x <= hi) || std::floor(x) != x)
+      throw Error(std::string(op) + ": " + name + "[" + std::to_string(i) + "] must be a whole number from " +
+                  std::to_string(static_cast<long long>(lo)) + " to " + std::to_string(static_cast<long long>(hi)) +
+                  ", got " + js_string(v));
+    out.push_back(static_cast<std::int64_t>(x));
+  }
+  return out;
+}
+
+}  // namespace attnscope::bindings
