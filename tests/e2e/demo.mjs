@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { createServer as createViteServer } from 'vite';
 
 import { createEngine } from '../../dist/node.js';
-import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
+import { analysisChecks } from './analysis.mjs';
 import { downloadChecks } from './downloads.mjs';
-import { assert, check, finish, launch, serve } from './harness.mjs';
+import { assert, check, chooseTinyBert, finish, launch, serve } from './harness.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web/demo/dist');
@@ -242,14 +242,7 @@ for (const { name, isolated, start } of targets) {
   });
 
   await check(`${name}: a model chosen from files replaces the default; a bad Hub id is a clear error`, async () => {
-    await page.setInputFiles('#files', [
-      ...Object.entries(goldenModelFiles('bert')).map(([name, bytes]) => ({
-        name,
-        mimeType: 'application/octet-stream',
-        buffer: Buffer.from(bytes),
-      })),
-      { name: 'vocab.txt', mimeType: 'text/plain', buffer: Buffer.from(TINY_BERT_VOCAB.join('\n')) },
-    ]);
+    await chooseTinyBert(page);
     await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture === 'BertModel', null, {
       timeout: 30_000,
     });
@@ -370,6 +363,7 @@ for (const { name, isolated, start } of targets) {
   await page.close();
   await server.close();
 }
+await analysisChecks(browser, site, engine, shots);
 engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.

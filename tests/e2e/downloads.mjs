@@ -68,6 +68,27 @@ export async function downloadChecks(browser, site) {
       await tokensOf('the cat sat', ['[CLS]', 'the', 'cat', 'sat', '[SEP]']);
     });
 
+    await check('downloads: a shared link naming a Hub model loads it and restores the layer and head', async () => {
+      const fresh = await context.newPage();
+      try {
+        await fresh.goto(
+          `http://127.0.0.1:${server.address().port}/#model=org%2Ftiny-bert&text=the+cat&layer=2&head=4`,
+        );
+        await fresh.waitForFunction(
+          () =>
+            document.getElementById('model-name').dataset.architecture === 'BertModel' &&
+            document.getElementById('map').dataset.tokens === '["[CLS]","the","cat","[SEP]"]',
+          null,
+          { timeout: 60_000 },
+        );
+        const at = [await fresh.getAttribute('#map', 'data-layer'), await fresh.getAttribute('#map', 'data-head')];
+        assert(at.join() === '1,3', `layer and head ${at}`);
+        assert((await fresh.inputValue('#hub-id')) === 'org/tiny-bert', 'hub id not shown');
+      } finally {
+        await fresh.close();
+      }
+    });
+
     const failures = [
       ['offline', 'org/offline', 'could not reach https://huggingface.co to list the files of org/offline'],
       ['a 404', 'org/missing', 'org/missing (revision main) is not on the Hub, or is private (HTTP 404'],

@@ -6,6 +6,8 @@ import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
 
+import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
+
 const TYPES = {
   '.mjs': 'text/javascript',
   '.svg': 'image/svg+xml',
@@ -75,4 +77,16 @@ export const assert = (cond, msg) => {
 export function finish() {
   console.log(`${passes} passed, ${failures} failed`);
   process.exit(failures ? 1 : 0);
+}
+
+/** Chooses the tiny BERT checkpoint's files in the page's file input, as a person would. */
+export function chooseTinyBert(page) {
+  return page.setInputFiles('#files', [
+    ...Object.entries(goldenModelFiles('bert')).map(([name, bytes]) => ({
+      name,
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from(bytes),
+    })),
+    { name: 'vocab.txt', mimeType: 'text/plain', buffer: Buffer.from(TINY_BERT_VOCAB.join('\n')) },
+  ]);
 }

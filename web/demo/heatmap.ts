@@ -14,7 +14,39 @@ export function viridis(t: number): [number, number, number] {
   return [r, g, b];
 }
 
-/** Paints an n×n matrix into `ctx` at (x, y) with the given size, one pixel block per cell. */
+// Red for positive, blue for negative, white at 0 (ColorBrewer RdBu's ends): for differences in [−1, 1].
+export function diverging(t: number): [number, number, number] {
+  const x = Math.min(Math.max(t, -1), 1);
+  const end = x >= 0 ? [178, 24, 43] : [33, 102, 172];
+  const f = Math.abs(x);
+  return [0, 1, 2].map((k) => Math.round(247 + f * (end[k] - 247))) as [number, number, number];
+}
+
+export type Colour = (t: number) => [number, number, number];
+
+/** Paints a rows×cols matrix into `ctx` at (x, y), w × h pixels, one pixel block per cell. */
+export function paintGrid(
+  ctx: CanvasRenderingContext2D,
+  values: Float32Array,
+  offset: number,
+  rows: number,
+  cols: number,
+  box: { x: number; y: number; w: number; h: number },
+  colour: Colour = viridis,
+): void {
+  // Draw at one pixel per cell, then scale: fast for any n, crisp with smoothing off.
+  const image = new ImageData(cols, rows);
+  for (let i = 0; i < rows * cols; i++) {
+    const [r, g, b] = colour(values[offset + i]);
+    image.data.set([r, g, b, 255], i * 4);
+  }
+  const tile = new OffscreenCanvas(cols, rows);
+  tile.getContext('2d')!.putImageData(image, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(tile, box.x, box.y, box.w, box.h);
+}
+
+/** Paints an n×n matrix into `ctx` at (x, y) with the given size. */
 export function paintMatrix(
   ctx: CanvasRenderingContext2D,
   weights: Float32Array,
@@ -23,17 +55,9 @@ export function paintMatrix(
   x: number,
   y: number,
   size: number,
+  colour: Colour = viridis,
 ): void {
-  // Draw at one pixel per cell, then scale: fast for any n, crisp with smoothing off.
-  const image = new ImageData(n, n);
-  for (let i = 0; i < n * n; i++) {
-    const [r, g, b] = viridis(weights[offset + i]);
-    image.data.set([r, g, b, 255], i * 4);
-  }
-  const tile = new OffscreenCanvas(n, n);
-  tile.getContext('2d')!.putImageData(image, 0, 0);
-  ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(tile, x, y, size, size);
+  paintGrid(ctx, weights, offset, n, n, { x, y, w: size, h: size }, colour);
 }
 
 export const LABEL = 110; // px reserved for token labels on each axis of the large map
@@ -45,6 +69,7 @@ export function drawHead(
   offset: number,
   tokens: string[],
   fg: string,
+  colour: Colour = viridis,
 ): void {
   const ctx = canvas.getContext('2d')!;
   const size = canvas.width;
@@ -52,7 +77,7 @@ export function drawHead(
   ctx.clearRect(0, 0, size, size);
   if (n === 0) return;
   const cell = (size - LABEL) / n;
-  paintMatrix(ctx, weights, offset, n, LABEL, LABEL, size - LABEL);
+  paintMatrix(ctx, weights, offset, n, LABEL, LABEL, size - LABEL, colour);
   if (cell < 6) return; // too many tokens to label legibly; hover shows them
   ctx.fillStyle = fg;
   ctx.font = `${Math.min(14, cell * 0.7)}px system-ui, sans-serif`;

@@ -1,7 +1,11 @@
 // The page: sends text and model choices to the worker, shows the newest result, never blocks.
+import { AnalysisPanels } from './analysis-ui.js';
+import { attentionsJson, download, downloadPng, downloadSvg } from './export.js';
 import { cellAt, drawHead, drawLegend, paintMatrix } from './heatmap.js';
 import { drawHeadView, HEAD_COLOURS, queryAt } from './headview.js';
 import { columns, headOf, paint, steps, whole, type MatrixView } from './math.js';
+import { drawBars } from './panels.js';
+import { readShared, writeShared, type View } from './share.js';
 import type { Mode, Reply, Request, Source } from './worker.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -25,6 +29,10 @@ let head = 0;
 let mode: Mode = 'model';
 let activeHeads: boolean[] = [];
 let focus: number | null = null;
+let view: View = 'head';
+let across: Extract<Reply, { kind: 'across' }> | null = null; // rollout or flow of the shown run
+let costShown: Extract<Reply, { kind: 'cost' }> | null = null;
+let modelId = 'default'; // for the shareable link: 'default', a Hub id, or 'files' (cannot be shared)
 
 const foreground = () => getComputedStyle(document.body).color;
 
@@ -43,8 +51,9 @@ function setOptions(select: HTMLSelectElement, count: number, value: number): vo
 const THUMB = 96;
 const GAP = 8;
 
-function drawGrid(r: Result): void {
+function drawGrid(r: Result, canvas = grid): void {
   const [layers, heads, n] = r.shape;
+  const grid = canvas;
   grid.width = heads * (THUMB + GAP) + 40;
   grid.height = layers * (THUMB + GAP) + 24;
   const ctx = grid.getContext('2d')!;
@@ -192,13 +201,59 @@ function render(): void {
     }),
   );
   drawGrid(r);
-  drawHead(map, r.attentions, offsetOf(r, layer, head), r.tokens, foreground());
+  drawMap(map);
   drawToggles(heads);
   drawHeadView(lines, r.attentions, r.shape, layer, r.tokens, activeHeads, focus, foreground());
   drawMath(r);
   map.dataset.tokens = JSON.stringify(r.tokens);
   map.dataset.layer = String(layer);
   map.dataset.head = String(head);
+  map.dataset.view = view;
+  drawAcross();
+  panels.render();
+  share();
+}
+
+/** The large map's values now: the selected head's, or the rollout/flow matrix once it has arrived. */
+function mapValues(): { data: Float32Array; offset: number } | null {
+  if (!shown) return null;
+  if (view === 'head') return { data: shown.attentions, offset: offsetOf(shown, layer, head) };
+  return across?.matrix && acrossIsCurrent() ? { data: across.matrix, offset: 0 } : null;
+}
+
+const acrossIsCurrent = () =>
+  !!across &&
+  across.view === view &&
+  across.residual === $<HTMLInputElement>('residual').checked &&
+  JSON.stringify(across.tokens) === JSON.stringify(shown?.tokens);
+
+function drawMap(canvas: HTMLCanvasElement): void {
+  const values = mapValues();
+  if (values) drawHead(canvas, values.data, values.offset, shown!.tokens, foreground());
+  else canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
+}
+
+/** Rollout or flow: the bars of the chosen token, the note, and a request when they are out of date. */
+function drawAcross(): void {
+  const box = $('bars-box');
+  box.hidden = view === 'head';
+  $('view-note').hidden = view === 'head';
+  if (view === 'head' || !shown) return;
+  const select = $<HTMLSelectElement>('bar-token');
+  const labels = shown.tokens.map((t, i) => `${i + 1}: ${t}`);
+  if ([...select.options].map((o) => o.text).join('\n') !== labels.join('\n'))
+    select.replaceChildren(...labels.map((label, i) => new Option(label, String(i))));
+  const token = Math.min(Number(select.value) || 0, shown.tokens.length - 1);
+  select.value = String(token);
+  const bars = $<HTMLCanvasElement>('bars');
+  if (!acrossIsCurrent() || across!.token !== token) {
+    send({ kind: 'across', view, residual: $<HTMLInputElement>('residual').checked, token });
+    return;
+  }
+  drawBars(bars, across!.tokens, across!.bar, foreground(), accent());
+  bars.dataset.values = JSON.stringify(Array.from(across!.bar));
+  bars.dataset.view = across!.view;
+  $('across-note').textContent = across!.note;
 }
 
 function select(l: number, h: number): void {
@@ -223,7 +278,9 @@ function arrowMove(event: KeyboardEvent): [number, number] | null {
 /** Shows the weight of cell (i, j) of the large map in the readout. */
 function readCell(i: number, j: number): void {
   if (!shown) return;
-  const w = shown.attentions[offsetOf(shown, layer, head) + i * shown.tokens.length + j];
+  const values = mapValues();
+  if (!values) return;
+  const w = values.data[values.offset + i * shown.tokens.length + j];
   cell.textContent = `“${shown.tokens[i]}” → “${shown.tokens[j]}”: ${w.toFixed(6)}`;
   Object.assign(cell.dataset, { row: String(i), col: String(j), weight: String(w) });
 }
@@ -280,22 +337,30 @@ headSelect.addEventListener('change', () => select(layer, Number(headSelect.valu
 for (const id of ['scale', 'causal']) $(id).addEventListener('change', render);
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
-let latest = 0;
+let counter = 0;
+let latest = 0; // the newest run or load: older results are never shown
 let latestLoad = 0;
+const newest: Partial<Record<Request['kind'], number>> = {}; // per kind, the request whose reply counts
+
+type Ask = Request extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+function send(ask: Ask, transfer: Transferable[] = []): number {
+  const id = ++counter;
+  newest[ask.kind] = id;
+  worker.postMessage({ ...ask, id } as Request, transfer);
+  return id;
+}
 
 function request(): void {
-  latest += 1;
-  worker.postMessage({ id: latest, kind: 'run', text: text.value, mode, projections: true } satisfies Request);
+  latest = send({ kind: 'run', text: text.value, mode, projections: true });
 }
 
 function load(source: Source, transfer: Transferable[] = []): void {
-  latest += 1;
-  latestLoad = latest;
+  modelId = source.kind === 'hub' ? source.id : source.kind;
+  latest = latestLoad = send({ kind: 'load', source }, transfer);
   progress.hidden = source.kind !== 'hub';
   progress.value = 0;
   loadStatus.textContent = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
   loadStatus.dataset.state = 'loading';
-  worker.postMessage({ id: latest, kind: 'load', source } satisfies Request, transfer);
 }
 
 worker.onmessage = (event: MessageEvent<Reply>) => {
@@ -313,11 +378,37 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     return;
   }
   if (reply.kind === 'cost') {
+    costShown = reply;
     drawCost(reply);
+    return;
+  }
+  if (reply.kind === 'across' || reply.kind === 'compare' || reply.kind === 'intervene' || reply.kind === 'ablate') {
+    if (reply.id !== newest[reply.kind]) return; // superseded by a newer request of the same kind
+    if (reply.kind === 'across') {
+      across = reply;
+      render();
+    } else panels.onReply(reply);
+    return;
+  }
+  if (reply.kind === 'npy') {
+    download(
+      'attentions.npy',
+      new Blob([reply.bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' }),
+    );
+    return;
+  }
+  if (reply.kind === 'error' && panels.onError(reply.during, reply.message)) return;
+  if (reply.kind === 'error' && reply.during === 'across') {
+    $('across-note').textContent = reply.message;
     return;
   }
   if (reply.kind === 'ready') {
     weightsByLayer.clear();
+    across = null;
+    if (restore && reply.id === 0 && restoreHub) {
+      $<HTMLInputElement>('hub-id').value = restoreHub;
+      queueMicrotask(() => load({ kind: 'hub', id: restoreHub }));
+    } else if (restore) applyRestore();
     const { build, threads, simd, version } = reply.engine;
     const m = reply.model;
     shownCausal = m.architecture.startsWith('GPT2');
@@ -338,6 +429,7 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     return;
   }
   if (reply.kind === 'error' && reply.during === 'load') {
+    restore = null;
     progress.hidden = true;
     loadStatus.textContent = `Could not load the model: ${reply.message}${reply.id ? ' The previous model is still loaded.' : ''}`;
     loadStatus.dataset.state = 'error';
@@ -401,8 +493,7 @@ document.addEventListener('drop', (event) => {
 });
 
 /** The measured points, and the least-squares a·n² + b·n through them. */
-function drawCost(r: Extract<Reply, { kind: 'cost' }>): void {
-  const canvas = $<HTMLCanvasElement>('cost');
+function drawCost(r: Extract<Reply, { kind: 'cost' }>, canvas = $<HTMLCanvasElement>('cost')): void {
   const ctx = canvas.getContext('2d')!;
   const { width: w, height: h } = canvas;
   const pad = 40;
@@ -449,3 +540,93 @@ $('measure').addEventListener('click', () => worker.postMessage({ id: 0, kind: '
 
 drawLegend($<HTMLCanvasElement>('legend'));
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', render);
+
+// What the page shows, in its URL: restored from a shared link, kept up to date as it changes.
+let restore: ReturnType<typeof readShared> | null = readShared(location.hash);
+const restoreHub = restore.model && restore.model !== 'default' && restore.model !== 'files' ? restore.model : null;
+if (restore.text !== undefined) text.value = restore.text;
+if (restore.view) setView(restore.view);
+
+/** Applies the link's layer and head once the model it names is loaded. */
+function applyRestore(): void {
+  if (restore?.layer !== undefined) layer = restore.layer;
+  if (restore?.head !== undefined) head = restore.head;
+  restore = null;
+}
+
+function share(): void {
+  if (!shown || restore) return; // a link being restored is not overwritten
+  const hash = writeShared({ text: text.value, model: modelId === 'files' ? 'default' : modelId, layer, head, view });
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+  $<HTMLInputElement>('share-link').value = location.href;
+}
+
+function setView(next: View): void {
+  view = next;
+  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=view]'))
+    radio.checked = radio.value === next;
+}
+for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=view]'))
+  radio.addEventListener('change', () => {
+    setView(radio.value as View);
+    render();
+  });
+$('residual').addEventListener('change', render);
+$('bar-token').addEventListener('change', render);
+
+$('copy-link').addEventListener('click', () => {
+  share();
+  const link = $<HTMLInputElement>('share-link');
+  link.select();
+  navigator.clipboard?.writeText(link.value).catch(() => undefined);
+});
+
+$('download-json').addEventListener('click', () => {
+  if (!shown) return;
+  const json = attentionsJson(
+    { model: $('model-name').textContent ?? '', text: text.value },
+    shown.tokens,
+    shown.shape,
+    shown.attentions,
+  );
+  download('attentions.json', new Blob([json], { type: 'application/json' }));
+});
+$('download-npy').addEventListener('click', () => send({ kind: 'npy' }));
+
+// Every view exports as PNG (the canvas as shown) and SVG (its drawing code, recorded as SVG).
+const accent = () => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim() || '#3b5bdb';
+const VIEWS: Record<string, { canvas: () => HTMLCanvasElement; draw: (c: HTMLCanvasElement) => void }> = {
+  grid: { canvas: () => grid, draw: (c) => shown && drawGrid(shown, c) },
+  map: { canvas: () => map, draw: drawMap },
+  bars: {
+    canvas: () => $('bars'),
+    draw: (c) => across && drawBars(c, across.tokens, across.bar, foreground(), accent()),
+  },
+  lines: {
+    canvas: () => lines,
+    draw: (c) =>
+      shown && drawHeadView(c, shown.attentions, shown.shape, layer, shown.tokens, activeHeads, focus, foreground()),
+  },
+  compare: { canvas: () => $('compare-map'), draw: (c) => panels.draw('compare', c) },
+  intervene: { canvas: () => $('intervene-change'), draw: (c) => panels.draw('intervene', c) },
+  cost: { canvas: () => $('cost'), draw: (c) => costShown && drawCost(costShown, c) },
+};
+document.addEventListener('click', (event) => {
+  const button = (event.target as Element).closest<HTMLButtonElement>('button[data-export]');
+  const target = button && VIEWS[button.dataset.export!];
+  if (!target) return;
+  const name = `attnscope-${button.dataset.export}-L${layer + 1}-H${head + 1}`;
+  const canvas = target.canvas();
+  if (button.dataset.format === 'png') downloadPng(name, canvas);
+  else downloadSvg(name, canvas, getComputedStyle(document.body).backgroundColor, target.draw);
+});
+
+const panels = new AnalysisPanels({
+  shown: () => shown,
+  layer: () => layer,
+  head: () => head,
+  select,
+  foreground,
+  accent,
+  send: (ask) => send(ask),
+});

@@ -1,0 +1,44 @@
+// Downloads: PNG and SVG of a view, and the attention tensor as JSON or NumPy .npy.
+import { toSvg } from './svg.js';
+
+/** Saves bytes under a file name through a temporary link (nothing leaves the computer). */
+export function download(name: string, blob: Blob): void {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+/** A PNG of the canvas as it is on the page. */
+export function downloadPng(name: string, canvas: HTMLCanvasElement): void {
+  canvas.toBlob((blob) => blob && download(`${name}.png`, blob), 'image/png');
+}
+
+/** An SVG made by running the view's drawing code against an SVG recorder. */
+export function downloadSvg(
+  name: string,
+  size: { width: number; height: number },
+  background: string,
+  draw: (canvas: HTMLCanvasElement) => void,
+): void {
+  download(`${name}.svg`, new Blob([toSvg(size.width, size.height, background, draw)], { type: 'image/svg+xml' }));
+}
+
+/** The attention tensor with its shape and token labels, nested [layer][head][query][key]. */
+export function attentionsJson(
+  meta: { model: string; text: string },
+  tokens: string[],
+  shape: readonly number[],
+  attentions: Float32Array,
+): string {
+  const [layers, heads, n] = shape;
+  const nested = Array.from({ length: layers }, (_, l) =>
+    Array.from({ length: heads }, (_, h) =>
+      Array.from({ length: n }, (_, i) =>
+        Array.from(attentions.subarray(((l * heads + h) * n + i) * n, ((l * heads + h) * n + i + 1) * n)),
+      ),
+    ),
+  );
+  return JSON.stringify({ ...meta, tokens, shape, dims: ['layer', 'head', 'query', 'key'], attentions: nested });
+}
