@@ -14,9 +14,17 @@ const max = (xs) => xs.reduce((m, x) => Math.max(m, x), -Infinity);
 
 /** Clicks a button that starts a download and returns the saved file's path. */
 async function downloaded(page, selector, dir, name) {
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 15_000 }).catch(() => {
+      throw new Error(`${selector}: no download`);
+    }),
+    page.click(selector),
+  ]);
   const path = join(dir, name ?? download.suggestedFilename());
   await download.saveAs(path);
+  // Chromium holds back a page's downloads when more than about ten come within a second or two, as
+  // no person clicks: pause as one would.
+  await page.waitForTimeout(300);
   return path;
 }
 
@@ -171,7 +179,7 @@ export async function analysisChecks(browser, site, engine, shots) {
 
     await check('analysis: every view exports as PNG and SVG; token text is escaped in the SVG', async () => {
       const dir = join(shots, 'downloads');
-      for (const view of ['grid', 'map', 'lines', 'compare', 'intervene']) {
+      for (const view of ['grid', 'map', 'lines', 'math', 'compare', 'intervene', 'ablate']) {
         const png = readFileSync(await downloaded(page, `button[data-export=${view}][data-format=png]`, dir));
         assert(png.subarray(1, 4).toString() === 'PNG' && png.length > 1000, `${view}.png`);
         const svg = readFileSync(await downloaded(page, `button[data-export=${view}][data-format=svg]`, dir), 'utf8');

@@ -105,8 +105,17 @@ export class AnalysisPanels {
   }
 
   /** Draws a panel's view on any canvas (the page's, or the SVG recorder's). */
-  draw(view: 'compare' | 'intervene', canvas: HTMLCanvasElement): void {
+  draw(view: 'compare' | 'intervene' | 'ablate', canvas: HTMLCanvasElement): void {
     const fg = this.page.foreground();
+    const a = this.ablated;
+    if (view === 'ablate' && a)
+      drawBars(
+        canvas,
+        a.tokens,
+        a.cosines.map((x) => 1 - x),
+        fg,
+        this.page.accent(),
+      );
     if (view === 'compare' && this.compared) drawContrast(canvas, this.compared, fg);
     const c = this.intervened;
     if (view === 'intervene' && c?.change)

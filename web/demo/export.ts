@@ -10,9 +10,15 @@ export function download(name: string, blob: Blob): void {
   setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
-/** A PNG of the canvas as it is on the page. */
+/**
+ * A PNG of the canvas as it is on the page. Encoded synchronously (toDataURL, not
+ * toBlob), so that the download starts inside the click that asked for it: browsers
+ * hold back downloads that start later, outside a user gesture.
+ */
 export function downloadPng(name: string, canvas: HTMLCanvasElement): void {
-  canvas.toBlob((blob) => blob && download(`${name}.png`, blob), 'image/png');
+  const base64 = canvas.toDataURL('image/png').split(',')[1];
+  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+  download(`${name}.png`, new Blob([bytes], { type: 'image/png' }));
 }
 
 /** An SVG made by running the view's drawing code against an SVG recorder. */

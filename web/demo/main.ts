@@ -595,6 +595,32 @@ $('download-npy').addEventListener('click', () => send({ kind: 'npy' }));
 
 // Every view exports as PNG (the canvas as shown) and SVG (its drawing code, recorded as SVG).
 const accent = () => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim() || '#3b5bdb';
+/** Every step of the math view in one picture: three per row, each titled. */
+function composeMath(canvas: HTMLCanvasElement): HTMLCanvasElement {
+  const steps = [...document.querySelectorAll<HTMLLIElement>('#steps > li')];
+  const cell = 200,
+    title = 24,
+    per = 3;
+  canvas.width = per * (cell + 16);
+  canvas.height = Math.ceil(steps.length / per) * (cell + title + 16);
+  const ctx = canvas.getContext('2d')!;
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  ctx.font = '13px system-ui, sans-serif';
+  ctx.textBaseline = 'middle';
+  ctx.textAlign = 'left';
+  steps.forEach((li, k) => {
+    const x = (k % per) * (cell + 16),
+      y = Math.floor(k / per) * (cell + title + 16);
+    ctx.fillStyle = foreground();
+    ctx.fillText(li.querySelector('h3')?.textContent ?? '', x, y + title / 2);
+    const source = li.querySelector('canvas')!;
+    const scale = Math.min(cell / source.width, cell / source.height);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(source, x, y + title, source.width * scale, source.height * scale);
+  });
+  return canvas;
+}
+
 const VIEWS: Record<string, { canvas: () => HTMLCanvasElement; draw: (c: HTMLCanvasElement) => void }> = {
   grid: { canvas: () => grid, draw: (c) => shown && drawGrid(shown, c) },
   map: { canvas: () => map, draw: drawMap },
@@ -610,6 +636,8 @@ const VIEWS: Record<string, { canvas: () => HTMLCanvasElement; draw: (c: HTMLCan
   compare: { canvas: () => $('compare-map'), draw: (c) => panels.draw('compare', c) },
   intervene: { canvas: () => $('intervene-change'), draw: (c) => panels.draw('intervene', c) },
   cost: { canvas: () => $('cost'), draw: (c) => costShown && drawCost(costShown, c) },
+  math: { canvas: () => composeMath(document.createElement('canvas')), draw: composeMath },
+  ablate: { canvas: () => $('ablate-bars'), draw: (c) => panels.draw('ablate', c) },
 };
 document.addEventListener('click', (event) => {
   const button = (event.target as Element).closest<HTMLButtonElement>('button[data-export]');
