@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+#include "../src/gemm.hpp"
 #include "attnscope/attnscope.hpp"
 #include "attnscope/model.hpp"
 #include "convert.hpp"
@@ -85,6 +86,33 @@ class Engine {
       return out;
     });
   }
+
+  // x [n, k] · w [k, m] (+ b [m]) → { output [n, m] }: the packed SIMD128 matrix multiply.
+  val linear(val x, val w, val b) {
+    const char* op = "linear";
+    return guard(op, [&] {
+      JsTensor xs = tensor_arg(op, "x", x), ws = tensor_arg(op, "w", w), bs = tensor_arg(op, "b", b);
+      check_shape(op, "x", xs.shape, 2, 2);
+      check_shape(op, "w", ws.shape, 2, 2);
+      if (bs.present()) check_shape(op, "b", bs.shape, 1, 1);
+      const double values = double(element_count(xs.shape)) + double(element_count(ws.shape)) +
+                            double(xs.shape[0]) * double(ws.shape[1]) * 2.0;
+      check_budget(op, 4.0 * values + (bs.present() ? 4.0 * double(bs.shape[0]) : 0.0));
+      for (JsTensor* t : {&xs, &ws, &bs}) load(*t);
+      check_finite(op, "x", xs.data.data(), element_count(xs.shape));
+      check_finite(op, "w", ws.data.data(), element_count(ws.shape));
+      if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
+      const Matrix m = runtime_.linear(xs.view(), ws.view(), bs.view());
+      Tensor out({m.rows(), m.cols()});
+      std::copy(m.data(), m.data() + m.size(), out.data.begin());
+      val r = val::object();
+      r.set("output", to_js(out));
+      return r;
+    });
+  }
+
+  // The SIMD128 micro-kernel's GFLOPS on one thread, operands in L1: the GEMM's ceiling here.
+  double kernelPeak() const { return kernels::micro_kernel_gflops(0.3); }
 
   // Live heap figures, for leak checks and the benchmark's peak-heap column.
   val memory() const {
@@ -344,6 +372,8 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("attention", &Engine::attention)
       .function("selfAttention", &Engine::selfAttention)
       .function("multiHeadAttention", &Engine::multiHeadAttention)
+      .function("linear", &Engine::linear)
+      .function("kernelPeak", &Engine::kernelPeak)
       .function("memory", &Engine::memory)
       .function("threads", &Engine::threads);
   using attnscope::ModelHandle;

@@ -1,6 +1,7 @@
 #include "gemm.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -91,6 +92,23 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
         break;
     }
   }
+}
+
+double micro_kernel_gflops(double seconds) {
+  constexpr std::int64_t k = 256;
+  std::vector<float> a(kRows * k, 0.5f), b(k * kPanel, 0.25f), pack(k * kPanel), c(kRows * kPanel);
+  const GemmArgs g{a.data(), k, b.data(), kPanel, false, c.data(), kPanel, kRows, kPanel, k, nullptr};
+  pack_panel(g, 0, pack.data());
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  std::int64_t calls = 0;
+  double elapsed = 0;
+  do {
+    for (int i = 0; i < 1000; ++i) block<kRows>(g, 0, 0, pack.data());
+    calls += 1000;
+    elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  } while (elapsed < seconds);
+  return 2.0 * kRows * kPanel * k * static_cast<double>(calls) / elapsed / 1e9 + 0.0 * c[0];
 }
 
 }  // namespace attnscope::kernels

@@ -31,6 +31,11 @@ struct GemmArgs {
 // `pack` is scratch for one panel of B, grown as needed (no allocation once warm).
 void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack);
 
+// The 4 × 8 register block's own throughput, in GFLOPS, on one thread with its
+// operands in L1 cache (k = 256), run for about `seconds`: the ceiling the GEMM's
+// efficiency is measured against.
+double micro_kernel_gflops(double seconds);
+
 // The whole of C on one thread.
 inline void gemm_serial(const GemmArgs& g, std::vector<float>& pack) { gemm_columns(g, 0, g.n, pack); }
 

@@ -265,7 +265,7 @@ export async function analysisChecks(browser, site, engine, shots) {
       await page.selectOption('#compare-model', { value: 'default' });
       await page.click('#compare-run');
       await page.waitForFunction(() =>
-        document.getElementById('compare-note').textContent.includes('Universal Sentence Encoder'),
+        document.getElementById('compare-note').textContent.includes('only in A: “[CLS]”'),
       );
       const note = await page.textContent('#compare-note');
       assert(note.includes('5 tokens align; only in A: “[CLS]” “mat” “[SEP]”; only in B: “▁ma” “t”'), note);

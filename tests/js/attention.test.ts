@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Mask, MultiHeadParams, Tensor } from '../../dist/node.js';
 import { BUILDS, engineFor } from './engines.js';
-import { expectClose, randn, refAttention, refMultiHead, tensor } from './reference.js';
+import { expectClose, randn, refAttention, refMatmul, refMultiHead, tensor } from './reference.js';
 
 type GoldenTensor = { shape: number[]; data: number[] };
 const asTensor = (g: GoldenTensor): Tensor => tensor(g.shape, g.data);
@@ -135,6 +135,32 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expectClose(r.v, ref.v, 1e-4, 1e-4);
     const plain = engine.multiHeadAttention(x, p, { heads, returnWeights: false });
     expect(Object.keys(plain)).toEqual(['output']);
+  });
+
+  it('linear (the packed SIMD128 matrix multiply) matches the JS reference at ragged shapes', () => {
+    for (const [n, k, m] of [
+      [1, 1, 1],
+      [5, 7, 9],
+      [33, 64, 17],
+      [128, 96, 200],
+    ]) {
+      const x = randn([n, k], n + k, 1),
+        w = randn([k, m], k + m, 1),
+        b = randn([m], m, 1);
+      expectClose(engine.linear(x, w, b), refMatmul(x, w, b), 1e-4);
+      expectClose(engine.linear(x, w), refMatmul(x, w), 1e-4);
+    }
+    expect(() => engine.linear(randn([2, 3], 1), randn([4, 5], 2))).toThrow(
+      'linear: w has shape [4, 5] but x has shape [2, 3]',
+    );
+    expect(() => engine.linear(randn([2, 3], 1), randn([3, 5], 2), randn([4], 3))).toThrow(
+      'linear: b has shape [4] but w has shape [3, 5]',
+    );
+  });
+
+  it('measures its micro-kernel: a positive, finite GFLOPS figure', () => {
+    const peak = engine.kernelPeak();
+    expect(Number.isFinite(peak) && peak > 0.1).toBe(true);
   });
 
   it('rows of weights sum to 1', () => {

@@ -55,7 +55,9 @@ export async function contract(): Promise<void> {
   model.run('text', { ablateHeads: [0, 1] });
   // @ts-expect-error headSummaries needs the tokens too
   engine.headSummaries({ attentions: run.attentions, shape: run.shape });
-  void [special, flow, entropy, change, difference, npy, cosines];
+  const product: Tensor = engine.linear(t, t);
+  const peak: number = engine.kernelPeak();
+  void [special, flow, entropy, change, difference, npy, cosines, product, peak];
 
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();

@@ -320,6 +320,19 @@ class WasmEngine implements Engine {
     return unwrap(raw.multiHeadAttention(x, params, o)) as MultiHeadResult<O>;
   }
 
+  linear(x: Tensor, w: Tensor, b?: Tensor): Tensor {
+    const op = 'linear';
+    const raw = this.live(op);
+    checkTensor(op, 'x', x);
+    checkTensor(op, 'w', w);
+    checkTensor(op, 'b', b, true);
+    return unwrap(raw.linear(x, w, b)).output;
+  }
+
+  kernelPeak(): number {
+    return this.live('kernelPeak').kernelPeak();
+  }
+
   memory(): MemoryInfo {
     return { ...this.live('memory').memory(), handles: this.module.count_emval_handles() };
   }

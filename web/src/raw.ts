@@ -8,6 +8,8 @@ export interface RawEngine {
   attention(q: unknown, k: unknown, v: unknown, options: object): RawResult;
   selfAttention(x: unknown, options: object): RawResult;
   multiHeadAttention(x: unknown, params: unknown, options: object): RawResult;
+  linear(x: unknown, w: unknown, b: unknown): RawResult;
+  kernelPeak(): number;
   memory(): Omit<MemoryInfo, 'handles'>;
   threads(): number;
   delete(): void;

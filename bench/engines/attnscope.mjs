@@ -1,0 +1,54 @@
+// AttnScope's wasm build as a benchmark engine: node bench/engines/attnscope.mjs <threads> <dir>
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { createEngine } from '../../dist/node.js';
+import { D, HEADS, SENTENCE, bertIds, readSafetensors, sample, serveEngine } from '../workloads.mjs';
+
+const [threads, dir] = [Number(process.argv[2]), process.argv[3]];
+const engine = await createEngine({ threads });
+const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
+const mha = readSafetensors(join(dir, 'mha.safetensors'));
+const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
+let bert = null;
+let job = null;
+let last = null;
+
+serveEngine({
+  async setup({ work, n, rows, k, m }) {
+    if (work === 'mha') {
+      const x = inputs[`x${n}`];
+      job = () => {
+        const r = engine.multiHeadAttention(x, mha, { heads: HEADS });
+        return sample(r.weights.data, n, r.output.data, D);
+      };
+    } else if (work === 'bert') {
+      bert ??= await engine.loadModel({ files: files(join(dir, 'bert'), ['config.json', 'model.safetensors']) });
+      const ids = bertIds(n);
+      job = () => {
+        const r = bert.run(ids);
+        return sample(r.attentions.subarray((r.shape[0] - 1) * r.shape[1] * n * n), n, r.hidden.data, D);
+      };
+    } else if (work === 'gemm') {
+      const x = inputs[`a${rows}x${k}`];
+      const w = readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w;
+      job = () => Array.from(engine.linear(x, w).data.subarray(0, m));
+    } else if (work === 'default') {
+      const model = await engine.loadModel('default');
+      job = () => {
+        const r = model.run(SENTENCE);
+        return sample(r.attentions, r.shape[2], r.hidden.data, r.hidden.shape[1]);
+      };
+    } else if (work === 'peak') {
+      job = () => [engine.kernelPeak()];
+    } else throw new Error(`unknown work ${work}`);
+    return { ok: true };
+  },
+  run() {
+    const start = performance.now();
+    last = job();
+    return { ms: performance.now() - start };
+  },
+  sample: () => ({ sample: last }),
+  heap: () => ({ bytes: engine.memory().heapBytes }),
+});

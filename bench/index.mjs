@@ -1,0 +1,226 @@
+// AttnScope against its peers, side by side and interleaved in one run:
+//   AttnScope wasm (1 and 2 threads), onnxruntime-web (wasm, SIMD, 1 and 2 threads),
+//   TensorFlow.js's wasm backend (XNNPACK, SIMD), and AttnScope native (-march=native: the ceiling).
+// Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
+// weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
+// ONNX graphs of the same weights). Each round runs every engine once, in rotating order;
+// medians after a warm-up (V8 tiers wasm up lazily). Engines must agree numerically.
+//
+//   npm run bench            (after .ci/setup)
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+import { BERT_N, GEMMS, MHA_N, SENTENCE, writeWorkloads } from './workloads.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dir = `${root}build/bench`;
+const nativeDir = `${root}build/bench-native`;
+
+console.log('Building the native engine (-march=native) and writing the workloads…');
+execFileSync(
+  'cmake',
+  [
+    '-S',
+    root,
+    '-B',
+    nativeDir,
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DCMAKE_CXX_FLAGS=-march=native',
+    '-DATTNSCOPE_TESTS=OFF',
+    '-DATTNSCOPE_BENCH=ON',
+  ],
+  { stdio: 'ignore' },
+);
+execFileSync('cmake', ['--build', nativeDir, '-j2', '--target', 'attnscope_bench'], { stdio: 'ignore' });
+writeWorkloads(dir);
+
+/** One engine process, spoken to one JSON line at a time. */
+class Engine {
+  constructor(name, command, args) {
+    this.name = name;
+    this.process = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.waiting = [];
+    let buffer = '';
+    this.process.stdout.setEncoding('utf8');
+    this.process.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        this.waiting.shift()?.(JSON.parse(line));
+      }
+    });
+  }
+  ask(request) {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.process.stdin.write(`${JSON.stringify(request)}\n`);
+    });
+  }
+  quit() {
+    this.process.stdin.write('{"op":"quit"}\n');
+  }
+}
+
+const node = (file, threads) => [process.execPath, [`${root}bench/engines/${file}`, String(threads), dir]];
+const engines = [
+  new Engine('AttnScope wasm ×1', ...node('attnscope.mjs', 1)),
+  new Engine('AttnScope wasm ×2', ...node('attnscope.mjs', 2)),
+  new Engine('ORT-web ×1', ...node('ort.mjs', 1)),
+  new Engine('ORT-web ×2', ...node('ort.mjs', 2)),
+  new Engine('TF.js wasm ×1', ...node('tfjs.mjs', 1)),
+  new Engine('native ×1', `${nativeDir}/attnscope_bench`, ['1', dir]),
+  new Engine('native ×2', `${nativeDir}/attnscope_bench`, ['2', dir]),
+];
+const reference = engines.find((e) => e.name === 'native ×1');
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** Sets `work` up on every engine that has it, runs interleaved rounds, checks agreement. */
+async function measure(work, rounds, warmup = 3) {
+  const ready = [];
+  for (const e of engines) if (!(await e.ask({ op: 'setup', ...work })).error) ready.push(e);
+  const times = new Map(ready.map((e) => [e, []]));
+  for (let r = 0; r < warmup + rounds; r++)
+    for (let i = 0; i < ready.length; i++) {
+      const e = ready[(i + r) % ready.length];
+      const { ms, error } = await e.ask({ op: 'run' });
+      if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
+      if (r >= warmup) times.get(e).push(ms);
+    }
+  const want = (await reference.ask({ op: 'sample' })).sample;
+  const result = {};
+  for (const e of ready) {
+    const got = (await e.ask({ op: 'sample' })).sample;
+    let diff = got.length === want.length ? 0 : Infinity;
+    for (let i = 0; i < want.length && diff < Infinity; i++) diff = Math.max(diff, Math.abs(got[i] - want[i]));
+    result[e.name] = { ms: median(times.get(e)), diff };
+  }
+  return result;
+}
+
+const heapOf = async (e) => (await e.ask({ op: 'heap' })).bytes;
+const fmt = (ms) => (ms === undefined ? '—' : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+const ratio = (a, b) => (a && b ? `${(b / a).toFixed(2)}×` : '—');
+const names = engines.map((e) => e.name);
+const worstDiff = {};
+const record = (label, r) => {
+  worstDiff[label] = Math.max(...Object.values(r).map((x) => x.diff));
+  return r;
+};
+
+// 1. Multi-head self-attention, d_model 768, 12 heads, projections and weights output.
+const mha = {};
+const heap = {};
+for (const n of MHA_N) {
+  mha[n] = record(
+    `MHA n=${n}`,
+    await measure({ work: 'mha', n }, n >= 2048 ? 3 : n >= 512 ? 7 : 25, n >= 2048 ? 1 : 3),
+  );
+  heap[n] = await heapOf(engines[0]);
+}
+console.log('\n1. Multi-head self-attention, d_model 768, 12 heads, with projections and weights (median ms)');
+console.table(
+  MHA_N.map((n) => {
+    const r = mha[n];
+    const t = (name) => r[name]?.ms;
+    return {
+      n,
+      ...Object.fromEntries(names.map((name) => [name, fmt(t(name))])),
+      'vs ORT ×1': ratio(t('AttnScope wasm ×1'), t('ORT-web ×1')),
+      'vs ORT ×2': ratio(t('AttnScope wasm ×2'), t('ORT-web ×2')),
+      'vs TF.js ×1': ratio(t('AttnScope wasm ×1'), t('TF.js wasm ×1')),
+      'wasm heap MiB': (heap[n] / 2 ** 20).toFixed(0),
+    };
+  }),
+);
+// Time against n: the projections grow as n, the scores and weights as n².
+console.log('Scaling (AttnScope wasm ×1): ms / n and ms / n² as n grows; the n² term takes over at large n');
+for (const n of MHA_N) {
+  const ms = mha[n]['AttnScope wasm ×1'].ms;
+  console.log(
+    `  n=${String(n).padStart(4)}  ${fmt(ms).padStart(8)} ms  ${((ms / n) * 1e3).toFixed(1).padStart(7)} µs/token  ${((ms / n / n) * 1e6).toFixed(1).padStart(8)} ns/n²`,
+  );
+}
+
+// 2. A 12-layer BERT-base-shaped encoder, every layer's attention weights returned.
+const bert = {};
+for (const n of BERT_N) bert[n] = record(`BERT n=${n}`, await measure({ work: 'bert', n }, n >= 128 ? 3 : 5, 1));
+console.log("\n2. 12-layer BERT-base-shaped encoder, every layer's weights (median ms)");
+console.table(
+  BERT_N.map((n) => {
+    const t = (name) => bert[n][name]?.ms;
+    return {
+      n,
+      ...Object.fromEntries(names.map((name) => [name, fmt(t(name))])),
+      'vs ORT ×1': ratio(t('AttnScope wasm ×1'), t('ORT-web ×1')),
+      'vs ORT ×2': ratio(t('AttnScope wasm ×2'), t('ORT-web ×2')),
+      '2 threads vs 1': ratio(t('AttnScope wasm ×2'), t('AttnScope wasm ×1')),
+    };
+  }),
+);
+
+// 3. The embedded default model on a typical sentence (AttnScope only: the peers have no graph of it here).
+const models = `${root}dist/models/default/`;
+const def = record('default model', await measure({ work: 'default', text: SENTENCE, models }, 40, 10));
+console.log('\n3. Embedded default model (USE lite), a 22-token sentence, all maps (median ms)');
+console.table([Object.fromEntries(names.map((name) => [name, fmt(def[name]?.ms)]))]);
+
+// 4. GEMM at transformer shapes, against the micro-kernel's own peak.
+await engines[0].ask({ op: 'setup', work: 'peak' });
+const peak = (await engines[0].ask({ op: 'run' }), (await engines[0].ask({ op: 'sample' })).sample[0]);
+console.log(
+  `\n4. GEMM GFLOPS at transformer shapes; SIMD128 micro-kernel peak on one thread: ${peak.toFixed(1)} GFLOPS`,
+);
+const gemmRows = [];
+for (const [rows, k, m] of GEMMS) {
+  const r = record(`GEMM ${rows}×${k}·${k}×${m}`, await measure({ work: 'gemm', rows, k, m }, 20, 5));
+  const flops = 2 * rows * k * m;
+  const gf = (name) => (r[name] ? flops / r[name].ms / 1e6 : undefined);
+  gemmRows.push({
+    shape: `${rows}×${k} · ${k}×${m}`,
+    ...Object.fromEntries(names.map((name) => [name, gf(name)?.toFixed(1) ?? '—'])),
+    'wasm ×1 % of peak': `${((gf('AttnScope wasm ×1') / peak) * 100).toFixed(0)}%`,
+  });
+}
+console.table(gemmRows);
+
+console.log('\nAgreement with native ×1 (largest absolute difference in attention weights and outputs):');
+for (const [label, diff] of Object.entries(worstDiff)) console.log(`  ${label.padEnd(24)} ${diff.toExponential(1)}`);
+const disagree = Object.entries(worstDiff).filter(([, d]) => !(d < 1e-3));
+
+console.log('\nTargets:');
+const target = (what, ok) => console.log(`  ${ok ? 'met ' : 'MISS'}  ${what}`);
+const speedup = (a, b) => b / a;
+for (const n of [128, 512])
+  for (const t of [1, 2])
+    target(
+      `MHA n=${n}: wasm ×${t} ≥ 1.5× ORT-web ×${t} (${speedup(mha[n][`AttnScope wasm ×${t}`].ms, mha[n][`ORT-web ×${t}`].ms).toFixed(2)}×)`,
+      speedup(mha[n][`AttnScope wasm ×${t}`].ms, mha[n][`ORT-web ×${t}`].ms) >= 1.5,
+    );
+for (const n of BERT_N)
+  for (const t of [1, 2])
+    target(
+      `BERT n=${n}: wasm ×${t} ≥ 1.5× ORT-web ×${t} (${speedup(bert[n][`AttnScope wasm ×${t}`].ms, bert[n][`ORT-web ×${t}`].ms).toFixed(2)}×)`,
+      speedup(bert[n][`AttnScope wasm ×${t}`].ms, bert[n][`ORT-web ×${t}`].ms) >= 1.5,
+    );
+for (const n of MHA_N)
+  target(
+    `MHA n=${n}: wasm ×1 ≥ 1.5× TF.js wasm (${speedup(mha[n]['AttnScope wasm ×1'].ms, mha[n]['TF.js wasm ×1'].ms).toFixed(2)}×)`,
+    speedup(mha[n]['AttnScope wasm ×1'].ms, mha[n]['TF.js wasm ×1'].ms) >= 1.5,
+  );
+const gemmShare = Math.min(...gemmRows.map((r) => parseFloat(r['wasm ×1 % of peak'])));
+target(`GEMM in wasm ≥ 60% of the micro-kernel peak (worst shape: ${gemmShare}%)`, gemmShare >= 60);
+const threads = speedup(bert[128]['AttnScope wasm ×2'].ms, bert[128]['AttnScope wasm ×1'].ms);
+target(`BERT n=128: 2 threads ≥ 1.7× 1 thread (${threads.toFixed(2)}×)`, threads >= 1.7);
+target(
+  `default model, 22-token sentence, under 5 ms (${fmt(def['AttnScope wasm ×2'].ms)} ms on 2 threads)`,
+  def['AttnScope wasm ×2'].ms < 5,
+);
+
+for (const e of engines) e.quit();
+if (disagree.length) {
+  console.error(`\nEngines disagree: ${disagree.map(([l, d]) => `${l} (${d})`).join(', ')}`);
+  process.exit(1);
+}

@@ -1,0 +1,133 @@
+// The benchmark's workloads and their data, written once to files so that every
+// engine (AttnScope wasm, AttnScope native, ONNX Runtime Web, TensorFlow.js) reads
+// exactly the same weights and inputs.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { bertCheckpoint } from '../tests/checkpoints.mjs';
+
+export const D = 768;
+export const HEADS = 12;
+export const MHA_N = [16, 64, 128, 512, 2048];
+export const BERT_N = [32, 128];
+/** [rows, k, m]: x [rows, k] · w [k, m], the projections and FFN of a bert-base layer. */
+export const GEMMS = [
+  [128, 768, 768],
+  [128, 768, 3072],
+  [128, 3072, 768],
+  [512, 768, 768],
+];
+export const SENTENCE = 'The quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat.';
+
+/** Uniform values in [−0.1, 0.1) from a fixed LCG: the same numbers on every run. */
+export function random(n, seed) {
+  const a = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) a[i] = ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32 - 0.5) * 0.2;
+  return a;
+}
+
+/** A safetensors file of F32 tensors. */
+export function safetensors(tensors) {
+  const header = {};
+  let offset = 0;
+  for (const [name, { shape }] of Object.entries(tensors)) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const file = new Uint8Array(8 + json.length + offset);
+  new DataView(file.buffer).setBigUint64(0, BigInt(json.length), true);
+  file.set(new TextEncoder().encode(json), 8);
+  for (const [name, { data }] of Object.entries(tensors))
+    file.set(
+      new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+      8 + json.length + header[name].data_offsets[0],
+    );
+  return file;
+}
+
+/** The tensors of a safetensors file, as { data: Float32Array, shape }. */
+export function readSafetensors(path) {
+  const file = readFileSync(path);
+  const length = Number(file.readBigUInt64LE(0));
+  const header = JSON.parse(file.subarray(8, 8 + length).toString('utf8'));
+  const out = {};
+  for (const [
+    name,
+    {
+      shape,
+      data_offsets: [a, b],
+    },
+  ] of Object.entries(header)) {
+    const bytes = file.subarray(8 + length + a, 8 + length + b);
+    out[name] = {
+      data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)),
+      shape,
+    };
+  }
+  return out;
+}
+
+const matrix = (rows, cols, seed) => ({ data: random(rows * cols, seed), shape: [rows, cols] });
+
+/** Writes every workload's files into `dir`, then the ONNX graphs of the same weights (python3-onnx). */
+export function writeWorkloads(dir) {
+  mkdirSync(join(dir, 'bert'), { recursive: true });
+  writeFileSync(
+    join(dir, 'mha.safetensors'),
+    safetensors({ wq: matrix(D, D, 2), wk: matrix(D, D, 3), wv: matrix(D, D, 4), wo: matrix(D, D, 5) }),
+  );
+  const inputs = {};
+  for (const n of MHA_N) inputs[`x${n}`] = matrix(n, D, 1);
+  for (const [rows, k, m] of GEMMS) {
+    inputs[`a${rows}x${k}`] = matrix(rows, k, 6);
+    writeFileSync(join(dir, `gemm_${k}x${m}.safetensors`), safetensors({ w: matrix(k, m, k + m) }));
+  }
+  writeFileSync(join(dir, 'inputs.safetensors'), safetensors(inputs));
+  const { files } = bertCheckpoint();
+  for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, 'bert', name), bytes);
+  execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, dir], {
+    stdio: 'inherit',
+  });
+}
+
+/** Token ids of the BERT workload: n ids, the same in every engine. */
+export const bertIds = (n) => Array.from({ length: n }, (_, i) => 1000 + i);
+
+/**
+ * What each engine reports for the agreement check: a few rows of attention weights
+ * and of the output, so that engines are compared without moving megabytes.
+ */
+export function sample(weights, n, output, width) {
+  const rows = Math.min(n, 3);
+  return [...Array.from(weights.subarray(0, rows * n)), ...Array.from(output.subarray(0, width))];
+}
+
+/** Runs an engine process's side of the protocol: one JSON request per stdin line, one JSON reply per line. */
+export function serveEngine(handlers) {
+  let queue = Promise.resolve();
+  let buffer = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk) => {
+    buffer += chunk;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      queue = queue.then(async () => {
+        const request = JSON.parse(line);
+        if (request.op === 'quit') process.exit(0);
+        try {
+          const reply = await handlers[request.op](request);
+          process.stdout.write(`${JSON.stringify(reply ?? {})}\n`);
+        } catch (err) {
+          process.stdout.write(`${JSON.stringify({ error: String(err?.message ?? err) })}\n`);
+        }
+      });
+    }
+  });
+}
