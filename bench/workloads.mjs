@@ -89,10 +89,30 @@ export function writeWorkloads(dir) {
   }
   writeFileSync(join(dir, 'inputs.safetensors'), safetensors(inputs));
   const { files } = bertCheckpoint();
+  unitLayerNorms(files['model.safetensors']);
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, 'bert', name), bytes);
   execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, dir], {
     stdio: 'inherit',
   });
+}
+
+/**
+ * LayerNorm scales of 1 and shifts of 0, as a trained model starts: with the random
+ * ±0.05 of the checkpoint every activation would shrink and every map be uniform.
+ */
+function unitLayerNorms(file) {
+  const length = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + length)));
+  for (const [
+    name,
+    {
+      data_offsets: [a, b],
+    },
+  ] of Object.entries(header))
+    if (name.includes('LayerNorm.'))
+      new Float32Array(file.buffer, file.byteOffset + 8 + length + a, (b - a) / 4).fill(
+        name.endsWith('.weight') ? 1 : 0,
+      );
 }
 
 /** Token ids of the BERT workload: n ids, the same in every engine. */

@@ -17,49 +17,45 @@ await tf.ready();
 const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
 const tensor = ({ data, shape }) => tf.tensor(data, shape);
 
+// Written with tf's functions (tfjs-core alone registers no chained methods).
+const { add, mul, sub, matMul, reshape, transpose } = tf;
+
 /** Self-attention of x [n, d] with x·W projections (+ biases); returns [output, weights [heads, n, n]]. */
 function attention(x, w, b = {}) {
   const n = x.shape[0],
     dk = D / HEADS;
-  const project = (name, perm) => {
-    let y = tf.matMul(x, w[name]);
-    if (b[name]) y = y.add(b[name]);
-    return y.reshape([n, HEADS, dk]).transpose(perm);
+  const project = (name) => {
+    let y = matMul(x, w[name]);
+    if (b[name]) y = add(y, b[name]);
+    return transpose(reshape(y, [n, HEADS, dk]), [1, 0, 2]);
   };
-  const q = project('wq', [1, 0, 2]);
-  const k = project('wk', [1, 0, 2]);
-  const v = project('wv', [1, 0, 2]);
-  const p = tf.softmax(tf.matMul(q, k, false, true).mul(1 / Math.sqrt(dk)));
-  let y = tf.matMul(tf.matMul(p, v).transpose([1, 0, 2]).reshape([n, D]), w.wo);
-  if (b.wo) y = y.add(b.wo);
+  const [q, k, v] = ['wq', 'wk', 'wv'].map(project);
+  const p = tf.softmax(mul(matMul(q, k, false, true), 1 / Math.sqrt(dk)));
+  let y = matMul(reshape(transpose(matMul(p, v), [1, 0, 2]), [n, D]), w.wo);
+  if (b.wo) y = add(y, b.wo);
   return [y, p];
 }
 
 function layerNorm(x, g, b, eps) {
   const { mean, variance } = tf.moments(x, -1, true);
-  return x
-    .sub(mean)
-    .mul(tf.rsqrt(variance.add(eps)))
-    .mul(g)
-    .add(b);
+  return add(mul(mul(sub(x, mean), tf.rsqrt(add(variance, eps))), g), b);
 }
 
 // erf is not a kernel of the wasm backend: Abramowitz & Stegun 7.1.26 (error below 1.5e-7).
 function erf(x) {
-  const a = x.abs();
-  const t = tf.scalar(1).div(a.mul(0.3275911).add(1));
-  const poly = t.mul(
-    t.mul(t.mul(t.mul(t.mul(1.061405429).add(-1.453152027)).add(1.421413741)).add(-0.284496736)).add(0.254829592),
-  );
-  const e = tf.scalar(1).sub(poly.mul(tf.exp(a.square().neg())));
-  return tf.where(x.less(0), e.neg(), e);
+  const a = tf.abs(x);
+  const t = tf.div(1, add(mul(a, 0.3275911), 1));
+  let poly = tf.scalar(1.061405429);
+  for (const c of [-1.453152027, 1.421413741, -0.284496736, 0.254829592]) poly = add(mul(poly, t), c);
+  const e = sub(1, mul(mul(poly, t), tf.exp(tf.neg(tf.square(a)))));
+  return tf.where(tf.less(x, 0), tf.neg(e), e);
 }
 
 /** BERT's encoder with the checkpoint's weights (PyTorch [out, in] layout transposed to x·W). */
 function loadBert() {
   const t = readSafetensors(join(dir, 'bert', 'model.safetensors'));
   const get = (name) => tensor(t[name]);
-  const linear = (name) => ({ w: get(`${name}.weight`).transpose(), b: get(`${name}.bias`) });
+  const linear = (name) => ({ w: transpose(get(`${name}.weight`)), b: get(`${name}.bias`) });
   const layers = [];
   for (let l = 0; t[`encoder.layer.${l}.attention.self.query.weight`]; l++) {
     const p = `encoder.layer.${l}.`;
@@ -81,25 +77,25 @@ function loadBert() {
   const emb = {
     word: get('embeddings.word_embeddings.weight'),
     position: get('embeddings.position_embeddings.weight'),
-    type: tensor(t['embeddings.token_type_embeddings.weight']).slice([0, 0], [1, D]),
+    type: tf.slice(get('embeddings.token_type_embeddings.weight'), [0, 0], [1, D]),
     ln: [get('embeddings.LayerNorm.weight'), get('embeddings.LayerNorm.bias')],
   };
   return (ids) =>
     tf.tidy(() => {
       const n = ids.length;
-      let x = tf
-        .gather(emb.word, tf.tensor1d(ids, 'int32'))
-        .add(emb.position.slice([0, 0], [n, D]))
-        .add(emb.type);
+      let x = add(
+        add(tf.gather(emb.word, tf.tensor1d(ids, 'int32')), tf.slice(emb.position, [0, 0], [n, D])),
+        emb.type,
+      );
       x = layerNorm(x, ...emb.ln, 1e-12);
       let p;
       for (const L of layers) {
         const [a, weights] = attention(x, L.w, L.b);
         p = weights;
-        x = layerNorm(x.add(a), ...L.ln1, 1e-12);
-        const h = tf.matMul(x, L.up.w).add(L.up.b);
-        const gelu = h.mul(erf(h.mul(Math.SQRT1_2)).add(1)).mul(0.5);
-        x = layerNorm(x.add(tf.matMul(gelu, L.down.w).add(L.down.b)), ...L.ln2, 1e-12);
+        x = layerNorm(add(x, a), ...L.ln1, 1e-12);
+        const h = add(matMul(x, L.up.w), L.up.b);
+        const gelu = mul(mul(h, add(erf(mul(h, Math.SQRT1_2)), 1)), 0.5);
+        x = layerNorm(add(x, add(matMul(gelu, L.down.w), L.down.b)), ...L.ln2, 1e-12);
       }
       return sample(p.dataSync(), n, x.dataSync(), D);
     });

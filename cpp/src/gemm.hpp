@@ -6,8 +6,10 @@
 // B is packed in panels of 8 columns (k × 8 floats, contiguous) and each 4 × 8
 // block of C is accumulated in registers over the whole of k: with SIMD128 that
 // is 8 v128 accumulators, 2 loads of B and 4 broadcasts of A per step of k.
-// Without SIMD128 (native builds) the same blocking runs as plain loops, which
-// the compiler vectorizes; both are held to the plain-loop reference in tests.
+// That is the kernel in wasm, where Eigen 3.4 has no SIMD128 packet code. Natively
+// Eigen's own GEMM (SSE/AVX/AVX-512) is faster, so native builds use it for the
+// same column ranges; both are held to the plain-loop reference in tests (native
+// ctest, and Vitest on the wasm builds).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
 // Runtime: validation, then the kernels. Names in messages are the JS API's.
+#include <algorithm>
 #include <cmath>
 
 #include "attnscope/attention.hpp"
@@ -108,6 +109,15 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
     r.v = std::move(v);
   }
   return r;
+}
+
+void Runtime::parallel_rows(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) const {
+  const std::int64_t threads = pool_->size();
+  const std::int64_t block = std::max<std::int64_t>(8, (rows + 2 * threads - 1) / (2 * threads));
+  pool_->parallel_for(static_cast<std::size_t>((rows + block - 1) / block), [&](std::size_t task, int) {
+    const std::int64_t begin = static_cast<std::int64_t>(task) * block;
+    fn(begin, std::min(rows, begin + block));
+  });
 }
 
 Matrix Runtime::linear(const TensorView& x, const TensorView& w, const TensorView& b) const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -114,6 +115,9 @@ class Runtime {
                                        const MultiHeadOptions& options) const;
   // x·w + b, split across threads by row blocks. x [n, k], w [k, m], b [m] (optional) → [n, m]
   Matrix linear(const TensorView& x, const TensorView& w, const TensorView& b = {}) const;
+  // Calls fn(begin, end) on blocks of [0, rows) across the threads: for row-wise work
+  // such as activations, which would otherwise run on one thread between the GEMMs.
+  void parallel_rows(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) const;
 
  private:
   std::unique_ptr<ThreadPool> pool_;

@@ -27,15 +27,15 @@ inline Tensor to_tensor(const Matrix& m) {
   return t;
 }
 
-inline void relu(Matrix& x) { x = x.cwiseMax(0.0f); }
+inline void relu(Eigen::Ref<Matrix> x) { x = x.cwiseMax(0.0f); }
 
 // GELU, exact: x·Φ(x).
-inline void gelu(Matrix& x) {
+inline void gelu(Eigen::Ref<Matrix> x) {
   x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
 }
 
 // GELU, tanh approximation (GPT-2's gelu_new).
-inline void gelu_tanh(Matrix& x) {
+inline void gelu_tanh(Eigen::Ref<Matrix> x) {
   x = x.unaryExpr(
       [](float v) { return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); });
 }

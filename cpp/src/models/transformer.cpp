@@ -128,17 +128,20 @@ class Transformer final : public Model {
 
   Matrix ffn(const Runtime& rt, const Block& b, const Matrix& x) const {
     Matrix h = rt.linear(x, b.w1.view(), b.b1.view());
-    switch (spec_.act) {
-      case Activation::gelu:
-        layers::gelu(h);
-        break;
-      case Activation::gelu_tanh:
-        layers::gelu_tanh(h);
-        break;
-      case Activation::relu:
-        layers::relu(h);
-        break;
-    }
+    rt.parallel_rows(h.rows(), [&](std::int64_t begin, std::int64_t end) {
+      Eigen::Ref<Matrix> rows = h.middleRows(begin, end - begin);
+      switch (spec_.act) {
+        case Activation::gelu:
+          layers::gelu(rows);
+          break;
+        case Activation::gelu_tanh:
+          layers::gelu_tanh(rows);
+          break;
+        case Activation::relu:
+          layers::relu(rows);
+          break;
+      }
+    });
     return rt.linear(h, b.w2.view(), b.b2.view());
   }
 
