@@ -77,18 +77,19 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
 #ifdef __wasm_simd128__
   if (static_cast<std::int64_t>(pack.size()) < g.k * kPanel) pack.resize(static_cast<std::size_t>(g.k * kPanel));
   for (std::int64_t col = col_begin; col < col_end; col += kPanel) {
-    pack_panel(g, col, pack.data());
+    const float* panel = g.packed ? g.packed + (col / kPanel) * g.k * kPanel : pack.data();
+    if (!g.packed) pack_panel(g, col, pack.data());
     std::int64_t r = 0;
-    for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, pack.data());
+    for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, panel);
     switch (g.m - r) {
       case 3:
-        block<3>(g, r, col, pack.data());
+        block<3>(g, r, col, panel);
         break;
       case 2:
-        block<2>(g, r, col, pack.data());
+        block<2>(g, r, col, panel);
         break;
       case 1:
-        block<1>(g, r, col, pack.data());
+        block<1>(g, r, col, panel);
         break;
       default:
         break;
@@ -114,6 +115,21 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
   if (g.bias) c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(g.bias + col_begin, width);
   (void)pack;
 #endif
+}
+
+const float* PackedWeight::panels() const {
+  std::call_once(once_, [this] {
+    const std::int64_t count = (n_ + kPanel - 1) / kPanel;
+    panels_.resize(static_cast<std::size_t>(count * k_ * kPanel));
+    const GemmArgs g{nullptr, 0, b_, n_, false, nullptr, 0, 0, n_, k_, nullptr};
+    for (std::int64_t p = 0; p < count; ++p) pack_panel(g, p * kPanel, panels_.data() + p * k_ * kPanel);
+  });
+  return panels_.data();
+}
+
+void prepare_weight(Tensor& w) {
+  if (w.empty() || w.rank() != 2) return;
+  w.packed = std::make_shared<PackedWeight>(w.data.data(), w.shape[0], w.shape[1]);
 }
 
 // 1,000 register blocks over a packed panel. Not inlined: V8 compiles wasm functions

@@ -13,9 +13,33 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
+#include "attnscope/tensor.hpp"
+
 namespace attnscope::kernels {
+
+// A constant weight matrix B [k, n] (row-major) packed into the kernel's panels once,
+// on first use, instead of on every multiply: ONNX Runtime and XNNPACK do the same
+// with their initializers. It points into the Tensor it was made for, which must stay
+// where it is (models make these once their weights are in their final place).
+class PackedWeight {
+ public:
+  PackedWeight(const float* b, std::int64_t k, std::int64_t n) : b_(b), k_(k), n_(n) {}
+  // The panels, packing them the first time (thread-safe); natively never called.
+  const float* panels() const;
+
+ private:
+  const float* b_;
+  std::int64_t k_, n_;
+  mutable std::once_flag once_;
+  mutable std::vector<float> panels_;
+};
+
+// Marks a model's weight matrix [k, n] for packing on first use (and as checked at load).
+void prepare_weight(Tensor& w);
 
 struct GemmArgs {
   const float* a;
@@ -26,7 +50,8 @@ struct GemmArgs {
   float* c;
   std::int64_t ldc;  // C [m, n], row stride ldc
   std::int64_t m, n, k;
-  const float* bias;  // [n] or null
+  const float* bias;              // [n] or null
+  const float* packed = nullptr;  // B already packed (PackedWeight::panels), or null
 };
 
 // Computes columns [col_begin, col_end) of C (col_begin a multiple of 8).

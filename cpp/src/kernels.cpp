@@ -153,9 +153,15 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
   });
 }
 
-void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c) {
+void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
+          const PackedWeight* packed) {
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
-  const GemmArgs g{a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias};
+  GemmArgs g{a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias};
+#ifdef __wasm_simd128__
+  if (packed) g.packed = packed->panels();  // natively Eigen's GEMM does its own packing
+#else
+  (void)packed;
+#endif
   std::vector<std::vector<float>> packs(pool.size());
   const std::int64_t panels = (n + 7) / 8, threads = pool.size();
   if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {

@@ -27,6 +27,8 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
 
 // c = a · b (+ bias broadcast over rows), split across threads by blocks of rows of a.
 //   a [m, k]  b [k, n]  bias [n] or null  →  c [m, n]
-void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c);
+// `packed`, when given, is b packed once (a model's weight): no per-call packing.
+void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
+          const PackedWeight* packed = nullptr);
 
 }  // namespace attnscope::kernels

@@ -71,7 +71,7 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
                                 {"bv", &p.bv},
                                 {"bo", &p.bo},
                                 {"context", &o.context}})
-    if (!t->empty()) check_finite(op, name, t->data, t->size());
+    if (!t->empty() && !t->packed) check_finite(op, name, t->data, t->size());  // model weights: checked at load
   if (o.mask.kind == Mask::Kind::additive)
     check_finite(op, "mask", o.mask.additive, element_count(o.mask.shape), /*allow_negative_infinity=*/true);
 
@@ -81,7 +81,7 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   const auto project = [&](const TensorView& in, const TensorView& w, const TensorView& b) {
     Matrix out(in.rows(), w.cols());
     kernels::gemm(pool, in.head(0), w.head(0), b.empty() ? nullptr : b.data,
-                  MatrixMap(out.data(), out.rows(), out.cols()));
+                  MatrixMap(out.data(), out.rows(), out.cols()), w.packed);
     return split_heads(out, heads);
   };
   Tensor q = project(x, p.wq, p.bq), k = project(c, p.wk, p.bk), v = project(c, p.wv, p.bv);
@@ -101,7 +101,7 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   } else {
     r.output = Tensor({n, x.cols()});
     kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
-                  p.bo.empty() ? nullptr : p.bo.data, r.output.head(0));
+                  p.bo.empty() ? nullptr : p.bo.data, r.output.head(0), p.wo.packed);
   }
   if (o.return_projections) {
     r.q = std::move(q);
@@ -132,7 +132,7 @@ Matrix Runtime::linear(const TensorView& x, const TensorView& w, const TensorVie
                 format_shape(w.shape));
   Matrix out(x.shape[0], w.shape[1]);
   kernels::gemm(*pool_, x.head(0), w.head(0), b.empty() ? nullptr : b.data,
-                MatrixMap(out.data(), out.rows(), out.cols()));
+                MatrixMap(out.data(), out.rows(), out.cols()), w.packed);
   return out;
 }
 

@@ -9,6 +9,26 @@ namespace {
 
 using testing::random_tensor;
 
+// A weight packed once holds, panel by panel, the k × 8 blocks the kernel reads, zero past the last column.
+TEST(Gemm, PackedWeightLaysOutPanelsOnce) {
+  const std::int64_t k = 5, n = 11;
+  Tensor w = random_tensor({k, n}, 4);
+  kernels::prepare_weight(w);
+  ASSERT_TRUE(w.packed);
+  EXPECT_EQ(w.view().packed, w.packed.get());
+  const float* panels = w.packed->panels();
+  EXPECT_EQ(panels, w.packed->panels());  // packed once
+  for (std::int64_t panel = 0; panel < 2; ++panel)
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t j = 0; j < 8; ++j) {
+        const std::int64_t col = panel * 8 + j;
+        EXPECT_EQ(panels[(panel * k + p) * 8 + j], col < n ? w.data[p * n + col] : 0.0f) << p << "," << col;
+      }
+  Tensor vector_like = random_tensor({n}, 5);
+  kernels::prepare_weight(vector_like);  // only matrices are packed
+  EXPECT_FALSE(vector_like.packed);
+}
+
 TEST(Gemm, MatchesPlainLoops) {
   std::vector<float> pack;
   for (const auto& [m, n, k] : {std::tuple{1, 1, 1}, {3, 5, 7}, {4, 8, 16}, {9, 17, 33}, {33, 130, 65}, {64, 8, 768}}) {

@@ -8,10 +8,15 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace attnscope {
+
+namespace kernels {
+class PackedWeight;  // a weight matrix laid out for the GEMM kernel once (gemm.hpp)
+}
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using MatrixMap = Eigen::Map<Matrix>;
@@ -29,6 +34,9 @@ std::int64_t element_count(const Shape& shape);
 struct TensorView {
   const float* data = nullptr;
   Shape shape;
+  // Set on model weights: the matrix packed for the GEMM kernel (packed on first use),
+  // and a mark that its values were checked when the model loaded.
+  const kernels::PackedWeight* packed = nullptr;
 
   TensorView() = default;
   TensorView(const float* data, Shape shape) : data(data), shape(std::move(shape)) {}
@@ -49,6 +57,7 @@ struct TensorView {
 struct Tensor {
   std::vector<float> data;
   Shape shape;
+  std::shared_ptr<kernels::PackedWeight> packed;  // see TensorView::packed
 
   Tensor() = default;
   explicit Tensor(Shape s) : data(static_cast<std::size_t>(element_count(s))), shape(std::move(s)) {}
@@ -63,7 +72,11 @@ struct Tensor {
   }
   // The whole tensor as one matrix of shape [size / cols, cols].
   Matrix matrix() const { return ConstMatrixMap(data.data(), static_cast<Eigen::Index>(data.size()) / cols(), cols()); }
-  TensorView view() const { return TensorView(data.data(), shape); }
+  TensorView view() const {
+    TensorView v(data.data(), shape);
+    v.packed = packed.get();
+    return v;
+  }
 };
 
 }  // namespace attnscope

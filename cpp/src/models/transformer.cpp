@@ -14,6 +14,7 @@
 
 #include "attnscope/error.hpp"
 #include "config.hpp"
+#include "gemm.hpp"
 #include "layers.hpp"
 #include "weights.hpp"
 
@@ -166,6 +167,14 @@ void check_heads(const Spec& s) {
                 std::to_string(s.d_model));
 }
 
+// The matrices every run multiplies by: packed for the GEMM once, on first use, and
+// not checked again on every call (the weight reader checked them).
+void prepare_weights(Transformer& m) {
+  for (auto& b : m.blocks)
+    for (Tensor* t : {&b.wq, &b.wk, &b.wv, &b.wo, &b.w1, &b.w2}) kernels::prepare_weight(*t);
+  kernels::prepare_weight(m.pool_w);
+}
+
 std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
   Spec s{"BertModel",
          false,
@@ -218,6 +227,7 @@ std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::uniqu
     m->pool_w = w.read_linear(p + "pooler.dense.weight", d, d);
     m->pool_b = w.read(p + "pooler.dense.bias", {d});
   }
+  prepare_weights(*m);
   return m;
 }
 
@@ -261,6 +271,7 @@ std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std:
     b.ln2_b = w.read(q + "output_layer_norm.bias", {d});
     m->blocks.push_back(std::move(b));
   }
+  prepare_weights(*m);
   return m;
 }
 
@@ -310,6 +321,7 @@ std::unique_ptr<Model> load_gpt2(const Json& c, const WeightStore& w, std::uniqu
   }
   m->final_ln_g = w.read(p + "ln_f.weight", {d});
   m->final_ln_b = w.read(p + "ln_f.bias", {d});
+  prepare_weights(*m);
   return m;
 }
 

@@ -16,6 +16,7 @@
 #include "attnscope/error.hpp"
 #include "attnscope/json.hpp"
 #include "config.hpp"
+#include "gemm.hpp"
 #include "layers.hpp"
 #include "weights.hpp"
 
@@ -87,6 +88,10 @@ class UseLite final : public Model {
       layers_.push_back(std::move(L));
       width = hidden;
     }
+    // Packed for the GEMM once, on first use; checked by the weight reader, not again per call.
+    for (Layer& L : layers_)
+      for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.residual_w, &L.up_w, &L.down_w}) kernels::prepare_weight(*t);
+    kernels::prepare_weight(pool_w_);
     const Json* name = config.find("name");
     info_ = {name && name->is_string() ? name->string() : "Universal Sentence Encoder lite",
              "UniversalSentenceEncoderLite",
