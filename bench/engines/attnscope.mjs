@@ -11,15 +11,18 @@ const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
 const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
 let bert = null;
+let layer = null;
 let job = null;
 let last = null;
 
 serveEngine({
   async setup({ work, n, rows, k, m }) {
     if (work === 'mha') {
+      // Weights held in the engine, as the peers hold theirs (initializers, tensors).
+      layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
       const x = inputs[`x${n}`];
       job = () => {
-        const r = engine.multiHeadAttention(x, mha, { heads: HEADS });
+        const r = layer.run(x);
         return sample(r.weights.data, n, r.output.data, D);
       };
     } else if (work === 'bert') {

@@ -15,6 +15,7 @@
 #include <malloc.h>
 
 #include <cmath>
+#include <functional>
 
 #include "../src/gemm.hpp"
 #include "attnscope/attnscope.hpp"
@@ -26,6 +27,8 @@ namespace {
 
 using emscripten::val;
 using namespace bindings;
+
+constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
 
 class Engine {
  public:
@@ -46,45 +49,60 @@ class Engine {
   val multiHeadAttention(val x, val params, val opts) {
     const char* op = "multiHeadAttention";
     return guard(op, [&] {
-      JsTensor xs = tensor_arg(op, "x", x);
       JsTensor w[8];
-      const char* names[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
-      for (int i = 0; i < 8; ++i) w[i] = tensor_arg(op, names[i], params[names[i]]);
-      JsTensor context = tensor_arg(op, "context", opts["context"]);
-      JsMask mask(op, opts["mask"]);
-
-      MultiHeadOptions o;
-      const double heads = opts["heads"].as<double>();
-      if (!(heads >= 1 && heads <= 4096) || std::floor(heads) != heads)
-        throw Error(std::string(op) + ": heads must be an integer from 1 to 4096, got " + js_string(opts["heads"]));
-      o.heads = static_cast<std::int64_t>(heads);
-      o.causal = flag(opts, "causal", false);
-      o.return_weights = flag(opts, "returnWeights", true);
-      o.return_projections = flag(opts, "returnProjections", false);
-      o.mask = mask.mask();
-      o.context = shape_view(context);
+      for (int i = 0; i < 8; ++i) w[i] = tensor_arg(op, kParamNames[i], params[kParamNames[i]]);
       if (!w[3].present()) throw Error(std::string(op) + ": params.wo is missing");
-      check_multi_head_shapes(op, xs.shape, params_of(w, shape_view), o);
-      check_budget(op, 2.0 * multi_head_bytes(xs.shape, params_of(w, shape_view), o, runtime_.threads()));
-
-      load(xs);
-      for (auto& t : w) load(t);
-      load(context);
-      mask.load_data();
-      o.mask = mask.mask();
-      o.context = context.view();
-      const MultiHeadResult r =
-          runtime_.multi_head_attention(xs.view(), params_of(w, [](const JsTensor& t) { return t.view(); }), o);
-      val out = val::object();
-      out.set("output", to_js(r.output));
-      if (o.return_weights) out.set("weights", to_js(r.weights));
-      if (o.return_projections) {
-        out.set("q", to_js(r.q));
-        out.set("k", to_js(r.k));
-        out.set("v", to_js(r.v));
-      }
-      return out;
+      return multi_head(
+          op, x, opts, heads_of(op, opts),
+          [&](bool data) {
+            return data ? params_of(w, [](const JsTensor& t) { return t.view(); }) : params_of(w, shape_view);
+          },
+          [&] {
+            for (auto& t : w) load(t);
+          });
     });
+  }
+
+  // The body of multiHeadAttention, for weights given per call or held by a MultiHeadLayer.
+  // `weights(false)` gives shape-only views for checking, `weights(true)` the data, after `load_weights()`.
+  val multi_head(const char* op, const val& x, const val& opts, std::int64_t heads,
+                 const std::function<MultiHeadParams(bool)>& weights, const std::function<void()>& load_weights) {
+    JsTensor xs = tensor_arg(op, "x", x);
+    JsTensor context = tensor_arg(op, "context", opts["context"]);
+    JsMask mask(op, opts["mask"]);
+    MultiHeadOptions o;
+    o.heads = heads;
+    o.causal = flag(opts, "causal", false);
+    o.return_weights = flag(opts, "returnWeights", true);
+    o.return_projections = flag(opts, "returnProjections", false);
+    o.mask = mask.mask();
+    o.context = shape_view(context);
+    check_multi_head_shapes(op, xs.shape, weights(false), o);
+    check_budget(op, 2.0 * multi_head_bytes(xs.shape, weights(false), o, runtime_.threads()));
+
+    load(xs);
+    load_weights();
+    load(context);
+    mask.load_data();
+    o.mask = mask.mask();
+    o.context = context.view();
+    const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
+    val out = val::object();
+    out.set("output", to_js(r.output));
+    if (o.return_weights) out.set("weights", to_js(r.weights));
+    if (o.return_projections) {
+      out.set("q", to_js(r.q));
+      out.set("k", to_js(r.k));
+      out.set("v", to_js(r.v));
+    }
+    return out;
+  }
+
+  static std::int64_t heads_of(const char* op, const val& opts) {
+    const double heads = opts["heads"].as<double>();
+    if (!(heads >= 1 && heads <= 4096) || std::floor(heads) != heads)
+      throw Error(std::string(op) + ": heads must be an integer from 1 to 4096, got " + js_string(opts["heads"]));
+    return static_cast<std::int64_t>(heads);
   }
 
   // x [n, k] · w [k, m] (+ b [m]) → { output [n, m] }: the packed SIMD128 matrix multiply.
@@ -162,6 +180,58 @@ class Engine {
   }
 
   Runtime runtime_;
+};
+
+// Multi-head attention weights held in the heap between calls: read and checked once,
+// packed for the GEMM on first use, as a model's are. Peers keep their weights as
+// session initializers; this is the same for AttnScope's stateless multiHeadAttention.
+class MultiHeadLayer {
+ public:
+  // params { wq, wk, wv, wo, bq?, bk?, bv?, bo? }; opts { heads }
+  val load(val params, val opts) {
+    const char* op = "multiHeadLayer";
+    return guard(op, [&] {
+      JsTensor w[8];
+      for (int i = 0; i < 8; ++i) w[i] = tensor_arg(op, kParamNames[i], params[kParamNames[i]]);
+      for (int i = 0; i < 4; ++i)
+        if (!w[i].present()) throw Error(std::string(op) + ": params." + kParamNames[i] + " is missing");
+      MultiHeadOptions o;
+      o.heads = Engine::heads_of(op, opts);
+      const Shape x = {1, w[0].shape.empty() ? 1 : w[0].shape[0]};
+      check_multi_head_shapes(op, x, params_of(w, shape_view), o);
+      double bytes = 0;
+      for (const JsTensor& t : w)
+        if (t.present()) bytes += 8.0 * static_cast<double>(element_count(t.shape));
+      check_budget(op, bytes);
+      for (int i = 0; i < 8; ++i) {
+        if (!w[i].present()) continue;
+        bindings::load(w[i]);
+        check_finite(op, kParamNames[i], w[i].data.data(), element_count(w[i].shape));
+        weights_[i].shape = w[i].shape;
+        weights_[i].data = std::move(w[i].data);
+        if (i < 4) kernels::prepare_weight(weights_[i]);
+      }
+      heads_ = o.heads;
+      return val::object();
+    });
+  }
+
+  // x [n, d_model]; opts { causal, mask, context, returnWeights, returnProjections }
+  val run(Engine& engine, val x, val opts) {
+    const char* op = "multiHeadLayer.run";
+    return guard(op, [&] {
+      if (!heads_) throw Error(std::string(op) + ": the layer holds no weights");
+      const auto view = [this](int i) { return weights_[i].shape.empty() ? TensorView() : weights_[i].view(); };
+      const auto params = [&](bool) {
+        return MultiHeadParams{view(0), view(1), view(2), view(3), view(4), view(5), view(6), view(7)};
+      };
+      return engine.multi_head(op, x, opts, heads_, params, [] {});
+    });
+  }
+
+ private:
+  Tensor weights_[8];
+  std::int64_t heads_ = 0;
 };
 
 // Most bytes of model files one load may copy into the heap: room for bert-base in
@@ -376,6 +446,11 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("kernelPeak", &Engine::kernelPeak)
       .function("memory", &Engine::memory)
       .function("threads", &Engine::threads);
+  using attnscope::MultiHeadLayer;
+  emscripten::class_<MultiHeadLayer>("MultiHeadLayer")
+      .constructor<>()
+      .function("load", &MultiHeadLayer::load)
+      .function("run", &MultiHeadLayer::run);
   using attnscope::ModelHandle;
   emscripten::class_<ModelHandle>("ModelHandle")
       .constructor<>()

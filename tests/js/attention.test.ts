@@ -158,6 +158,44 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     );
   });
 
+  it('a multi-head layer holds its weights between calls and computes what multiHeadAttention does', () => {
+    const d = 48,
+      heads = 4;
+    const params: MultiHeadParams = {
+      wq: randn([d, d], 31, 0.2),
+      wk: randn([d, d], 32, 0.2),
+      wv: randn([d, d], 33, 0.2),
+      wo: randn([d, d], 34, 0.2),
+      bq: randn([d], 35, 0.1),
+      bo: randn([d], 36, 0.1),
+    };
+    const layer = engine.multiHeadLayer(params, { heads });
+    for (const [n, causal] of [
+      [5, false],
+      [37, true],
+    ] as const) {
+      const x = randn([n, d], n, 1);
+      const want = engine.multiHeadAttention(x, params, { heads, causal, returnProjections: true });
+      const got = layer.run(x, { causal, returnProjections: true });
+      expectClose(got.output, want.output, 1e-6);
+      expectClose(got.weights, want.weights, 1e-6);
+      expectClose(got.q, want.q, 1e-6);
+    }
+    expect(() => layer.run(randn([3, d + 1], 1))).toThrow('multiHeadLayer.run: ');
+    expect(() => layer.run(randn([3, d], 1), { heads: 2 } as never)).toThrow(
+      "multiHeadLayer.run: unknown option 'heads'",
+    );
+    expect(layer.run(randn([2, d], 2)).output.shape).toEqual([2, d]); // still usable after errors
+    layer.dispose();
+    expect(() => layer.run(randn([2, d], 2))).toThrow('multiHeadLayer.run: this layer was disposed');
+    const nan = randn([d, d], 7);
+    nan.data[3] = NaN;
+    expect(() => engine.multiHeadLayer({ ...params, wk: nan }, { heads })).toThrow(
+      'multiHeadLayer: wk has a non-finite value (NaN)',
+    );
+    expect(() => engine.multiHeadLayer(params, { heads: 5 })).toThrow('multiHeadLayer: ');
+  });
+
   it('measures its micro-kernel: a positive, finite GFLOPS figure', () => {
     const peak = engine.kernelPeak();
     expect(Number.isFinite(peak) && peak > 0.1).toBe(true);

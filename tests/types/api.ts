@@ -56,8 +56,13 @@ export async function contract(): Promise<void> {
   // @ts-expect-error headSummaries needs the tokens too
   engine.headSummaries({ attentions: run.attentions, shape: run.shape });
   const product: Tensor = engine.linear(t, t);
+  const layer = engine.multiHeadLayer({ wq: t, wk: t, wv: t, wo: t }, { heads: 2 });
+  const layerWeights: Tensor = layer.run(t, { causal: true }).weights;
+  // @ts-expect-error a layer's heads are fixed when it is made
+  layer.run(t, { heads: 3 });
+  layer.dispose();
   const peak: number = engine.kernelPeak();
-  void [special, flow, entropy, change, difference, npy, cosines, product, peak];
+  void [special, flow, entropy, change, difference, npy, cosines, product, peak, layerWeights];
 
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();

@@ -16,6 +16,7 @@ import type {
   HeadSummary,
   EngineInfo,
   MemoryInfo,
+  MultiHeadLayer,
   MultiHeadOptions,
   MultiHeadParams,
   MultiHeadResult,
@@ -27,6 +28,7 @@ import { fetchHubModel } from './hub.js';
 import {
   type Platform,
   type RawModelHandle,
+  type RawMultiHeadLayer,
   type RawTokenizerHandle,
   BUILD_FILES,
   type ModuleArgs,
@@ -163,6 +165,36 @@ class WasmModel implements Model {
       attentions: Tensor;
     };
     return { ...rest, attentions: attentions.data, shape: attentions.shape as ModelRunResult['shape'] };
+  }
+
+  dispose(): void {
+    this.handle?.delete();
+    this.handle = null;
+  }
+}
+
+function checkParams(op: string, params: MultiHeadParams): void {
+  if (typeof params !== 'object' || params === null)
+    throw new Error(`${op}: params must be { wq, wk, wv, wo, bq?, bk?, bv?, bo? }, got ${typeName(params)}`);
+  for (const name of ['wq', 'wk', 'wv', 'wo'] as const) checkTensor(op, name, params[name]);
+  for (const name of ['bq', 'bk', 'bv', 'bo'] as const) checkTensor(op, name, params[name], true);
+}
+
+class WasmMultiHeadLayer implements MultiHeadLayer {
+  constructor(
+    private handle: RawMultiHeadLayer | null,
+    private readonly engine: () => RawEngine,
+  ) {}
+
+  run<O extends Omit<MultiHeadOptions, 'heads'>>(x: Tensor, options?: O): MultiHeadResult<O & { heads: number }> {
+    const op = 'multiHeadLayer.run';
+    if (!this.handle) throw new Error(`${op}: this layer was disposed; create it again with engine.multiHeadLayer()`);
+    checkTensor(op, 'x', x);
+    const { heads: _, ...known } = MULTI_HEAD_OPTIONS;
+    const o = checkOptions(op, options, known);
+    checkMask(op, o.mask);
+    checkTensor(op, 'context', o.context, true);
+    return unwrap(this.handle.run(this.engine(), x, o)) as MultiHeadResult<O & { heads: number }>;
   }
 
   dispose(): void {
@@ -309,15 +341,29 @@ class WasmEngine implements Engine {
     const op = 'multiHeadAttention';
     const raw = this.live(op);
     checkTensor(op, 'x', x);
-    if (typeof params !== 'object' || params === null)
-      throw new Error(`${op}: params must be { wq, wk, wv, wo, bq?, bk?, bv?, bo? }, got ${typeName(params)}`);
-    for (const name of ['wq', 'wk', 'wv', 'wo'] as const) checkTensor(op, name, params[name]);
-    for (const name of ['bq', 'bk', 'bv', 'bo'] as const) checkTensor(op, name, params[name], true);
+    checkParams(op, params);
     const o = checkOptions(op, options, MULTI_HEAD_OPTIONS);
     if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
     return unwrap(raw.multiHeadAttention(x, params, o)) as MultiHeadResult<O>;
+  }
+
+  multiHeadLayer(params: MultiHeadParams, options: { heads: number }): MultiHeadLayer {
+    const op = 'multiHeadLayer';
+    this.live(op);
+    checkParams(op, params);
+    const o = checkOptions(op, options, { heads: 'number' });
+    if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
+    const handle = new this.module.MultiHeadLayer();
+    const result = handle.load(params, o);
+    if (typeof result.error === 'string') {
+      handle.delete();
+      throw new Error(result.error);
+    }
+    const layer = new WasmMultiHeadLayer(handle, () => this.live('multiHeadLayer.run'));
+    this.owned.add(layer);
+    return layer;
   }
 
   linear(x: Tensor, w: Tensor, b?: Tensor): Tensor {

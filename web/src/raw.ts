@@ -24,6 +24,12 @@ export interface RawModelHandle {
   delete(): void;
 }
 
+export interface RawMultiHeadLayer {
+  load(params: unknown, options: object): { error?: string };
+  run(engine: RawEngine, x: unknown, options: object): RawResult;
+  delete(): void;
+}
+
 export interface RawTokenizerHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
@@ -56,6 +62,7 @@ export interface RawModule extends RawAnalysis {
   Engine: new (threads: number) => RawEngine;
   ModelHandle: new () => RawModelHandle;
   TokenizerHandle: new () => RawTokenizerHandle;
+  MultiHeadLayer: new () => RawMultiHeadLayer;
   buildInfo(): { version: string; simd: boolean; pthreads: boolean; maxCallBytes: number };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   count_emval_handles(): number;

@@ -95,6 +95,20 @@ export type MultiHeadResult<O extends MultiHeadOptions = MultiHeadOptions> = {
       }
     : unknown);
 
+/**
+ * Multi-head attention whose weights stay in the engine between calls: read and checked once,
+ * packed for the matrix multiply on first use. For running the same weights on many inputs.
+ */
+export interface MultiHeadLayer {
+  /** As {@link Engine.multiHeadAttention} with this layer's weights and heads. */
+  run<O extends Omit<MultiHeadOptions, 'heads'> = Omit<MultiHeadOptions, 'heads'>>(
+    x: Tensor,
+    options?: O,
+  ): MultiHeadResult<O & { heads: number }>;
+  /** Frees the weights. Later calls throw. */
+  dispose(): void;
+}
+
 /** The two builds the package ships. */
 export type BuildName = 'simd-threads' | 'simd';
 
@@ -342,6 +356,8 @@ export interface Engine {
   cosineSimilarity(a: Tensor, b: Tensor): Float32Array;
   /** A NumPy `.npy` file (float32, C order) holding the tensor with its shape. */
   toNpy(tensor: Tensor): Uint8Array;
+  /** Keeps multi-head attention weights in the engine for repeated {@link MultiHeadLayer.run} calls. */
+  multiHeadLayer(params: MultiHeadParams, options: { heads: number }): MultiHeadLayer;
   /** `x·w (+ b)`: `x` `[n, k]`, `w` `[k, m]`, `b` `[m]` → `[n, m]`, with the engine's packed SIMD128 matrix multiply and threads. */
   linear(x: Tensor, w: Tensor, b?: Tensor): Tensor;
   /**
