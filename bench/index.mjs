@@ -169,7 +169,12 @@ console.table([Object.fromEntries(names.map((name) => [name, fmt(def[name]?.ms)]
 
 // 4. GEMM at transformer shapes, against the micro-kernel's own peak.
 await engines[0].ask({ op: 'setup', work: 'peak' });
-const peak = (await engines[0].ask({ op: 'run' }), (await engines[0].ask({ op: 'sample' })).sample[0]);
+// The best of five 0.3-second measurements: the VM's noise only ever lowers a throughput.
+let peak = 0;
+for (let i = 0; i < 5; i++) {
+  await engines[0].ask({ op: 'run' });
+  peak = Math.max(peak, (await engines[0].ask({ op: 'sample' })).sample[0]);
+}
 console.log(
   `\n4. GEMM GFLOPS at transformer shapes; SIMD128 micro-kernel peak on one thread: ${peak.toFixed(1)} GFLOPS`,
 );

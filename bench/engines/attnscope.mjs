@@ -34,8 +34,8 @@ serveEngine({
       };
     } else if (work === 'gemm') {
       const x = inputs[`a${rows}x${k}`];
-      const w = readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w;
-      job = () => Array.from(engine.linear(x, w).data.subarray(0, m));
+      const dense = engine.linearLayer(readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w);
+      job = () => Array.from(dense.run(x).data.subarray(0, m));
     } else if (work === 'default') {
       const model = await engine.loadModel('default');
       job = () => {

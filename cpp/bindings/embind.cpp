@@ -234,6 +234,57 @@ class MultiHeadLayer {
   std::int64_t heads_ = 0;
 };
 
+// A linear map x·w + b whose weights stay in the heap between calls, checked once and
+// packed for the GEMM on first use.
+class LinearLayer {
+ public:
+  // w [k, m], b [m] (optional)
+  val load(val w, val b) {
+    const char* op = "linearLayer";
+    return guard(op, [&] {
+      JsTensor ws = tensor_arg(op, "w", w), bs = tensor_arg(op, "b", b);
+      check_shape(op, "w", ws.shape, 2, 2);
+      if (bs.present() && bs.shape != Shape{ws.shape[1]})
+        throw Error(std::string(op) + ": b has shape " + format_shape(bs.shape) + " but w has shape " +
+                    format_shape(ws.shape));
+      check_budget(op, 8.0 * (double(element_count(ws.shape)) + (bs.present() ? double(bs.shape[0]) : 0.0)));
+      for (JsTensor* t : {&ws, &bs}) bindings::load(*t);
+      check_finite(op, "w", ws.data.data(), element_count(ws.shape));
+      if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
+      w_.shape = ws.shape;
+      w_.data = std::move(ws.data);
+      kernels::prepare_weight(w_);
+      if (bs.present()) {
+        b_.shape = bs.shape;
+        b_.data = std::move(bs.data);
+      }
+      return val::object();
+    });
+  }
+
+  // x [n, k] → { output [n, m] }
+  val run(const Engine& engine, val x) const {
+    const char* op = "linearLayer.run";
+    return guard(op, [&] {
+      if (w_.empty()) throw Error(std::string(op) + ": the layer holds no weights");
+      JsTensor xs = tensor_arg(op, "x", x);
+      check_shape(op, "x", xs.shape, 2, 2);
+      check_budget(op, 8.0 * double(element_count(xs.shape)) + 8.0 * double(xs.shape[0]) * double(w_.shape[1]));
+      bindings::load(xs);
+      check_finite(op, "x", xs.data.data(), element_count(xs.shape));
+      const Matrix m = engine.runtime().linear(xs.view(), w_.view(), b_.empty() ? TensorView() : b_.view());
+      Tensor out({m.rows(), m.cols()});
+      std::copy(m.data(), m.data() + m.size(), out.data.begin());
+      val r = val::object();
+      r.set("output", to_js(out));
+      return r;
+    });
+  }
+
+ private:
+  Tensor w_, b_;
+};
+
 // Most bytes of model files one load may copy into the heap: room for bert-base in
 // F32 (440 MB) and its converted weights beside it within the 2 GiB heap.
 constexpr double kMaxModelBytes = 1024.0 * 1024 * 1024;
@@ -451,6 +502,11 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .constructor<>()
       .function("load", &MultiHeadLayer::load)
       .function("run", &MultiHeadLayer::run);
+  using attnscope::LinearLayer;
+  emscripten::class_<LinearLayer>("LinearLayer")
+      .constructor<>()
+      .function("load", &LinearLayer::load)
+      .function("run", &LinearLayer::run);
   using attnscope::ModelHandle;
   emscripten::class_<ModelHandle>("ModelHandle")
       .constructor<>()

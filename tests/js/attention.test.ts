@@ -196,6 +196,23 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(() => engine.multiHeadLayer(params, { heads: 5 })).toThrow('multiHeadLayer: ');
   });
 
+  it('a linear layer holds its weights and computes what linear does', () => {
+    const w = randn([70, 45], 41, 0.3),
+      b = randn([45], 42, 0.1);
+    const layer = engine.linearLayer(w, b);
+    for (const n of [1, 9, 64]) {
+      const x = randn([n, 70], n, 1);
+      expectClose(layer.run(x), refMatmul(x, w, b), 1e-4);
+    }
+    expect(() => layer.run(randn([3, 71], 1))).toThrow('linear: w has shape [70, 45] but x has shape [3, 71]');
+    expect(layer.run(randn([2, 70], 2)).shape).toEqual([2, 45]);
+    layer.dispose();
+    expect(() => layer.run(randn([2, 70], 2))).toThrow('linearLayer.run: this layer was disposed');
+    expect(() => engine.linearLayer(w, randn([44], 1))).toThrow(
+      'linearLayer: b has shape [44] but w has shape [70, 45]',
+    );
+  });
+
   it('measures its micro-kernel: a positive, finite GFLOPS figure', () => {
     const peak = engine.kernelPeak();
     expect(Number.isFinite(peak) && peak > 0.1).toBe(true);

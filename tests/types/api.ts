@@ -61,8 +61,11 @@ export async function contract(): Promise<void> {
   // @ts-expect-error a layer's heads are fixed when it is made
   layer.run(t, { heads: 3 });
   layer.dispose();
+  const dense = engine.linearLayer(t);
+  const projected: Tensor = dense.run(t);
+  dense.dispose();
   const peak: number = engine.kernelPeak();
-  void [special, flow, entropy, change, difference, npy, cosines, product, peak, layerWeights];
+  void [special, flow, entropy, change, difference, npy, cosines, product, peak, layerWeights, projected];
 
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();

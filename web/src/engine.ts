@@ -16,6 +16,7 @@ import type {
   HeadSummary,
   EngineInfo,
   MemoryInfo,
+  LinearLayer,
   MultiHeadLayer,
   MultiHeadOptions,
   MultiHeadParams,
@@ -362,6 +363,35 @@ class WasmEngine implements Engine {
       throw new Error(result.error);
     }
     const layer = new WasmMultiHeadLayer(handle, () => this.live('multiHeadLayer.run'));
+    this.owned.add(layer);
+    return layer;
+  }
+
+  linearLayer(w: Tensor, b?: Tensor): LinearLayer {
+    const op = 'linearLayer';
+    this.live(op);
+    checkTensor(op, 'w', w);
+    checkTensor(op, 'b', b, true);
+    const handle = new this.module.LinearLayer();
+    const result = handle.load(w, b);
+    if (typeof result.error === 'string') {
+      handle.delete();
+      throw new Error(result.error);
+    }
+    const live = () => this.live('linearLayer.run');
+    let raw: typeof handle | null = handle;
+    const layer: LinearLayer = {
+      run(x: Tensor): Tensor {
+        if (!raw)
+          throw new Error('linearLayer.run: this layer was disposed; create it again with engine.linearLayer()');
+        checkTensor('linearLayer.run', 'x', x);
+        return unwrap(raw.run(live(), x)).output;
+      },
+      dispose(): void {
+        raw?.delete();
+        raw = null;
+      },
+    };
     this.owned.add(layer);
     return layer;
   }

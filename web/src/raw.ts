@@ -30,6 +30,12 @@ export interface RawMultiHeadLayer {
   delete(): void;
 }
 
+export interface RawLinearLayer {
+  load(w: unknown, b: unknown): { error?: string };
+  run(engine: RawEngine, x: unknown): RawResult;
+  delete(): void;
+}
+
 export interface RawTokenizerHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
@@ -63,6 +69,7 @@ export interface RawModule extends RawAnalysis {
   ModelHandle: new () => RawModelHandle;
   TokenizerHandle: new () => RawTokenizerHandle;
   MultiHeadLayer: new () => RawMultiHeadLayer;
+  LinearLayer: new () => RawLinearLayer;
   buildInfo(): { version: string; simd: boolean; pthreads: boolean; maxCallBytes: number };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   count_emval_handles(): number;

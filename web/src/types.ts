@@ -109,6 +109,14 @@ export interface MultiHeadLayer {
   dispose(): void;
 }
 
+/** `x·w (+ b)` with `w` and `b` kept in the engine: checked once, packed for the matrix multiply on first use. */
+export interface LinearLayer {
+  /** `x` `[n, k]` → `[n, m]`. */
+  run(x: Tensor): Tensor;
+  /** Frees the weights. Later calls throw. */
+  dispose(): void;
+}
+
 /** The two builds the package ships. */
 export type BuildName = 'simd-threads' | 'simd';
 
@@ -358,6 +366,8 @@ export interface Engine {
   toNpy(tensor: Tensor): Uint8Array;
   /** Keeps multi-head attention weights in the engine for repeated {@link MultiHeadLayer.run} calls. */
   multiHeadLayer(params: MultiHeadParams, options: { heads: number }): MultiHeadLayer;
+  /** Keeps `w` `[k, m]` (and `b` `[m]`) in the engine for repeated {@link LinearLayer.run} calls. */
+  linearLayer(w: Tensor, b?: Tensor): LinearLayer;
   /** `x·w (+ b)`: `x` `[n, k]`, `w` `[k, m]`, `b` `[m]` → `[n, m]`, with the engine's packed SIMD128 matrix multiply and threads. */
   linear(x: Tensor, w: Tensor, b?: Tensor): Tensor;
   /**
