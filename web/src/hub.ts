@@ -47,7 +47,7 @@ async function download(
   } catch (err) {
     throw new Error(`loadModel: could not reach ${url} (${(err as Error).message}); are you offline?`);
   }
-  if (response.status === 404) throw new NotFound(`${name} not found (HTTP 404 at ${url})`);
+  if (response.status === 404) throw new NotFound(`loadModel: ${name} not found (HTTP 404 at ${url})`);
   if (!response.ok) throw new Error(`loadModel: downloading ${name} failed (HTTP ${response.status} at ${url})`);
   const header = response.headers.get('content-length');
   const total = header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
@@ -78,11 +78,14 @@ async function download(
   return bytes;
 }
 
-/** What the Hub says a file must be: its size, and its SHA-256 (LFS files) or git blob id (others). */
+/**
+ * What the Hub says a file must be: its size and checksum, the SHA-256 of LFS files (the
+ * weights) or, for the others, the git blob id (SHA-1 of "blob <size>\0" + bytes).
+ */
 interface Expected {
   size: number;
-  sha256?: string;
-  blobId?: string;
+  kind: 'sha256' | 'git-blob';
+  hex: string;
 }
 
 /** The repository's files at a revision, from `<base>/api/models/<id>/revision/<revision>?blobs=true`. */
@@ -118,13 +121,19 @@ async function fetchListing(base: string, id: string, revision: string): Promise
   for (const entry of siblings as Array<Record<string, unknown>>) {
     const name = entry?.rfilename;
     if (typeof name !== 'string') continue;
+    // An LFS file's blobId is that of its pointer, not of the file: only its sha256 counts.
     const lfs = entry.lfs as { sha256?: unknown; size?: unknown } | undefined;
-    const size = lfs?.size ?? entry.size;
-    const sha256 = typeof lfs?.sha256 === 'string' && HEX(64).test(lfs.sha256) ? lfs.sha256 : undefined;
-    const blobId = typeof entry.blobId === 'string' && HEX(40).test(entry.blobId) ? entry.blobId : undefined;
-    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 || (!sha256 && !blobId))
+    const size = lfs ? lfs.size : entry.size;
+    const [kind, hex, digits] = lfs ? (['sha256', lfs.sha256, 64] as const) : (['git-blob', entry.blobId, 40] as const);
+    if (
+      typeof size !== 'number' ||
+      !Number.isSafeInteger(size) ||
+      size < 0 ||
+      typeof hex !== 'string' ||
+      !HEX(digits).test(hex)
+    )
       throw new Error(`loadModel: the file list of ${id} gives no size and checksum for ${JSON.stringify(name)}`);
-    listing.set(name, { size, sha256: lfs ? sha256 : undefined, blobId: lfs ? undefined : blobId });
+    listing.set(name, { size, kind, hex });
   }
   return listing;
 }
@@ -132,10 +141,8 @@ async function fetchListing(base: string, id: string, revision: string): Promise
 const hex = (buffer: ArrayBuffer) =>
   Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
 
-/** The checksum the listing names, as "sha256:<hex>" (LFS) or "git-blob:<hex>" (git's SHA-1 of "blob <size>\0" + bytes). */
-function checksumName(expected: Expected): string {
-  return expected.sha256 ? `sha256:${expected.sha256}` : `git-blob:${expected.blobId}`;
-}
+/** The checksum as stored beside a cached file: "sha256:<hex>" or "git-blob:<hex>". */
+const checksumName = (expected: Expected) => `${expected.kind}:${expected.hex}`;
 
 async function checksumOf(bytes: Uint8Array, kind: 'sha256' | 'git-blob'): Promise<string> {
   if (kind === 'sha256') return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
@@ -154,11 +161,10 @@ async function verify(name: string, bytes: Uint8Array, expected: Expected): Prom
     );
   if (bytes.length > expected.size)
     throw new Error(`loadModel: the download of ${name} has ${bytes.length} bytes, but the Hub lists ${expected.size}`);
-  const [kind, want] = checksumName(expected).split(':') as ['sha256' | 'git-blob', string];
-  const got = await checksumOf(bytes, kind);
-  if (got !== want)
+  const got = await checksumOf(bytes, expected.kind);
+  if (got !== expected.hex)
     throw new Error(
-      `loadModel: ${name} has the wrong checksum: ${kind} ${got}, but the Hub lists ${want}; the download is corrupt or was altered`,
+      `loadModel: ${name} has the wrong checksum: ${expected.kind} ${got}, but the Hub lists ${expected.hex}; the download is corrupt or was altered`,
     );
 }
 
