@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { bertCheckpoint } from '../tests/checkpoints.mjs';
+import { bertCheckpoint, safetensors, safetensorsViews } from '../tests/checkpoints.mjs';
 
 export const D = 768;
 export const HEADS = 12;
@@ -28,48 +28,9 @@ export function random(n, seed) {
   return a;
 }
 
-/** A safetensors file of F32 tensors. */
-export function safetensors(tensors) {
-  const header = {};
-  let offset = 0;
-  for (const [name, { shape }] of Object.entries(tensors)) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const file = new Uint8Array(8 + json.length + offset);
-  new DataView(file.buffer).setBigUint64(0, BigInt(json.length), true);
-  file.set(new TextEncoder().encode(json), 8);
-  for (const [name, { data }] of Object.entries(tensors))
-    file.set(
-      new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
-      8 + json.length + header[name].data_offsets[0],
-    );
-  return file;
-}
-
-/** The tensors of a safetensors file, as { data: Float32Array, shape }. */
+/** The tensors of a safetensors file on disk, as { data: Float32Array, shape }. */
 export function readSafetensors(path) {
-  const file = readFileSync(path);
-  const length = Number(file.readBigUInt64LE(0));
-  const header = JSON.parse(file.subarray(8, 8 + length).toString('utf8'));
-  const out = {};
-  for (const [
-    name,
-    {
-      shape,
-      data_offsets: [a, b],
-    },
-  ] of Object.entries(header)) {
-    const bytes = file.subarray(8 + length + a, 8 + length + b);
-    out[name] = {
-      data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)),
-      shape,
-    };
-  }
-  return out;
+  return safetensorsViews(new Uint8Array(readFileSync(path)));
 }
 
 const matrix = (rows, cols, seed) => ({ data: random(rows * cols, seed), shape: [rows, cols] });
@@ -101,18 +62,8 @@ export function writeWorkloads(dir) {
  * ±0.05 of the checkpoint every activation would shrink and every map be uniform.
  */
 function unitLayerNorms(file) {
-  const length = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + length)));
-  for (const [
-    name,
-    {
-      data_offsets: [a, b],
-    },
-  ] of Object.entries(header))
-    if (name.includes('LayerNorm.'))
-      new Float32Array(file.buffer, file.byteOffset + 8 + length + a, (b - a) / 4).fill(
-        name.endsWith('.weight') ? 1 : 0,
-      );
+  for (const [name, { data }] of Object.entries(safetensorsViews(file)))
+    if (name.includes('LayerNorm.')) data.fill(name.endsWith('.weight') ? 1 : 0);
 }
 
 /** Token ids of the BERT workload: n ids, the same in every engine. */
@@ -127,8 +78,28 @@ export function sample(weights, n, output, width) {
   return [...Array.from(weights.subarray(0, rows * n)), ...Array.from(output.subarray(0, width))];
 }
 
-/** Runs an engine process's side of the protocol: one JSON request per stdin line, one JSON reply per line. */
-export function serveEngine(handlers) {
+/**
+ * Runs an engine process's side of the protocol: one JSON request per stdin line, one JSON reply per line.
+ * `setup(request)` returns the job for a workload (a function giving the sample, or a promise of it);
+ * `run` times one call of it, `sample` returns what the last call gave. Other ops go to `handlers`.
+ */
+export function serveEngine(setup, handlers = {}) {
+  let job = null;
+  let last = null;
+  const ops = {
+    ...handlers,
+    async setup(request) {
+      job = await setup(request);
+      return { ok: true };
+    },
+    async run() {
+      const start = performance.now();
+      const out = job();
+      last = out instanceof Promise ? await out : out;
+      return { ms: performance.now() - start };
+    },
+    sample: () => ({ sample: last }),
+  };
   let queue = Promise.resolve();
   let buffer = '';
   process.stdin.setEncoding('utf8');
@@ -142,7 +113,7 @@ export function serveEngine(handlers) {
         const request = JSON.parse(line);
         if (request.op === 'quit') process.exit(0);
         try {
-          const reply = await handlers[request.op](request);
+          const reply = await ops[request.op](request);
           process.stdout.write(`${JSON.stringify(reply ?? {})}\n`);
         } catch (err) {
           process.stdout.write(`${JSON.stringify({ error: String(err?.message ?? err) })}\n`);

@@ -3,15 +3,15 @@
 // Vitest in Node and the browser test's Worker both import it.
 
 /**
- * A safetensors file holding `tensors` (name → shape), F32 values from a fast PRNG.
- * @param {Record<string, number[]>} tensors
+ * A safetensors file of F32 tensors.
+ * @param {Record<string, { data: Float32Array, shape: number[] }>} tensors
  * @returns {Uint8Array}
  */
-export function randomSafetensors(tensors, seed = 1) {
+export function safetensors(tensors) {
   /** @type {Record<string, unknown>} */
   const header = {};
   let offset = 0;
-  for (const [name, shape] of Object.entries(tensors)) {
+  for (const [name, { shape }] of Object.entries(tensors)) {
     const bytes = shape.reduce((a, b) => a * b, 1) * 4;
     header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
@@ -21,13 +21,58 @@ export function randomSafetensors(tensors, seed = 1) {
   const file = new Uint8Array(8 + json.length + offset);
   new DataView(file.buffer).setBigUint64(0, BigInt(json.length), true);
   file.set(new TextEncoder().encode(json), 8);
-  const values = new Float32Array(file.buffer, 8 + json.length, offset / 4);
+  let at = 8 + json.length;
+  for (const { data } of Object.values(tensors)) {
+    file.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
+    at += data.byteLength;
+  }
+  return file;
+}
+
+/**
+ * The tensors of a safetensors file: dtype, shape, and for F32 tensors a Float32Array
+ * view into the file (so writing to it changes the file). `file.byteOffset` must be a multiple of 4.
+ * @param {Uint8Array} file
+ * @returns {Record<string, { dtype: string, shape: number[], data?: Float32Array }>}
+ */
+export function safetensorsViews(file) {
+  const length = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + length)));
+  /** @type {Record<string, { dtype: string, shape: number[], data?: Float32Array }>} */
+  const out = {};
+  for (const [name, info] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const {
+      dtype,
+      shape,
+      data_offsets: [a, b],
+    } = info;
+    const data =
+      dtype === 'F32' ? new Float32Array(file.buffer, file.byteOffset + 8 + length + a, (b - a) / 4) : undefined;
+    out[name] = { dtype, shape, data };
+  }
+  return out;
+}
+
+/**
+ * A safetensors file holding `tensors` (name → shape), F32 values from a fast PRNG.
+ * @param {Record<string, number[]>} tensors
+ * @returns {Uint8Array}
+ */
+export function randomSafetensors(tensors, seed = 1) {
+  const sizes = Object.values(tensors).map((shape) => shape.reduce((a, b) => a * b, 1));
+  const values = new Float32Array(sizes.reduce((a, b) => a + b, 0));
   let s = seed >>> 0;
   for (let i = 0; i < values.length; i++) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     values[i] = (s / 2 ** 32 - 0.5) * 0.1;
   }
-  return file;
+  let at = 0;
+  return safetensors(
+    Object.fromEntries(
+      Object.entries(tensors).map(([name, shape], k) => [name, { shape, data: values.subarray(at, (at += sizes[k])) }]),
+    ),
+  );
 }
 
 /**

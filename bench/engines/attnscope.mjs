@@ -12,46 +12,37 @@ const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
 let bert = null;
 let layer = null;
-let job = null;
-let last = null;
 
-serveEngine({
-  async setup({ work, n, rows, k, m }) {
+serveEngine(
+  async ({ work, n, rows, k, m }) => {
     if (work === 'mha') {
       // Weights held in the engine, as the peers hold theirs (initializers, tensors).
       layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
       const x = inputs[`x${n}`];
-      job = () => {
+      return () => {
         const r = layer.run(x);
         return sample(r.weights.data, n, r.output.data, D);
       };
     } else if (work === 'bert') {
       bert ??= await engine.loadModel({ files: files(join(dir, 'bert'), ['config.json', 'model.safetensors']) });
       const ids = bertIds(n);
-      job = () => {
+      return () => {
         const r = bert.run(ids);
         return sample(r.attentions.subarray((r.shape[0] - 1) * r.shape[1] * n * n), n, r.hidden.data, D);
       };
     } else if (work === 'gemm') {
       const x = inputs[`a${rows}x${k}`];
       const dense = engine.linearLayer(readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w);
-      job = () => Array.from(dense.run(x).data.subarray(0, m));
+      return () => Array.from(dense.run(x).data.subarray(0, m));
     } else if (work === 'default') {
       const model = await engine.loadModel('default');
-      job = () => {
+      return () => {
         const r = model.run(SENTENCE);
         return sample(r.attentions, r.shape[2], r.hidden.data, r.hidden.shape[1]);
       };
     } else if (work === 'peak') {
-      job = () => [engine.kernelPeak()];
+      return () => [engine.kernelPeak()];
     } else throw new Error(`unknown work ${work}`);
-    return { ok: true };
   },
-  run() {
-    const start = performance.now();
-    last = job();
-    return { ms: performance.now() - start };
-  },
-  sample: () => ({ sample: last }),
-  heap: () => ({ bytes: engine.memory().heapBytes }),
-});
+  { heap: () => ({ bytes: engine.memory().heapBytes }) },
+);

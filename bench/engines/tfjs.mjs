@@ -102,36 +102,25 @@ function loadBert() {
 }
 
 let bert = null;
-let job = null;
-let last = null;
 
-serveEngine({
-  setup({ work, n, rows, k, m }) {
-    if (work === 'mha') {
-      const w = Object.fromEntries(
-        Object.entries(readSafetensors(join(dir, 'mha.safetensors'))).map(([k, v]) => [k, tensor(v)]),
-      );
-      const x = tensor(inputs[`x${n}`]);
-      job = () =>
-        tf.tidy(() => {
-          const [y, p] = attention(x, w);
-          return sample(p.dataSync(), n, y.dataSync(), D);
-        });
-    } else if (work === 'bert') {
-      bert ??= loadBert();
-      const ids = bertIds(n);
-      job = () => bert(ids);
-    } else if (work === 'gemm') {
-      const x = tensor(inputs[`a${rows}x${k}`]);
-      const w = tensor(readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w);
-      job = () => tf.tidy(() => Array.from(tf.matMul(x, w).dataSync().subarray(0, m)));
-    } else throw new Error(`TF.js has no ${work} workload here`);
-    return { ok: true };
-  },
-  run() {
-    const start = performance.now();
-    last = job();
-    return { ms: performance.now() - start };
-  },
-  sample: () => ({ sample: last }),
+serveEngine(({ work, n, rows, k, m }) => {
+  if (work === 'mha') {
+    const w = Object.fromEntries(
+      Object.entries(readSafetensors(join(dir, 'mha.safetensors'))).map(([k, v]) => [k, tensor(v)]),
+    );
+    const x = tensor(inputs[`x${n}`]);
+    return () =>
+      tf.tidy(() => {
+        const [y, p] = attention(x, w);
+        return sample(p.dataSync(), n, y.dataSync(), D);
+      });
+  } else if (work === 'bert') {
+    bert ??= loadBert();
+    const ids = bertIds(n);
+    return () => bert(ids);
+  } else if (work === 'gemm') {
+    const x = tensor(inputs[`a${rows}x${k}`]);
+    const w = tensor(readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w);
+    return () => tf.tidy(() => Array.from(tf.matMul(x, w).dataSync().subarray(0, m)));
+  } else throw new Error(`TF.js has no ${work} workload here`);
 });

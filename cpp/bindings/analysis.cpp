@@ -16,10 +16,7 @@ using namespace bindings;
 JsTensor attentions_arg(const char* op, const char* name, const val& js) {
   if (js.isUndefined() || js.isNull()) throw Error(std::string(op) + ": " + name + " is missing");
   JsTensor t = tensor_arg(op, name, js);
-  check_shape(op, name, t.shape, 4, 4);
-  if (t.shape[2] != t.shape[3])
-    throw Error(std::string(op) + ": " + name + " must be [layers, heads, n, n], got " + format_shape(t.shape));
-  check_budget(op, static_cast<double>(element_count(t.shape)) * 8.0);
+  check_attentions_shape(op, name, t.shape);
   load(t);
   return t;
 }

@@ -103,15 +103,19 @@ inline MultiHeadParams params_of(const JsTensor (&w)[8], ViewFn view) {
   return {view(w[0]), view(w[1]), view(w[2]), view(w[3]), view(w[4]), view(w[5]), view(w[6]), view(w[7])};
 }
 
-inline val to_js(const Tensor& t) {
+// { data: Float32Array, shape }; new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
+inline val to_js(const float* data, const Shape& shape) {
   val obj = val::object();
-  // new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
-  obj.set("data", val::global("Float32Array").new_(val(emscripten::typed_memory_view(t.data.size(), t.data.data()))));
-  val shape = val::array();
-  for (auto d : t.shape) shape.call<void>("push", static_cast<double>(d));
-  obj.set("shape", shape);
+  obj.set("data", val::global("Float32Array")
+                      .new_(val(emscripten::typed_memory_view(static_cast<std::size_t>(element_count(shape)), data))));
+  val js_shape = val::array();
+  for (auto d : shape) js_shape.call<void>("push", static_cast<double>(d));
+  obj.set("shape", js_shape);
   return obj;
 }
+
+inline val to_js(const Tensor& t) { return to_js(t.data.data(), t.shape); }
+inline val to_js(const Matrix& m) { return to_js(m.data(), {m.rows(), m.cols()}); }
 
 inline bool flag(const val& opts, const char* name, bool fallback) {
   const val v = opts[name];

@@ -120,11 +120,8 @@ class Engine {
       check_finite(op, "x", xs.data.data(), element_count(xs.shape));
       check_finite(op, "w", ws.data.data(), element_count(ws.shape));
       if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
-      const Matrix m = runtime_.linear(xs.view(), ws.view(), bs.view());
-      Tensor out({m.rows(), m.cols()});
-      std::copy(m.data(), m.data() + m.size(), out.data.begin());
       val r = val::object();
-      r.set("output", to_js(out));
+      r.set("output", to_js(runtime_.linear(xs.view(), ws.view(), bs.view())));
       return r;
     });
   }
@@ -272,11 +269,8 @@ class LinearLayer {
       check_budget(op, 8.0 * double(element_count(xs.shape)) + 8.0 * double(xs.shape[0]) * double(w_.shape[1]));
       bindings::load(xs);
       check_finite(op, "x", xs.data.data(), element_count(xs.shape));
-      const Matrix m = engine.runtime().linear(xs.view(), w_.view(), b_.empty() ? TensorView() : b_.view());
-      Tensor out({m.rows(), m.cols()});
-      std::copy(m.data(), m.data() + m.size(), out.data.begin());
       val r = val::object();
-      r.set("output", to_js(out));
+      r.set("output", to_js(engine.runtime().linear(xs.view(), w_.view(), b_.empty() ? TensorView() : b_.view())));
       return r;
     });
   }
@@ -386,10 +380,7 @@ class ModelHandle {
       const MultiHeadParams p = model_->attention_weights(static_cast<std::int64_t>(layer));
       val out = val::object();
       const auto put = [&](const char* name, const TensorView& t) {
-        if (t.empty()) return;
-        Tensor copy(t.shape);
-        std::copy(t.data, t.data + t.size(), copy.data.begin());
-        out.set(name, to_js(copy));
+        if (!t.empty()) out.set(name, to_js(t.data, t.shape));
       };
       put("wq", p.wq), put("wk", p.wk), put("wv", p.wv), put("wo", p.wo);
       put("bq", p.bq), put("bk", p.bk), put("bv", p.bv), put("bo", p.bo);

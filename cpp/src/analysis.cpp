@@ -125,16 +125,20 @@ bool is_ascii_symbol(std::uint32_t cp) {
 
 }  // namespace
 
-void check_attentions(const char* op, const float* data, const Shape& shape) {
-  check_shape(op, "attentions", shape, 4, 4);
+void check_attentions_shape(const char* op, const char* name, const Shape& shape) {
+  check_shape(op, name, shape, 4, 4);
   if (shape[2] != shape[3])
-    throw Error(std::string(op) + ": attentions must be [layers, heads, n, n], got " + format_shape(shape));
+    throw Error(std::string(op) + ": " + name + " must be [layers, heads, n, n], got " + format_shape(shape));
   check_budget(op, static_cast<double>(element_count(shape)) * 8.0);
-  check_finite(op, "attentions", data, element_count(shape));
+}
+
+void check_attentions(const char* op, const char* name, const float* data, const Shape& shape) {
+  check_attentions_shape(op, name, shape);
+  check_finite(op, name, data, element_count(shape));
 }
 
 Tensor attention_rollout(const float* attentions, const Shape& shape, bool residual) {
-  check_attentions("rollout", attentions, shape);
+  check_attentions("rollout", "attentions", attentions, shape);
   const Dims d = dims_of(shape);
   Tensor out({d.layers, d.n, d.n});
   Matrix rolled = layer_graph(attentions, d, 0, residual);
@@ -170,7 +174,7 @@ double max_flow(std::int64_t nodes, const std::vector<FlowEdge>& edges, std::int
 Tensor attention_flow(const float* attentions, const Shape& shape, bool residual,
                       const std::vector<std::int64_t>& rows) {
   const char* op = "attentionFlow";
-  check_attentions(op, attentions, shape);
+  check_attentions(op, "attentions", attentions, shape);
   const Dims d = dims_of(shape);
   if (rows.empty()) throw Error("attentionFlow: rows is empty; name at least one output token");
   for (std::int64_t r : rows)
@@ -180,7 +184,7 @@ Tensor attention_flow(const float* attentions, const Shape& shape, bool residual
   const double work = static_cast<double>(rows.size()) * d.n * d.layers * d.n * d.n;
   if (work > 3e8)
     throw Error("attentionFlow: " + std::to_string(rows.size()) + " rows × " + std::to_string(d.n) + " tokens × " +
-                std::to_string(d.layers) + " layers is too much work (rows·n³·layers ≤ 3e8); " + "ask for fewer rows");
+                std::to_string(d.layers) + " layers is too much work (rows·n³·layers ≤ 3e8); ask for fewer rows");
   // Node (level, token) = level·n + token; level 0 is the input, level `layers` the output.
   FlowNetwork network((d.layers + 1) * d.n);
   for (std::int64_t l = 0; l < d.layers; ++l) {
@@ -199,7 +203,7 @@ Tensor attention_flow(const float* attentions, const Shape& shape, bool residual
 Tensor head_summaries(const float* attentions, const Shape& shape, const std::vector<std::uint8_t>& special,
                       const std::vector<std::uint8_t>& punctuation) {
   const char* op = "headSummaries";
-  check_attentions(op, attentions, shape);
+  check_attentions(op, "attentions", attentions, shape);
   const Dims d = dims_of(shape);
   for (const auto* flags : {&special, &punctuation})
     if (static_cast<std::int64_t>(flags->size()) != d.n)
@@ -270,8 +274,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> align_tokens(const std::vecto
 Tensor attention_change(const float* a, const Shape& a_shape, const float* b, const Shape& b_shape,
                         const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs) {
   const char* op = "attentionChange";
-  check_attentions(op, a, a_shape);
-  check_attentions(op, b, b_shape);
+  check_attentions(op, "a", a, a_shape);
+  check_attentions(op, "b", b, b_shape);
   const Dims da = dims_of(a_shape), db = dims_of(b_shape);
   if (da.layers != db.layers || da.heads != db.heads)
     throw Error("attentionChange: the runs have " + format_shape({da.layers, da.heads}) + " and " +

@@ -75,7 +75,8 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 
 void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack) {
 #ifdef __wasm_simd128__
-  if (static_cast<std::int64_t>(pack.size()) < g.k * kPanel) pack.resize(static_cast<std::size_t>(g.k * kPanel));
+  if (!g.packed && static_cast<std::int64_t>(pack.size()) < g.k * kPanel)
+    pack.resize(static_cast<std::size_t>(g.k * kPanel));
   for (std::int64_t col = col_begin; col < col_end; col += kPanel) {
     const float* panel = g.packed ? g.packed + (col / kPanel) * g.k * kPanel : pack.data();
     if (!g.packed) pack_panel(g, col, pack.data());

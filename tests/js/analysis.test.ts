@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model, ModelRunResult } from '../../dist/node.js';
+import { safetensorsViews } from '../checkpoints.mjs';
 import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { BUILDS, engineFor } from './engines.js';
 
@@ -33,19 +34,12 @@ function worst(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return w;
 }
 
-/** A copy of a safetensors file with `zero(shape)` choosing F32 elements of `name` to zero. */
+/** A copy of a safetensors file with `zero(index, shape)` choosing F32 elements of `name` to zero. */
 function zeroed(file: Uint8Array, name: string, zero: (index: number, shape: number[]) => boolean): Uint8Array {
-  const headerLength = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + headerLength)));
-  const { dtype, shape, data_offsets } = header[name];
-  expect(dtype).toBe('F32');
   const copy = file.slice();
-  const values = new Float32Array(
-    copy.buffer,
-    8 + headerLength + data_offsets[0],
-    (data_offsets[1] - data_offsets[0]) / 4,
-  );
-  for (let i = 0; i < values.length; i++) if (zero(i, shape)) values[i] = 0;
+  const { dtype, shape, data } = safetensorsViews(copy)[name];
+  expect(dtype).toBe('F32');
+  for (let i = 0; i < data!.length; i++) if (zero(i, shape)) data![i] = 0;
   return copy;
 }
 

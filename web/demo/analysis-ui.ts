@@ -3,7 +3,7 @@
 // `send`, read the page's current run and head through `page`, and draw with panels.ts.
 import type { HeadSummary } from 'attnscope';
 
-import { drawBars, drawContrast, drawHeadGrid, fillSummaries, MEASURES } from './panels.js';
+import { drawBars, drawContrast, drawHeadGrid, fillSummaries, fillTokenOptions, MEASURES } from './panels.js';
 import type { Reply, Request } from './worker.js';
 
 type Result = Extract<Reply, { kind: 'result' }>;
@@ -67,12 +67,8 @@ export class AnalysisPanels {
       (l, h) => this.page.select(l, h),
     );
     const select = $<HTMLSelectElement>('intervene-token');
-    const labels = r.tokens.map((t, i) => `${i + 1}: ${t}`);
-    if ([...select.options].map((o) => o.text).join('\n') !== labels.join('\n')) {
-      const keep = Math.min(Number(select.value) || 0, labels.length - 1);
-      select.replaceChildren(...labels.map((label, i) => new Option(label, String(i))));
-      select.value = String(Math.max(keep, 0));
-    }
+    const keep = Math.min(Number(select.value) || 0, r.tokens.length - 1);
+    if (fillTokenOptions(select, r.tokens)) select.value = String(Math.max(keep, 0)); // the same position, if it exists
   }
 
   /** Handles the panels' replies; false for replies that are not theirs. */

@@ -4,7 +4,7 @@ import { attentionsJson, download, downloadPng, downloadSvg } from './export.js'
 import { cellAt, drawHead, drawLegend, paintMatrix } from './heatmap.js';
 import { drawHeadView, HEAD_COLOURS, queryAt } from './headview.js';
 import { columns, headOf, paint, steps, whole, type MatrixView } from './math.js';
-import { drawBars } from './panels.js';
+import { drawBars, fillTokenOptions } from './panels.js';
 import { readShared, writeShared, type View } from './share.js';
 import type { Mode, Reply, Request, Source } from './worker.js';
 
@@ -240,9 +240,7 @@ function drawAcross(): void {
   $('view-note').hidden = view === 'head';
   if (view === 'head' || !shown) return;
   const select = $<HTMLSelectElement>('bar-token');
-  const labels = shown.tokens.map((t, i) => `${i + 1}: ${t}`);
-  if ([...select.options].map((o) => o.text).join('\n') !== labels.join('\n'))
-    select.replaceChildren(...labels.map((label, i) => new Option(label, String(i))));
+  fillTokenOptions(select, shown.tokens);
   const token = Math.min(Number(select.value) || 0, shown.tokens.length - 1);
   select.value = String(token);
   const bars = $<HTMLCanvasElement>('bars');

@@ -7,6 +7,17 @@ import type { HeadSummary } from 'attnscope';
 import { diverging, paintGrid, paintMatrix } from './heatmap.js';
 import type { Contrast } from './worker.js';
 
+/**
+ * Gives a select one "i: token" option per token, unless it has exactly those already;
+ * true when it replaced them (the selection then restarts at the first token).
+ */
+export function fillTokenOptions(select: HTMLSelectElement, tokens: string[]): boolean {
+  const labels = tokens.map((t, i) => `${i + 1}: ${t}`);
+  if ([...select.options].map((o) => o.text).join('\n') === labels.join('\n')) return false;
+  select.replaceChildren(...labels.map((label, i) => new Option(label, String(i))));
+  return true;
+}
+
 /** One bar per token, with its label under it; bars scale to the largest value. */
 export function drawBars(
   canvas: HTMLCanvasElement,

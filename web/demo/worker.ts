@@ -292,10 +292,10 @@ async function compare(request: Extract<Request, { kind: 'compare' }>): Promise<
 
 /** The ids a word adds, without the special tokens the tokenizer puts around any text. */
 function wordIds(m: Model, word: string): number[] {
-  const around = m.tokenize('').ids.length;
+  const empty = m.tokenize('').tokens; // what the tokenizer adds around any text: [CLS] … [SEP], or nothing
   const { ids, tokens } = m.tokenize(word);
-  const lead = around && m.tokenize('').tokens[0] === tokens[0] ? 1 : 0;
-  return Array.from(ids.subarray(lead, ids.length - (around - lead)));
+  const lead = empty.length && empty[0] === tokens[0] ? 1 : 0;
+  return Array.from(ids.subarray(lead, ids.length - (empty.length - lead)));
 }
 
 function intervene(request: Extract<Request, { kind: 'intervene' }>): Reply {

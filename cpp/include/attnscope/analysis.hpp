@@ -21,8 +21,11 @@
 
 namespace attnscope {
 
-// Checks a [layers, heads, n, n] attentions tensor: the shape, finite values.
-void check_attentions(const char* op, const float* data, const Shape& shape);
+// Checks that `shape` is [layers, heads, n, n] and within the per-call memory budget;
+// `name` names the argument in errors. Callers check shapes before copying any data.
+void check_attentions_shape(const char* op, const char* name, const Shape& shape);
+// The same, and that every value is finite.
+void check_attentions(const char* op, const char* name, const float* data, const Shape& shape);
 
 // Per-layer rollout [layers, n, n]: entry l combines layers 0..l, so entry
 // layers-1 says how much each final token draws on each input token. Heads are
