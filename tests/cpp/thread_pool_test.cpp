@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 namespace attnscope {
 namespace {
@@ -14,6 +16,35 @@ TEST(ThreadPool, RunsEveryTaskOnceAcrossManyLoops) {
     for (int round = 0; round < 50; ++round) pool.parallel_for(n, [&](std::size_t i, int) { ++hits[i]; });
     for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 50) << "task " << i;
   }
+}
+
+// Loops back to back (workers spinning), and after pauses longer than the spin
+// (workers asleep): every task runs once either way, and loops never mix.
+TEST(ThreadPool, WakesSpinningAndSleepingWorkers) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(64);
+  for (int round = 0; round < 400; ++round) {
+    if (round % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const int expected = round;
+    std::atomic<int> wrong{0};
+    pool.parallel_for(hits.size(), [&](std::size_t i, int) {
+      wrong += hits[i].load() != expected;  // a task of this loop sees the previous loop's count
+      ++hits[i];
+    });
+    ASSERT_EQ(wrong.load(), 0) << "round " << round;
+  }
+  for (auto& h : hits) EXPECT_EQ(h.load(), 400);
+}
+
+// A loop whose tasks outlast the spin: the caller waits for the slow ones.
+TEST(ThreadPool, WaitsForSlowTasks) {
+  ThreadPool pool(2);
+  std::atomic<int> done{0};
+  pool.parallel_for(4, [&](std::size_t, int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    ++done;
+  });
+  EXPECT_EQ(done.load(), 4);
 }
 
 TEST(ThreadPool, WorkerIndicesAreInRange) {
