@@ -164,7 +164,7 @@ console.table(
 // 3. The embedded default model on a typical sentence (AttnScope only: the peers have no graph of it here).
 const models = `${root}dist/models/default/`;
 const def = record('default model', await measure({ work: 'default', text: SENTENCE, models }, 40, 10));
-console.log('\n3. Embedded default model (USE lite), a 22-token sentence, all maps (median ms)');
+console.log('\n3. Embedded default model (USE lite), a 20-token sentence, all maps (median ms)');
 console.table([Object.fromEntries(names.map((name) => [name, fmt(def[name]?.ms)]))]);
 
 // 4. GEMM at transformer shapes, against the micro-kernel's own peak.
@@ -220,7 +220,7 @@ target(`GEMM in wasm ≥ 60% of the micro-kernel peak (worst shape: ${gemmShare}
 const threads = speedup(bert[128]['AttnScope wasm ×2'].ms, bert[128]['AttnScope wasm ×1'].ms);
 target(`BERT n=128: 2 threads ≥ 1.7× 1 thread (${threads.toFixed(2)}×)`, threads >= 1.7);
 target(
-  `default model, 22-token sentence, under 5 ms (${fmt(def['AttnScope wasm ×2'].ms)} ms on 2 threads)`,
+  `default model, 20-token sentence, under 5 ms (${fmt(def['AttnScope wasm ×2'].ms)} ms on 2 threads)`,
   def['AttnScope wasm ×2'].ms < 5,
 );
 

@@ -18,7 +18,8 @@ export const GEMMS = [
   [128, 3072, 768],
   [512, 768, 768],
 ];
-export const SENTENCE = 'The quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat.';
+/** A typical sentence: 20 tokens for the default model's SentencePiece vocabulary. */
+export const SENTENCE = 'The quick brown fox jumps over the lazy dog while the cat sleeps in the sun.';
 
 /** Uniform values in [−0.1, 0.1) from a fixed LCG: the same numbers on every run. */
 export function random(n, seed) {

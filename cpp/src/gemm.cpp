@@ -52,6 +52,16 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
       hi[r] = wasm_f32x4_add(hi[r], wasm_f32x4_mul(x, b1));
     }
   }
+  if (width == kPanel) {  // a whole panel: straight from the registers
+    const v128_t bias0 = g.bias ? wasm_v128_load(g.bias + col) : wasm_f32x4_splat(0.0f);
+    const v128_t bias1 = g.bias ? wasm_v128_load(g.bias + col + 4) : wasm_f32x4_splat(0.0f);
+    for (int r = 0; r < R; ++r) {
+      float* c = g.c + (r0 + r) * g.ldc + col;
+      wasm_v128_store(c, wasm_f32x4_add(lo[r], bias0));
+      wasm_v128_store(c + 4, wasm_f32x4_add(hi[r], bias1));
+    }
+    return;
+  }
   for (int r = 0; r < R; ++r) {
     wasm_v128_store(out[r], lo[r]);
     wasm_v128_store(out[r] + 4, hi[r]);

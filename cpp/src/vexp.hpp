@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -51,6 +52,33 @@ inline float exp_shifted(float* s, std::int64_t n, float max) {
 #endif
   for (; j < n; ++j) sum += s[j] = std::exp(s[j] - max);
   return sum;
+}
+
+// GELU, exact form, in place: x·Φ(x) = x/2 · (1 + erf(x/√2)). In wasm four lanes at a
+// time, erf by Abramowitz & Stegun 7.1.26, 1 − t·(a1 + t·(a2 + …))·e^(−z²) with
+// t = 1/(1 + p·z) for z = |x|/√2 ≥ 0 (|error| ≤ 1.5e-7) and e^(−z²) from exp4; libm's
+// erff is a scalar call per element. Elsewhere, and for the last few, std::erf.
+inline void gelu(float* x, std::int64_t n) {
+  std::int64_t j = 0;
+#ifdef __wasm_simd128__
+  const v128_t half = wasm_f32x4_splat(0.5f), one = wasm_f32x4_splat(1.0f);
+  for (; j + 4 <= n; j += 4) {
+    const v128_t v = wasm_v128_load(x + j);
+    const v128_t z = wasm_f32x4_mul(wasm_f32x4_abs(v), wasm_f32x4_splat(0.70710678118654752f));
+    const v128_t t = wasm_f32x4_div(one, wasm_f32x4_add(one, wasm_f32x4_mul(z, wasm_f32x4_splat(0.3275911f))));
+    v128_t p = wasm_f32x4_splat(1.061405429f);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(-1.453152027f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(1.421413741f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(-0.284496736f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, t), wasm_f32x4_splat(0.254829592f));
+    const v128_t e = exp4(wasm_f32x4_neg(wasm_f32x4_mul(z, z)));
+    const v128_t erf_abs = wasm_f32x4_sub(one, wasm_f32x4_mul(wasm_f32x4_mul(p, t), e));  // erf(|x|/√2)
+    // x·Φ(x) = x/2 · (1 ± erf): the sign of erf follows x
+    const v128_t erf = wasm_v128_bitselect(wasm_f32x4_neg(erf_abs), erf_abs, wasm_f32x4_lt(v, wasm_f32x4_splat(0.0f)));
+    wasm_v128_store(x + j, wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, erf)));
+  }
+#endif
+  for (; j < n; ++j) x[j] = 0.5f * x[j] * (1.0f + std::erf(x[j] * 0.70710678118654752f));
 }
 
 }  // namespace attnscope::kernels

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "attnscope/tensor.hpp"
+#include "vexp.hpp"
 
 namespace attnscope::layers {
 
@@ -29,9 +30,9 @@ inline Tensor to_tensor(const Matrix& m) {
 
 inline void relu(Eigen::Ref<Matrix> x) { x = x.cwiseMax(0.0f); }
 
-// GELU, exact: x·Φ(x).
+// GELU, exact: x·Φ(x) (kernels::gelu: four at a time in wasm).
 inline void gelu(Eigen::Ref<Matrix> x) {
-  x = x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+  for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::gelu(x.row(i).data(), x.cols());
 }
 
 // GELU, tanh approximation (GPT-2's gelu_new).

@@ -1,0 +1,58 @@
+// The SIMD128 element-wise kernels against libm, run in wasm (node build/wasm/kernels_test.js):
+// native builds take the std:: path, so only here is the four-lane code tested directly.
+// Prints the largest errors; exits 1 if one is over its bound.
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "vexp.hpp"
+
+namespace {
+
+int failures = 0;
+
+void expect_below(const char* what, double error, double bound) {
+  std::printf("%-44s %.3g (bound %.3g)\n", what, error, bound);
+  if (!(error <= bound)) ++failures;
+}
+
+// A dense grid over [lo, hi] plus the edges, in a length that leaves a scalar tail.
+std::vector<float> grid(float lo, float hi, int count) {
+  std::vector<float> x(static_cast<std::size_t>(count) + 3);
+  for (int i = 0; i < count; ++i) x[i] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(count - 1);
+  x[count] = lo, x[count + 1] = hi, x[count + 2] = 0.0f;
+  return x;
+}
+
+}  // namespace
+
+int main() {
+  using attnscope::kernels::exp_shifted;
+  using attnscope::kernels::gelu;
+
+  std::vector<float> x = grid(-87.0f, 0.0f, 200001), e = x;
+  exp_shifted(e.data(), static_cast<std::int64_t>(e.size()), 0.0f);
+  double rel = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) rel = std::max(rel, std::abs(e[i] / std::exp(double(x[i])) - 1.0));
+  expect_below("exp: relative error on [-87, 0]", rel, 2e-7);
+  std::vector<float> under = {-100.0f, -1e30f, -INFINITY, -88.0f, -87.5f};
+  exp_shifted(under.data(), static_cast<std::int64_t>(under.size()), 0.0f);
+  double below = 0;
+  for (float v : under) below = std::max(below, double(std::abs(v)));
+  expect_below("exp: below -87.3 (and -inf): 0 (or denormal)", below, 1e-37);
+
+  x = grid(-12.0f, 12.0f, 240001);
+  std::vector<float> g = x;
+  gelu(g.data(), static_cast<std::int64_t>(g.size()));
+  double err = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], exact = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    err = std::max(err, std::abs(g[i] - exact) / std::max(1.0, std::abs(v)));
+  }
+  expect_below("gelu: error / max(1, |x|) on [-12, 12]", err, 3e-7);
+  std::vector<float> edge = {INFINITY, -1e30f, 1e30f, -0.0f};  // z² overflows; t underflows
+  gelu(edge.data(), 4);
+  const bool edges_ok = edge[0] == INFINITY && edge[1] == 0.0f && edge[2] == 1e30f && edge[3] == 0.0f;
+  expect_below("gelu: inf, -1e30, 1e30, -0 give inf, 0, 1e30, 0", edges_ok ? 0 : 1, 0);
+  return failures ? 1 : 0;
+}
