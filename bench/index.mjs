@@ -3,8 +3,8 @@
 //   TensorFlow.js's wasm backend (XNNPACK, SIMD), and AttnScope native (-march=native: the ceiling).
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
-// ONNX graphs of the same weights). Each round runs every engine once, in rotating order;
-// medians after a warm-up (V8 tiers wasm up lazily). Engines must agree numerically.
+// ONNX graphs of the same weights). Each engine warms up on its own (V8 tiers wasm up lazily),
+// then each round runs every engine once, in a new order; medians. Engines must agree numerically.
 //
 //   npm run bench            (after .ci/setup)
 import { execFileSync, spawn } from 'node:child_process';
@@ -75,20 +75,36 @@ const engines = [
 ];
 const reference = engines.find((e) => e.name === 'native ×1');
 
+const WARMUP_MS = 400;
+
+/** A new order every round (a fixed seed per round), so that no engine always follows the same one. */
+function shuffled(list, seed) {
+  const out = [...list];
+  let s = (seed + 1) * 2654435761;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /** Sets `work` up on every engine that has it, runs interleaved rounds, checks agreement. */
 async function measure(work, rounds, warmup = 3) {
   const ready = [];
   for (const e of engines) if (!(await e.ask({ op: 'setup', ...work })).error) ready.push(e);
+  const run = async (e) => {
+    const { ms, error } = await e.ask({ op: 'run' });
+    if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
+    return ms;
+  };
+  // Warm-up, each engine on its own: at least `warmup` runs and WARMUP_MS of running, since
+  // V8 tiers code up by how much of it has run, and small work needs many calls to get there.
+  for (const e of ready)
+    for (let runs = 0, spent = 0; runs < warmup || (spent < WARMUP_MS && runs < 1000); runs++) spent += await run(e);
   const times = new Map(ready.map((e) => [e, []]));
-  for (let r = 0; r < warmup + rounds; r++)
-    for (let i = 0; i < ready.length; i++) {
-      const e = ready[(i + r) % ready.length];
-      const { ms, error } = await e.ask({ op: 'run' });
-      if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
-      if (r >= warmup) times.get(e).push(ms);
-    }
+  for (let r = 0; r < rounds; r++) for (const e of shuffled(ready, r)) times.get(e).push(await run(e));
   const want = (await reference.ask({ op: 'sample' })).sample;
   const result = {};
   for (const e of ready) {
@@ -116,7 +132,7 @@ const heap = {};
 for (const n of MHA_N) {
   mha[n] = record(
     `MHA n=${n}`,
-    await measure({ work: 'mha', n }, n >= 2048 ? 3 : n >= 512 ? 7 : 25, n >= 2048 ? 1 : 3),
+    await measure({ work: 'mha', n }, n >= 2048 ? 3 : n >= 512 ? 9 : 25, n >= 2048 ? 2 : 3),
   );
   heap[n] = await heapOf(engines[0]);
 }
@@ -146,7 +162,9 @@ for (const n of MHA_N) {
 
 // 2. A 12-layer BERT-base-shaped encoder, every layer's attention weights returned.
 const bert = {};
-for (const n of BERT_N) bert[n] = record(`BERT n=${n}`, await measure({ work: 'bert', n }, n >= 128 ? 3 : 5, 1));
+// Three warm-up rounds: a two-thread engine's first runs are up to 1.5× slower (measured
+// 650, 473, 440 ms at n = 128) while V8 tiers up the code its workers run.
+for (const n of BERT_N) bert[n] = record(`BERT n=${n}`, await measure({ work: 'bert', n }, n >= 128 ? 7 : 9, 3));
 console.log("\n2. 12-layer BERT-base-shaped encoder, every layer's weights (median ms)");
 console.table(
   BERT_N.map((n) => {

@@ -165,8 +165,15 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
   std::vector<std::vector<float>> packs(pool.size());
   const std::int64_t panels = (n + 7) / 8, threads = pool.size();
   if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {
-    // Split the columns: each task packs its own panels of b once for all rows.
-    const std::int64_t per_task = std::max<std::int64_t>(1, panels / (4 * threads));
+    // Split the columns: each task packs its own panels of b once for all rows. Many small
+    // tasks balance the threads when one starts late (a worker waking up takes 50-250 µs here);
+    // natively fewer, since Eigen's GEMM packs all of A again for every task.
+#ifdef __wasm_simd128__
+    constexpr std::int64_t kTasksPerThread = 16;
+#else
+    constexpr std::int64_t kTasksPerThread = 4;
+#endif
+    const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * threads));
     const std::int64_t tasks = (panels + per_task - 1) / per_task;
     pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
       const std::int64_t begin = static_cast<std::int64_t>(task) * per_task * 8;
