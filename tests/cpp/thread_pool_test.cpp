@@ -47,6 +47,15 @@ TEST(ThreadPool, WaitsForSlowTasks) {
   EXPECT_EQ(done.load(), 4);
 }
 
+// Destroyed at once, before or while its workers start: never waits for one that has
+// not started (it is detached, and returns when it does), and leaves nothing running.
+TEST(ThreadPool, DestroyedBeforeItsWorkersStart) {
+  for (int round = 0; round < 200; ++round) {
+    ThreadPool pool(4);
+    if (round % 2) pool.parallel_for(8, [](std::size_t, int) {});
+  }
+}
+
 TEST(ThreadPool, WorkerIndicesAreInRange) {
   ThreadPool pool(4);
   std::atomic<int> bad{0};
