@@ -56,6 +56,16 @@ function unwrap(result: RawResult): Record<string, Tensor> {
   return result as Record<string, Tensor>;
 }
 
+/** The handle once `load` succeeded; on an error result, frees the handle and throws the error. */
+function loaded<H extends { delete(): void }>(handle: H, load: (h: H) => { error?: string }): H {
+  const result = load(handle);
+  if (typeof result.error === 'string') {
+    handle.delete();
+    throw new Error(result.error);
+  }
+  return handle;
+}
+
 /** Token ids as an Int32Array, or an Error naming the first bad one. */
 function idsOf(op: string, input: unknown): Int32Array {
   const like = input as ArrayLike<unknown> | null;
@@ -265,12 +275,7 @@ class WasmEngine implements Engine {
     const op = 'loadTokenizer';
     this.live(op);
     const files = await this.readFiles(op, source);
-    const handle = new this.module.TokenizerHandle();
-    const result = handle.load(files);
-    if (typeof result.error === 'string') {
-      handle.delete();
-      throw new Error(result.error);
-    }
+    const handle = loaded(new this.module.TokenizerHandle(), (h) => h.load(files));
     const tokenizer = new WasmTokenizer(handle);
     this.owned.add(tokenizer);
     return tokenizer;
@@ -285,12 +290,7 @@ class WasmEngine implements Engine {
         : typeof source === 'object' && source !== null && 'hub' in source
           ? await fetchHubModel(source, this.platform.hubCache)
           : await this.readFiles(op, source);
-    const handle = new this.module.ModelHandle();
-    const result = handle.load(files);
-    if (typeof result.error === 'string') {
-      handle.delete();
-      throw new Error(result.error);
-    }
+    const handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
     const model = new WasmModel(handle, () => this.live('run'));
     this.owned.add(model);
     return model;
@@ -356,12 +356,7 @@ class WasmEngine implements Engine {
     checkParams(op, params);
     const o = checkOptions(op, options, { heads: 'number' });
     if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
-    const handle = new this.module.MultiHeadLayer();
-    const result = handle.load(params, o);
-    if (typeof result.error === 'string') {
-      handle.delete();
-      throw new Error(result.error);
-    }
+    const handle = loaded(new this.module.MultiHeadLayer(), (h) => h.load(params, o));
     const layer = new WasmMultiHeadLayer(handle, () => this.live('multiHeadLayer.run'));
     this.owned.add(layer);
     return layer;
@@ -372,12 +367,7 @@ class WasmEngine implements Engine {
     this.live(op);
     checkTensor(op, 'w', w);
     checkTensor(op, 'b', b, true);
-    const handle = new this.module.LinearLayer();
-    const result = handle.load(w, b);
-    if (typeof result.error === 'string') {
-      handle.delete();
-      throw new Error(result.error);
-    }
+    const handle = loaded(new this.module.LinearLayer(), (h) => h.load(w, b));
     const live = () => this.live('linearLayer.run');
     let raw: typeof handle | null = handle;
     const layer: LinearLayer = {
