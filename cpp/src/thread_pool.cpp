@@ -1,45 +1,127 @@
 #include "thread_pool.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten/threading.h>
+#endif
+
 namespace attnscope {
 
-ThreadPool::ThreadPool(int threads) {
-  for (int w = 1; w < threads; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+namespace {
+
+constexpr auto kSpin = std::chrono::microseconds(200);  // how long an idle worker watches for the next loop
+constexpr std::uint64_t kTaskMask = 0xffffffffu;
+constexpr std::uint64_t kClosed = kTaskMask;  // the task field while a loop is being set up: nothing to claim
+
+std::uint64_t loop_of(std::uint64_t state) { return state >> 32; }
+
+}  // namespace
+
+// Everything a worker thread touches. Each worker holds a reference, so a worker
+// that starts (or leaves) after the pool is destroyed still finds it.
+struct ThreadPool::Shared {
+  explicit Shared(int threads) : started(static_cast<std::size_t>(threads), false) {}
+
+  // A worker thread's whole life.
+  void work(int worker, const StartHook& on_start);
+  // Waits (spinning, then sleeping) until the loop number differs from `seen` or the pool stops.
+  std::uint64_t wait_for_loop(std::uint64_t seen);
+  // Claims and runs tasks of the current loop until none is left.
+  void run_tasks(int worker);
+
+  std::mutex mutex;              // guards started, sleeping, the write of stop, error
+  std::condition_variable wake;  // a new loop, or stop
+  std::atomic<int> sleepers{0};  // workers inside wake.wait
+  std::atomic<bool> stop{false};
+  std::vector<bool> started;  // by worker index: it has entered its loop
+
+  // The current loop: (loop number << 32) | next unclaimed task. A new loop is set up
+  // under a loop number of its own whose task field is kClosed, so a claim a worker
+  // prepared against the previous loop fails; fn and count are written then, and stay
+  // fixed from the moment the next loop number opens the tasks until every task is done.
+  std::atomic<std::uint64_t> state{0};
+  std::atomic<const Task*> fn{nullptr};
+  std::atomic<std::size_t> count{0};
+  std::atomic<std::size_t> done{0};  // tasks of the current loop finished
+  std::exception_ptr error;
+};
+
+ThreadPool::ThreadPool(int threads, StartHook on_start) : shared_(std::make_shared<Shared>(std::max(threads, 1))) {
+  for (int w = 1; w < threads; ++w) workers_.emplace_back([s = shared_, w, on_start] { s->work(w, on_start); });
 }
 
 ThreadPool::~ThreadPool() {
+  std::vector<bool> started;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->stop.store(true);
+    started = shared_->started;
   }
-  wake_.notify_all();
-  for (auto& t : workers_) t.join();
+  shared_->wake.notify_all();
+  // A worker that has not started would make join() wait on its Web Worker; it will see stop instead.
+  for (std::size_t w = 0; w < workers_.size(); ++w) {
+    if (started[w + 1])
+      workers_[w].join();
+    else
+      workers_[w].detach();
+  }
 }
 
-void ThreadPool::worker_loop(int worker) {
+void ThreadPool::Shared::work(int worker, const StartHook& on_start) {
+  if (on_start) on_start(worker);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (stop.load()) return;  // the pool is gone (or going) and did not wait for this thread
+    started[static_cast<std::size_t>(worker)] = true;
+  }
   std::uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
-    ++active_;  // counted before claiming a task, so the caller waits for it
-    lock.unlock();
+    seen = wait_for_loop(seen);
+    if (stop.load()) return;
     run_tasks(worker);
-    lock.lock();
-    if (--active_ == 0) finished_.notify_all();
   }
 }
 
-void ThreadPool::run_tasks(int worker) {
-  for (;;) {
-    const std::size_t task = next_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= count_) return;
-    try {
-      (*fn_)(task, worker);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) error_ = std::current_exception();
+std::uint64_t ThreadPool::Shared::wait_for_loop(std::uint64_t seen) {
+  const auto changed = [&] { return stop.load() || loop_of(state.load()) != seen; };
+  const auto start = std::chrono::steady_clock::now();
+  for (int spins = 1; !changed(); ++spins) {
+    if (spins % 256 == 0 && std::chrono::steady_clock::now() - start > kSpin) {
+      std::unique_lock<std::mutex> lock(mutex);
+      sleepers.fetch_add(1);  // before the check in wait(): parallel_for then sees a sleeper, or we see its loop
+      wake.wait(lock, changed);
+      sleepers.fetch_sub(1);
+      break;
     }
+  }
+  return loop_of(state.load());
+}
+
+void ThreadPool::Shared::run_tasks(int worker) {
+  std::uint64_t s = state.load(std::memory_order_acquire);
+  for (;;) {
+    const std::size_t task = static_cast<std::size_t>(s & kTaskMask);
+    // count may belong to a newer loop than `s`; then state has moved on (count is only written
+    // while the state is closed, and this load is ordered after that) and the claim below fails.
+    if (task >= count.load()) return;
+    if (!state.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;  // `s` now holds the current value: another claim, or a newer loop
+    try {
+      (*fn.load(std::memory_order_relaxed))(task, worker);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!error) error = std::current_exception();
+    }
+    done.fetch_add(1, std::memory_order_release);
+    s = state.load(std::memory_order_acquire);
   }
 }
 
@@ -49,27 +131,32 @@ void ThreadPool::parallel_for(std::size_t n, const Task& fn) {
     for (std::size_t i = 0; i < n; ++i) fn(i, 0);
     return;
   }
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    // A worker that woke late for the previous loop may still be looking at count_ (it finds
-    // nothing to do): let it leave before this loop's fn_ and count_ replace that loop's.
-    finished_.wait(lock, [&] { return active_ == 0; });
-    fn_ = &fn;
-    count_ = n;
-    next_.store(0, std::memory_order_relaxed);
-    error_ = nullptr;
-    ++generation_;
+  if (n >= kClosed) throw std::length_error("ThreadPool: too many tasks in one loop");
+  Shared& s = *shared_;
+  const std::uint64_t loop = loop_of(s.state.load()) + 1;
+  s.state.store(loop << 32 | kClosed);  // first: a worker's claim prepared against the last loop now fails
+  s.fn.store(&fn);
+  s.count.store(n);
+  s.done.store(0);
+  s.error = nullptr;
+  s.state.store((loop + 1) << 32);  // opens the tasks (seq_cst: before the load of sleepers below)
+  if (s.sleepers.load() > 0) {
+    { std::lock_guard<std::mutex> lock(s.mutex); }  // a worker between its check and its wait holds the mutex
+    s.wake.notify_all();
   }
-  wake_.notify_all();
-  run_tasks(0);
+  s.run_tasks(0);
+  // The last tasks are running on other threads (a task is only ever claimed by a running
+  // thread), so this wait is short.
+  for (unsigned spins = 1; s.done.load(std::memory_order_acquire) < n; ++spins) {
+#ifdef __EMSCRIPTEN__
+    // Calls other threads proxy to this one (none of ours do; the runtime may) still run.
+    if (spins % 1024 == 0) emscripten_current_thread_process_queued_calls();
+#endif
+  }
   std::exception_ptr error;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [&] { return active_ == 0; });
-    // Late wakers see next_ >= count_ and touch nothing; park them on an empty loop.
-    count_ = 0;
-    fn_ = nullptr;
-    std::swap(error, error_);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    std::swap(error, s.error);
   }
   if (error) std::rethrow_exception(error);
 }

@@ -2,21 +2,26 @@
 //
 // parallel_for(n, fn) calls fn(task, worker) once for every task in [0, n),
 // spreading tasks over the workers and the calling thread (worker 0), and
-// returns when all are done. Workers sleep between loops, so a kernel pays no
-// thread start-up. Under Emscripten the threads are pthreads on Web Workers
-// that the JS glue starts before the module is ready (PTHREAD_POOL_SIZE).
+// returns when all are done. Under Emscripten the threads are pthreads on Web
+// Workers that the JS glue starts before the module is ready (PTHREAD_POOL_SIZE).
 //
-// If a worker never starts (a browser out of Workers), the caller simply runs
-// every task itself: a loop never waits for a thread that is not there.
+// Between loops a worker spins for a short while (kSpin in the .cpp) before it
+// sleeps: a model runs dozens of loops back to back, and waking a sleeping pthread
+// costs 25-250 µs in wasm (measured), more than many of those loops take. Tasks are
+// claimed through one atomic word holding the loop's number and the next task, so a
+// worker that arrives late can never take a task of a later loop by mistake.
+//
+// The caller never waits for a thread that has not started: a loop's tasks go to
+// whoever claims them (the caller runs them all if need be), and the destructor
+// joins the workers that have started and detaches the others. Everything a worker
+// touches lives in a shared block it keeps alive, so one that starts after the pool
+// is gone finds the stop flag and returns. (Under Emscripten a pthread starts when
+// its Web Worker gets to the message, which is not always soon.)
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstddef>
-#include <cstdint>
-#include <exception>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -25,9 +30,12 @@ namespace attnscope {
 class ThreadPool {
  public:
   using Task = std::function<void(std::size_t task, int worker)>;
+  // Runs first on each worker thread, before the worker joins the pool (tests use it
+  // to hold a worker back).
+  using StartHook = std::function<void(int worker)>;
 
   // `threads` counts the calling thread: ThreadPool(1) starts no thread.
-  explicit ThreadPool(int threads);
+  explicit ThreadPool(int threads, StartHook on_start = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -38,22 +46,9 @@ class ThreadPool {
   void parallel_for(std::size_t n, const Task& fn);
 
  private:
-  void worker_loop(int worker);
-  void run_tasks(int worker);
-
+  struct Shared;
+  std::shared_ptr<Shared> shared_;
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;      // a new loop, or stop
-  std::condition_variable finished_;  // active_ reached 0
-  std::uint64_t generation_ = 0;      // bumped for every loop
-  int active_ = 0;                    // workers inside run_tasks
-  bool stop_ = false;
-
-  // The current loop; written under mutex_ before generation_ is bumped.
-  const Task* fn_ = nullptr;
-  std::size_t count_ = 0;
-  std::atomic<std::size_t> next_{0};
-  std::exception_ptr error_;
 };
 
 }  // namespace attnscope

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 
@@ -36,6 +38,27 @@ TEST(ThreadPool, WakesSpinningAndSleepingWorkers) {
   for (auto& h : hits) EXPECT_EQ(h.load(), 400);
 }
 
+// Loops back to back whose task counts go up and down, each checking that every task
+// ran exactly once and that no task ran outside its loop: a worker still claiming in
+// loop L while the caller sets up loop L+1 must not take a task of either by mistake.
+TEST(ThreadPool, NoTaskRunsTwiceOrOutsideItsLoop) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(64);
+  std::atomic<int> loop{0}, strays{0};
+  for (int round = 1; round <= 200000; ++round) {
+    const std::size_t n = static_cast<std::size_t>(1 + (round * 37) % 63);
+    for (std::size_t i = 0; i < n; ++i) hits[i].store(0, std::memory_order_relaxed);
+    loop.store(round);
+    pool.parallel_for(n, [&, round](std::size_t i, int) {
+      strays += loop.load() != round || i >= n;
+      ++hits[i];
+    });
+    loop.store(-round);  // tasks of this loop running from now on are strays
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "round " << round << " task " << i;
+    ASSERT_EQ(strays.load(), 0) << "round " << round;
+  }
+}
+
 // A loop whose tasks outlast the spin: the caller waits for the slow ones.
 TEST(ThreadPool, WaitsForSlowTasks) {
   ThreadPool pool(2);
@@ -54,6 +77,32 @@ TEST(ThreadPool, DestroyedBeforeItsWorkersStart) {
     ThreadPool pool(4);
     if (round % 2) pool.parallel_for(8, [](std::size_t, int) {});
   }
+}
+
+// Under Emscripten a pthread starts when its Web Worker gets to the message. A worker
+// held back before it starts: loops still finish (the caller runs every task), the
+// destructor returns without it, and once let go it leaves, dropping what it holds.
+TEST(ThreadPool, NeverWaitsForAWorkerThatHasNotStarted) {
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  auto held = std::make_shared<int>(0);  // owned by the hook, so by the held thread
+  std::weak_ptr<int> watch = held;
+  auto pool = std::make_unique<ThreadPool>(2, [gate, held](int) { gate.wait(); });
+  held.reset();
+  std::atomic<int> done{0};
+  pool->parallel_for(100, [&](std::size_t, int worker) {
+    EXPECT_EQ(worker, 0);
+    ++done;
+  });
+  EXPECT_EQ(done.load(), 100);
+  auto destroyed = std::async(std::launch::async, [&] { pool.reset(); });
+  const bool returned = destroyed.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  release.set_value();
+  ASSERT_TRUE(returned) << "the destructor waited for a worker that had not started";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!watch.expired() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(watch.expired()) << "the worker let go after the pool was destroyed did not return";
 }
 
 TEST(ThreadPool, WorkerIndicesAreInRange) {
