@@ -312,6 +312,8 @@ for (const { name, isolated, start } of targets) {
       points.every((p) => p.ms > 0 && Number.isFinite(p.ms)),
       JSON.stringify(points),
     );
+    // Measured warm: the shortest input is not slower than one four times as long.
+    assert(points[0].ms <= points[2].ms, `n = 16 slower than n = 64: ${JSON.stringify(points)}`);
     assert((await page.textContent('#cost-note')).includes('quadratic growth is 4×'), 'cost note');
   });
 
