@@ -8,6 +8,7 @@
 //
 //   npm run bench            (after .ci/setup)
 import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { BERT_N, GEMMS, MHA_N, SENTENCE, writeWorkloads } from './workloads.mjs';
@@ -61,6 +62,29 @@ class Engine {
   quit() {
     this.process.stdin.write('{"op":"quit"}\n');
   }
+  /** CPU time, in ns, that all of the engine's threads have run (Linux). */
+  cpuNs() {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${this.process.pid}/task`))
+      ns += Number(readFileSync(`/proc/${this.process.pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return ns;
+  }
+  /**
+   * Waits until the engine's threads have gone idle. A pool's workers may spin a while
+   * after a call (ONNX Runtime's, measured here, for tens of ms), and on two cores a
+   * spinning neighbour halves the next engine's second thread: AttnScope ×2 at MHA n = 128
+   * measured 12.6 ms alone, 22.3 ms right after ORT-web ×2, 13.6 ms after ORT-web ×1.
+   */
+  async settle() {
+    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    // Short polls: this VM runs the next call slower after 10 ms or more of idling (CPUs clocking down).
+    for (let waited = 0, last = this.cpuNs(); waited < 500; waited += 2) {
+      await sleep(2);
+      const now = this.cpuNs();
+      if (now - last < 100_000) return; // under 5% of a core over 2 ms
+      last = now;
+    }
+  }
 }
 
 const node = (file, threads) => [process.execPath, [`${root}bench/engines/${file}`, String(threads), dir]];
@@ -97,6 +121,7 @@ async function measure(work, rounds, warmup = 3) {
   const run = async (e) => {
     const { ms, error } = await e.ask({ op: 'run' });
     if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
+    await e.settle(); // the next engine runs on quiet cores
     return ms;
   };
   // Warm-up, each engine on its own: at least `warmup` runs and WARMUP_MS of running, since
