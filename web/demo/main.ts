@@ -532,7 +532,7 @@ function drawCost(r: Extract<Reply, { kind: 'cost' }>, canvas = $<HTMLCanvasElem
     half = r.points.at(-2)!;
   $('cost-note').textContent =
     `${r.heads} heads × d_k ${r.dk}, every head's weights returned: doubling n from ${half.n} to ${last.n} took ` +
-    `${(last.ms / half.ms).toFixed(1)}× as long (quadratic growth is 4×). Line: ${a.toExponential(2)}·n² + ${b.toExponential(2)}·n ms.`;
+    `${(last.ms / half.ms).toFixed(1)}× as long (quadratic growth is 4×). Line: ${a.toExponential(2)}·n² ${b < 0 ? '−' : '+'} ${Math.abs(b).toExponential(2)}·n ms.`;
 }
 $('measure').addEventListener('click', () => worker.postMessage({ id: 0, kind: 'cost' } satisfies Request));
 
