@@ -5,10 +5,11 @@
 // idle between calls, read slower than back-to-back loops.
 //
 //   npm run bench:idle        (after npm run build)
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { createEngine } from '../dist/node.js';
 import { SENTENCE } from './workloads.mjs';
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const rows = [];
 for (const threads of [1, 2]) {
   const engine = await createEngine({ threads });

@@ -9,6 +9,7 @@
 //   npm run bench            (after .ci/setup)
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { BERT_N, GEMMS, MHA_N, SENTENCE, writeWorkloads } from './workloads.mjs';
@@ -76,7 +77,6 @@ class Engine {
    * measured 12.6 ms alone, 22.3 ms right after ORT-web ×2, 13.6 ms after ORT-web ×1.
    */
   async settle() {
-    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
     // Short polls: this VM runs the next call slower after 10 ms or more of idling (CPUs clocking down).
     for (let waited = 0, last = this.cpuNs(); waited < 500; waited += 2) {
       await sleep(2);

@@ -3,12 +3,10 @@
 // pthreads and Emscripten's runtime show. A claim taken from a loop that had already
 // ended once let a worker run a stale task here, freeing memory twice: the many small
 // loops below crashed within a second. Exits 1 on a wrong count or a changed result.
-#include <atomic>
 #include <cstdio>
-#include <vector>
 
+#include "../cpp/thread_pool_loops.hpp"
 #include "attnscope/attnscope.hpp"
-#include "thread_pool.hpp"
 
 namespace {
 
@@ -22,24 +20,9 @@ void check(bool ok, const char* what, long round) {
 // Loops back to back whose task counts go up and down: every task once, none outside its loop.
 void loops_never_mix() {
   attnscope::ThreadPool pool(3);
-  std::vector<std::atomic<int>> hits(64);
-  std::atomic<long> loop{0};
-  std::atomic<int> strays{0};
   const long rounds = 300000;
-  for (long round = 1; round <= rounds && failures == 0; ++round) {
-    const std::size_t n = static_cast<std::size_t>(1 + (round * 37) % 63);
-    for (std::size_t i = 0; i < n; ++i) hits[i].store(0);
-    loop.store(round);
-    pool.parallel_for(n, [&, round](std::size_t i, int) {
-      strays += loop.load() != round || i >= n;
-      ++hits[i];
-    });
-    loop.store(-round);
-    bool once = true;
-    for (std::size_t i = 0; i < n; ++i) once &= hits[i].load() == 1;
-    check(once, "a task of the loop ran twice or not at all", round);
-    check(strays.load() == 0, "a task ran outside its loop", round);
-  }
+  const long mixed = attnscope::first_mixed_loop(pool, rounds);
+  check(mixed == 0, "a task ran twice, not at all, or outside its loop", mixed);
   std::printf("%-52s %ld loops\n", "pool: every task once, never outside its loop", rounds);
 }
 
