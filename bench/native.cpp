@@ -81,11 +81,16 @@ int main(int argc, char** argv) {
   for (std::string line; std::getline(std::cin, line);) {
     try {
       const Json request = Json::parse(line, "request");
-      const std::string op = request.find("op")->string();
-      const auto number = [&](const char* key) { return static_cast<std::int64_t>(request.find(key)->number()); };
+      const auto field = [&](const char* key) -> const Json& {
+        const Json* value = request.find(key);
+        if (!value) throw Error(std::string("request has no \"") + key + "\"");
+        return *value;
+      };
+      const auto number = [&](const char* key) { return static_cast<std::int64_t>(field(key).number()); };
+      const std::string op = field("op").string();
       if (op == "quit") break;
       if (op == "setup") {
-        const std::string work = request.find("work")->string();
+        const std::string work = field("work").string();
         keep.clear();
         if (work == "mha") {
           const std::int64_t n = number("n");
@@ -119,12 +124,12 @@ int main(int argc, char** argv) {
           };
         } else if (work == "default") {
           if (!default_model) {
-            const std::string models = request.find("models")->string();
+            const std::string models = field("models").string();
             ModelFiles files;
             for (const char* f : {"config.json", "model.safetensors", "vocab.json"}) files[f] = read_file(models + f);
             default_model = Model::load(files);
           }
-          const std::string text = request.find("text")->string();
+          const std::string text = field("text").string();
           job = [&rt, &default_model, text] {
             const ModelRun r = default_model->run(rt, text);
             const std::int64_t n = r.attentions.shape[2];
