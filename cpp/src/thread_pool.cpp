@@ -25,11 +25,8 @@ std::uint64_t loop_of(std::uint64_t state) { return state >> 32; }
 
 }  // namespace
 
-// Everything a worker thread touches. Each worker holds a reference, so a worker
-// that starts (or leaves) after the pool is destroyed still finds it.
+// Everything a worker thread touches. It outlives every worker: the pool's destructor joins them all.
 struct ThreadPool::Shared {
-  explicit Shared(int threads) : started(static_cast<std::size_t>(threads), false) {}
-
   // A worker thread's whole life.
   void work(int worker, const StartHook& on_start);
   // Waits (spinning, then sleeping) until the loop number differs from `seen` or the pool stops.
@@ -37,11 +34,10 @@ struct ThreadPool::Shared {
   // Claims and runs tasks of the current loop until none is left.
   void run_tasks(int worker);
 
-  std::mutex mutex;              // guards started, sleeping, the write of stop, error
+  std::mutex mutex;              // guards sleeping, the write of stop, error
   std::condition_variable wake;  // a new loop, or stop
   std::atomic<int> sleepers{0};  // workers inside wake.wait
   std::atomic<bool> stop{false};
-  std::vector<bool> started;  // by worker index: it has entered its loop
 
   // The current loop: (loop number << 32) | next unclaimed task. A new loop is set up
   // under a loop number of its own whose task field is kClosed, so a claim a worker
@@ -54,34 +50,25 @@ struct ThreadPool::Shared {
   std::exception_ptr error;
 };
 
-ThreadPool::ThreadPool(int threads, StartHook on_start) : shared_(std::make_shared<Shared>(std::max(threads, 1))) {
-  for (int w = 1; w < threads; ++w) workers_.emplace_back([s = shared_, w, on_start] { s->work(w, on_start); });
+ThreadPool::ThreadPool(int threads, StartHook on_start) : shared_(std::make_unique<Shared>()) {
+  for (int w = 1; w < threads; ++w) workers_.emplace_back([s = shared_.get(), w, on_start] { s->work(w, on_start); });
 }
 
 ThreadPool::~ThreadPool() {
-  std::vector<bool> started;
   {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     shared_->stop.store(true);
-    started = shared_->started;
   }
   shared_->wake.notify_all();
-  // A worker that has not started would make join() wait on its Web Worker; it will see stop instead.
-  for (std::size_t w = 0; w < workers_.size(); ++w) {
-    if (started[w + 1])
-      workers_[w].join();
-    else
-      workers_[w].detach();
-  }
+  // Every worker, also one that has not started yet (it sees stop and leaves at once). Under
+  // Emscripten the package frees each pthread's stack and ends its Web Worker right after this
+  // returns; a worker that started later ran on freed memory (seen in Chromium: a pthread
+  // trapped with "memory access out of bounds" after its engine was disposed).
+  for (std::thread& worker : workers_) worker.join();
 }
 
 void ThreadPool::Shared::work(int worker, const StartHook& on_start) {
   if (on_start) on_start(worker);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (stop.load()) return;  // the pool is gone (or going) and did not wait for this thread
-    started[static_cast<std::size_t>(worker)] = true;
-  }
   std::uint64_t seen = 0;
   for (;;) {
     seen = wait_for_loop(seen);

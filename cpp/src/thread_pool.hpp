@@ -47,7 +47,7 @@ class ThreadPool {
 
  private:
   struct Shared;
-  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<Shared> shared_;
   std::vector<std::thread> workers_;
 };
 
