@@ -1,24 +1,85 @@
-// Checks that the shipped binaries really use what the build flags promise:
-// SIMD128 instructions in both builds, shared memory in the threaded one only.
-// Reads the disassembly from binaryen's wasm-dis (installed with emscripten).
+// Checks that the shipped binaries really use what the build flags promise: SIMD128
+// instructions in every build, shared memory in the threaded ones only, and relaxed SIMD
+// in the relaxed ones only (they must not validate without it, and must with it).
+// Reads SIMD128 from binaryen's wasm-dis (installed with emscripten), which predates the
+// shipped relaxed-SIMD opcodes; memory limits straight from the binary.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 const builds = [
-  { file: 'attnscope-mt.wasm', shared: true },
-  { file: 'attnscope-st.wasm', shared: false },
+  { file: 'attnscope-mt', shared: true, relaxed: false },
+  { file: 'attnscope-st', shared: false, relaxed: false },
+  { file: 'attnscope-mt-relaxed', shared: true, relaxed: true },
+  { file: 'attnscope-st-relaxed', shared: false, relaxed: true },
 ];
+
+/** Whether the module's memory (defined or imported) is shared: bit 1 of its limits flags. */
+function sharedMemory(bytes) {
+  let at = 8;
+  const leb = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (!(byte & 0x80)) return value;
+    }
+  };
+  const name = () => {
+    const length = leb();
+    at += length;
+  };
+  const limits = () => {
+    const flags = bytes[at++];
+    leb();
+    if (flags & 1) leb();
+    return flags;
+  };
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const end = leb() + at;
+    if (id === 5 && leb() > 0) return (limits() & 2) !== 0; // the memory section's first memory
+    if (id === 2) {
+      for (let count = leb(); count > 0; count--) {
+        name();
+        name();
+        const kind = bytes[at++];
+        if (kind === 2) return (limits() & 2) !== 0;
+        if (kind === 0)
+          leb(); // function: type index
+        else if (kind === 1)
+          (at++, limits()); // table: element type, limits
+        else if (kind === 3)
+          at += 2; // global: type, mutability
+        else if (kind === 4) (at++, leb()); // tag: attribute, type index
+      }
+    }
+    at = end;
+  }
+  return false;
+}
+
+const validates = (path, flags) =>
+  execFileSync(
+    process.execPath,
+    [...flags, '-e', `process.stdout.write(String(WebAssembly.validate(require('fs').readFileSync('${path}'))))`],
+    { encoding: 'utf8' },
+  ) === 'true';
+
 let failures = 0;
 for (const env of ['web', 'node']) {
-  for (const { file, shared } of builds) {
-    const path = `dist/wasm/${env}/${file}`;
-    const text = execFileSync('wasm-dis', [path], { maxBuffer: 1 << 28, encoding: 'utf8' });
+  for (const { file, shared, relaxed } of builds) {
+    const path = `dist/wasm/${env}/${file}.wasm`;
+    const isShared = sharedMemory(readFileSync(path));
+    const plain = validates(path, []);
+    const withRelaxed = validates(path, ['--experimental-wasm-relaxed-simd']);
+    // The relaxed build is its twin with -mrelaxed-simd: its SIMD128 is counted on the twin.
+    const text = execFileSync('wasm-dis', [path.replace('-relaxed', '')], { maxBuffer: 1 << 28, encoding: 'utf8' });
     const simd = (text.match(/\((?:v128|f32x4|i32x4|i8x16|i16x8|i64x2|f64x2)\.[a-z_0-9]+/g) ?? []).length;
-    const memory = text.match(/\(memory [^\n]*/)?.[0] ?? '';
-    const isShared = memory.includes('(shared');
-    const ok = simd > 100 && isShared === shared;
+    const ok = simd > 100 && isShared === shared && withRelaxed && plain === !relaxed;
     if (!ok) failures++;
     console.log(
-      `${ok ? 'ok  ' : 'FAIL'} ${path}: ${simd} SIMD128 instructions, memory ${isShared ? 'shared' : 'not shared'}`,
+      `${ok ? 'ok  ' : 'FAIL'} ${path}: ${simd} SIMD128 instructions, memory ${isShared ? 'shared' : 'not shared'}, ` +
+        `validates ${plain ? 'with or without relaxed SIMD' : withRelaxed ? 'only with relaxed SIMD' : 'never'}`,
     );
   }
 }

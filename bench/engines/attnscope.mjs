@@ -1,12 +1,14 @@
-// AttnScope's wasm build as a benchmark engine: node bench/engines/attnscope.mjs <threads> <dir>
+// AttnScope's wasm build as a benchmark engine:
+//   node bench/engines/attnscope.mjs <threads> <simd|relaxed-simd> <dir>
+// The build is named without its -threads suffix; two or more threads select it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { createEngine } from '../../dist/node.js';
 import { D, HEADS, SENTENCE, bertIds, readSafetensors, sample, serveEngine } from '../workloads.mjs';
 
-const [threads, dir] = [Number(process.argv[2]), process.argv[3]];
-const engine = await createEngine({ threads });
+const [threads, kind, dir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
+const engine = await createEngine({ threads, build: threads > 1 ? `${kind}-threads` : kind });
 const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
 const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));

@@ -464,6 +464,11 @@ val build_info() {
 #else
   info.set("simd", false);
 #endif
+#ifdef __wasm_relaxed_simd__
+  info.set("relaxedSimd", true);  // the GEMM kernel's f32x4.relaxed_madd
+#else
+  info.set("relaxedSimd", false);
+#endif
 #ifdef __EMSCRIPTEN_PTHREADS__
   info.set("pthreads", true);
 #else

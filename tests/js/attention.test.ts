@@ -26,8 +26,24 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
 
   it('reports the build it chose', () => {
     const info = engine.info();
-    expect(info).toMatchObject({ build, threads, simd: true, version: '0.1.0' });
+    expect(info).toMatchObject({
+      build,
+      threads,
+      simd: true,
+      relaxedSimd: build.startsWith('relaxed-'),
+      version: '0.1.0',
+    });
     expect(info.maxCallBytes).toBe(2 ** 30);
+  });
+
+  it(`multiplies ${build.startsWith('relaxed-') ? 'with' : 'without'} a fused multiply-add`, () => {
+    // x² − (1 + 2⁻¹¹) with x = 1 + 2⁻¹²: the exact value is 2⁻²⁴, but x² alone rounds to
+    // 1 + 2⁻¹¹ (a tie, to even), so a separate multiply and add gives 0. Only the relaxed-simd
+    // builds fuse, and relaxed SIMD lets an engine fuse only where the CPU has FMA.
+    const x = 1 + 2 ** -12;
+    const y = engine.linear(tensor([1, 2], [-(1 + 2 ** -11), x]), tensor([2, 1], [1, x]));
+    const fused = build.startsWith('relaxed-') && readFileSync('/proc/cpuinfo', 'utf8').includes(' fma ');
+    expect(y.data[0]).toBe(fused ? 2 ** -24 : 0);
   });
 
   it.each([

@@ -1,5 +1,8 @@
 // Bad input: a JS Error naming the argument and shapes, and an engine that still
 // works afterwards with its heap back where it was.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type Tensor } from '../../dist/node.js';
@@ -216,17 +219,35 @@ describe('createEngine and dispose', () => {
     );
     await expect(createEngine({ threads: 2.5 })).rejects.toThrow('got 2.5');
     await expect(createEngine({ build: 'gpu' as never })).rejects.toThrow(
-      "createEngine: build must be 'simd-threads' or 'simd', got gpu",
+      "createEngine: build must be one of 'relaxed-simd-threads', 'relaxed-simd', 'simd-threads', 'simd', got gpu",
     );
+    await expect(createEngine({ build: 'toString' as never })).rejects.toThrow('got toString');
   });
 
-  it('picks simd-threads for several threads in Node, simd for one', async () => {
+  it('picks relaxed-simd-threads for several threads in a Node with relaxed SIMD, relaxed-simd for one', async () => {
     const many = await createEngine({ threads: 2 });
     const one = await createEngine({ threads: 1 });
-    expect(many.info()).toMatchObject({ build: 'simd-threads', threads: 2 });
-    expect(one.info()).toMatchObject({ build: 'simd', threads: 1 });
+    expect(many.info()).toMatchObject({ build: 'relaxed-simd-threads', relaxedSimd: true, threads: 2 });
+    expect(one.info()).toMatchObject({ build: 'relaxed-simd', relaxedSimd: true, threads: 1 });
     many.dispose();
     one.dispose();
+  });
+
+  it('without relaxed SIMD picks simd-threads and simd, and refuses a forced relaxed build by name', () => {
+    // A Node without --experimental-wasm-relaxed-simd (Node 20's default).
+    const script = `import { createEngine } from './dist/node.js';
+      for (const threads of [2, 1]) console.log((await createEngine({ threads })).info().build);
+      await createEngine({ build: 'relaxed-simd' }).catch((e) => console.log(e.message));
+      process.exit(0);`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    expect(out.trim().split('\n')).toEqual([
+      'simd-threads',
+      'simd',
+      "createEngine: build 'relaxed-simd' needs relaxed SIMD, which this JavaScript engine lacks (Chrome 114+, Firefox 145+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)",
+    ]);
   });
 
   it('a disposed engine throws a clear Error; dispose twice is harmless', async () => {

@@ -17,15 +17,20 @@ const run = (cmd: string, args: string[], cwd: string) =>
 it('npm pack → npm install in an empty folder → import and compute in Node', () => {
   const tarball = run('npm', ['pack', '--silent', '--pack-destination', work], root).trim().split('\n').pop()!;
   const listing = run('tar', ['-tzf', join(work, tarball)], work);
-  // Ships both builds for both environments, and no sources or build leftovers.
+  // Ships the four builds for both environments, and no sources or build leftovers.
   for (const f of [
     'dist/node.js',
     'dist/browser.js',
     'dist/index.d.ts',
-    'dist/wasm/node/attnscope-mt.worker.js',
-    'dist/wasm/web/attnscope-mt.wasm',
-    'dist/wasm/web/attnscope-st.js',
     'dist/wasm/node/package.json',
+    ...['web', 'node'].flatMap((env) =>
+      ['mt', 'st', 'mt-relaxed', 'st-relaxed'].flatMap((b) => [
+        `dist/wasm/${env}/attnscope-${b}.js`,
+        `dist/wasm/${env}/attnscope-${b}.wasm`,
+      ]),
+    ),
+    'dist/wasm/node/attnscope-mt.worker.js',
+    'dist/wasm/node/attnscope-mt-relaxed.worker.js',
   ])
     expect(listing).toContain(`package/${f}`);
   expect(listing).not.toMatch(/package\/(cpp|tests|build|web)\//);
@@ -49,11 +54,14 @@ for (const threads of [2, 1]) {
 }
 `,
   );
-  const lines = run('node', ['main.js'], app)
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  expect(lines.map((l) => l.info.build)).toEqual(['simd-threads', 'simd']);
+  // Node 20 as it comes, then with relaxed SIMD switched on (as Node 22 and browsers have it).
+  const lines = [[], ['--experimental-wasm-relaxed-simd']].flatMap((flags) =>
+    run('node', [...flags, 'main.js'], app)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+  );
+  expect(lines.map((l) => l.info.build)).toEqual(['simd-threads', 'simd', 'relaxed-simd-threads', 'relaxed-simd']);
   for (const l of lines) {
     expect(l.rowSum).toBeCloseTo(1, 6);
     expect(l.tokens).toEqual(['▁The', '▁cat', '▁sat', '▁on', '▁the', '▁ma', 't', '.']);

@@ -7,8 +7,11 @@ declare const t: Tensor;
 export async function contract(): Promise<void> {
   const engine: Engine = await createEngine({ threads: 2, locateFile: (p) => p, wasmBinary: new Uint8Array() });
   const info = engine.info();
-  const build: 'simd-threads' | 'simd' = info.build;
+  const build: 'relaxed-simd-threads' | 'relaxed-simd' | 'simd-threads' | 'simd' = info.build;
   const simd: boolean = info.simd;
+  const relaxedSimd: boolean = info.relaxedSimd;
+  // @ts-expect-error no such build
+  await createEngine({ build: 'relaxed' });
 
   const full = engine.attention(t, t, t, {
     causal: true,
@@ -69,5 +72,5 @@ export async function contract(): Promise<void> {
 
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();
-  void [build, simd, weights, selfWeights, q, w, heapBytes, allocatedBytes];
+  void [build, simd, relaxedSimd, weights, selfWeights, q, w, heapBytes, allocatedBytes];
 }

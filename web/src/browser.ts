@@ -5,15 +5,19 @@
  * threaded build blocks the calling thread while its pthreads work.
  * @packageDocumentation
  */
-import { bytesOf, chooseBuild, openEngine } from './engine.js';
+import { bytesOf, chooseBuild, openEngine, relaxedSimdAvailable } from './engine.js';
 import pthreadWorker from './generated/pthread-worker.js';
-import type { ModuleFactory, Platform } from './raw.js';
+import { BUILD_FILES, type ModuleFactory, type Platform } from './raw.js';
 import type { CreateEngineOptions, Engine } from './types.js';
 
 export type * from './types.js';
 
 // Written out literally so that bundlers (Vite, webpack, Rollup) see and emit each file.
 const FILES: Record<string, URL> = {
+  'attnscope-mt-relaxed.js': new URL('./wasm/web/attnscope-mt-relaxed.js', import.meta.url),
+  'attnscope-mt-relaxed.wasm': new URL('./wasm/web/attnscope-mt-relaxed.wasm', import.meta.url),
+  'attnscope-st-relaxed.js': new URL('./wasm/web/attnscope-st-relaxed.js', import.meta.url),
+  'attnscope-st-relaxed.wasm': new URL('./wasm/web/attnscope-st-relaxed.wasm', import.meta.url),
   'attnscope-mt.js': new URL('./wasm/web/attnscope-mt.js', import.meta.url),
   'attnscope-mt.wasm': new URL('./wasm/web/attnscope-mt.wasm', import.meta.url),
   'attnscope-st.js': new URL('./wasm/web/attnscope-st.js', import.meta.url),
@@ -79,14 +83,18 @@ function threadsAvailable(): boolean {
 /** Creates an engine on a fresh WebAssembly instance. */
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
-  const { build, threads } = chooseBuild(options, Math.min(cores, 4), threadsAvailable());
-  const workerUrl = build === 'simd-threads' && !options.locateFile ? workerScriptUrl() : '';
+  const { build, threads } = chooseBuild(options, Math.min(cores, 4), {
+    threads: threadsAvailable(),
+    relaxedSimd: relaxedSimdAvailable(),
+  });
+  const stem = BUILD_FILES[build];
+  const workerUrl = build.endsWith('-threads') && !options.locateFile ? workerScriptUrl() : '';
   const locateFile =
     options.locateFile ??
     ((path: string) =>
-      path === 'attnscope-mt.worker.js' ? workerUrl : (FILES[path] ?? new URL(path, import.meta.url)).href);
+      path === `${stem}.worker.js` ? workerUrl : (FILES[path] ?? new URL(path, import.meta.url)).href);
   // Absolute, because the pthread workers (on blob: URLs) import it by this URL.
-  const glue = new URL(locateFile(`${build === 'simd' ? 'attnscope-st' : 'attnscope-mt'}.js`, ''), location.href).href;
+  const glue = new URL(locateFile(`${stem}.js`, ''), location.href).href;
   // The glue is loaded by URL, not bundled: its pthread workers import that same URL.
   const factory = ((await import(/* @vite-ignore */ glue)) as { default: ModuleFactory }).default;
   try {

@@ -307,6 +307,7 @@ class WasmEngine implements Engine {
     return {
       version: b.version,
       simd: b.simd,
+      relaxedSimd: b.relaxedSimd,
       threads: raw.threads(),
       build: this.build,
       maxCallBytes: b.maxCallBytes,
@@ -412,24 +413,46 @@ class WasmEngine implements Engine {
   }
 }
 
+// (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
+// prettier-ignore
+const RELAXED_SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+  0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b, // type: (v128 v128 v128) -> v128
+  0x03, 0x02, 0x01, 0x00, // one function of that type
+  0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b, // its body
+]);
+
+/** Whether this JS engine runs relaxed SIMD (the shipped opcodes): Chrome 114+, Firefox 145+, Node 22+. */
+export function relaxedSimdAvailable(): boolean {
+  return WebAssembly.validate(RELAXED_SIMD_PROBE);
+}
+
+const BUILD_NAMES = Object.keys(BUILD_FILES).map((b) => `'${b}'`);
+
 /** Resolves the thread count and the build, or throws naming what is wrong. */
 export function chooseBuild(
   options: { threads?: number; build?: BuildName },
   defaultThreads: number,
-  threadsAvailable: boolean,
+  available: { threads: boolean; relaxedSimd: boolean },
 ): { build: BuildName; threads: number } {
   const { threads, build } = options;
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS))
     throw new Error(`createEngine: threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`);
-  if (build !== undefined && !(build in BUILD_FILES))
-    throw new Error(`createEngine: build must be 'simd-threads' or 'simd', got ${String(build)}`);
-  if (build === 'simd-threads' && !threadsAvailable)
+  if (build !== undefined && !Object.hasOwn(BUILD_FILES, build))
+    throw new Error(`createEngine: build must be one of ${BUILD_NAMES.join(', ')}, got ${String(build)}`);
+  if (build?.endsWith('-threads') && !available.threads)
     throw new Error(
-      "createEngine: build 'simd-threads' needs SharedArrayBuffer (and, in a page, cross-origin isolation via COOP/COEP headers)",
+      `createEngine: build '${build}' needs SharedArrayBuffer (and, in a page, cross-origin isolation via COOP/COEP headers)`,
     );
-  const wanted = threads ?? (build === 'simd' ? 1 : defaultThreads);
-  const chosen: BuildName = build ?? (threadsAvailable && wanted > 1 ? 'simd-threads' : 'simd');
-  return { build: chosen, threads: chosen === 'simd' ? 1 : wanted };
+  if (build?.startsWith('relaxed-') && !available.relaxedSimd)
+    throw new Error(
+      `createEngine: build '${build}' needs relaxed SIMD, which this JavaScript engine lacks (Chrome 114+, Firefox 145+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)`,
+    );
+  const single = build !== undefined && !build.endsWith('-threads');
+  const wanted = threads ?? (single ? 1 : defaultThreads);
+  const chosen: BuildName =
+    build ?? `${available.relaxedSimd ? 'relaxed-' : ''}${available.threads && wanted > 1 ? 'simd-threads' : 'simd'}`;
+  return { build: chosen, threads: chosen.endsWith('-threads') ? wanted : 1 };
 }
 
 /** Instantiates one module and wraps it. */
@@ -441,7 +464,7 @@ export async function openEngine(
   platform: Platform,
   afterLoad?: (module: RawModule) => void,
 ): Promise<Engine> {
-  const module = await factory({ ...args, attnscopePoolSize: build === 'simd-threads' ? threads - 1 : 0 });
+  const module = await factory({ ...args, attnscopePoolSize: build.endsWith('-threads') ? threads - 1 : 0 });
   afterLoad?.(module);
   return new WasmEngine(module, new module.Engine(threads), build, platform);
 }

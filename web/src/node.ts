@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-import { bytesOf, chooseBuild, openEngine } from './engine.js';
+import { bytesOf, chooseBuild, openEngine, relaxedSimdAvailable } from './engine.js';
 import { BUILD_FILES, DEFAULT_MODEL_FILES, type ModuleFactory, type Platform } from './raw.js';
 import type { CreateEngineOptions, Engine } from './types.js';
 
@@ -69,14 +69,14 @@ const platform: Platform = {
 
 /**
  * Creates an engine on a fresh WebAssembly instance. Node always has
- * `SharedArrayBuffer`, so more than one thread selects the `simd-threads` build.
+ * `SharedArrayBuffer`, so more than one thread selects a `…-threads` build;
+ * Node 22+ (or 20 with `--experimental-wasm-relaxed-simd`) a `relaxed-…` one.
  */
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
-  const { build, threads } = chooseBuild(
-    options,
-    Math.min(availableParallelism(), 4),
-    typeof SharedArrayBuffer === 'function',
-  );
+  const { build, threads } = chooseBuild(options, Math.min(availableParallelism(), 4), {
+    threads: typeof SharedArrayBuffer === 'function',
+    relaxedSimd: relaxedSimdAvailable(),
+  });
   const stem = BUILD_FILES[build];
   const locateFile = options.locateFile ?? ((path: string) => wasmDir + path);
   const wasmBinary = options.wasmBinary ?? (await readFile(locateFile(`${stem}.wasm`, wasmDir)));

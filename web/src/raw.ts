@@ -70,7 +70,7 @@ export interface RawModule extends RawAnalysis {
   TokenizerHandle: new () => RawTokenizerHandle;
   MultiHeadLayer: new () => RawMultiHeadLayer;
   LinearLayer: new () => RawLinearLayer;
-  buildInfo(): { version: string; simd: boolean; pthreads: boolean; maxCallBytes: number };
+  buildInfo(): { version: string; simd: boolean; relaxedSimd: boolean; pthreads: boolean; maxCallBytes: number };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   count_emval_handles(): number;
   attnscopeTerminateWorkers(): void;
@@ -91,4 +91,9 @@ export type ModuleFactory = (args: ModuleArgs) => Promise<RawModule>;
 export const DEFAULT_MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json'] as const;
 
 /** The file stem of each build: `attnscope-mt.js`, `attnscope-mt.wasm`, ... */
-export const BUILD_FILES = { 'simd-threads': 'attnscope-mt', simd: 'attnscope-st' } as const;
+export const BUILD_FILES = {
+  'relaxed-simd-threads': 'attnscope-mt-relaxed',
+  'relaxed-simd': 'attnscope-st-relaxed',
+  'simd-threads': 'attnscope-mt',
+  simd: 'attnscope-st',
+} as const;

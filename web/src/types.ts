@@ -117,17 +117,25 @@ export interface LinearLayer {
   dispose(): void;
 }
 
-/** The two builds the package ships. */
-export type BuildName = 'simd-threads' | 'simd';
+/**
+ * The four builds the package ships: SIMD128 with pthreads or on one thread, each also with relaxed SIMD
+ * (a fused multiply-add in the matrix-multiply kernel; Chrome 114+, Firefox 145+, Node 22+).
+ */
+export type BuildName = 'relaxed-simd-threads' | 'relaxed-simd' | 'simd-threads' | 'simd';
 
 /** What {@link Engine.info} reports. */
 export interface EngineInfo {
   version: string;
   /** Built with WebAssembly SIMD128. */
   simd: boolean;
+  /** Built with relaxed SIMD: its matrix multiply uses a fused multiply-add where the CPU has one. */
+  relaxedSimd: boolean;
   /** Threads the engine computes on, the calling thread included. */
   threads: number;
-  /** The build chosen at load time: `simd-threads` needs `SharedArrayBuffer` (and cross-origin isolation in pages). */
+  /**
+   * The build chosen at load time: `…-threads` needs `SharedArrayBuffer` (and cross-origin isolation in pages),
+   * `relaxed-…` an engine with relaxed SIMD.
+   */
   build: BuildName;
   /** The most memory one call may use; larger requests are refused with an Error. */
   maxCallBytes: number;
@@ -147,7 +155,7 @@ export interface MemoryInfo {
 export interface CreateEngineOptions {
   /** Threads to compute on (1–64). Default: the machine's cores, at most 4. 1 selects the single-threaded build. */
   threads?: number;
-  /** Force a build instead of detecting features. */
+  /** Force a build instead of detecting features (`simd` or `simd-threads` to leave relaxed SIMD out). */
   build?: BuildName;
   /** Maps a file name the module needs (`attnscope-mt.wasm`, `attnscope-mt.worker.js`, ...) to a URL or path. */
   locateFile?: (path: string, prefix: string) => string;
