@@ -1,34 +1,42 @@
 // The embedded default model after the machine has been idle for a while: a page
-// computes after a keystroke, not back to back. On this project's VM a call after
-// 10 ms or more of idling runs up to 1.7× slower on one thread and 2.5× on two (the
-// CPUs clock down or are descheduled while idle), so interleaved benchmarks, which
-// idle between calls, read slower than back-to-back loops.
+// computes after a keystroke, not back to back. Each engine is its own process, as in
+// npm run bench, and runs alone while the others sleep. On this project's VM a run
+// after 30 ms or more of idling is up to 2× slower, native code included: the model's
+// 20 MB of weights no longer sit in the caches (the host's other tenants evict them)
+// and come back from memory, and the CPUs may have clocked down. So interleaved
+// benchmarks, which idle between calls, read slower than back-to-back loops.
 //
 //   npm run bench:idle        (after npm run build)
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { createEngine } from '../dist/node.js';
+import { EngineProcess, nodeEngine, prepare } from './processes.mjs';
 import { SENTENCE } from './workloads.mjs';
 
+const { root, dir, nativeDir } = prepare();
+const IDLE_MS = [0, 1, 3, 10, 30, 100];
+const engines = [
+  ...['simd', 'relaxed-simd'].flatMap((build) =>
+    [1, 2].map((t) => new EngineProcess(`AttnScope ${build} ×${t}`, ...nodeEngine('attnscope.mjs', t, build))),
+  ),
+  ...[1, 2].map((t) => new EngineProcess(`native ×${t}`, `${nativeDir}/attnscope_bench`, [String(t), dir])),
+];
+
 const rows = [];
-for (const threads of [1, 2]) {
-  const engine = await createEngine({ threads });
-  const model = await engine.loadModel('default');
-  for (let i = 0; i < 300; i++) model.run(SENTENCE); // V8 tiers the code up
-  const row = { threads };
-  for (const idle of [0, 1, 3, 10, 30, 100]) {
+for (const e of engines) {
+  await e.ask({ op: 'setup', work: 'default', text: SENTENCE, models: `${root}dist/models/default/` });
+  for (let i = 0; i < 300; i++) await e.ask({ op: 'run' }); // V8 tiers the code up
+  const row = { engine: e.name };
+  for (const idle of IDLE_MS) {
     const times = [];
     for (let i = 0; i < (idle >= 30 ? 15 : 40); i++) {
       if (idle) await sleep(idle);
-      const start = performance.now();
-      model.run(SENTENCE);
-      times.push(performance.now() - start);
+      times.push((await e.ask({ op: 'run' })).ms);
     }
     times.sort((a, b) => a - b);
     row[`idle ${idle} ms`] = times[times.length >> 1].toFixed(2);
   }
   rows.push(row);
-  engine.dispose();
+  e.quit();
 }
 console.log('Default model, 20-token sentence: median ms of a run that follows the given idle time');
 console.table(rows);

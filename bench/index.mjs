@@ -8,92 +8,11 @@
 // then each round runs every engine once, in a new order; medians. Engines must agree numerically.
 //
 //   npm run bench            (after .ci/setup)
-import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { EngineProcess, nodeEngine as node, prepare } from './processes.mjs';
+import { BERT_N, GEMMS, MHA_N, SENTENCE } from './workloads.mjs';
 
-import { BERT_N, GEMMS, MHA_N, SENTENCE, writeWorkloads } from './workloads.mjs';
+const { root, dir, nativeDir } = prepare();
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const dir = `${root}build/bench`;
-const nativeDir = `${root}build/bench-native`;
-
-console.log('Building the native engine (-march=native) and writing the workloads…');
-execFileSync(
-  'cmake',
-  [
-    '-S',
-    root,
-    '-B',
-    nativeDir,
-    '-DCMAKE_BUILD_TYPE=Release',
-    '-DCMAKE_CXX_FLAGS=-march=native',
-    '-DATTNSCOPE_TESTS=OFF',
-    '-DATTNSCOPE_BENCH=ON',
-  ],
-  { stdio: 'ignore' },
-);
-execFileSync('cmake', ['--build', nativeDir, '-j2', '--target', 'attnscope_bench'], { stdio: 'ignore' });
-writeWorkloads(dir);
-
-/** One engine process, spoken to one JSON line at a time. */
-class Engine {
-  constructor(name, command, args) {
-    this.name = name;
-    this.process = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-    this.waiting = [];
-    let buffer = '';
-    this.process.stdout.setEncoding('utf8');
-    this.process.stdout.on('data', (chunk) => {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        this.waiting.shift()?.(JSON.parse(line));
-      }
-    });
-  }
-  ask(request) {
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.process.stdin.write(`${JSON.stringify(request)}\n`);
-    });
-  }
-  quit() {
-    this.process.stdin.write('{"op":"quit"}\n');
-  }
-  /** CPU time, in ns, that all of the engine's threads have run (Linux). */
-  cpuNs() {
-    let ns = 0;
-    for (const task of readdirSync(`/proc/${this.process.pid}/task`))
-      ns += Number(readFileSync(`/proc/${this.process.pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    return ns;
-  }
-  /**
-   * Waits until the engine's threads have gone idle. A pool's workers may spin a while
-   * after a call (ONNX Runtime's, measured here, for tens of ms), and on two cores a
-   * spinning neighbour halves the next engine's second thread: AttnScope ×2 at MHA n = 128
-   * measured 12.6 ms alone, 22.3 ms right after ORT-web ×2, 13.6 ms after ORT-web ×1.
-   */
-  async settle() {
-    // Short polls: this VM runs the next call slower after 10 ms or more of idling (CPUs clocking down).
-    for (let waited = 0, last = this.cpuNs(); waited < 500; waited += 2) {
-      await sleep(2);
-      const now = this.cpuNs();
-      if (now - last < 100_000) return; // under 5% of a core over 2 ms
-      last = now;
-    }
-  }
-}
-
-// Every Node engine runs with relaxed SIMD switched on (Node 20 has it behind a flag; Node 22
-// and browsers by default). Neither peer ships a relaxed-SIMD build; AttnScope runs both of its.
-const node = (file, ...args) => [
-  process.execPath,
-  ['--experimental-wasm-relaxed-simd', `${root}bench/engines/${file}`, ...args.map(String), dir],
-];
 /** AttnScope's two kinds of wasm build, as the tables and targets name them. */
 const VARIANTS = [
   { name: 'wasm', build: 'simd' },
@@ -101,13 +20,13 @@ const VARIANTS = [
 ];
 const engines = [
   ...VARIANTS.flatMap(({ name, build }) =>
-    [1, 2].map((t) => new Engine(`AttnScope ${name} ×${t}`, ...node('attnscope.mjs', t, build))),
+    [1, 2].map((t) => new EngineProcess(`AttnScope ${name} ×${t}`, ...node('attnscope.mjs', t, build))),
   ),
-  new Engine('ORT-web ×1', ...node('ort.mjs', 1)),
-  new Engine('ORT-web ×2', ...node('ort.mjs', 2)),
-  new Engine('TF.js wasm ×1', ...node('tfjs.mjs', 1)),
-  new Engine('native ×1', `${nativeDir}/attnscope_bench`, ['1', dir]),
-  new Engine('native ×2', `${nativeDir}/attnscope_bench`, ['2', dir]),
+  new EngineProcess('ORT-web ×1', ...node('ort.mjs', 1)),
+  new EngineProcess('ORT-web ×2', ...node('ort.mjs', 2)),
+  new EngineProcess('TF.js wasm ×1', ...node('tfjs.mjs', 1)),
+  new EngineProcess('native ×1', `${nativeDir}/attnscope_bench`, ['1', dir]),
+  new EngineProcess('native ×2', `${nativeDir}/attnscope_bench`, ['2', dir]),
 ];
 const reference = engines.find((e) => e.name === 'native ×1');
 
