@@ -89,6 +89,7 @@ for (const { name, isolated, start } of targets) {
       const info = await page.textContent('#engine-info');
       // Chromium has relaxed SIMD (since 114): the fused multiply-add build.
       assert(build === (isolated ? 'relaxed-simd-threads' : 'relaxed-simd'), `build ${build}`);
+      assert(info.includes('SIMD128 with relaxed SIMD (fused multiply-add)'), info);
       if (!isolated) assert(info.includes('not cross-origin isolated'), `no single-thread notice: ${info}`);
       await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture, null, {
         timeout: 60_000,

@@ -407,7 +407,7 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
       $<HTMLInputElement>('hub-id').value = restoreHub;
       queueMicrotask(() => load({ kind: 'hub', id: restoreHub }));
     } else if (restore) applyRestore();
-    const { build, threads, simd, version } = reply.engine;
+    const { build, threads, simd, relaxedSimd, version } = reply.engine;
     const m = reply.model;
     shownCausal = m.architecture.startsWith('GPT2');
     const title = m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
@@ -421,6 +421,7 @@ worker.onmessage = (event: MessageEvent<Reply>) => {
     info.textContent =
       `attnscope ${version} · ${build} build · ${threads} thread${threads > 1 ? 's' : ''}` +
       (simd ? ' · SIMD128' : '') +
+      (relaxedSimd ? ' with relaxed SIMD (fused multiply-add)' : '') +
       (reply.isolated ? '' : ' · this page is not cross-origin isolated, so it runs single-threaded');
     info.dataset.build = build;
     request();
