@@ -210,7 +210,8 @@ double attention_bytes(const AttentionDims& d, const AttentionOptions& o, int th
       h * (d.n_q * d.d_k + d.n_k * d.d_k + d.n_k * d.d_v) + static_cast<double>(element_count(o.mask.shape));
   const double out = h * d.n_q * d.d_v + (o.return_weights ? h * d.n_q * d.n_k : 0.0);
   const double scratch = o.return_weights ? 0.0 : double(threads) * 64.0 * d.n_k;
-  return 4.0 * (in + out + scratch);
+  const double packed = h * d.n_k * (d.d_k + d.d_v + 16.0);  // k and v in the GEMM's panels (kernels.cpp)
+  return 4.0 * (in + out + scratch + packed);
 }
 
 double multi_head_bytes(const Shape& x, const MultiHeadParams& p, const MultiHeadOptions& o, int threads) {
@@ -223,7 +224,8 @@ double multi_head_bytes(const Shape& x, const MultiHeadParams& p, const MultiHea
   // Projections (kept once as [n, h·d] and once split by head), the concatenated heads, the output.
   const double work = 2.0 * (n * hk + m * hk + m * hv) + 2.0 * n * hv + n * d_model;
   const double weights = (o.return_weights ? h * n * m : 0.0) + double(threads) * 64.0 * m;
-  return 4.0 * (in + work + weights);
+  const double packed = m * (hk + hv) + 16.0 * h * m;  // each head's k and v in the GEMM's panels
+  return 4.0 * (in + work + weights + packed);
 }
 
 }  // namespace attnscope

@@ -102,7 +102,8 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
   if (!g.packed && static_cast<std::int64_t>(pack.size()) < g.k * kPanel)
     pack.resize(static_cast<std::size_t>(g.k * kPanel));
   for (std::int64_t col = col_begin; col < col_end; col += kPanel) {
-    const float* panel = g.packed ? g.packed + (col / kPanel) * g.k * kPanel : pack.data();
+    const std::int64_t panel_floats = (g.packed_k ? g.packed_k : g.k) * kPanel;
+    const float* panel = g.packed ? g.packed + (col / kPanel) * panel_floats : pack.data();
     if (!g.packed) pack_panel(g, col, pack.data());
     std::int64_t r = 0;
     for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, panel);
@@ -142,12 +143,16 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
 #endif
 }
 
+std::int64_t packed_size(std::int64_t k, std::int64_t n) { return (n + kPanel - 1) / kPanel * k * kPanel; }
+
+void pack_b(const GemmArgs& g, float* panels) {
+  for (std::int64_t col = 0; col < g.n; col += kPanel) pack_panel(g, col, panels + col * g.k);
+}
+
 const float* PackedWeight::panels() const {
   std::call_once(once_, [this] {
-    const std::int64_t count = (n_ + kPanel - 1) / kPanel;
-    panels_.resize(static_cast<std::size_t>(count * k_ * kPanel));
-    const GemmArgs g{nullptr, 0, b_, n_, false, nullptr, 0, 0, n_, k_, nullptr};
-    for (std::int64_t p = 0; p < count; ++p) pack_panel(g, p * kPanel, panels_.data() + p * k_ * kPanel);
+    panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)));
+    pack_b({nullptr, 0, b_, n_, false, nullptr, 0, 0, n_, k_, nullptr}, panels_.data());
   });
   return panels_.data();
 }

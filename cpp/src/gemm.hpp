@@ -51,8 +51,23 @@ struct GemmArgs {
   std::int64_t ldc;  // C [m, n], row stride ldc
   std::int64_t m, n, k;
   const float* bias;              // [n] or null
-  const float* packed = nullptr;  // B already packed (PackedWeight::panels), or null
+  const float* packed = nullptr;  // B already in panels (PackedWeight::panels, pack_b), or null
+  std::int64_t packed_k = 0;      // rows per packed panel when B is their leading k rows; 0: k
 };
+
+// Whether gemm_columns multiplies from panels (wasm). Natively Eigen reads B as it is,
+// so nothing needs packing ahead.
+#ifdef __wasm_simd128__
+inline constexpr bool kPacksB = true;
+#else
+inline constexpr bool kPacksB = false;
+#endif
+
+// Floats in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.
+std::int64_t packed_size(std::int64_t k, std::int64_t n);
+
+// op(B) of `g` (its b, ldb, b_transposed, k and n) packed into `panels`, packed_size(k, n) floats.
+void pack_b(const GemmArgs& g, float* panels);
 
 // Computes columns [col_begin, col_end) of C (col_begin a multiple of 8).
 // `pack` is scratch for one panel of B, grown as needed (no allocation once warm).

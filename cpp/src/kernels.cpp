@@ -53,6 +53,38 @@ namespace {
 
 constexpr std::int64_t kKeyTile = 64;  // keys per tile of the fused path
 
+// Every head's kᵀ and v in the GEMM kernel's panels, packed once per call: row blocks
+// of the same head would otherwise each pack them again (at n = 512, 16 times).
+// Empty natively, where the GEMM reads them as they are.
+class PackedKV {
+ public:
+  PackedKV(ThreadPool& pool, const TensorView& k, const TensorView& v, const AttentionDims& d)
+      : k_size_(packed_size(d.d_k, d.n_k)), v_size_(packed_size(d.n_k, d.d_v)) {
+    if (!kPacksB) return;
+    k_.resize(static_cast<std::size_t>(d.heads * k_size_));
+    v_.resize(static_cast<std::size_t>(d.heads * v_size_));
+    pool.parallel_for(static_cast<std::size_t>(d.heads), [&](std::size_t task, int) {
+      const std::int64_t h = static_cast<std::int64_t>(task);
+      pack_b({nullptr, 0, k.data + h * d.n_k * d.d_k, d.d_k, true, nullptr, 0, 0, d.n_k, d.d_k, nullptr},
+             k_.data() + h * k_size_);
+      pack_b({nullptr, 0, v.data + h * d.n_k * d.d_v, d.d_v, false, nullptr, 0, 0, d.d_v, d.n_k, nullptr},
+             v_.data() + h * v_size_);
+    });
+  }
+  // Head h's kᵀ [d_k, n_k] from key `key0` on (a multiple of 8), or null natively.
+  const float* keys(std::int64_t h, std::int64_t key0, std::int64_t d_k) const {
+    return k_.empty() ? nullptr : k_.data() + h * k_size_ + key0 * d_k;
+  }
+  // Head h's v [n_k, d_v] from row `key0` on, or null natively; its panels hold n_k rows each.
+  const float* values(std::int64_t h, std::int64_t key0) const {
+    return v_.empty() ? nullptr : v_.data() + h * v_size_ + key0 * 8;
+  }
+
+ private:
+  std::int64_t k_size_, v_size_;  // floats per head
+  std::vector<float> k_, v_;
+};
+
 // The fused path, when no weights are wanted: keys in tiles of kKeyTile, a running
 // max m and sum l per query (online softmax), the output accumulated and rescaled
 // as m grows. Memory per thread: a [32, 64] score tile and a [32, d_v] product;
@@ -64,6 +96,7 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
     std::vector<float> scores, product, m, l, pack;
   };
   std::vector<Scratch> scratch(pool.size());
+  const PackedKV packed(pool, k, v, d);
   for (auto& w : scratch) {
     w.scores.resize(static_cast<std::size_t>(kRowBlock * kKeyTile));
     w.product.resize(static_cast<std::size_t>(kRowBlock * d.d_v));
@@ -84,7 +117,7 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
       const std::int64_t tile = std::min(kKeyTile, keys - k0);
       // scores [rows, tile] = q rows · k[k0 .. k0+tile]ᵀ
       gemm_serial({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (h * d.n_k + k0) * d.d_k, d.d_k, true,
-                   w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr},
+                   w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr, packed.keys(h, k0, d.d_k)},
                   w.pack);
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = r0 + r;
@@ -106,7 +139,7 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
       }
       // product [rows, d_v] = probabilities [rows, tile] · v[k0 .. k0+tile]; o += product
       gemm_serial({w.scores.data(), kKeyTile, v.data + (h * d.n_k + k0) * d.d_v, d.d_v, false, w.product.data(), d.d_v,
-                   rows, d.d_v, tile, nullptr},
+                   rows, d.d_v, tile, nullptr, packed.values(h, k0), d.n_k},
                   w.pack);
       for (std::int64_t x = 0; x < rows * d.d_v; ++x) o[x] += w.product[x];
     }
@@ -123,7 +156,8 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
                float scale, bool causal, const Mask& mask, float* out, float* weights) {
   if (!weights) return fused_attention(pool, q, k, v, d, scale, causal, mask, out);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
-  std::vector<std::vector<float>> packs(pool.size());  // each thread's packed panel of k or v
+  const PackedKV packed(pool, k, v, d);
+  std::vector<std::vector<float>> packs(pool.size());  // gemm_serial's scratch: stays empty, k and v are packed
 
   pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
     const std::int64_t h = static_cast<std::int64_t>(task) / blocks;
@@ -136,7 +170,7 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
 
     // scores [rows, keys] = q[h][r0 .. r0+rows] · k[h][0 .. keys]ᵀ
     gemm_serial({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + h * d.n_k * d.d_k, d.d_k, true, s_data, d.n_k, rows,
-                 keys, d.d_k, nullptr},
+                 keys, d.d_k, nullptr, packed.keys(h, 0, d.d_k)},
                 packs[worker]);
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = r0 + r;
@@ -148,7 +182,7 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     if (keys < d.n_k) s.rightCols(d.n_k - keys).setZero();
     // out [rows, d_v] = probabilities [rows, keys] · v[h][0 .. keys]
     gemm_serial({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false, out + (h * d.n_q + r0) * d.d_v, d.d_v, rows,
-                 d.d_v, keys, nullptr},
+                 d.d_v, keys, nullptr, packed.values(h, 0), d.n_k},
                 packs[worker]);
   });
 }

@@ -52,6 +52,8 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     { heads: 0, nQ: 12, nK: 5, dK: 8, dV: 8, causal: true },
     { heads: 4, nQ: 33, nK: 33, dK: 16, dV: 8, causal: true },
     { heads: 2, nQ: 70, nK: 90, dK: 24, dV: 24, causal: false },
+    // Several row blocks and key tiles, the causal cut inside an 8-key panel, d_v not a multiple of 8.
+    { heads: 3, nQ: 101, nK: 101, dK: 12, dV: 20, causal: true },
   ])('attention matches the JS reference: %o', ({ heads, nQ, nK, dK, dV, causal }) => {
     const lead = heads ? [heads] : [];
     const q = randn([...lead, nQ, dK], 1),
