@@ -1,6 +1,9 @@
 // Validation shared by the kernels, the reference and the bindings. Every
 // message starts with the operation's JS name and names the argument and shapes.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "attnscope/attention.hpp"
@@ -39,9 +42,31 @@ void check_shape(const char* op, const char* name, const Shape& shape, int min_r
   }
 }
 
+namespace {
+
+// Whether any of x[0 .. n) is NaN or ±Infinity (-Infinity passes when allowed). Branch-free
+// over the exponent bits, so the compiler vectorizes it: the per-element early exit it
+// replaces took 19% of a 128-token attention call on two threads.
+bool any_non_finite(const float* x, std::int64_t n, bool allow_negative_infinity) {
+  const std::uint32_t passes = allow_negative_infinity ? 0xff800000u : 0u;  // 0 is finite: nothing extra passes
+  std::uint32_t bad = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    bad |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u) & static_cast<std::uint32_t>(bits != passes);
+  }
+  return bad != 0;
+}
+
+}  // namespace
+
 void check_finite(const char* op, const char* name, const float* data, std::int64_t count,
                   bool allow_negative_infinity) {
-  for (std::int64_t i = 0; i < count; ++i) {
+  constexpr std::int64_t kChunk = 4096;
+  std::int64_t first = 0;  // scanned fast a chunk at a time; the element loop below only names the culprit
+  while (first < count && !any_non_finite(data + first, std::min(kChunk, count - first), allow_negative_infinity))
+    first += kChunk;
+  for (std::int64_t i = first; i < count; ++i) {
     const float x = data[i];
     if (std::isfinite(x) || (allow_negative_infinity && x == -INFINITY)) continue;
     std::ostringstream msg;

@@ -48,6 +48,34 @@ TEST(Errors, NonFiniteInputAndScale) {
   expect_error([&] { rt.attention(k.view(), k.view(), v.view(), o); }, "attention: mask has a non-finite value (NaN)");
 }
 
+// The check scans a chunk of 4,096 values at a time and only then looks for the index:
+// every kind of non-finite value, in the first, a middle and the last chunk, at both
+// edges of a chunk, is found at its own index; -Infinity passes only where allowed.
+TEST(Errors, NonFiniteFoundAtItsIndexInLongData) {
+  const std::int64_t n = 3 * 4096 + 5;
+  std::vector<float> data(static_cast<std::size_t>(n), 1.5f);
+  const struct {
+    float value;
+    const char* text;
+  } kinds[] = {{NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}};
+  for (const auto& kind : kinds)
+    for (std::int64_t i : {std::int64_t{0}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{8200}, n - 1}) {
+      data[static_cast<std::size_t>(i)] = kind.value;
+      expect_error([&] { check_finite("op", "x", data.data(), n, false); },
+                   std::string("op: x has a non-finite value (") + kind.text + ") at index " + std::to_string(i));
+      if (kind.value == -INFINITY)
+        EXPECT_NO_THROW(check_finite("op", "x", data.data(), n, true));
+      else
+        expect_error([&] { check_finite("op", "x", data.data(), n, true); }, std::string("(") + kind.text + ")");
+      data[static_cast<std::size_t>(i)] = 1.5f;
+    }
+  // Largest finite values and subnormals are finite.
+  data[9000] = 3.4028235e38f;
+  data[9001] = -3.4028235e38f;
+  data[9002] = 1e-45f;
+  EXPECT_NO_THROW(check_finite("op", "x", data.data(), n, false));
+}
+
 TEST(Errors, BudgetRefusesBeforeAllocating) {
   // 50,000² weights would be 10 GB: refused from shapes alone (data is never read).
   const Runtime rt(1);
