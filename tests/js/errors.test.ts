@@ -246,7 +246,7 @@ describe('createEngine and dispose', () => {
     expect(out.trim().split('\n')).toEqual([
       'simd-threads',
       'simd',
-      "createEngine: build 'relaxed-simd' needs relaxed SIMD, which this JavaScript engine lacks (Chrome 114+, Firefox 145+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)",
+      "createEngine: build 'relaxed-simd' needs relaxed SIMD, which this JavaScript engine lacks (Chrome and Edge 114+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)",
     ]);
   });
 

@@ -422,7 +422,7 @@ const RELAXED_SIMD_PROBE = new Uint8Array([
   0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfd, 0x85, 0x02, 0x0b, // its body
 ]);
 
-/** Whether this JS engine runs relaxed SIMD (the shipped opcodes): Chrome 114+, Firefox 145+, Node 22+. */
+/** Whether this JS engine runs relaxed SIMD (the shipped opcodes): Chrome and Edge 114+, Node 22+. */
 export function relaxedSimdAvailable(): boolean {
   return WebAssembly.validate(RELAXED_SIMD_PROBE);
 }
@@ -446,7 +446,7 @@ export function chooseBuild(
     );
   if (build?.startsWith('relaxed-') && !available.relaxedSimd)
     throw new Error(
-      `createEngine: build '${build}' needs relaxed SIMD, which this JavaScript engine lacks (Chrome 114+, Firefox 145+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)`,
+      `createEngine: build '${build}' needs relaxed SIMD, which this JavaScript engine lacks (Chrome and Edge 114+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)`,
     );
   const single = build !== undefined && !build.endsWith('-threads');
   const wanted = threads ?? (single ? 1 : defaultThreads);

@@ -119,7 +119,7 @@ export interface LinearLayer {
 
 /**
  * The four builds the package ships: SIMD128 with pthreads or on one thread, each also with relaxed SIMD
- * (a fused multiply-add in the matrix-multiply kernel; Chrome 114+, Firefox 145+, Node 22+).
+ * (a fused multiply-add in the matrix-multiply kernel; Chrome and Edge 114+, Node 22+).
  */
 export type BuildName = 'relaxed-simd-threads' | 'relaxed-simd' | 'simd-threads' | 'simd';
 
