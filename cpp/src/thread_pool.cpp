@@ -1,6 +1,5 @@
 #include "thread_pool.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

@@ -11,12 +11,11 @@
 // claimed through one atomic word holding the loop's number and the next task, so a
 // worker that arrives late can never take a task of a later loop by mistake.
 //
-// The caller never waits for a thread that has not started: a loop's tasks go to
-// whoever claims them (the caller runs them all if need be), and the destructor
-// joins the workers that have started and detaches the others. Everything a worker
-// touches lives in a shared block it keeps alive, so one that starts after the pool
-// is gone finds the stop flag and returns. (Under Emscripten a pthread starts when
-// its Web Worker gets to the message, which is not always soon.)
+// A loop never waits for a thread that has not started: its tasks go to whoever
+// claims them (the caller runs them all if need be). The destructor, though, joins
+// every worker, started or not (one that starts after stop leaves at once): under
+// Emscripten a pthread starts when its Web Worker gets to the message, and the
+// package frees the pthread's stack as soon as the pool is gone.
 #pragma once
 
 #include <cstddef>
