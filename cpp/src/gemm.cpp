@@ -12,8 +12,7 @@ namespace attnscope::kernels {
 
 namespace {
 
-constexpr std::int64_t kPanel = 8;  // columns of B per packed panel
-constexpr std::int64_t kRows = 4;   // rows of A per register block
+constexpr std::int64_t kRows = 4;  // rows of A per register block
 
 #ifdef __wasm_simd128__
 // acc + x·b, four lanes at a time.
@@ -31,18 +30,18 @@ inline v128_t multiply_add(v128_t x, v128_t b, v128_t acc) {
 
 // pack[p * 8 + j] = op(B)[p, col + j], zero past the last column. [k, 8]
 void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
-  const std::int64_t width = std::min(kPanel, g.n - col);
+  const std::int64_t width = std::min(kPanelColumns, g.n - col);
   if (g.b_transposed) {
-    for (std::int64_t j = 0; j < kPanel; ++j) {
+    for (std::int64_t j = 0; j < kPanelColumns; ++j) {
       const float* row = g.b + (col + j) * g.ldb;  // B is [n, k]: column col+j of op(B) is row col+j of B
-      for (std::int64_t p = 0; p < g.k; ++p) pack[p * kPanel + j] = j < width ? row[p] : 0.0f;
+      for (std::int64_t p = 0; p < g.k; ++p) pack[p * kPanelColumns + j] = j < width ? row[p] : 0.0f;
     }
   } else {
     for (std::int64_t p = 0; p < g.k; ++p) {
       const float* row = g.b + p * g.ldb + col;
       std::int64_t j = 0;
-      for (; j < width; ++j) pack[p * kPanel + j] = row[j];
-      for (; j < kPanel; ++j) pack[p * kPanel + j] = 0.0f;
+      for (; j < width; ++j) pack[p * kPanelColumns + j] = row[j];
+      for (; j < kPanelColumns; ++j) pack[p * kPanelColumns + j] = 0.0f;
     }
   }
 }
@@ -50,23 +49,23 @@ void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
 // C[r0 .. r0+R, col .. col+width) = A[r0 .. r0+R, :] · panel (+ bias)
 template <int R>
 void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pack) {
-  const std::int64_t width = std::min(kPanel, g.n - col);
-  alignas(16) float out[R][kPanel];
+  const std::int64_t width = std::min(kPanelColumns, g.n - col);
+  alignas(16) float out[R][kPanelColumns];
   const float* a[R];
   for (int r = 0; r < R; ++r) a[r] = g.a + (r0 + r) * g.lda;
 #ifdef __wasm_simd128__
   v128_t lo[R], hi[R];
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = wasm_f32x4_splat(0.0f);
   for (std::int64_t p = 0; p < g.k; ++p) {
-    const v128_t b0 = wasm_v128_load(pack + p * kPanel);
-    const v128_t b1 = wasm_v128_load(pack + p * kPanel + 4);
+    const v128_t b0 = wasm_v128_load(pack + p * kPanelColumns);
+    const v128_t b1 = wasm_v128_load(pack + p * kPanelColumns + 4);
     for (int r = 0; r < R; ++r) {
       const v128_t x = wasm_f32x4_splat(a[r][p]);
       lo[r] = multiply_add(x, b0, lo[r]);
       hi[r] = multiply_add(x, b1, hi[r]);
     }
   }
-  if (width == kPanel) {  // a whole panel: straight from the registers
+  if (width == kPanelColumns) {  // a whole panel: straight from the registers
     const v128_t bias0 = g.bias ? wasm_v128_load(g.bias + col) : wasm_f32x4_splat(0.0f);
     const v128_t bias1 = g.bias ? wasm_v128_load(g.bias + col + 4) : wasm_f32x4_splat(0.0f);
     for (int r = 0; r < R; ++r) {
@@ -82,11 +81,11 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
   }
 #else
   for (int r = 0; r < R; ++r)
-    for (std::int64_t j = 0; j < kPanel; ++j) out[r][j] = 0.0f;
+    for (std::int64_t j = 0; j < kPanelColumns; ++j) out[r][j] = 0.0f;
   for (std::int64_t p = 0; p < g.k; ++p)
     for (int r = 0; r < R; ++r) {
       const float x = a[r][p];
-      for (std::int64_t j = 0; j < kPanel; ++j) out[r][j] += x * pack[p * kPanel + j];
+      for (std::int64_t j = 0; j < kPanelColumns; ++j) out[r][j] += x * pack[p * kPanelColumns + j];
     }
 #endif
   for (int r = 0; r < R; ++r) {
@@ -99,11 +98,11 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 
 void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack) {
 #ifdef __wasm_simd128__
-  if (!g.packed && static_cast<std::int64_t>(pack.size()) < g.k * kPanel)
-    pack.resize(static_cast<std::size_t>(g.k * kPanel));
-  for (std::int64_t col = col_begin; col < col_end; col += kPanel) {
-    const std::int64_t panel_floats = (g.packed_k ? g.packed_k : g.k) * kPanel;
-    const float* panel = g.packed ? g.packed + (col / kPanel) * panel_floats : pack.data();
+  if (!g.packed && static_cast<std::int64_t>(pack.size()) < g.k * kPanelColumns)
+    pack.resize(static_cast<std::size_t>(g.k * kPanelColumns));
+  for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
+    const std::int64_t panel_floats = (g.packed_k ? g.packed_k : g.k) * kPanelColumns;
+    const float* panel = g.packed ? g.packed + (col / kPanelColumns) * panel_floats : pack.data();
     if (!g.packed) pack_panel(g, col, pack.data());
     std::int64_t r = 0;
     for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, panel);
@@ -143,10 +142,12 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
 #endif
 }
 
-std::int64_t packed_size(std::int64_t k, std::int64_t n) { return (n + kPanel - 1) / kPanel * k * kPanel; }
+std::int64_t packed_size(std::int64_t k, std::int64_t n) {
+  return (n + kPanelColumns - 1) / kPanelColumns * k * kPanelColumns;
+}
 
 void pack_b(const GemmArgs& g, float* panels) {
-  for (std::int64_t col = 0; col < g.n; col += kPanel) pack_panel(g, col, panels + col * g.k);
+  for (std::int64_t col = 0; col < g.n; col += kPanelColumns) pack_panel(g, col, panels + col * g.k);
 }
 
 const float* PackedWeight::panels() const {
@@ -171,8 +172,9 @@ void prepare_weight(Tensor& w) {
 
 double micro_kernel_gflops(double seconds) {
   constexpr std::int64_t k = 256;
-  std::vector<float> a(kRows * k, 0.5f), b(k * kPanel, 0.25f), pack(k * kPanel), c(kRows * kPanel);
-  const GemmArgs g{a.data(), k, b.data(), kPanel, false, c.data(), kPanel, kRows, kPanel, k, nullptr};
+  std::vector<float> a(kRows * k, 0.5f), b(k * kPanelColumns, 0.25f), pack(k * kPanelColumns), c(kRows * kPanelColumns);
+  const GemmArgs g{a.data(),      k, b.data(), kPanelColumns, false, c.data(), kPanelColumns, kRows,
+                   kPanelColumns, k, nullptr};
   pack_panel(g, 0, pack.data());
   using clock = std::chrono::steady_clock;
   const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
@@ -183,7 +185,7 @@ double micro_kernel_gflops(double seconds) {
     thousand_blocks(g, pack.data());
     calls += 1000;
   } while (since(start) < seconds);
-  return 2.0 * kRows * kPanel * k * static_cast<double>(calls) / since(start) / 1e9 + 0.0 * c[0];
+  return 2.0 * kRows * kPanelColumns * k * static_cast<double>(calls) / since(start) / 1e9 + 0.0 * c[0];
 }
 
 }  // namespace attnscope::kernels

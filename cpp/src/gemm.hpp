@@ -41,6 +41,8 @@ class PackedWeight {
 // Marks a model's weight matrix [k, n] for packing on first use (and as checked at load).
 void prepare_weight(Tensor& w);
 
+inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
+
 struct GemmArgs {
   const float* a;
   std::int64_t lda;  // A [m, k], row stride lda

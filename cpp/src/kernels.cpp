@@ -77,13 +77,20 @@ class PackedKV {
   }
   // Head h's v [n_k, d_v] from row `key0` on, or null natively; its panels hold n_k rows each.
   const float* values(std::int64_t h, std::int64_t key0) const {
-    return v_.empty() ? nullptr : v_.data() + h * v_size_ + key0 * 8;
+    return v_.empty() ? nullptr : v_.data() + h * v_size_ + key0 * kPanelColumns;
   }
 
  private:
   std::int64_t k_size_, v_size_;  // floats per head
   std::vector<float> k_, v_;
 };
+
+// C of `g` on one thread, its b from PackedKV: panels in wasm, read as it is natively, so the
+// GEMM needs no scratch panel (the empty vector never allocates).
+void gemm_packed_kv(const GemmArgs& g) {
+  std::vector<float> no_scratch;
+  gemm_serial(g, no_scratch);
+}
 
 // The fused path, when no weights are wanted: keys in tiles of kKeyTile, a running
 // max m and sum l per query (online softmax), the output accumulated and rescaled
@@ -93,7 +100,7 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
                      const AttentionDims& d, float scale, bool causal, const Mask& mask, float* out) {
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   struct Scratch {
-    std::vector<float> scores, product, m, l, pack;
+    std::vector<float> scores, product, m, l;
   };
   std::vector<Scratch> scratch(pool.size());
   const PackedKV packed(pool, k, v, d);
@@ -116,9 +123,8 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
     for (std::int64_t k0 = 0; k0 < keys; k0 += kKeyTile) {
       const std::int64_t tile = std::min(kKeyTile, keys - k0);
       // scores [rows, tile] = q rows · k[k0 .. k0+tile]ᵀ
-      gemm_serial({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (h * d.n_k + k0) * d.d_k, d.d_k, true,
-                   w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr, packed.keys(h, k0, d.d_k)},
-                  w.pack);
+      gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (h * d.n_k + k0) * d.d_k, d.d_k, true,
+                      w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr, packed.keys(h, k0, d.d_k)});
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = r0 + r;
         float* s = w.scores.data() + r * kKeyTile;
@@ -138,9 +144,8 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
           for (std::int64_t c = 0; c < d.d_v; ++c) o[r * d.d_v + c] *= correction;
       }
       // product [rows, d_v] = probabilities [rows, tile] · v[k0 .. k0+tile]; o += product
-      gemm_serial({w.scores.data(), kKeyTile, v.data + (h * d.n_k + k0) * d.d_v, d.d_v, false, w.product.data(), d.d_v,
-                   rows, d.d_v, tile, nullptr, packed.values(h, k0), d.n_k},
-                  w.pack);
+      gemm_packed_kv({w.scores.data(), kKeyTile, v.data + (h * d.n_k + k0) * d.d_v, d.d_v, false, w.product.data(),
+                      d.d_v, rows, d.d_v, tile, nullptr, packed.values(h, k0), d.n_k});
       for (std::int64_t x = 0; x < rows * d.d_v; ++x) o[x] += w.product[x];
     }
     for (std::int64_t r = 0; r < rows; ++r) {  // a row that saw no key stays all zeros
@@ -157,9 +162,8 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
   if (!weights) return fused_attention(pool, q, k, v, d, scale, causal, mask, out);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   const PackedKV packed(pool, k, v, d);
-  std::vector<std::vector<float>> packs(pool.size());  // gemm_serial's scratch: stays empty, k and v are packed
 
-  pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
+  pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int) {
     const std::int64_t h = static_cast<std::int64_t>(task) / blocks;
     const std::int64_t r0 = (static_cast<std::int64_t>(task) % blocks) * kRowBlock;
     const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
@@ -169,9 +173,8 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     MatrixMap s(s_data, rows, d.n_k);  // scores, then probabilities: [rows, n_k]
 
     // scores [rows, keys] = q[h][r0 .. r0+rows] · k[h][0 .. keys]ᵀ
-    gemm_serial({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + h * d.n_k * d.d_k, d.d_k, true, s_data, d.n_k, rows,
-                 keys, d.d_k, nullptr, packed.keys(h, 0, d.d_k)},
-                packs[worker]);
+    gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + h * d.n_k * d.d_k, d.d_k, true, s_data, d.n_k,
+                    rows, keys, d.d_k, nullptr, packed.keys(h, 0, d.d_k)});
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = r0 + r;
       const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k);
@@ -181,9 +184,8 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     }
     if (keys < d.n_k) s.rightCols(d.n_k - keys).setZero();
     // out [rows, d_v] = probabilities [rows, keys] · v[h][0 .. keys]
-    gemm_serial({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false, out + (h * d.n_q + r0) * d.d_v, d.d_v, rows,
-                 d.d_v, keys, nullptr, packed.values(h, 0), d.n_k},
-                packs[worker]);
+    gemm_packed_kv({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false, out + (h * d.n_q + r0) * d.d_v, d.d_v,
+                    rows, d.d_v, keys, nullptr, packed.values(h, 0), d.n_k});
   });
 }
 
@@ -197,7 +199,7 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
   (void)packed;
 #endif
   std::vector<std::vector<float>> packs(pool.size());
-  const std::int64_t panels = (n + 7) / 8, threads = pool.size();
+  const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns, threads = pool.size();
   if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {
     // Split the columns: each task packs its own panels of b once for all rows. Many small
     // tasks balance the threads when one starts late (a worker waking up takes 50-250 µs here);
@@ -210,8 +212,8 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
     const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * threads));
     const std::int64_t tasks = (panels + per_task - 1) / per_task;
     pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
-      const std::int64_t begin = static_cast<std::int64_t>(task) * per_task * 8;
-      gemm_columns(g, begin, std::min(n, begin + per_task * 8), packs[worker]);
+      const std::int64_t begin = static_cast<std::int64_t>(task) * per_task * kPanelColumns;
+      gemm_columns(g, begin, std::min(n, begin + per_task * kPanelColumns), packs[worker]);
     });
   } else {
     // Few columns, many rows: split the rows.
