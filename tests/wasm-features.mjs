@@ -6,6 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
+import { readLeb, sections } from '../cpp/tools/wasm-binary.mjs';
+
 const builds = [
   { file: 'attnscope-mt', shared: true, relaxed: false },
   { file: 'attnscope-st', shared: false, relaxed: false },
@@ -15,14 +17,11 @@ const builds = [
 
 /** Whether the module's memory (defined or imported) is shared: bit 1 of its limits flags. */
 function sharedMemory(bytes) {
-  let at = 8;
+  let at;
   const leb = () => {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[at++];
-      value += (byte & 0x7f) * 2 ** shift;
-      if (!(byte & 0x80)) return value;
-    }
+    const [value, next] = readLeb(bytes, at);
+    at = next;
+    return value;
   };
   const name = () => {
     const length = leb();
@@ -34,9 +33,8 @@ function sharedMemory(bytes) {
     if (flags & 1) leb();
     return flags;
   };
-  while (at < bytes.length) {
-    const id = bytes[at++];
-    const end = leb() + at;
+  for (const { id, start } of sections(bytes)) {
+    at = start;
     if (id === 5 && leb() > 0) return (limits() & 2) !== 0; // the memory section's first memory
     if (id === 2) {
       for (let count = leb(); count > 0; count--) {
@@ -53,9 +51,18 @@ function sharedMemory(bytes) {
         else if (kind === 4) (at++, leb()); // tag: attribute, type index
       }
     }
-    at = end;
   }
   return false;
+}
+
+/** SIMD128 instructions in a binary's disassembly, counted once per file. */
+const simdCounts = new Map();
+function simdInstructions(path) {
+  if (!simdCounts.has(path)) {
+    const text = execFileSync('wasm-dis', [path], { maxBuffer: 1 << 28, encoding: 'utf8' });
+    simdCounts.set(path, (text.match(/\((?:v128|f32x4|i32x4|i8x16|i16x8|i64x2|f64x2)\.[a-z_0-9]+/g) ?? []).length);
+  }
+  return simdCounts.get(path);
 }
 
 const validates = (path, flags) =>
@@ -73,8 +80,7 @@ for (const env of ['web', 'node']) {
     const plain = validates(path, []);
     const withRelaxed = validates(path, ['--experimental-wasm-relaxed-simd']);
     // The relaxed build is its twin with -mrelaxed-simd: its SIMD128 is counted on the twin.
-    const text = execFileSync('wasm-dis', [path.replace('-relaxed', '')], { maxBuffer: 1 << 28, encoding: 'utf8' });
-    const simd = (text.match(/\((?:v128|f32x4|i32x4|i8x16|i16x8|i64x2|f64x2)\.[a-z_0-9]+/g) ?? []).length;
+    const simd = simdInstructions(path.replace('-relaxed', ''));
     const ok = simd > 100 && isShared === shared && withRelaxed && plain === !relaxed;
     if (!ok) failures++;
     console.log(

@@ -12,28 +12,15 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
+import { sections } from './wasm-binary.mjs';
+
 const [objdump, file] = process.argv.slice(2);
 if (!objdump || !file) throw new Error('usage: relaxed-simd.mjs <llvm-objdump> <file.wasm>');
 const bytes = readFileSync(file);
 
-/** Unsigned LEB128 at `at`: [value, offset after it]. */
-function leb(at) {
-  let value = 0;
-  for (let shift = 0; ; shift += 7) {
-    const byte = bytes[at++];
-    value += (byte & 0x7f) * 2 ** shift;
-    if (!(byte & 0x80)) return [value, at];
-  }
-}
-
 // llvm-objdump prints instruction offsets from the start of the code section's contents.
-let code = -1;
-for (let at = 8; at < bytes.length;) {
-  const [size, contents] = leb(at + 1);
-  if (bytes[at] === 10) code = contents;
-  at = contents + size;
-}
-if (code < 0) throw new Error(`${file}: no code section`);
+const code = [...sections(bytes)].find((s) => s.id === 10)?.start;
+if (code === undefined) throw new Error(`${file}: no code section`);
 
 const listing = execFileSync(objdump, ['-d', file], { maxBuffer: 1 << 30, encoding: 'utf8' });
 let rewritten = 0;
