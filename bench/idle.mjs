@@ -9,21 +9,16 @@
 //   npm run bench:idle        (after npm run build)
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { EngineProcess, nodeEngine, prepare } from './processes.mjs';
+import { attnscopeEngines, defaultModelDir, nativeEngines, prepare } from './processes.mjs';
 import { SENTENCE } from './workloads.mjs';
 
-const { root, dir, nativeDir } = prepare();
+prepare();
 const IDLE_MS = [0, 1, 3, 10, 30, 100];
-const engines = [
-  ...['simd', 'relaxed-simd'].flatMap((build) =>
-    [1, 2].map((t) => new EngineProcess(`AttnScope ${build} ×${t}`, ...nodeEngine('attnscope.mjs', t, build))),
-  ),
-  ...[1, 2].map((t) => new EngineProcess(`native ×${t}`, `${nativeDir}/attnscope_bench`, [String(t), dir])),
-];
+const engines = [...attnscopeEngines(), ...nativeEngines()];
 
 const rows = [];
 for (const e of engines) {
-  await e.ask({ op: 'setup', work: 'default', text: SENTENCE, models: `${root}dist/models/default/` });
+  await e.ask({ op: 'setup', work: 'default', text: SENTENCE, models: defaultModelDir });
   for (let i = 0; i < 300; i++) await e.ask({ op: 'run' }); // V8 tiers the code up
   const row = { engine: e.name };
   for (const idle of IDLE_MS) {

@@ -8,25 +8,25 @@
 // then each round runs every engine once, in a new order; medians. Engines must agree numerically.
 //
 //   npm run bench            (after .ci/setup)
-import { EngineProcess, nodeEngine as node, prepare } from './processes.mjs';
+import {
+  ATTNSCOPE_BUILDS as VARIANTS,
+  EngineProcess,
+  attnscopeEngines,
+  defaultModelDir,
+  nativeEngines,
+  nodeEngine as node,
+  prepare,
+} from './processes.mjs';
 import { BERT_N, GEMMS, MHA_N, SENTENCE } from './workloads.mjs';
 
-const { root, dir, nativeDir } = prepare();
+prepare();
 
-/** AttnScope's two kinds of wasm build, as the tables and targets name them. */
-const VARIANTS = [
-  { name: 'wasm', build: 'simd' },
-  { name: 'relaxed', build: 'relaxed-simd' },
-];
 const engines = [
-  ...VARIANTS.flatMap(({ name, build }) =>
-    [1, 2].map((t) => new EngineProcess(`AttnScope ${name} ×${t}`, ...node('attnscope.mjs', t, build))),
-  ),
+  ...attnscopeEngines(),
   new EngineProcess('ORT-web ×1', ...node('ort.mjs', 1)),
   new EngineProcess('ORT-web ×2', ...node('ort.mjs', 2)),
   new EngineProcess('TF.js wasm ×1', ...node('tfjs.mjs', 1)),
-  new EngineProcess('native ×1', `${nativeDir}/attnscope_bench`, ['1', dir]),
-  new EngineProcess('native ×2', `${nativeDir}/attnscope_bench`, ['2', dir]),
+  ...nativeEngines(),
 ];
 const reference = engines.find((e) => e.name === 'native ×1');
 
@@ -143,8 +143,10 @@ console.table(
 );
 
 // 3. The embedded default model on a typical sentence (AttnScope only: the peers have no graph of it here).
-const models = `${root}dist/models/default/`;
-const def = record('default model', await measure({ work: 'default', text: SENTENCE, models }, 40, 10));
+const def = record(
+  'default model',
+  await measure({ work: 'default', text: SENTENCE, models: defaultModelDir }, 40, 10),
+);
 console.log('\n3. Embedded default model (USE lite), a 20-token sentence, all maps (median ms)');
 console.table([Object.fromEntries(names.map((name) => [name, fmt(def[name]?.ms)]))]);
 

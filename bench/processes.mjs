@@ -10,6 +10,8 @@ import { writeWorkloads } from './workloads.mjs';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}build/bench`;
 const nativeDir = `${root}build/bench-native`;
+/** Where the embedded default model's files are (after npm run build). */
+export const defaultModelDir = `${root}dist/models/default/`;
 
 /** Builds the native engine (-march=native) and writes the workloads; returns where they are. */
 export function prepare() {
@@ -30,7 +32,6 @@ export function prepare() {
   );
   execFileSync('cmake', ['--build', nativeDir, '-j2', '--target', 'attnscope_bench'], { stdio: 'ignore' });
   writeWorkloads(dir);
-  return { root, dir, nativeDir };
 }
 
 /** One engine process, spoken to one JSON line at a time. */
@@ -74,7 +75,7 @@ export class EngineProcess {
    * measured 12.6 ms alone, 22.3 ms right after ORT-web ×2, 13.6 ms after ORT-web ×1.
    */
   async settle() {
-    // Short polls: this VM runs the next call slower after 10 ms or more of idling (CPUs clocking down).
+    // Short polls: on this VM a call after 10 ms or more of idling runs slower (npm run bench:idle).
     for (let waited = 0, last = this.cpuNs(); waited < 500; waited += 2) {
       await sleep(2);
       const now = this.cpuNs();
@@ -91,3 +92,19 @@ export const nodeEngine = (file, ...args) => [
   process.execPath,
   ['--experimental-wasm-relaxed-simd', `${root}bench/engines/${file}`, ...args.map(String), dir],
 ];
+
+/** AttnScope's two kinds of wasm build, as the tables name them: SIMD128 ("wasm") and relaxed SIMD. */
+export const ATTNSCOPE_BUILDS = [
+  { name: 'wasm', build: 'simd' },
+  { name: 'relaxed', build: 'relaxed-simd' },
+];
+
+/** AttnScope wasm, each kind of build on 1 and 2 threads: `AttnScope wasm ×1`, ... */
+export const attnscopeEngines = () =>
+  ATTNSCOPE_BUILDS.flatMap(({ name, build }) =>
+    [1, 2].map((t) => new EngineProcess(`AttnScope ${name} ×${t}`, ...nodeEngine('attnscope.mjs', t, build))),
+  );
+
+/** AttnScope native (-march=native) on 1 and 2 threads: `native ×1`, `native ×2`. */
+export const nativeEngines = () =>
+  [1, 2].map((t) => new EngineProcess(`native ×${t}`, `${nativeDir}/attnscope_bench`, [String(t), dir]));
