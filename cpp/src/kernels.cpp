@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "gemm.hpp"
+#include "scores.hpp"
 #include "vexp.hpp"
 
 namespace attnscope::kernels {
@@ -13,26 +14,6 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr std::int64_t kRowBlock = 32;  // query rows per task
 constexpr std::int64_t kGemmRowBlock = 16;
-}  // namespace
-
-namespace {
-
-// Scores s[0 .. count) of query i against keys key0 .. key0+count, in place:
-// scale, hide keys (causal, keep mask), add the additive mask rows (already
-// offset to key0). Returns the largest visible score (-inf when none is).
-float mask_scores(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale, bool causal,
-                  const std::uint8_t* keep, const float* additive) {
-  float max = kNegInf;
-  for (std::int64_t j = 0; j < count; ++j) {
-    float x = s[j] * scale;
-    if ((causal && key0 + j > i) || (keep && !keep[j])) x = kNegInf;
-    if (additive) x += additive[j];
-    s[j] = x;
-    max = std::max(max, x);
-  }
-  return max;
-}
-
 }  // namespace
 
 std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, float scale, bool causal,

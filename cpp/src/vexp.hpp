@@ -15,10 +15,15 @@
 namespace attnscope::kernels {
 
 #ifdef __wasm_simd128__
+// Every step is one x64 instruction in V8: pmax rather than max (whose NaN and ±0 rules
+// take a sequence), and k rounded by adding 1.5·2²³, which leaves k in the low mantissa
+// bits, rather than nearest and a saturating conversion (another sequence).
 inline v128_t exp4(v128_t x) {
   const v128_t lo = wasm_f32x4_splat(-87.3f);
-  const v128_t clamped = wasm_f32x4_max(x, lo);
-  const v128_t k = wasm_f32x4_nearest(wasm_f32x4_mul(clamped, wasm_f32x4_splat(1.44269504088896341f)));
+  const v128_t clamped = wasm_f32x4_pmax(lo, x);  // lo < x ? x : lo
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  const v128_t shifted = wasm_f32x4_add(wasm_f32x4_mul(clamped, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  const v128_t k = wasm_f32x4_sub(shifted, magic);  // round(x / ln2), to nearest even, exactly
   // r = x − k·ln2, with ln2 split in two for precision
   v128_t r = wasm_f32x4_sub(clamped, wasm_f32x4_mul(k, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(k, wasm_f32x4_splat(-2.12194440e-4f)));
@@ -29,7 +34,8 @@ inline v128_t exp4(v128_t x) {
   p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
   p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
   p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(p, r), r), wasm_f32x4_add(r, wasm_f32x4_splat(1.0f)));
-  const v128_t pow2k = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(k), wasm_i32x4_splat(127)), 23);
+  const v128_t k_bits = wasm_i32x4_sub(shifted, magic);  // the integer k, from the mantissa
+  const v128_t pow2k = wasm_i32x4_shl(wasm_i32x4_add(k_bits, wasm_i32x4_splat(127)), 23);
   const v128_t result = wasm_f32x4_mul(p, pow2k);
   return wasm_v128_and(result, wasm_f32x4_gt(x, lo));  // e^x underflows to 0 below the clamp (and for -inf)
 }

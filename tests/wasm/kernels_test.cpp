@@ -2,9 +2,14 @@
 // native builds take the std:: path, so only here is the four-lane code tested directly.
 // Prints the largest errors; exits 1 if one is over its bound.
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
 #include <vector>
 
+#include "scores.hpp"
 #include "vexp.hpp"
 
 namespace {
@@ -22,6 +27,52 @@ std::vector<float> grid(float lo, float hi, int count) {
   for (int i = 0; i < count; ++i) x[i] = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(count - 1);
   x[count] = lo, x[count + 1] = hi, x[count + 2] = 0.0f;
   return x;
+}
+
+// mask_scores as a plain loop: what the four-lane version must reproduce bit for bit.
+float mask_scores_plain(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale, bool causal,
+                        const std::uint8_t* keep, const float* additive) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (std::int64_t j = 0; j < count; ++j) {
+    float x = s[j] * scale;
+    if ((causal && key0 + j > i) || (keep && !keep[j])) x = -std::numeric_limits<float>::infinity();
+    if (additive) x += additive[j];
+    s[j] = x;
+    max = std::max(max, x);
+  }
+  return max;
+}
+
+// Every combination of masks, over lengths with and without a scalar tail and causal
+// limits before, inside and past the row; additive masks holding -inf. Returns the
+// number of rows whose values or maximum differ in any bit.
+int mask_scores_mismatches() {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::bernoulli_distribution coin(0.3);
+  int mismatches = 0;
+  for (std::int64_t count : {1, 3, 4, 5, 8, 13, 64, 127}) {
+    std::vector<float> scores(count), additive(count);
+    std::vector<std::uint8_t> keep(count);
+    for (int trial = 0; trial < 40; ++trial) {
+      for (std::int64_t j = 0; j < count; ++j) {
+        scores[j] = normal(rng);
+        additive[j] = coin(rng) ? -std::numeric_limits<float>::infinity() : normal(rng);
+        keep[j] = trial % 5 == 0 ? 0 : !coin(rng);  // every fifth row hides every key
+      }
+      const bool causal = trial % 2 == 1;
+      const std::int64_t key0 = trial % 3 * 32, i = key0 + trial % 7 * 21 - 40;
+      const bool with_keep = trial % 4 >= 2, with_additive = trial % 8 >= 4;
+      std::vector<float> lanes = scores, plain = scores;
+      const std::uint8_t* k = with_keep ? keep.data() : nullptr;
+      const float* a = with_additive ? additive.data() : nullptr;
+      const float m1 = attnscope::kernels::mask_scores(lanes.data(), count, i, key0, 0.125f, causal, k, a);
+      const float m2 = mask_scores_plain(plain.data(), count, i, key0, 0.125f, causal, k, a);
+      if (std::memcmp(&m1, &m2, sizeof m1) != 0 || std::memcmp(lanes.data(), plain.data(), count * sizeof(float)) != 0)
+        ++mismatches;
+    }
+  }
+  return mismatches;
 }
 
 }  // namespace
@@ -54,5 +105,6 @@ int main() {
   gelu(edge.data(), 4);
   const bool edges_ok = edge[0] == INFINITY && edge[1] == 0.0f && edge[2] == 1e30f && edge[3] == 0.0f;
   expect_below("gelu: inf, -1e30, 1e30, -0 give inf, 0, 1e30, 0", edges_ok ? 0 : 1, 0);
+  expect_below("mask_scores: rows differing from the plain loop", mask_scores_mismatches(), 0);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,65 @@
+// One row of attention scores made ready for the softmax, in place: scaled, the hidden
+// keys set to -inf (causal mask, keep mask), the additive mask added; and the row's
+// largest value found. In wasm four lanes at a time: written as a plain loop, the
+// running maximum is one long dependency chain that clang cannot vectorize (float max
+// is not associative to it), and at n = 128 this loop took a fifth of an attention
+// call. The lanes compute exactly what the scalar loop does, bit for bit
+// (tests/wasm/kernels_test.cpp holds them together).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+namespace attnscope::kernels {
+
+// Scores s[0 .. count) of query i against keys key0 .. key0+count: s[j] · scale; -inf
+// where the key is hidden (causal and key0 + j > i, or keep[j] == 0); + additive[j].
+// keep and additive are null when absent, else already offset to key0. Returns the
+// largest value written (-inf when every key is hidden).
+inline float mask_scores(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale, bool causal,
+                         const std::uint8_t* keep, const float* additive) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float max = kNegInf;
+  std::int64_t j = 0;
+#ifdef __wasm_simd128__
+  // Keys j > last are hidden by the causal mask (clamped: it is compared as a 32-bit lane).
+  const std::int64_t last = causal ? std::clamp<std::int64_t>(i - key0, -1, count) : count;
+  const v128_t neg_inf = wasm_f32x4_splat(kNegInf), factor = wasm_f32x4_splat(scale);
+  const v128_t last4 = wasm_i32x4_splat(static_cast<std::int32_t>(last));
+  const v128_t byte_lanes = wasm_i32x4_make(0xff, 0xff00, 0xff0000, static_cast<std::int32_t>(0xff000000u));
+  v128_t index = wasm_i32x4_make(0, 1, 2, 3), max4 = neg_inf;
+  for (; j + 4 <= count; j += 4, index = wasm_i32x4_add(index, wasm_i32x4_splat(4))) {
+    const v128_t x = wasm_f32x4_mul(wasm_v128_load(s + j), factor);
+    v128_t hidden = wasm_i32x4_gt(index, last4);
+    if (keep) {
+      std::uint32_t bytes;  // keep[j .. j+4), one byte to a lane: hidden where the byte is 0
+      std::memcpy(&bytes, keep + j, sizeof bytes);
+      const v128_t lanes = wasm_v128_and(wasm_i32x4_splat(static_cast<std::int32_t>(bytes)), byte_lanes);
+      hidden = wasm_v128_or(hidden, wasm_i32x4_eq(lanes, wasm_i32x4_splat(0)));
+    }
+    v128_t y = wasm_v128_bitselect(neg_inf, x, hidden);
+    if (additive) y = wasm_f32x4_add(y, wasm_v128_load(additive + j));
+    wasm_v128_store(s + j, y);
+    max4 = wasm_f32x4_pmax(max4, y);  // pmax(a, b) = a < b ? b : a, as std::max(a, b) is
+  }
+  alignas(16) float lanes[4];
+  wasm_v128_store(lanes, max4);
+  for (float lane : lanes) max = std::max(max, lane);
+#endif
+  for (; j < count; ++j) {
+    float x = s[j] * scale;
+    if ((causal && key0 + j > i) || (keep && !keep[j])) x = kNegInf;
+    if (additive) x += additive[j];
+    s[j] = x;
+    max = std::max(max, x);
+  }
+  return max;
+}
+
+}  // namespace attnscope::kernels
