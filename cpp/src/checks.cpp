@@ -246,8 +246,8 @@ double multi_head_bytes(const Shape& x, const MultiHeadParams& p, const MultiHea
   const double params = double(p.wq.size() + p.wk.size() + p.wv.size() + p.wo.size());
   const double in =
       n * d_model + (o.context.empty() ? 0.0 : m * d_model) + params + double(element_count(o.mask.shape));
-  // Projections (kept once as [n, h·d] and once split by head), the concatenated heads, the output.
-  const double work = 2.0 * (n * hk + m * hk + m * hv) + 2.0 * n * hv + n * d_model;
+  // The projections (split by head as the GEMM writes them), the heads side by side, the output.
+  const double work = (n * hk + m * hk + m * hv) + n * hv + n * d_model;
   const double weights = (o.return_weights ? h * n * m : 0.0) + double(threads) * 64.0 * m;
   const double packed = m * (hk + hv) + 16.0 * h * m;  // each head's k and v in the GEMM's panels
   return 4.0 * (in + work + weights + packed);

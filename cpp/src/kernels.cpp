@@ -14,6 +14,14 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr std::int64_t kRowBlock = 32;  // query rows per task
 constexpr std::int64_t kGemmRowBlock = 16;
+// Column blocks per thread when a GEMM splits its columns. Many small tasks balance the
+// threads when one starts late (a worker waking up takes 50-250 µs here); natively fewer,
+// since Eigen's GEMM packs all of A again for every task.
+#ifdef __wasm_simd128__
+constexpr std::int64_t kTasksPerThread = 16;
+#else
+constexpr std::int64_t kTasksPerThread = 4;
+#endif
 }  // namespace
 
 std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, float scale, bool causal,
@@ -78,7 +86,8 @@ void gemm_packed_kv(const GemmArgs& g) {
 // as m grows. Memory per thread: a [32, 64] score tile and a [32, d_v] product;
 // nothing grows with n². Same arguments as attention().
 void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v,
-                     const AttentionDims& d, float scale, bool causal, const Mask& mask, float* out) {
+                     const AttentionDims& d, float scale, bool causal, const Mask& mask, float* out,
+                     OutputLayout layout) {
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   struct Scratch {
     std::vector<float> scores, product, m, l;
@@ -97,8 +106,9 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
     const std::int64_t r0 = (static_cast<std::int64_t>(task) % blocks) * kRowBlock;
     const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
     const std::int64_t keys = causal ? std::min(d.n_k, r0 + rows) : d.n_k;
-    float* o = out + (h * d.n_q + r0) * d.d_v;  // [rows, d_v], accumulated in place
-    std::fill(o, o + rows * d.d_v, 0.0f);
+    float* o = out + h * layout.head_stride + r0 * layout.row_stride;  // [rows, d_v], accumulated in place
+    const std::int64_t ldo = layout.row_stride;
+    for (std::int64_t r = 0; r < rows; ++r) std::fill(o + r * ldo, o + r * ldo + d.d_v, 0.0f);
     std::fill(w.m.begin(), w.m.end(), kNegInf);
     std::fill(w.l.begin(), w.l.end(), 0.0f);
     for (std::int64_t k0 = 0; k0 < keys; k0 += kKeyTile) {
@@ -122,16 +132,17 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
         w.l[r] = w.l[r] * correction + exp_shifted(s, tile, m_new);
         w.m[r] = m_new;
         if (correction != 1.0f)
-          for (std::int64_t c = 0; c < d.d_v; ++c) o[r * d.d_v + c] *= correction;
+          for (std::int64_t c = 0; c < d.d_v; ++c) o[r * ldo + c] *= correction;
       }
       // product [rows, d_v] = probabilities [rows, tile] · v[k0 .. k0+tile]; o += product
       gemm_packed_kv({w.scores.data(), kKeyTile, v.data + (h * d.n_k + k0) * d.d_v, d.d_v, false, w.product.data(),
                       d.d_v, rows, d.d_v, tile, nullptr, packed.values(h, k0), d.n_k});
-      for (std::int64_t x = 0; x < rows * d.d_v; ++x) o[x] += w.product[x];
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < d.d_v; ++c) o[r * ldo + c] += w.product[r * d.d_v + c];
     }
     for (std::int64_t r = 0; r < rows; ++r) {  // a row that saw no key stays all zeros
       const float inv = w.l[r] > 0.0f ? 1.0f / w.l[r] : 0.0f;
-      for (std::int64_t c = 0; c < d.d_v; ++c) o[r * d.d_v + c] *= inv;
+      for (std::int64_t c = 0; c < d.d_v; ++c) o[r * ldo + c] *= inv;
     }
   });
 }
@@ -139,8 +150,8 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
 }  // namespace
 
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
-               float scale, bool causal, const Mask& mask, float* out, float* weights) {
-  if (!weights) return fused_attention(pool, q, k, v, d, scale, causal, mask, out);
+               float scale, bool causal, const Mask& mask, float* out, OutputLayout layout, float* weights) {
+  if (!weights) return fused_attention(pool, q, k, v, d, scale, causal, mask, out, layout);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   const PackedKV packed(pool, k, v, d);
 
@@ -165,8 +176,9 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     }
     if (keys < d.n_k) s.rightCols(d.n_k - keys).setZero();
     // out [rows, d_v] = probabilities [rows, keys] · v[h][0 .. keys]
-    gemm_packed_kv({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false, out + (h * d.n_q + r0) * d.d_v, d.d_v,
-                    rows, d.d_v, keys, nullptr, packed.values(h, 0), d.n_k});
+    gemm_packed_kv({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false,
+                    out + h * layout.head_stride + r0 * layout.row_stride, layout.row_stride, rows, d.d_v, keys,
+                    nullptr, packed.values(h, 0), d.n_k});
   });
 }
 
@@ -182,14 +194,7 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
   std::vector<std::vector<float>> packs(pool.size());
   const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns, threads = pool.size();
   if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {
-    // Split the columns: each task packs its own panels of b once for all rows. Many small
-    // tasks balance the threads when one starts late (a worker waking up takes 50-250 µs here);
-    // natively fewer, since Eigen's GEMM packs all of A again for every task.
-#ifdef __wasm_simd128__
-    constexpr std::int64_t kTasksPerThread = 16;
-#else
-    constexpr std::int64_t kTasksPerThread = 4;
-#endif
+    // Split the columns: each task packs its own panels of b once for all rows.
     const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * threads));
     const std::int64_t tasks = (panels + per_task - 1) / per_task;
     pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
@@ -208,6 +213,44 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
       gemm_serial(rows, packs[worker]);
     });
   }
+}
+
+void project_heads(ThreadPool& pool, std::int64_t heads, const std::vector<HeadProjection>& projections) {
+  // One GEMM per (projection, head): head h multiplies columns h·d … of w into its own [m, d] block.
+  std::vector<GemmArgs> per_head;
+  std::int64_t panels = 0;
+  for (const HeadProjection& p : projections) {
+    const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / heads;
+    for (std::int64_t h = 0; h < heads; ++h) {
+      GemmArgs g{p.a.data(),
+                 k,
+                 p.w.data() + h * d,
+                 p.w.cols(),
+                 false,
+                 p.out + h * m * d,
+                 d,
+                 m,
+                 d,
+                 k,
+                 p.bias ? p.bias + h * d : nullptr};
+#ifdef __wasm_simd128__
+      // Head h's columns start at panel h·d/8 of the packed weight when d is a whole number of panels.
+      if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + h * d * k;
+#endif
+      per_head.push_back(g);
+      panels += (d + kPanelColumns - 1) / kPanelColumns;
+    }
+  }
+  // Blocks of columns as in gemm(); a block never spans two heads.
+  const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * pool.size())) * kPanelColumns;
+  std::vector<std::pair<std::size_t, std::int64_t>> tasks;  // (which GEMM, first column)
+  for (std::size_t i = 0; i < per_head.size(); ++i)
+    for (std::int64_t col = 0; col < per_head[i].n; col += per_task) tasks.emplace_back(i, col);
+  std::vector<std::vector<float>> packs(pool.size());
+  pool.parallel_for(tasks.size(), [&](std::size_t task, int worker) {
+    const auto [i, col] = tasks[task];
+    gemm_columns(per_head[i], col, std::min(per_head[i].n, col + per_task), packs[worker]);
+  });
 }
 
 }  // namespace attnscope::kernels

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "attnscope/attention.hpp"
-#include "heads.hpp"
 #include "kernels.hpp"
 
 namespace attnscope {
@@ -30,7 +29,7 @@ AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView
   AttentionResult r;
   r.output = Tensor(result_shape(d, d.d_v));
   if (o.return_weights) r.weights = Tensor(result_shape(d, d.n_k));
-  kernels::attention(pool, q, k, v, d, scale, o.causal, o.mask, r.output.data.data(),
+  kernels::attention(pool, q, k, v, d, scale, o.causal, o.mask, r.output.data.data(), kernels::OutputLayout::stacked(d),
                      o.return_weights ? r.weights.data.data() : nullptr);
   return r;
 }
@@ -78,27 +77,25 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   ThreadPool& pool = *pool_;
   const TensorView& c = o.context.empty() ? x : o.context;
   const std::int64_t n = x.rows(), m = c.rows(), heads = o.heads;
-  const auto project = [&](const TensorView& in, const TensorView& w, const TensorView& b) {
-    Matrix out(in.rows(), w.cols());
-    kernels::gemm(pool, in.head(0), w.head(0), b.empty() ? nullptr : b.data,
-                  MatrixMap(out.data(), out.rows(), out.cols()), w.packed);
-    return split_heads(out, heads);
+  const AttentionDims d{heads, n, m, p.wq.cols() / heads, p.wv.cols() / heads, true};
+  // q, k, v [heads, rows, d] straight from the GEMM: head h is columns h·d … of each projection.
+  Tensor q({heads, n, d.d_k}), k({heads, m, d.d_k}), v({heads, m, d.d_v});
+  const auto projection = [&](const TensorView& in, const TensorView& w, const TensorView& b, Tensor& out) {
+    return kernels::HeadProjection{in.head(0), w.head(0), b.empty() ? nullptr : b.data, w.packed, out.data.data()};
   };
-  Tensor q = project(x, p.wq, p.bq), k = project(c, p.wk, p.bk), v = project(c, p.wv, p.bv);
+  kernels::project_heads(pool, heads,
+                         {projection(x, p.wq, p.bq, q), projection(c, p.wk, p.bk, k), projection(c, p.wv, p.bv, v)});
 
-  const AttentionDims d{heads, n, m, q.shape[2], v.shape[2], true};
   const float scale = 1.0f / std::sqrt(static_cast<float>(d.d_k));
-  Tensor heads_out({heads, n, d.d_v});
   MultiHeadResult r;
   if (o.return_weights) r.weights = Tensor({heads, n, m});
-  kernels::attention(pool, q.view(), k.view(), v.view(), d, scale, o.causal, o.mask, heads_out.data.data(),
+  // The heads side by side, [n, heads·d_v]: what W_O multiplies, or the output without it.
+  Matrix concat(p.wo.empty() ? 0 : n, heads * d.d_v);
+  if (p.wo.empty()) r.output = Tensor({n, heads * d.d_v});
+  kernels::attention(pool, q.view(), k.view(), v.view(), d, scale, o.causal, o.mask,
+                     p.wo.empty() ? r.output.data.data() : concat.data(), kernels::OutputLayout::side_by_side(d),
                      o.return_weights ? r.weights.data.data() : nullptr);
-
-  const Matrix concat = merge_heads(heads_out);  // [n, heads·d_v]
-  if (p.wo.empty()) {
-    r.output = Tensor({n, concat.cols()});
-    r.output.head(0) = concat;
-  } else {
+  if (!p.wo.empty()) {
     r.output = Tensor({n, x.cols()});
     kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
                   p.bo.empty() ? nullptr : p.bo.data, r.output.head(0), p.wo.packed);

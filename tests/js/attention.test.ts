@@ -214,6 +214,38 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(() => engine.multiHeadLayer(params, { heads: 5 })).toThrow('multiHeadLayer: ');
   });
 
+  it('a multi-head layer matches the JS reference whether or not a head is a whole number of 8-column panels', () => {
+    // The layer's weights are packed once in panels of 8 columns; each head's q, k and v are
+    // multiplied straight into their own block. Head widths 16 and 8 start on a panel, 12 and 6 do not.
+    const d = 48;
+    for (const heads of [3, 6, 4, 8]) {
+      const params: MultiHeadParams = {
+        wq: randn([d, d], heads + 51, 0.2),
+        wk: randn([d, d], heads + 52, 0.2),
+        wv: randn([d, d], heads + 53, 0.2),
+        wo: randn([d, d], heads + 54, 0.2),
+        bq: randn([d], heads + 55, 0.1),
+        bk: randn([d], heads + 56, 0.1),
+        bv: randn([d], heads + 57, 0.1),
+      };
+      const layer = engine.multiHeadLayer(params, { heads });
+      for (const [n, causal] of [
+        [1, false],
+        [21, true],
+      ] as const) {
+        const x = randn([n, d], n + heads, 1);
+        const got = layer.run(x, { causal, returnProjections: true });
+        const ref = refMultiHead(x, params, { heads, causal });
+        expectClose(got.output, ref.output, 1e-4, 1e-4);
+        expectClose(got.weights, ref.weights, 1e-5, 1e-4);
+        expectClose(got.q, ref.q, 1e-4, 1e-4);
+        expectClose(got.k, ref.k, 1e-4, 1e-4);
+        expectClose(got.v, ref.v, 1e-4, 1e-4);
+      }
+      layer.dispose();
+    }
+  });
+
   it('a linear layer holds its weights and computes what linear does', () => {
     const w = randn([70, 45], 41, 0.3),
       b = randn([45], 42, 0.1);
