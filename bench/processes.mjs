@@ -61,26 +61,33 @@ export class EngineProcess {
   quit() {
     this.process.stdin.write('{"op":"quit"}\n');
   }
-  /** CPU time, in ns, that all of the engine's threads have run (Linux). */
-  cpuNs() {
-    let ns = 0;
-    for (const task of readdirSync(`/proc/${this.process.pid}/task`))
-      ns += Number(readFileSync(`/proc/${this.process.pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    return ns;
+  /** How many of the engine's threads are running or ready to run right now (state R, Linux). */
+  runningThreads() {
+    let running = 0;
+    for (const task of readdirSync(`/proc/${this.process.pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${this.process.pid}/task/${task}/stat`, 'utf8');
+        if (stat[stat.lastIndexOf(')') + 2] === 'R') running++;
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    return running;
   }
   /**
-   * Waits until the engine's threads have gone idle. A pool's workers may spin a while
-   * after a call (ONNX Runtime's, measured here, for tens of ms), and on two cores a
-   * spinning neighbour halves the next engine's second thread: AttnScope ×2 at MHA n = 128
-   * measured 12.6 ms alone, 22.3 ms right after ORT-web ×2, 13.6 ms after ORT-web ×1.
+   * Waits until none of the engine's threads is running. A pool's workers may spin a while
+   * after a call (ONNX Runtime Web's for about 22 ms here), and on two cores a spinning
+   * neighbour takes the next engine's second thread: with only the wait below, AttnScope ×2 at
+   * MHA n = 128 ran 15.2 ms right after ORT-web ×2 (which spent 7.9 ms of CPU meanwhile), and
+   * 9.9 ms on its own. The wait used to read the threads' CPU time, but the kernel adds a
+   * running thread's time only at its next tick or switch, so a spinning thread could look
+   * idle for a few ms; the thread state (R) is current. ORT-web's workers also pause now and then
+   * while spinning, so quiet means 10 polls in a row with no thread running.
    */
   async settle() {
-    // Short polls: on this VM a call after 10 ms or more of idling runs slower (npm run bench:idle).
-    for (let waited = 0, last = this.cpuNs(); waited < 500; waited += 2) {
-      await sleep(2);
-      const now = this.cpuNs();
-      if (now - last < 100_000) return; // under 5% of a core over 2 ms
-      last = now;
+    for (let waited = 0, quiet = 0; quiet < 10 && waited < 500; waited++) {
+      await sleep(1);
+      quiet = this.runningThreads() === 0 ? quiet + 1 : 0;
     }
   }
 }
