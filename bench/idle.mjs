@@ -1,10 +1,10 @@
 // The embedded default model after the machine has been idle for a while: a page
 // computes after a keystroke, not back to back. Each engine is its own process, as in
 // npm run bench, and runs alone while the others sleep. On this project's VM a run
-// after 30 ms or more of idling is up to 2× slower, native code included: the model's
-// 20 MB of weights no longer sit in the caches (the host's other tenants evict them)
-// and come back from memory, and the CPUs may have clocked down. So interleaved
-// benchmarks, which idle between calls, read slower than back-to-back loops.
+// after 30 ms or more of idling is up to 2× slower, native code included. Seen from
+// /proc during such runs: the same work takes up to twice the CPU time, and the two
+// threads sometimes share one CPU for several ms; the host places this VM's vCPUs.
+// So interleaved benchmarks, which idle between calls, read slower than back-to-back loops.
 //
 //   npm run bench:idle        (after npm run build)
 import { setTimeout as sleep } from 'node:timers/promises';
