@@ -222,17 +222,9 @@ void project_heads(ThreadPool& pool, std::int64_t heads, const std::vector<HeadP
   for (const HeadProjection& p : projections) {
     const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / heads;
     for (std::int64_t h = 0; h < heads; ++h) {
-      GemmArgs g{p.a.data(),
-                 k,
-                 p.w.data() + h * d,
-                 p.w.cols(),
-                 false,
-                 p.out + h * m * d,
-                 d,
-                 m,
-                 d,
-                 k,
-                 p.bias ? p.bias + h * d : nullptr};
+      // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
+      GemmArgs g{p.a.data(), k, p.w.data() + h * d, p.w.cols(), false, p.out + h * m * d, d, m, d, k, nullptr};
+      if (p.bias) g.bias = p.bias + h * d;
 #ifdef __wasm_simd128__
       // Head h's columns start at panel h·d/8 of the packed weight when d is a whole number of panels.
       if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + h * d * k;
