@@ -153,6 +153,11 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expectClose(r.v, ref.v, 1e-4, 1e-4);
     const plain = engine.multiHeadAttention(x, p, { heads, returnWeights: false });
     expect(Object.keys(plain)).toEqual(['output']);
+    // Without weights attention runs fused, writing each head's rows into its columns of [n, heads·d_v].
+    for (const causal of [false, true]) {
+      const fused = engine.multiHeadAttention(x, p, { heads, causal, context, mask, returnWeights: false });
+      expectClose(fused.output, refMultiHead(x, p, { heads, causal, context, mask }).output, 1e-4, 1e-4);
+    }
   });
 
   it('linear (the packed SIMD128 matrix multiply) matches the JS reference at ragged shapes', () => {
