@@ -1,10 +1,11 @@
 // The embedded default model after the machine has been idle for a while: a page
 // computes after a keystroke, not back to back. Each engine is its own process, as in
 // npm run bench, and runs alone while the others sleep. On this project's VM a run
-// after 30 ms or more of idling is up to 2× slower, native code included. Seen from
-// /proc during such runs: the same work takes up to twice the CPU time, and the two
-// threads sometimes share one CPU for several ms; the host places this VM's vCPUs.
-// So interleaved benchmarks, which idle between calls, read slower than back-to-back loops.
+// after 10 ms or more of idling is up to 2.5× slower, native code included. The second
+// table says why, from /proc: the same work takes more CPU time, and with two threads
+// they wait for a CPU (the woken worker is queued on the busy one) although the other
+// is idle. So interleaved benchmarks, which idle between calls, read slower than
+// back-to-back loops.
 //
 //   npm run bench:idle        (after npm run build)
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,21 +18,35 @@ const IDLE_MS = [0, 1, 3, 10, 30, 100];
 const engines = [...attnscopeEngines(), ...nativeEngines()];
 
 const rows = [];
+const costs = [];
 for (const e of engines) {
   await e.ask({ op: 'setup', work: 'default', text: SENTENCE, models: defaultModelDir });
   for (let i = 0; i < 300; i++) await e.ask({ op: 'run' }); // V8 tiers the code up
   const row = { engine: e.name };
+  const cost = { engine: e.name };
   for (const idle of IDLE_MS) {
     const times = [];
-    for (let i = 0; i < (idle >= 30 ? 15 : 40); i++) {
+    const calls = idle >= 30 ? 15 : 40;
+    const before = e.schedStats();
+    for (let i = 0; i < calls; i++) {
       if (idle) await sleep(idle);
       times.push((await e.ask({ op: 'run' })).ms);
     }
+    await e.settle(); // every thread asleep: its figures are up to date
+    const after = e.schedStats();
     times.sort((a, b) => a - b);
     row[`idle ${idle} ms`] = times[times.length >> 1].toFixed(2);
+    cost[`idle ${idle} ms`] =
+      `${((after.cpu - before.cpu) / calls).toFixed(1)} / ${((after.wait - before.wait) / calls).toFixed(1)}`;
   }
   rows.push(row);
+  costs.push(cost);
   e.quit();
 }
 console.log('Default model, 20-token sentence: median ms of a run that follows the given idle time');
 console.table(rows);
+console.log(
+  "The same runs from /proc, mean per run: CPU ms of all the engine's threads / ms they waited for a CPU.\n" +
+    'Where both grow with idling, the same work took more CPU time, and threads queued behind each other.',
+);
+console.table(costs);

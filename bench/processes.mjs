@@ -61,6 +61,24 @@ export class EngineProcess {
   quit() {
     this.process.stdin.write('{"op":"quit"}\n');
   }
+  /**
+   * CPU time and run-queue wait, in ms, summed over the engine's threads (from /proc/…/schedstat,
+   * Linux). A running thread's figures lag until its next tick or switch: read them while it sleeps.
+   */
+  schedStats() {
+    let cpu = 0,
+      wait = 0;
+    for (const task of readdirSync(`/proc/${this.process.pid}/task`)) {
+      try {
+        const [run, queued] = readFileSync(`/proc/${this.process.pid}/task/${task}/schedstat`, 'utf8').split(' ');
+        cpu += Number(run) / 1e6;
+        wait += Number(queued) / 1e6;
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    return { cpu, wait };
+  }
   /** How many of the engine's threads are running or ready to run right now (state R, Linux). */
   runningThreads() {
     let running = 0;
