@@ -1,7 +1,7 @@
 // The embedded default model after the machine has been idle for a while: a page
 // computes after a keystroke, not back to back. Each engine is its own process, as in
 // npm run bench, and runs alone while the others sleep. On this project's VM a run
-// after 10 ms or more of idling is up to 2.5× slower, native code included. The second
+// after 10 ms or more of idling is up to 2.8× slower, native code included. The second
 // table says why, from /proc: the same work takes more CPU time, and with two threads
 // they wait for a CPU (the woken worker is queued on the busy one) although the other
 // is idle. So interleaved benchmarks, which idle between calls, read slower than
