@@ -62,7 +62,7 @@ class PackedKV {
   }
   // Head h's kᵀ [d_k, n_k] from key `key0` on (a multiple of 8), or null natively.
   const float* keys(std::int64_t h, std::int64_t key0, std::int64_t d_k) const {
-    return k_.empty() ? nullptr : k_.data() + h * k_size_ + key0 * d_k;
+    return k_.empty() ? nullptr : k_.data() + h * k_size_ + packed_size(d_k, key0);
   }
   // Head h's v [n_k, d_v] from row `key0` on, or null natively; its panels hold n_k rows each.
   const float* values(std::int64_t h, std::int64_t key0) const {
@@ -182,6 +182,26 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
   });
 }
 
+namespace {
+
+// Every GEMM of `gemms` in one parallel loop over blocks of their columns (a block never
+// spans two of them); each task packs its own panels of b once for all rows.
+void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms) {
+  std::int64_t panels = 0;
+  for (const GemmArgs& g : gemms) panels += (g.n + kPanelColumns - 1) / kPanelColumns;
+  const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * pool.size())) * kPanelColumns;
+  std::vector<std::pair<std::size_t, std::int64_t>> tasks;  // (which GEMM, first column)
+  for (std::size_t i = 0; i < gemms.size(); ++i)
+    for (std::int64_t col = 0; col < gemms[i].n; col += per_task) tasks.emplace_back(i, col);
+  std::vector<std::vector<float>> packs(pool.size());
+  pool.parallel_for(tasks.size(), [&](std::size_t task, int worker) {
+    const auto [i, col] = tasks[task];
+    gemm_columns(gemms[i], col, std::min(gemms[i].n, col + per_task), packs[worker]);
+  });
+}
+
+}  // namespace
+
 void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
           const PackedWeight* packed) {
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
@@ -191,18 +211,12 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
 #else
   (void)packed;
 #endif
-  std::vector<std::vector<float>> packs(pool.size());
   const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns, threads = pool.size();
   if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {
-    // Split the columns: each task packs its own panels of b once for all rows.
-    const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * threads));
-    const std::int64_t tasks = (panels + per_task - 1) / per_task;
-    pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
-      const std::int64_t begin = static_cast<std::int64_t>(task) * per_task * kPanelColumns;
-      gemm_columns(g, begin, std::min(n, begin + per_task * kPanelColumns), packs[worker]);
-    });
+    gemms_by_columns(pool, {g});
   } else {
     // Few columns, many rows: split the rows.
+    std::vector<std::vector<float>> packs(pool.size());
     const std::int64_t block = std::max(kGemmRowBlock, (m + threads - 1) / threads);
     pool.parallel_for(static_cast<std::size_t>((m + block - 1) / block), [&](std::size_t task, int worker) {
       const std::int64_t r0 = static_cast<std::int64_t>(task) * block;
@@ -218,7 +232,6 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
 void project_heads(ThreadPool& pool, std::int64_t heads, const std::vector<HeadProjection>& projections) {
   // One GEMM per (projection, head): head h multiplies columns h·d … of w into its own [m, d] block.
   std::vector<GemmArgs> per_head;
-  std::int64_t panels = 0;
   for (const HeadProjection& p : projections) {
     const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / heads;
     for (std::int64_t h = 0; h < heads; ++h) {
@@ -226,23 +239,13 @@ void project_heads(ThreadPool& pool, std::int64_t heads, const std::vector<HeadP
       GemmArgs g{p.a.data(), k, p.w.data() + h * d, p.w.cols(), false, p.out + h * m * d, d, m, d, k, nullptr};
       if (p.bias) g.bias = p.bias + h * d;
 #ifdef __wasm_simd128__
-      // Head h's columns start at panel h·d/8 of the packed weight when d is a whole number of panels.
-      if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + h * d * k;
+      // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
+      if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + packed_size(k, h * d);
 #endif
       per_head.push_back(g);
-      panels += (d + kPanelColumns - 1) / kPanelColumns;
     }
   }
-  // Blocks of columns as in gemm(); a block never spans two heads.
-  const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * pool.size())) * kPanelColumns;
-  std::vector<std::pair<std::size_t, std::int64_t>> tasks;  // (which GEMM, first column)
-  for (std::size_t i = 0; i < per_head.size(); ++i)
-    for (std::int64_t col = 0; col < per_head[i].n; col += per_task) tasks.emplace_back(i, col);
-  std::vector<std::vector<float>> packs(pool.size());
-  pool.parallel_for(tasks.size(), [&](std::size_t task, int worker) {
-    const auto [i, col] = tasks[task];
-    gemm_columns(per_head[i], col, std::min(per_head[i].n, col + per_task), packs[worker]);
-  });
+  gemms_by_columns(pool, per_head);
 }
 
 }  // namespace attnscope::kernels
