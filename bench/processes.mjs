@@ -61,46 +61,47 @@ export class EngineProcess {
   quit() {
     this.process.stdin.write('{"op":"quit"}\n');
   }
+  /** The contents of /proc/…/task/<thread>/`file` for each of the engine's threads (Linux). */
+  *threadFiles(file) {
+    for (const task of readdirSync(`/proc/${this.process.pid}/task`)) {
+      let text;
+      try {
+        text = readFileSync(`/proc/${this.process.pid}/task/${task}/${file}`, 'utf8');
+      } catch {
+        continue; // the thread ended between the listing and the read
+      }
+      yield text;
+    }
+  }
   /**
-   * CPU time and run-queue wait, in ms, summed over the engine's threads (from /proc/…/schedstat,
-   * Linux). A running thread's figures lag until its next tick or switch: read them while it sleeps.
+   * CPU time and run-queue wait, in ms, summed over the engine's threads (from schedstat). A
+   * running thread's figures lag until its next tick or switch: read them while it sleeps.
    */
   schedStats() {
     let cpu = 0,
       wait = 0;
-    for (const task of readdirSync(`/proc/${this.process.pid}/task`)) {
-      try {
-        const [run, queued] = readFileSync(`/proc/${this.process.pid}/task/${task}/schedstat`, 'utf8').split(' ');
-        cpu += Number(run) / 1e6;
-        wait += Number(queued) / 1e6;
-      } catch {
-        // the thread ended between the listing and the read
-      }
+    for (const text of this.threadFiles('schedstat')) {
+      const [run, queued] = text.split(' ');
+      cpu += Number(run) / 1e6;
+      wait += Number(queued) / 1e6;
     }
     return { cpu, wait };
   }
-  /** How many of the engine's threads are running or ready to run right now (state R, Linux). */
+  /** How many of the engine's threads are running or ready to run right now (state R in stat). */
   runningThreads() {
     let running = 0;
-    for (const task of readdirSync(`/proc/${this.process.pid}/task`)) {
-      try {
-        const stat = readFileSync(`/proc/${this.process.pid}/task/${task}/stat`, 'utf8');
-        if (stat[stat.lastIndexOf(')') + 2] === 'R') running++;
-      } catch {
-        // the thread ended between the listing and the read
-      }
-    }
+    for (const stat of this.threadFiles('stat')) if (stat[stat.lastIndexOf(')') + 2] === 'R') running++;
     return running;
   }
   /**
    * Waits until none of the engine's threads is running. A pool's workers may spin a while
    * after a call (ONNX Runtime Web's for about 22 ms here), and on two cores a spinning
-   * neighbour takes the next engine's second thread: with only the wait below, AttnScope ×2 at
-   * MHA n = 128 ran 15.2 ms right after ORT-web ×2 (which spent 7.9 ms of CPU meanwhile), and
-   * 9.9 ms on its own. The wait used to read the threads' CPU time, but the kernel adds a
-   * running thread's time only at its next tick or switch, so a spinning thread could look
-   * idle for a few ms; the thread state (R) is current. ORT-web's workers also pause now and then
-   * while spinning, so quiet means 10 polls in a row with no thread running.
+   * neighbour takes the next engine's second thread. This wait used to read the threads' CPU
+   * time, but the kernel adds a running thread's time only at its next tick or switch, so a
+   * spinning thread could look idle for a few ms: AttnScope ×2 at MHA n = 128 then ran 15.2 ms
+   * right after ORT-web ×2 (which spent 7.9 ms of CPU meanwhile), and 9.9 ms on its own. The
+   * thread state (R) is current. ORT-web's workers also pause now and then while spinning, so
+   * quiet means 10 polls in a row with no thread running.
    */
   async settle() {
     for (let waited = 0, quiet = 0; quiet < 10 && waited < 500; waited++) {
