@@ -55,6 +55,7 @@ struct GemmArgs {
   const float* bias;              // [n] or null
   const float* packed = nullptr;  // B already in panels (PackedWeight::panels, pack_b), or null
   std::int64_t packed_k = 0;      // rows per packed panel when B is their leading k rows; 0: k
+  bool streamed = false;          // B is packed and comes from memory (a model's weight): load panels ahead
 };
 
 // Whether gemm_columns multiplies from panels (wasm). Natively Eigen reads B as it is,

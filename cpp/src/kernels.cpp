@@ -207,7 +207,7 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
   GemmArgs g{a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias};
 #ifdef __wasm_simd128__
-  if (packed) g.packed = packed->panels();  // natively Eigen's GEMM does its own packing
+  if (packed) g.packed = packed->panels(), g.streamed = true;  // natively Eigen's GEMM does its own packing
 #else
   (void)packed;
 #endif
@@ -240,7 +240,7 @@ void project_heads(ThreadPool& pool, std::int64_t heads, const std::vector<HeadP
       if (p.bias) g.bias = p.bias + h * d;
 #ifdef __wasm_simd128__
       // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
-      if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + packed_size(k, h * d);
+      if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + packed_size(k, h * d), g.streamed = true;
 #endif
       per_head.push_back(g);
     }
