@@ -58,9 +58,6 @@ struct Ahead {
 };
 constexpr std::int64_t kTouchEvery = 8;   // every line once, one per 8 steps of k (tried 4, 16, 32; every other line)
 constexpr std::int64_t kLineFloats = 16;  // 64 bytes
-#ifdef __wasm_simd128__
-volatile float touched;  // where the loads go, so that they are not optimized away
-#endif
 
 // C[r0 .. r0+R, col .. col+width) = A[r0 .. r0+R, :] · panel (+ bias)
 template <int R>
@@ -92,7 +89,7 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
     }
     ahead->line += touches * kLineFloats;
     ahead->lines -= touches;
-    touched = wasm_f32x4_extract_lane(sink, 0);
+    [[maybe_unused]] volatile float kept = wasm_f32x4_extract_lane(sink, 0);  // so that the loads stay
   }
   for (; p < g.k; ++p) step(p);
   if (width == kPanelColumns) {  // a whole panel: straight from the registers
