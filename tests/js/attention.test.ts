@@ -268,6 +268,39 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     );
   });
 
+  it('wide layers, whose column tasks span several panels (each block loads the next panel ahead), match the JS reference', () => {
+    // Each thread takes about 16 column tasks; with 65 panels a task holds 2 to 4 of them, and
+    // while a block multiplies by one panel it also loads the next, a line per 8 steps of k.
+    // k = 37 is not a whole number of those steps; 517 columns end in a partial panel.
+    const w = randn([37, 517], 61, 0.3),
+      b = randn([517], 62, 0.1);
+    const layer = engine.linearLayer(w, b);
+    for (const n of [3, 4, 64]) {
+      const x = randn([n, 37], n + 60, 1);
+      expectClose(layer.run(x), refMatmul(x, w, b), 1e-4);
+    }
+    layer.dispose();
+    // Two heads 128 columns wide: 16 panels each, the GEMM of each head split into tasks of several.
+    const d = 256,
+      heads = 2;
+    const params: MultiHeadParams = {
+      wq: randn([d, d], 63, 0.1),
+      wk: randn([d, d], 64, 0.1),
+      wv: randn([d, d], 65, 0.1),
+      wo: randn([d, d], 66, 0.1),
+      bq: randn([d], 67, 0.1),
+    };
+    const mha = engine.multiHeadLayer(params, { heads });
+    const x = randn([9, d], 68, 1);
+    const got = mha.run(x, { returnProjections: true });
+    const ref = refMultiHead(x, params, { heads, causal: false });
+    expectClose(got.q, ref.q, 1e-4, 1e-4);
+    expectClose(got.k, ref.k, 1e-4, 1e-4);
+    expectClose(got.v, ref.v, 1e-4, 1e-4);
+    expectClose(got.output, ref.output, 1e-4, 1e-4);
+    mha.dispose();
+  });
+
   it('measures its micro-kernel: a positive, finite GFLOPS figure', () => {
     const peak = engine.kernelPeak();
     expect(Number.isFinite(peak) && peak > 0.1).toBe(true);
