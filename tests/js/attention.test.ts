@@ -11,6 +11,18 @@ const asTensor = (g: GoldenTensor): Tensor => tensor(g.shape, g.data);
 const golden = (name: string) =>
   JSON.parse(readFileSync(new URL(`../golden/${name}.json`, import.meta.url), 'utf8')) as { cases: any[] };
 
+/** Random [d, d] weights wq, wk, wv, wo (seeds seed … seed + 3), and the named biases (seed + 4 on, scale 0.1). */
+function randomParams(d: number, seed: number, scale: number, biases: Array<'bq' | 'bk' | 'bv' | 'bo'>) {
+  const params: MultiHeadParams = {
+    wq: randn([d, d], seed, scale),
+    wk: randn([d, d], seed + 1, scale),
+    wv: randn([d, d], seed + 2, scale),
+    wo: randn([d, d], seed + 3, scale),
+  };
+  biases.forEach((name, i) => (params[name] = randn([d], seed + 4 + i, 0.1)));
+  return params;
+}
+
 function mean(xs: ArrayLike<number>): number {
   let s = 0;
   for (let i = 0; i < xs.length; i++) s += xs[i];
@@ -184,14 +196,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
   it('a multi-head layer holds its weights between calls and computes what multiHeadAttention does', () => {
     const d = 48,
       heads = 4;
-    const params: MultiHeadParams = {
-      wq: randn([d, d], 31, 0.2),
-      wk: randn([d, d], 32, 0.2),
-      wv: randn([d, d], 33, 0.2),
-      wo: randn([d, d], 34, 0.2),
-      bq: randn([d], 35, 0.1),
-      bo: randn([d], 36, 0.1),
-    };
+    const params = randomParams(d, 31, 0.2, ['bq', 'bo']);
     const layer = engine.multiHeadLayer(params, { heads });
     for (const [n, causal] of [
       [5, false],
@@ -224,15 +229,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     // multiplied straight into their own block. Head widths 16 and 8 start on a panel, 12 and 6 do not.
     const d = 48;
     for (const heads of [3, 6, 4, 8]) {
-      const params: MultiHeadParams = {
-        wq: randn([d, d], heads + 51, 0.2),
-        wk: randn([d, d], heads + 52, 0.2),
-        wv: randn([d, d], heads + 53, 0.2),
-        wo: randn([d, d], heads + 54, 0.2),
-        bq: randn([d], heads + 55, 0.1),
-        bk: randn([d], heads + 56, 0.1),
-        bv: randn([d], heads + 57, 0.1),
-      };
+      const params = randomParams(d, heads + 51, 0.2, ['bq', 'bk', 'bv']);
       const layer = engine.multiHeadLayer(params, { heads });
       for (const [n, causal] of [
         [1, false],
@@ -283,13 +280,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     // Two heads 128 columns wide: 16 panels each, the GEMM of each head split into tasks of several.
     const d = 256,
       heads = 2;
-    const params: MultiHeadParams = {
-      wq: randn([d, d], 63, 0.1),
-      wk: randn([d, d], 64, 0.1),
-      wv: randn([d, d], 65, 0.1),
-      wo: randn([d, d], 66, 0.1),
-      bq: randn([d], 67, 0.1),
-    };
+    const params = randomParams(d, 63, 0.1, ['bq']);
     const mha = engine.multiHeadLayer(params, { heads });
     const x = randn([9, d], 68, 1);
     const got = mha.run(x, { returnProjections: true });
