@@ -1,0 +1,63 @@
+// How much a call slows down when another engine ran just before it, as in npm run bench,
+// where every round runs each engine once. Multi-head attention, n = 128 (d_model 768, 12
+// heads): each subject runs after nothing but its own settle, or after one set of
+// neighbours (each of them run once, then settled), 25 rounds each. The second table reads
+// /proc as bench:idle does: CPU ms of all the subject's threads / ms they waited for a CPU.
+//
+//   npm run bench:neighbours       (after npm run build)
+import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine, prepare } from './processes.mjs';
+
+prepare();
+const N = 128;
+const ROUNDS = 25;
+const [relaxed1, relaxed2] = attnscopeEngines().filter((e) => e.name.includes('relaxed'));
+const ort2 = new EngineProcess('ORT-web ×2', ...nodeEngine('ort.mjs', 2));
+const tfjs = new EngineProcess('TF.js wasm ×1', ...nodeEngine('tfjs.mjs', 1));
+const natives = nativeEngines();
+const subjects = [relaxed1, relaxed2, ort2];
+const neighbourSets = (subject) => ({
+  nothing: [],
+  'native ×1, ×2': natives,
+  'TF.js wasm ×1': [tfjs],
+  'the other ×2 engine': [subject === ort2 ? relaxed2 : ort2],
+});
+
+const everyone = [relaxed1, relaxed2, ort2, tfjs, ...natives];
+for (const e of everyone) {
+  await e.ask({ op: 'setup', work: 'mha', n: N });
+  for (let i = 0; i < 40; i++) await e.ask({ op: 'run' }); // V8 tiers the code up
+  await e.settle();
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const times = [];
+const costs = [];
+for (const subject of subjects) {
+  const row = { engine: subject.name };
+  const cost = { engine: subject.name };
+  for (const [label, neighbours] of Object.entries(neighbourSets(subject))) {
+    const ms = [];
+    let cpu = 0;
+    let wait = 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const e of neighbours) {
+        await e.ask({ op: 'run' });
+        await e.settle();
+      }
+      const before = subject.schedStats();
+      ms.push((await subject.ask({ op: 'run' })).ms);
+      await subject.settle(); // every thread asleep: its figures are up to date
+      const after = subject.schedStats();
+      cpu += after.cpu - before.cpu;
+      wait += after.wait - before.wait;
+    }
+    row[`after ${label}`] = median(ms).toFixed(2);
+    cost[`after ${label}`] = `${(cpu / ROUNDS).toFixed(1)} / ${(wait / ROUNDS).toFixed(1)}`;
+  }
+  times.push(row);
+  costs.push(cost);
+}
+console.log(`Multi-head attention, n = ${N}: median ms of a call that follows the given engines' calls`);
+console.table(times);
+console.log('The same calls from /proc, mean per call: CPU ms of all the threads / ms they waited for a CPU');
+console.table(costs);
+for (const e of everyone) e.quit();
