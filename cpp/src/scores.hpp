@@ -21,7 +21,23 @@ namespace attnscope::kernels {
 // Scores s[0 .. count) of query i against keys key0 .. key0+count: s[j] · scale; -inf
 // where the key is hidden (causal and key0 + j > i, or keep[j] == 0); + additive[j].
 // keep and additive are null when absent, else already offset to key0. Returns the
-// largest value written (-inf when every key is hidden).
+// largest value written (-inf when every key is hidden). The plain loop: the reference,
+// and what mask_scores runs natively and on the last count % 4 keys.
+inline float mask_scores_plain(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale,
+                               bool causal, const std::uint8_t* keep, const float* additive) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  float max = kNegInf;
+  for (std::int64_t j = 0; j < count; ++j) {
+    float x = s[j] * scale;
+    if ((causal && key0 + j > i) || (keep && !keep[j])) x = kNegInf;
+    if (additive) x += additive[j];
+    s[j] = x;
+    max = std::max(max, x);
+  }
+  return max;
+}
+
+// The same, four keys at a time in wasm.
 inline float mask_scores(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale, bool causal,
                          const std::uint8_t* keep, const float* additive) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -52,14 +68,8 @@ inline float mask_scores(float* s, std::int64_t count, std::int64_t i, std::int6
   wasm_v128_store(lanes, max4);
   for (float lane : lanes) max = std::max(max, lane);
 #endif
-  for (; j < count; ++j) {
-    float x = s[j] * scale;
-    if ((causal && key0 + j > i) || (keep && !keep[j])) x = kNegInf;
-    if (additive) x += additive[j];
-    s[j] = x;
-    max = std::max(max, x);
-  }
-  return max;
+  return std::max(max, mask_scores_plain(s + j, count - j, i, key0 + j, scale, causal, keep ? keep + j : nullptr,
+                                         additive ? additive + j : nullptr));
 }
 
 }  // namespace attnscope::kernels

@@ -29,22 +29,8 @@ std::vector<float> grid(float lo, float hi, int count) {
   return x;
 }
 
-// mask_scores as a plain loop: what the four-lane version must reproduce bit for bit.
-float mask_scores_plain(float* s, std::int64_t count, std::int64_t i, std::int64_t key0, float scale, bool causal,
-                        const std::uint8_t* keep, const float* additive) {
-  float max = -std::numeric_limits<float>::infinity();
-  for (std::int64_t j = 0; j < count; ++j) {
-    float x = s[j] * scale;
-    if ((causal && key0 + j > i) || (keep && !keep[j])) x = -std::numeric_limits<float>::infinity();
-    if (additive) x += additive[j];
-    s[j] = x;
-    max = std::max(max, x);
-  }
-  return max;
-}
-
-// Every combination of masks, over lengths with and without a scalar tail and causal
-// limits before, inside and past the row; additive masks holding -inf. Returns the
+// mask_scores (four lanes) against mask_scores_plain, bit for bit: every combination of masks, over lengths with and
+// without a scalar tail and causal limits before, inside and past the row; additive masks holding -inf. Returns the
 // number of rows whose values or maximum differ in any bit.
 int mask_scores_mismatches() {
   std::mt19937 rng(7);
@@ -67,7 +53,7 @@ int mask_scores_mismatches() {
       const std::uint8_t* k = with_keep ? keep.data() : nullptr;
       const float* a = with_additive ? additive.data() : nullptr;
       const float m1 = attnscope::kernels::mask_scores(lanes.data(), count, i, key0, 0.125f, causal, k, a);
-      const float m2 = mask_scores_plain(plain.data(), count, i, key0, 0.125f, causal, k, a);
+      const float m2 = attnscope::kernels::mask_scores_plain(plain.data(), count, i, key0, 0.125f, causal, k, a);
       if (std::memcmp(&m1, &m2, sizeof m1) != 0 || std::memcmp(lanes.data(), plain.data(), count * sizeof(float)) != 0)
         ++mismatches;
     }
