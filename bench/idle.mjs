@@ -25,19 +25,9 @@ for (const e of engines) {
   const row = { engine: e.name };
   const cost = { engine: e.name };
   for (const idle of IDLE_MS) {
-    const times = [];
-    const calls = idle >= 30 ? 15 : 40;
-    const before = e.schedStats();
-    for (let i = 0; i < calls; i++) {
-      if (idle) await sleep(idle);
-      times.push((await e.ask({ op: 'run' })).ms);
-    }
-    await e.settle(); // every thread asleep: its figures are up to date
-    const after = e.schedStats();
-    times.sort((a, b) => a - b);
-    row[`idle ${idle} ms`] = times[times.length >> 1].toFixed(2);
-    cost[`idle ${idle} ms`] =
-      `${((after.cpu - before.cpu) / calls).toFixed(1)} / ${((after.wait - before.wait) / calls).toFixed(1)}`;
+    const r = await e.timedCalls(idle >= 30 ? 15 : 40, () => idle && sleep(idle));
+    row[`idle ${idle} ms`] = r.ms.toFixed(2);
+    cost[`idle ${idle} ms`] = r.cost;
   }
   rows.push(row);
   costs.push(cost);

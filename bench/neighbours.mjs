@@ -28,30 +28,21 @@ for (const e of everyone) {
   for (let i = 0; i < 40; i++) await e.ask({ op: 'run' }); // V8 tiers the code up
   await e.settle();
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const times = [];
 const costs = [];
 for (const subject of subjects) {
   const row = { engine: subject.name };
   const cost = { engine: subject.name };
   for (const [label, neighbours] of Object.entries(neighbourSets(subject))) {
-    const ms = [];
-    let cpu = 0;
-    let wait = 0;
-    for (let r = 0; r < ROUNDS; r++) {
+    const r = await subject.timedCalls(ROUNDS, async () => {
+      await subject.settle();
       for (const e of neighbours) {
         await e.ask({ op: 'run' });
         await e.settle();
       }
-      const before = subject.schedStats();
-      ms.push((await subject.ask({ op: 'run' })).ms);
-      await subject.settle(); // every thread asleep: its figures are up to date
-      const after = subject.schedStats();
-      cpu += after.cpu - before.cpu;
-      wait += after.wait - before.wait;
-    }
-    row[`after ${label}`] = median(ms).toFixed(2);
-    cost[`after ${label}`] = `${(cpu / ROUNDS).toFixed(1)} / ${(wait / ROUNDS).toFixed(1)}`;
+    });
+    row[`after ${label}`] = r.ms.toFixed(2);
+    cost[`after ${label}`] = r.cost;
   }
   times.push(row);
   costs.push(cost);

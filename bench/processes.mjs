@@ -87,6 +87,27 @@ export class EngineProcess {
     }
     return { cpu, wait };
   }
+  /**
+   * Runs the work set up `calls` times, awaiting `before()` ahead of each call. Returns the
+   * median ms, and `cost`: the mean per call of the CPU ms of all the engine's threads and of
+   * the ms they waited for a CPU, as "cpu / wait" (read once every thread is asleep).
+   */
+  async timedCalls(calls, before) {
+    const times = [];
+    const start = this.schedStats();
+    for (let i = 0; i < calls; i++) {
+      await before();
+      times.push((await this.ask({ op: 'run' })).ms);
+    }
+    await this.settle(); // every thread asleep: its figures are up to date
+    const end = this.schedStats();
+    times.sort((a, b) => a - b);
+    const perCall = (x) => (x / calls).toFixed(1);
+    return {
+      ms: times[times.length >> 1],
+      cost: `${perCall(end.cpu - start.cpu)} / ${perCall(end.wait - start.wait)}`,
+    };
+  }
   /** How many of the engine's threads are running or ready to run right now (state R in stat). */
   runningThreads() {
     let running = 0;
