@@ -5,11 +5,13 @@
 // table says why, from /proc: the same work takes more CPU time, and with two threads
 // they wait for a CPU (the woken worker is queued on the busy one) although the other
 // is idle. So interleaved benchmarks, which idle between calls, read slower than
-// back-to-back loops.
+// back-to-back loops. The third table (as root) checks that from the scheduler's own
+// events: calls whose threads waited while a CPU idled, against the rest.
 //
 //   npm run bench:idle        (after npm run build)
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { CpuTrace, MISPLACED, placement } from './cpu_trace.mjs';
 import { attnscopeEngines, defaultModelDir, nativeEngines, prepare } from './processes.mjs';
 import { SENTENCE } from './workloads.mjs';
 
@@ -19,15 +21,24 @@ const engines = [...attnscopeEngines(), ...nativeEngines()];
 
 const rows = [];
 const costs = [];
+const placements = [];
 for (const e of engines) {
   await e.ask({ op: 'setup', work: 'default', text: SENTENCE, models: defaultModelDir });
   for (let i = 0; i < 300; i++) await e.ask({ op: 'run' }); // V8 tiers the code up
   const row = { engine: e.name };
   const cost = { engine: e.name };
+  const trace = e.name.endsWith('×2') ? CpuTrace.open(e.process.pid) : null;
+  const traced = [];
   for (const idle of IDLE_MS) {
-    const r = await e.timedCalls(idle >= 30 ? 15 : 40, () => idle && sleep(idle));
+    const r = await e.timedCalls(idle >= 30 ? 15 : 40, () => idle && sleep(idle), trace);
     row[`idle ${idle} ms`] = r.ms.toFixed(2);
     cost[`idle ${idle} ms`] = r.cost;
+    traced.push([idle, r.runs]);
+  }
+  if (trace) {
+    const calls = trace.close();
+    for (const [idle, runs] of traced)
+      placements.push({ engine: e.name, idle, ...placement(runs, calls.splice(0, runs.length)) });
   }
   rows.push(row);
   costs.push(cost);
@@ -40,3 +51,7 @@ console.log(
     'Where both grow with idling, the same work took more CPU time, and threads queued behind each other.',
 );
 console.table(costs);
+if (placements.length) {
+  console.log(`Two threads, from the scheduler's events: ${MISPLACED}`);
+  console.table(placements);
+} else console.log('(The scheduler-event table needs root, for tracefs.)');

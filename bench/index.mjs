@@ -19,6 +19,7 @@ import {
   nodeEngine as node,
   prepare,
 } from './processes.mjs';
+import { median } from './stats.mjs';
 import { BERT_N, GEMMS, MHA_N, SENTENCE } from './workloads.mjs';
 
 prepare();
@@ -45,7 +46,6 @@ function shuffled(list, seed) {
   }
   return out;
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * Sets `work` up on every engine that has it, runs interleaved rounds, checks agreement.

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
+import { median } from './stats.mjs';
 import { writeWorkloads } from './workloads.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -88,23 +89,26 @@ export class EngineProcess {
     return { cpu, wait };
   }
   /**
-   * Runs the work set up `calls` times, awaiting `before()` ahead of each call. Returns the
-   * median ms, and `cost`: the mean per call of the CPU ms of all the engine's threads and of
-   * the ms they waited for a CPU, as "cpu / wait" (read once every thread is asleep).
+   * Runs the work set up `calls` times, awaiting `before()` ahead of each call, each call
+   * marked in `trace` (a CpuTrace) when given. Returns the median ms, every call's ms in
+   * order (`runs`), and `cost`: the mean per call of the CPU ms of all the engine's threads
+   * and of the ms they waited for a CPU, as "cpu / wait" (read once every thread is asleep).
    */
-  async timedCalls(calls, before) {
-    const times = [];
+  async timedCalls(calls, before, trace = null) {
+    const runs = [];
     const start = this.schedStats();
     for (let i = 0; i < calls; i++) {
       await before();
-      times.push((await this.ask({ op: 'run' })).ms);
+      trace?.begin();
+      runs.push((await this.ask({ op: 'run' })).ms);
+      trace?.end();
     }
     await this.settle(); // every thread asleep: its figures are up to date
     const end = this.schedStats();
-    times.sort((a, b) => a - b);
     const perCall = (x) => (x / calls).toFixed(1);
     return {
-      ms: times[times.length >> 1],
+      ms: median(runs),
+      runs,
       cost: `${perCall(end.cpu - start.cpu)} / ${perCall(end.wait - start.wait)}`,
     };
   }
