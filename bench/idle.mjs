@@ -6,13 +6,16 @@
 // they wait for a CPU (the woken worker is queued on the busy one) although the other
 // is idle. So interleaved benchmarks, which idle between calls, read slower than
 // back-to-back loops. The third table (as root) checks that from the scheduler's own
-// events: calls whose threads waited while a CPU idled, against the rest.
+// events: calls whose threads waited while a CPU idled, against the rest. Last,
+// bench/wake_placement.cpp shows the kernel's choice alone: where a woken thread first
+// runs, after its waker idled and then ran for a while.
 //
 //   npm run bench:idle        (after npm run build)
+import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { CpuTrace, MISPLACED, placement } from './cpu_trace.mjs';
-import { attnscopeEngines, defaultModelDir, nativeEngines, prepare } from './processes.mjs';
+import { attnscopeEngines, defaultModelDir, nativeDir, nativeEngines, prepare } from './processes.mjs';
 import { SENTENCE } from './workloads.mjs';
 
 prepare();
@@ -55,3 +58,4 @@ if (placements.length) {
   console.log(`Two threads, from the scheduler's events: ${MISPLACED}`);
   console.table(placements);
 } else console.log('(The scheduler-event table needs root, for tracefs.)');
+console.log(execFileSync(`${nativeDir}/wake_placement`, { encoding: 'utf8' }));

@@ -10,7 +10,7 @@ import { writeWorkloads } from './workloads.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}build/bench`;
-const nativeDir = `${root}build/bench-native`;
+export const nativeDir = `${root}build/bench-native`;
 /** Where the embedded default model's files are (after npm run build). */
 export const defaultModelDir = `${root}dist/models/default/`;
 
@@ -31,7 +31,9 @@ export function prepare() {
     ],
     { stdio: 'ignore' },
   );
-  execFileSync('cmake', ['--build', nativeDir, '-j2', '--target', 'attnscope_bench'], { stdio: 'ignore' });
+  execFileSync('cmake', ['--build', nativeDir, '-j2', '--target', 'attnscope_bench', 'wake_placement'], {
+    stdio: 'ignore',
+  });
   writeWorkloads(dir);
 }
 
