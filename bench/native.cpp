@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "attnscope/attnscope.hpp"
-#include "attnscope/json.hpp"
 #include "attnscope/model.hpp"
-#include "attnscope/safetensors.hpp"
+#include "io/json.hpp"
+#include "io/safetensors.hpp"
 
 namespace {
 

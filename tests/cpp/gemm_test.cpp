@@ -1,6 +1,6 @@
 // The packed GEMM against a plain triple loop, over awkward sizes, transposed B,
 // bias, and column ranges (as the thread pool splits them).
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 #include "test_util.hpp"
 

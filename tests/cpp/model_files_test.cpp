@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "attnscope/json.hpp"
-#include "attnscope/safetensors.hpp"
+#include "io/json.hpp"
+#include "io/safetensors.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <vector>
 
-#include "thread_pool.hpp"
+#include "runtime/thread_pool.hpp"
 
 namespace attnscope {
 

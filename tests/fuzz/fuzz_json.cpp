@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
+#include "io/json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

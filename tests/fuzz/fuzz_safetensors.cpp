@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "attnscope/error.hpp"
-#include "attnscope/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
 #include "attnscope/model.hpp"
 #include "attnscope/tokenizer.hpp"
+#include "io/json.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "scores.hpp"
-#include "vexp.hpp"
+#include "kernels/scores.hpp"
+#include "kernels/vexp.hpp"
 
 namespace {
 
@@ -30,8 +30,8 @@ std::vector<float> grid(float lo, float hi, int count) {
 }
 
 // mask_scores (four lanes) against mask_scores_plain, bit for bit: every combination of masks, over lengths with and
-// without a scalar tail and causal limits before, inside and past the row; additive masks holding -inf. Returns the
-// number of rows whose values or maximum differ in any bit.
+// without a scalar tail, causal limits and window starts before, inside and past the row; additive masks holding -inf.
+// Returns the number of rows whose values or maximum differ in any bit.
 int mask_scores_mismatches() {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -46,14 +46,17 @@ int mask_scores_mismatches() {
         additive[j] = coin(rng) ? -std::numeric_limits<float>::infinity() : normal(rng);
         keep[j] = trial % 5 == 0 ? 0 : !coin(rng);  // every fifth row hides every key
       }
-      const bool causal = trial % 2 == 1;
+      const bool causal = trial % 2 == 1, windowed = trial % 6 >= 3;
       const std::int64_t key0 = trial % 3 * 32, i = key0 + trial % 7 * 21 - 40;
+      attnscope::kernels::KeyRange range;
+      if (causal) range.last = i;
+      if (windowed) range.first = i - trial % 5 * 9;  // windows starting before, inside and past the row
       const bool with_keep = trial % 4 >= 2, with_additive = trial % 8 >= 4;
       std::vector<float> lanes = scores, plain = scores;
       const std::uint8_t* k = with_keep ? keep.data() : nullptr;
       const float* a = with_additive ? additive.data() : nullptr;
-      const float m1 = attnscope::kernels::mask_scores(lanes.data(), count, i, key0, 0.125f, causal, k, a);
-      const float m2 = attnscope::kernels::mask_scores_plain(plain.data(), count, i, key0, 0.125f, causal, k, a);
+      const float m1 = attnscope::kernels::mask_scores(lanes.data(), count, key0, range, 0.125f, k, a);
+      const float m2 = attnscope::kernels::mask_scores_plain(plain.data(), count, key0, range, 0.125f, k, a);
       if (std::memcmp(&m1, &m2, sizeof m1) != 0 || std::memcmp(lanes.data(), plain.data(), count * sizeof(float)) != 0)
         ++mismatches;
     }

@@ -76,7 +76,11 @@ struct MultiHeadResult {
 // The dimensions of one attention call, after validation.
 struct AttentionDims {
   std::int64_t heads, n_q, n_k, d_k, d_v;
-  bool heads_axis;  // inputs were rank 3
+  bool heads_axis;               // inputs were rank 3
+  std::int64_t group = 1;        // query heads per key/value head (grouped-query attention): k and v have heads / group
+  std::int64_t kv_capacity = 0;  // rows each key/value head has room for in k and v (a KV cache); 0: n_k
+
+  std::int64_t kv_rows() const { return kv_capacity ? kv_capacity : n_k; }
 };
 
 // Validates shapes (not data) and returns the dimensions; throws Error naming
@@ -118,6 +122,8 @@ class Runtime {
   // Calls fn(begin, end) on blocks of [0, rows) across the threads: for row-wise work
   // such as activations, which would otherwise run on one thread between the GEMMs.
   void parallel_rows(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) const;
+  // The thread pool, for models that call the kernels themselves.
+  ThreadPool& pool() const { return *pool_; }
 
  private:
   std::unique_ptr<ThreadPool> pool_;

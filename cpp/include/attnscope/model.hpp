@@ -22,6 +22,12 @@ struct ModelInfo {
   std::string name;          // e.g. "Universal Sentence Encoder lite"
   std::string architecture;  // config.json's architectures[0]
   std::int64_t layers = 0, heads = 0, d_model = 0, max_tokens = 0, vocab_size = 0;
+  std::int64_t kv_heads = 0;          // key/value heads: fewer than heads under grouped-query attention
+  std::int64_t head_dim = 0;          // d_k = d_v of every head
+  bool causal = false;                // a token sees only the tokens before it (decoders)
+  bool language_model = false;        // predicts the next token: predictions, logit lens, generate
+  std::string weights_dtype = "f32";  // as the files store the weights: "f32", "f16" or "bf16"
+  std::vector<std::int64_t> window;   // per layer: 0 for full attention, else the sliding window's width
 };
 
 struct RunOptions {
@@ -31,6 +37,24 @@ struct RunOptions {
   std::vector<std::uint8_t> attention_mask;
   // Heads (layer, head) whose output is zeroed before the output projection: head ablation.
   std::vector<std::pair<std::int64_t, std::int64_t>> ablate_heads;
+  // Language models only:
+  std::int64_t top_k = 0;      // > 0: the top_k most likely next tokens after every position
+  bool logit_lens = false;     // every layer's most likely next token at every position
+  bool return_logits = false;  // the next-token logits at every position [n, vocab]
+};
+
+// The most likely next tokens after each position, best first: [n, k] each.
+struct Predictions {
+  std::int64_t k = 0;
+  std::vector<std::int32_t> ids;
+  std::vector<float> probs;
+};
+
+// What each layer would predict if the model stopped there: the final norm and the language
+// model head applied to every layer's output (nostalgebraist, 2020). [layers, n] each.
+struct LogitLens {
+  std::vector<std::int32_t> ids;
+  std::vector<float> probs;
 };
 
 struct ModelRun {
@@ -39,11 +63,43 @@ struct ModelRun {
   std::vector<std::uint8_t> special;  // 1 where the token is a special token ([CLS], [SEP], ...)
   std::int64_t total_tokens = 0;      // before truncation to max_tokens
   bool truncated = false;
-  Tensor attentions;            // [layers, heads, n, n]
-  Tensor hidden;                // last hidden state [n, d_model]
-  Tensor embedding;             // pooled sentence embedding [d] where the model defines one, else empty
-  std::vector<Tensor> q, k, v;  // per layer: [heads, n, d_k], [heads, n, d_k], [heads, n, d_v]
-  std::vector<Tensor> inputs;   // per layer: X [n, d_in], the matrix the projections multiply
+  Tensor attentions;                  // [layers, heads, n, n]
+  Tensor hidden;                      // last hidden state [n, d_model]
+  Tensor embedding;                   // pooled sentence embedding [d] where the model defines one, else empty
+  std::vector<Tensor> q, k, v;        // per layer: [heads, n, d_k], [heads, n, d_k], [heads, n, d_v]
+  std::vector<Tensor> inputs;         // per layer: X [n, d_in], the matrix the projections multiply
+  std::vector<std::int32_t> kv_head;  // [heads]: the key/value head each query head reads
+  Predictions predictions;            // on request (top_k)
+  LogitLens logit_lens;               // on request
+  Tensor logits;                      // [n, vocab] on request
+};
+
+// How generate() picks each next token, as transformers' sampling does: logits / temperature,
+// then top-k (ties with the k-th kept), then top-p (the smallest set holding top_p of the
+// probability), then a draw. temperature 0 takes the most likely token.
+struct SamplingOptions {
+  float temperature = 1.0f;  // ≥ 0
+  std::int64_t top_k = 0;    // 0: no limit
+  float top_p = 1.0f;        // in (0, 1]
+};
+
+// A language model's running sequence, with its keys and values kept (the KV cache): each
+// appended token costs one row per head, not a rerun of the sequence.
+class Generation {
+ public:
+  virtual ~Generation() = default;
+  // Draws the next token from the distribution after the last one (checking `sampling`),
+  // appends it and returns it. Throws when the sequence is at the model's max_tokens.
+  virtual std::int32_t step(const Runtime& runtime, const SamplingOptions& sampling) = 0;
+  // Appends a given token (in the vocabulary).
+  virtual void append(const Runtime& runtime, std::int32_t id) = 0;
+  // The next-token distribution after the last token: softmax of the logits [vocab].
+  virtual std::vector<float> next_probabilities() const = 0;
+  virtual const std::vector<std::int32_t>& ids() const = 0;
+  // The newest token's row of every map: [layers, heads, n].
+  virtual Tensor last_rows() const = 0;
+  // Every map of the whole sequence: [layers, heads, n, n].
+  virtual Tensor attentions() const = 0;
 };
 
 // A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
@@ -79,6 +135,11 @@ class Model {
 
   // Runs on token ids, truncated to max_tokens; each id must be in the vocabulary.
   ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
+
+  // Starts generating after `ids` (the prompt, run at once); `seed` seeds the draws. Language
+  // models only; `ids` must be in the vocabulary and within max_tokens.
+  virtual std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
+                                               std::uint64_t seed) const;
 
  protected:
   // Checks what `options` name against the model, flags special tokens, and runs forward().

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
+#include "io/json.hpp"
 
 namespace attnscope {
 
@@ -27,6 +27,32 @@ inline double config_number(const Json& config, const char* key, double min, dou
     throw Error(std::string("config.json: ") + key + " must be a number from " + std::to_string(min) + " to " +
                 std::to_string(max));
   return v->number();
+}
+
+// The same for a field that may be absent or null: `fallback` then (the config class's default).
+inline std::int64_t optional_int(const Json& config, const char* key, std::int64_t fallback, std::int64_t min,
+                                 std::int64_t max) {
+  const Json* v = config.find(key);
+  return v && !v->is_null() ? config_int(config, key, min, max) : fallback;
+}
+
+inline double optional_number(const Json& config, const char* key, double fallback, double min, double max) {
+  const Json* v = config.find(key);
+  return v && !v->is_null() ? config_number(config, key, min, max) : fallback;
+}
+
+inline bool optional_bool(const Json& config, const char* key, bool fallback) {
+  const Json* v = config.find(key);
+  if (!v || v->is_null()) return fallback;
+  if (v->type() != Json::Type::boolean) throw Error(std::string("config.json: ") + key + " must be true or false");
+  return v->boolean();
+}
+
+inline std::string optional_string(const Json& config, const char* key, const std::string& fallback) {
+  const Json* v = config.find(key);
+  if (!v || v->is_null()) return fallback;
+  if (!v->is_string()) throw Error(std::string("config.json: ") + key + " must be a string");
+  return v->string();
 }
 
 }  // namespace attnscope

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "attnscope/tensor.hpp"
-#include "vexp.hpp"
+#include "kernels/vexp.hpp"
 
 namespace attnscope::layers {
 

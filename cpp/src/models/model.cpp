@@ -3,9 +3,10 @@
 #include "attnscope/model.hpp"
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
-#include "transformer.hpp"
-#include "use_lite.hpp"
+#include "io/json.hpp"
+#include "models/decoder.hpp"
+#include "models/encoder.hpp"
+#include "models/use_lite.hpp"
 
 namespace attnscope {
 
@@ -20,8 +21,13 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files) {
   const std::string& arch = archs->array()[0].string();
   std::unique_ptr<Model> model;
   if (arch == "UniversalSentenceEncoderLite") model = make_use_lite(config, files);
-  if (is_transformer(arch)) model = make_transformer(arch, config, files, make_tokenizer(files));
+  if (is_encoder(arch)) model = make_encoder(arch, config, files, make_tokenizer(files));
+  if (decoder::is_decoder(arch)) model = decoder::make_decoder(arch, config, files, make_tokenizer(files));
   if (model) {
+    ModelInfo& info = model->info_;
+    if (!info.kv_heads) info.kv_heads = info.heads;
+    if (!info.head_dim) info.head_dim = info.d_model / info.heads;
+    if (info.window.empty()) info.window.assign(static_cast<std::size_t>(info.layers), 0);
     // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
     const Tokenizer* t = model->tokenizer();
     if (t && t->vocab_size() > model->info().vocab_size)
@@ -29,9 +35,11 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files) {
                   " entries, more than config.json's vocab_size=" + std::to_string(model->info().vocab_size));
     return model;
   }
-  throw Error("loadModel: architecture " + quote(arch) +
-              " is not supported (supported: UniversalSentenceEncoderLite, BertModel, DistilBertModel, GPT2Model, "
-              "GPT2LMHeadModel, and BertFor*/DistilBertFor* checkpoints)");
+  throw Error(
+      "loadModel: architecture " + quote(arch) +
+      " is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+      "Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (text), GPT2LMHeadModel, GPT2Model, "
+      "BertModel, DistilBertModel, BertFor*/DistilBertFor* checkpoints and UniversalSentenceEncoderLite)");
 }
 
 namespace {
@@ -96,6 +104,11 @@ ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOpti
   ModelRun r = prepare(info_, tokenizer_->encode(text));
   finish_and_forward(runtime, r, options);
   return r;
+}
+
+std::unique_ptr<Generation> Model::generate(const Runtime&, const std::vector<std::int32_t>&, std::uint64_t) const {
+  throw Error("generate: " + info_.name + " (" + info_.architecture +
+              ") is not a language model; generate needs a decoder such as GPT-2, Llama, Qwen or Gemma");
 }
 
 ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options) const {

@@ -9,16 +9,16 @@
 //   embedding = l2_normalize(tanh(mean_rows(x)·P + p))
 //
 // Tensor names are those web/models/convert-default.mjs writes.
-#include "use_lite.hpp"
+#include "models/use_lite.hpp"
 
 #include <cmath>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
-#include "config.hpp"
-#include "gemm.hpp"
-#include "layers.hpp"
-#include "weights.hpp"
+#include "io/json.hpp"
+#include "kernels/gemm.hpp"
+#include "models/config.hpp"
+#include "models/layers.hpp"
+#include "models/weights.hpp"
 
 namespace attnscope {
 
@@ -93,13 +93,13 @@ class UseLite final : public Model {
       for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.residual_w, &L.up_w, &L.down_w}) kernels::prepare_weight(*t);
     kernels::prepare_weight(pool_w_);
     const Json* name = config.find("name");
-    info_ = {name && name->is_string() ? name->string() : "Universal Sentence Encoder lite",
-             "UniversalSentenceEncoderLite",
-             layers,
-             heads_,
-             hidden,
-             max_tokens,
-             vocab};
+    info_.name = name && name->is_string() ? name->string() : "Universal Sentence Encoder lite";
+    info_.architecture = "UniversalSentenceEncoderLite";
+    info_.layers = layers;
+    info_.heads = heads_;
+    info_.d_model = hidden;
+    info_.max_tokens = max_tokens;
+    info_.vocab_size = vocab;
   }
 
  public:

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
 #include "attnscope/model.hpp"
-#include "attnscope/safetensors.hpp"
+#include "io/json.hpp"
+#include "io/safetensors.hpp"
 
 namespace attnscope {
 
@@ -43,6 +43,13 @@ class WeightStore {
     for (const auto& s : shards_)
       if (s.second->contains(name)) return true;
     return false;
+  }
+
+  // How the files store the tensor: "F32", "F16" or "BF16".
+  std::string dtype(const std::string& name) const {
+    for (const auto& s : shards_)
+      if (s.second->contains(name)) return s.second->tensors().at(name).dtype;
+    throw Error("loadModel: tensor " + quote(name) + " is missing from the model's weights");
   }
 
   // The tensor as float32, checked against `expected` (-1 matches any dimension).

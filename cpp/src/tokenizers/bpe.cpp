@@ -14,9 +14,9 @@
 #include <unordered_map>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
 #include "attnscope/tokenizer.hpp"
-#include "unicode.hpp"
+#include "io/json.hpp"
+#include "tokenizers/unicode.hpp"
 
 namespace attnscope {
 

@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
 #include "attnscope/tokenizer.hpp"
+#include "io/json.hpp"
 
 namespace attnscope {
 

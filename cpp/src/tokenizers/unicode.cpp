@@ -1,5 +1,5 @@
 // Lowercasing and canonical decomposition from the tables generated off Node.
-#include "unicode.hpp"
+#include "tokenizers/unicode.hpp"
 
 namespace attnscope::unicode {
 

@@ -19,7 +19,7 @@ struct CodePointMapping {
   std::uint32_t cp, offset, length;
 };
 
-#include "unicode_tables.inc"
+#include "tokenizers/unicode_tables.inc"
 
 template <std::size_t N>
 bool in(const CodePointRange (&table)[N], std::uint32_t cp) {

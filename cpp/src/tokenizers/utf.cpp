@@ -1,8 +1,8 @@
 // UTF-8 ⇄ code points ⇄ UTF-16 for the tokenizers. UTF-8 here may carry lone
 // surrogates (WTF-8), as JS strings can; other invalid bytes become U+FFFD.
-#include "attnscope/json.hpp"
 #include "attnscope/tokenizer.hpp"
-#include "unicode.hpp"
+#include "io/json.hpp"
+#include "tokenizers/unicode.hpp"
 
 namespace attnscope {
 

@@ -18,9 +18,9 @@
 #include <unordered_set>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
 #include "attnscope/tokenizer.hpp"
-#include "unicode.hpp"
+#include "io/json.hpp"
+#include "tokenizers/unicode.hpp"
 
 namespace attnscope {
 

@@ -1,12 +1,12 @@
-#include "kernels.hpp"
+#include "kernels/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "gemm.hpp"
-#include "scores.hpp"
-#include "vexp.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/scores.hpp"
+#include "kernels/vexp.hpp"
 
 namespace attnscope::kernels {
 
@@ -24,10 +24,36 @@ constexpr std::int64_t kTasksPerThread = 4;
 #endif
 }  // namespace
 
-std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, float scale, bool causal,
+namespace {
+
+// Soft-capping, before the mask: s = cap · tanh(s · scale / cap). Returns the scale left to
+// apply (1 once capped).
+float soft_cap(float* s, std::int64_t n, const ScoreRule& rule) {
+  if (rule.softcap <= 0.0f) return rule.scale;
+  const float inv = rule.scale / rule.softcap;
+  for (std::int64_t j = 0; j < n; ++j) s[j] = rule.softcap * std::tanh(s[j] * inv);
+  return 1.0f;
+}
+
+// The keys a block of query rows [r0, r0 + rows) needs, [begin, end): none past the last
+// row's causal limit, none before the first row's window. `begin` is a multiple of 8, where
+// PackedKV's panels start.
+std::pair<std::int64_t, std::int64_t> block_keys(const ScoreRule& rule, const AttentionDims& d, std::int64_t r0,
+                                                 std::int64_t rows) {
+  const KeyRange first = rule.keys(r0), last = rule.keys(r0 + rows - 1);
+  const std::int64_t end = std::clamp<std::int64_t>(last.last, -1, d.n_k - 1) + 1;
+  const std::int64_t begin = std::clamp<std::int64_t>(first.first, 0, end) / kPanelColumns * kPanelColumns;
+  return {begin, std::max(begin, end)};
+}
+
+}  // namespace
+
+std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, const ScoreRule& rule,
                                 const std::uint8_t* keep_row, const float* additive_row) {
-  const std::int64_t visible = causal ? std::min(i + 1, n_k) : n_k;
-  const float max = mask_scores(s, visible, i, 0, scale, causal, keep_row, additive_row);
+  const KeyRange range = rule.keys(i);
+  const std::int64_t visible = std::clamp<std::int64_t>(range.last, -1, n_k - 1) + 1;
+  const float scale = soft_cap(s, visible, rule);
+  const float max = mask_scores(s, visible, 0, range, scale, keep_row, additive_row);
   if (max == kNegInf) {  // every key hidden: zeros, never NaN
     std::fill(s, s + n_k, 0.0f);
     return 0;
@@ -50,21 +76,21 @@ class PackedKV {
   PackedKV(ThreadPool& pool, const TensorView& k, const TensorView& v, const AttentionDims& d)
       : k_size_(packed_size(d.d_k, d.n_k)), v_size_(packed_size(d.n_k, d.d_v)) {
     if (!kPacksB) return;
-    k_.resize(static_cast<std::size_t>(d.heads * k_size_));
-    v_.resize(static_cast<std::size_t>(d.heads * v_size_));
-    pool.parallel_for(static_cast<std::size_t>(d.heads), [&](std::size_t task, int) {
+    k_.resize(static_cast<std::size_t>(d.heads / d.group * k_size_));
+    v_.resize(static_cast<std::size_t>(d.heads / d.group * v_size_));
+    pool.parallel_for(static_cast<std::size_t>(d.heads / d.group), [&](std::size_t task, int) {
       const std::int64_t h = static_cast<std::int64_t>(task);
-      pack_b({nullptr, 0, k.data + h * d.n_k * d.d_k, d.d_k, true, nullptr, 0, 0, d.n_k, d.d_k, nullptr},
+      pack_b({nullptr, 0, k.data + h * d.kv_rows() * d.d_k, d.d_k, true, nullptr, 0, 0, d.n_k, d.d_k, nullptr},
              k_.data() + h * k_size_);
-      pack_b({nullptr, 0, v.data + h * d.n_k * d.d_v, d.d_v, false, nullptr, 0, 0, d.d_v, d.n_k, nullptr},
+      pack_b({nullptr, 0, v.data + h * d.kv_rows() * d.d_v, d.d_v, false, nullptr, 0, 0, d.d_v, d.n_k, nullptr},
              v_.data() + h * v_size_);
     });
   }
-  // Head h's kᵀ [d_k, n_k] from key `key0` on (a multiple of 8), or null natively.
+  // Key/value head h's kᵀ [d_k, n_k] from key `key0` on (a multiple of 8), or null natively.
   const float* keys(std::int64_t h, std::int64_t key0, std::int64_t d_k) const {
     return k_.empty() ? nullptr : k_.data() + h * k_size_ + packed_size(d_k, key0);
   }
-  // Head h's v [n_k, d_v] from row `key0` on, or null natively; its panels hold n_k rows each.
+  // Key/value head h's v [n_k, d_v] from row `key0` on, or null natively; its panels hold n_k rows each.
   const float* values(std::int64_t h, std::int64_t key0) const {
     return v_.empty() ? nullptr : v_.data() + h * v_size_ + key0 * kPanelColumns;
   }
@@ -86,8 +112,7 @@ void gemm_packed_kv(const GemmArgs& g) {
 // as m grows. Memory per thread: a [32, 64] score tile and a [32, d_v] product;
 // nothing grows with n². Same arguments as attention().
 void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v,
-                     const AttentionDims& d, float scale, bool causal, const Mask& mask, float* out,
-                     OutputLayout layout) {
+                     const AttentionDims& d, const ScoreRule& rule, float* out, OutputLayout layout) {
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   struct Scratch {
     std::vector<float> scores, product, m, l;
@@ -100,28 +125,30 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
     w.m.resize(kRowBlock);
     w.l.resize(kRowBlock);
   }
+  const Mask& mask = rule.mask;
   pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
     Scratch& w = scratch[worker];
-    const std::int64_t h = static_cast<std::int64_t>(task) / blocks;
+    const std::int64_t h = static_cast<std::int64_t>(task) / blocks, g = h / d.group;
     const std::int64_t r0 = (static_cast<std::int64_t>(task) % blocks) * kRowBlock;
     const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
-    const std::int64_t keys = causal ? std::min(d.n_k, r0 + rows) : d.n_k;
+    const auto [key_begin, key_end] = block_keys(rule, d, r0, rows);
     float* o = out + h * layout.head_stride + r0 * layout.row_stride;  // [rows, d_v], accumulated in place
     const std::int64_t ldo = layout.row_stride;
     for (std::int64_t r = 0; r < rows; ++r) std::fill(o + r * ldo, o + r * ldo + d.d_v, 0.0f);
     std::fill(w.m.begin(), w.m.end(), kNegInf);
     std::fill(w.l.begin(), w.l.end(), 0.0f);
-    for (std::int64_t k0 = 0; k0 < keys; k0 += kKeyTile) {
-      const std::int64_t tile = std::min(kKeyTile, keys - k0);
+    for (std::int64_t k0 = key_begin; k0 < key_end; k0 += kKeyTile) {
+      const std::int64_t tile = std::min(kKeyTile, key_end - k0);
       // scores [rows, tile] = q rows · k[k0 .. k0+tile]ᵀ
-      gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (h * d.n_k + k0) * d.d_k, d.d_k, true,
-                      w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr, packed.keys(h, k0, d.d_k)});
+      gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (g * d.kv_rows() + k0) * d.d_k, d.d_k, true,
+                      w.scores.data(), kKeyTile, rows, tile, d.d_k, nullptr, packed.keys(g, k0, d.d_k)});
       for (std::int64_t r = 0; r < rows; ++r) {
         const std::int64_t i = r0 + r;
         float* s = w.scores.data() + r * kKeyTile;
         const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + k0;
+        const float scale = soft_cap(s, tile, rule);
         const float tile_max =
-            mask_scores(s, tile, i, k0, scale, causal, mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
+            mask_scores(s, tile, k0, rule.keys(i), scale, mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
                         mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr);
         if (tile_max == kNegInf) {  // nothing visible in this tile
           std::fill(s, s + tile, 0.0f);
@@ -135,8 +162,8 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
           for (std::int64_t c = 0; c < d.d_v; ++c) o[r * ldo + c] *= correction;
       }
       // product [rows, d_v] = probabilities [rows, tile] · v[k0 .. k0+tile]; o += product
-      gemm_packed_kv({w.scores.data(), kKeyTile, v.data + (h * d.n_k + k0) * d.d_v, d.d_v, false, w.product.data(),
-                      d.d_v, rows, d.d_v, tile, nullptr, packed.values(h, k0), d.n_k});
+      gemm_packed_kv({w.scores.data(), kKeyTile, v.data + (g * d.kv_rows() + k0) * d.d_v, d.d_v, false,
+                      w.product.data(), d.d_v, rows, d.d_v, tile, nullptr, packed.values(g, k0), d.n_k});
       for (std::int64_t r = 0; r < rows; ++r)
         for (std::int64_t c = 0; c < d.d_v; ++c) o[r * ldo + c] += w.product[r * d.d_v + c];
     }
@@ -150,35 +177,44 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
 }  // namespace
 
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
-               float scale, bool causal, const Mask& mask, float* out, OutputLayout layout, float* weights) {
-  if (!weights) return fused_attention(pool, q, k, v, d, scale, causal, mask, out, layout);
+               const ScoreRule& rule, float* out, OutputLayout layout, float* weights) {
+  if (!weights) return fused_attention(pool, q, k, v, d, rule, out, layout);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   const PackedKV packed(pool, k, v, d);
+  const Mask& mask = rule.mask;
 
   pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int) {
-    const std::int64_t h = static_cast<std::int64_t>(task) / blocks;
+    const std::int64_t h = static_cast<std::int64_t>(task) / blocks, g = h / d.group;
     const std::int64_t r0 = (static_cast<std::int64_t>(task) % blocks) * kRowBlock;
     const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
-    // Under a causal mask, no row of this block sees a key past its last row.
-    const std::int64_t keys = causal ? std::min(d.n_k, r0 + rows) : d.n_k;
+    // No row of this block sees a key outside [begin, end).
+    const auto [begin, end] = block_keys(rule, d, r0, rows);
     float* s_data = weights + (h * d.n_q + r0) * d.n_k;
     MatrixMap s(s_data, rows, d.n_k);  // scores, then probabilities: [rows, n_k]
 
-    // scores [rows, keys] = q[h][r0 .. r0+rows] · k[h][0 .. keys]ᵀ
-    gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + h * d.n_k * d.d_k, d.d_k, true, s_data, d.n_k,
-                    rows, keys, d.d_k, nullptr, packed.keys(h, 0, d.d_k)});
+    if (end > begin)  // scores [rows, begin .. end) = q[h][r0 .. r0+rows] · k[g][begin .. end)ᵀ
+      gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (g * d.kv_rows() + begin) * d.d_k, d.d_k, true,
+                      s_data + begin, d.n_k, rows, end - begin, d.d_k, nullptr, packed.keys(g, begin, d.d_k)});
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = r0 + r;
-      const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k);
-      masked_softmax_row(s.row(r).data(), keys, i, scale, causal,
+      const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + begin;
+      ScoreRule row_rule = rule;  // the row from key `begin` on
+      row_rule.offset -= begin;
+      masked_softmax_row(s.row(r).data() + begin, end - begin, i, row_rule,
                          mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
                          mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr);
     }
-    if (keys < d.n_k) s.rightCols(d.n_k - keys).setZero();
-    // out [rows, d_v] = probabilities [rows, keys] · v[h][0 .. keys]
-    gemm_packed_kv({s_data, d.n_k, v.data + h * d.n_k * d.d_v, d.d_v, false,
-                    out + h * layout.head_stride + r0 * layout.row_stride, layout.row_stride, rows, d.d_v, keys,
-                    nullptr, packed.values(h, 0), d.n_k});
+    if (begin > 0) s.leftCols(begin).setZero();
+    if (end < d.n_k) s.rightCols(d.n_k - end).setZero();
+    float* o = out + h * layout.head_stride + r0 * layout.row_stride;
+    if (end == begin) {  // no key visible to any row: zeros
+      for (std::int64_t r = 0; r < rows; ++r)
+        std::fill(o + r * layout.row_stride, o + r * layout.row_stride + d.d_v, 0.0f);
+      return;
+    }
+    // out [rows, d_v] = probabilities [rows, begin .. end) · v[g][begin .. end)
+    gemm_packed_kv({s_data + begin, d.n_k, v.data + (g * d.kv_rows() + begin) * d.d_v, d.d_v, false, o,
+                    layout.row_stride, rows, d.d_v, end - begin, nullptr, packed.values(g, begin), d.n_k});
   });
 }
 
@@ -202,15 +238,16 @@ void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms) {
 
 }  // namespace
 
-void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
-          const PackedWeight* packed) {
-  const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
-  GemmArgs g{a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias};
+namespace {
+
+// C of `g` across the threads, by blocks of columns, or of rows when columns are few.
+void parallel_gemm(ThreadPool& pool, GemmArgs g, const PackedWeight* packed) {
 #ifdef __wasm_simd128__
   if (packed) g.packed = packed->panels(), g.streamed = true;  // natively Eigen's GEMM does its own packing
 #else
   (void)packed;
 #endif
+  const std::int64_t m = g.m, n = g.n;
   const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns, threads = pool.size();
   if (panels >= 2 * threads || m < 2 * kGemmRowBlock) {
     gemms_by_columns(pool, {g});
@@ -221,20 +258,33 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
     pool.parallel_for(static_cast<std::size_t>((m + block - 1) / block), [&](std::size_t task, int worker) {
       const std::int64_t r0 = static_cast<std::int64_t>(task) * block;
       GemmArgs rows = g;
-      rows.a += r0 * k;
-      rows.c += r0 * n;
+      rows.a += r0 * g.lda;
+      rows.c += r0 * g.ldc;
       rows.m = std::min(block, m - r0);
       gemm_serial(rows, packs[worker]);
     });
   }
 }
 
-void project_heads(ThreadPool& pool, std::int64_t heads, const std::vector<HeadProjection>& projections) {
+}  // namespace
+
+void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
+          const PackedWeight* packed) {
+  const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
+  parallel_gemm(pool, {a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias}, packed);
+}
+
+void gemm_transposed(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap bt, MatrixMap c, const PackedWeight* packed) {
+  const std::int64_t m = a.rows(), n = bt.rows(), k = a.cols();
+  parallel_gemm(pool, {a.data(), k, bt.data(), k, true, c.data(), n, m, n, k, nullptr}, packed);
+}
+
+void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections) {
   // One GEMM per (projection, head): head h multiplies columns h·d … of w into its own [m, d] block.
   std::vector<GemmArgs> per_head;
   for (const HeadProjection& p : projections) {
-    const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / heads;
-    for (std::int64_t h = 0; h < heads; ++h) {
+    const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
+    for (std::int64_t h = 0; h < p.heads; ++h) {
       // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
       GemmArgs g{p.a.data(), k, p.w.data() + h * d, p.w.cols(), false, p.out + h * m * d, d, m, d, k, nullptr};
       if (p.bias) g.bias = p.bias + h * d;

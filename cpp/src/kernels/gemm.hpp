@@ -27,19 +27,23 @@ namespace attnscope::kernels {
 // where it is (models make these once their weights are in their final place).
 class PackedWeight {
  public:
-  PackedWeight(const float* b, std::int64_t k, std::int64_t n) : b_(b), k_(k), n_(n) {}
+  // B [k, n], or read transposed from [n, k] when `transposed`.
+  PackedWeight(const float* b, std::int64_t k, std::int64_t n, bool transposed = false)
+      : b_(b), k_(k), n_(n), transposed_(transposed) {}
   // The panels, packing them the first time (thread-safe); natively never called.
   const float* panels() const;
 
  private:
   const float* b_;
   std::int64_t k_, n_;
+  bool transposed_;
   mutable std::once_flag once_;
   mutable std::vector<float> panels_;
 };
 
-// Marks a model's weight matrix [k, n] for packing on first use (and as checked at load).
-void prepare_weight(Tensor& w);
+// Marks a model's weight matrix [k, n] for packing on first use (and as checked at load);
+// `transposed`: w is [n, k], multiplied as its transpose (gemm_transposed).
+void prepare_weight(Tensor& w, bool transposed = false);
 
 inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
 

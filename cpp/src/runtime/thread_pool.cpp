@@ -1,4 +1,4 @@
-#include "thread_pool.hpp"
+#include "runtime/thread_pool.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "attnscope/attention.hpp"
-#include "kernels.hpp"
+#include "kernels/kernels.hpp"
 
 namespace attnscope {
 
@@ -29,7 +29,11 @@ AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView
   AttentionResult r;
   r.output = Tensor(result_shape(d, d.d_v));
   if (o.return_weights) r.weights = Tensor(result_shape(d, d.n_k));
-  kernels::attention(pool, q, k, v, d, scale, o.causal, o.mask, r.output.data.data(), kernels::OutputLayout::stacked(d),
+  kernels::ScoreRule rule;
+  rule.scale = scale;
+  rule.causal = o.causal;
+  rule.mask = o.mask;
+  kernels::attention(pool, q, k, v, d, rule, r.output.data.data(), kernels::OutputLayout::stacked(d),
                      o.return_weights ? r.weights.data.data() : nullptr);
   return r;
 }
@@ -81,20 +85,23 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   // q, k, v [heads, rows, d] straight from the GEMM: head h is columns h·d … of each projection.
   Tensor q({heads, n, d.d_k}), k({heads, m, d.d_k}), v({heads, m, d.d_v});
   const auto projection = [&](const TensorView& in, const TensorView& w, const TensorView& b, Tensor& out) {
-    return kernels::HeadProjection{in.head(0), w.head(0), b.empty() ? nullptr : b.data, w.packed, out.data.data()};
+    return kernels::HeadProjection{heads,    in.head(0),     w.head(0), b.empty() ? nullptr : b.data,
+                                   w.packed, out.data.data()};
   };
-  kernels::project_heads(pool, heads,
+  kernels::project_heads(pool,
                          {projection(x, p.wq, p.bq, q), projection(c, p.wk, p.bk, k), projection(c, p.wv, p.bv, v)});
 
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d.d_k));
+  kernels::ScoreRule rule;
+  rule.scale = 1.0f / std::sqrt(static_cast<float>(d.d_k));
+  rule.causal = o.causal;
+  rule.mask = o.mask;
   MultiHeadResult r;
   if (o.return_weights) r.weights = Tensor({heads, n, m});
   // The heads side by side, [n, heads·d_v]: what W_O multiplies, or the output without it.
   Matrix concat(p.wo.empty() ? 0 : n, heads * d.d_v);
   if (p.wo.empty()) r.output = Tensor({n, heads * d.d_v});
-  kernels::attention(pool, q.view(), k.view(), v.view(), d, scale, o.causal, o.mask,
-                     p.wo.empty() ? r.output.data.data() : concat.data(), kernels::OutputLayout::side_by_side(d),
-                     o.return_weights ? r.weights.data.data() : nullptr);
+  kernels::attention(pool, q.view(), k.view(), v.view(), d, rule, p.wo.empty() ? r.output.data.data() : concat.data(),
+                     kernels::OutputLayout::side_by_side(d), o.return_weights ? r.weights.data.data() : nullptr);
   if (!p.wo.empty()) {
     r.output = Tensor({n, x.cols()});
     kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),

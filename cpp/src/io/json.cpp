@@ -1,4 +1,4 @@
-#include "attnscope/json.hpp"
+#include "io/json.hpp"
 
 #include <cmath>
 #include <cstdlib>

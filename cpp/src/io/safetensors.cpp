@@ -1,4 +1,4 @@
-#include "attnscope/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "attnscope/error.hpp"
-#include "attnscope/json.hpp"
+#include "io/json.hpp"
 
 namespace attnscope {
 

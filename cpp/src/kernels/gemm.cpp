@@ -1,4 +1,4 @@
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -183,14 +183,15 @@ void pack_b(const GemmArgs& g, float* panels) {
 const float* PackedWeight::panels() const {
   std::call_once(once_, [this] {
     panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)));
-    pack_b({nullptr, 0, b_, n_, false, nullptr, 0, 0, n_, k_, nullptr}, panels_.data());
+    pack_b({nullptr, 0, b_, transposed_ ? k_ : n_, transposed_, nullptr, 0, 0, n_, k_, nullptr}, panels_.data());
   });
   return panels_.data();
 }
 
-void prepare_weight(Tensor& w) {
+void prepare_weight(Tensor& w, bool transposed) {
   if (w.empty() || w.rank() != 2) return;
-  w.packed = std::make_shared<PackedWeight>(w.data.data(), w.shape[0], w.shape[1]);
+  const std::int64_t k = transposed ? w.shape[1] : w.shape[0], n = transposed ? w.shape[0] : w.shape[1];
+  w.packed = std::make_shared<PackedWeight>(w.data.data(), k, n, transposed);
 }
 
 // 1,000 register blocks over a packed panel. Not inlined: V8 compiles wasm functions

@@ -1,22 +1,21 @@
-// BERT, DistilBERT and GPT-2: one transformer, two LayerNorm orders.
+// BERT and DistilBERT: post-LayerNorm encoders. (Decoders, GPT-2 among them, are decoder.hpp's.)
 //
-//   x = word[ids] + position[0..n) (+ token_type[0])       (BERT, DistilBERT: then LN)
-//   post-LN (BERT, DistilBERT):  x = LN1(x + MHA(x));     x = LN2(x + FFN(x))
-//   pre-LN  (GPT-2, causal):     x = x + MHA(LN1(x));     x = x + FFN(LN2(x));  finally LN_f
+//   x = LN(word[ids] + position[0..n) (+ token_type[0]))
+//   per layer:  x = LN1(x + MHA(x));     x = LN2(x + FFN(x))
 //   FFN(x) = act(x·W1 + b1)·W2 + b2, act = GELU (exact or tanh) or ReLU
 //
 // Each loader reads the Hugging Face Hub's own tensor names, with or without the
-// task model's prefix ("bert.", "distilbert.", "transformer.").
-#include "transformer.hpp"
+// task model's prefix ("bert.", "distilbert.").
+#include "models/encoder.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "attnscope/error.hpp"
-#include "config.hpp"
-#include "gemm.hpp"
-#include "layers.hpp"
-#include "weights.hpp"
+#include "kernels/gemm.hpp"
+#include "models/config.hpp"
+#include "models/layers.hpp"
+#include "models/weights.hpp"
 
 namespace attnscope {
 
@@ -42,18 +41,21 @@ struct Block {
 
 struct Spec {
   std::string architecture;
-  bool pre_norm = false, causal = false;
   Activation act = Activation::gelu;
   float eps = 1e-12f;
   std::int64_t layers = 0, heads = 0, d_model = 0, ffn = 0, vocab = 0, positions = 0;
 };
 
-class Transformer final : public Model {
+class Encoder final : public Model {
  public:
-  Transformer(Spec spec, std::unique_ptr<Tokenizer> tokenizer) : spec_(std::move(spec)) {
+  Encoder(Spec spec, std::unique_ptr<Tokenizer> tokenizer) : spec_(std::move(spec)) {
     tokenizer_ = std::move(tokenizer);
-    info_ = {spec_.architecture, spec_.architecture, spec_.layers, spec_.heads,
-             spec_.d_model,      spec_.positions,    spec_.vocab};
+    info_.name = info_.architecture = spec_.architecture;
+    info_.layers = spec_.layers;
+    info_.heads = spec_.heads;
+    info_.d_model = spec_.d_model;
+    info_.max_tokens = spec_.positions;
+    info_.vocab_size = spec_.vocab;
   }
 
   void set_name(const std::string& name) { info_.name = name; }
@@ -64,7 +66,7 @@ class Transformer final : public Model {
   }
 
   Spec spec_;
-  Tensor word, position, token_type, emb_ln_g, emb_ln_b, final_ln_g, final_ln_b, pool_w, pool_b;
+  Tensor word, position, token_type, emb_ln_g, emb_ln_b, pool_w, pool_b;
   std::vector<Block> blocks;
 
  protected:
@@ -75,11 +77,10 @@ class Transformer final : public Model {
       x.row(i) = word.head(0).row(r.ids[i]) + position.head(0).row(i);
       if (!token_type.empty()) x.row(i) += token_type.head(0).row(0);
     }
-    if (!emb_ln_g.empty()) x = layers::layer_norm(x, emb_ln_g, emb_ln_b, spec_.eps);
+    x = layers::layer_norm(x, emb_ln_g, emb_ln_b, spec_.eps);
     r.attentions = Tensor({spec_.layers, spec_.heads, n, n});
     MultiHeadOptions mo;
     mo.heads = spec_.heads;
-    mo.causal = spec_.causal;
     mo.return_projections = o.return_projections;
     const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));
     if (!padding.empty()) mo.mask = Mask::keep_mask(padding.data(), {n, n});
@@ -87,22 +88,12 @@ class Transformer final : public Model {
       const Block& b = blocks[l];
       const MultiHeadParams p{b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(),
                               b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
-      if (spec_.pre_norm) {
-        const Matrix y = layers::layer_norm(x, b.ln1_g, b.ln1_b, spec_.eps);
-        if (o.return_projections) r.inputs.push_back(layers::to_tensor(y));
-        MultiHeadResult a = attend(rt, y, p, mo, o, l);
-        x += a.output.head(0);
-        x += ffn(rt, b, layers::layer_norm(x, b.ln2_g, b.ln2_b, spec_.eps));
-        keep(r, l, n, std::move(a), o);
-      } else {
-        if (o.return_projections) r.inputs.push_back(layers::to_tensor(x));
-        MultiHeadResult a = attend(rt, x, p, mo, o, l);
-        x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
-        x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
-        keep(r, l, n, std::move(a), o);
-      }
+      if (o.return_projections) r.inputs.push_back(layers::to_tensor(x));
+      MultiHeadResult a = attend(rt, x, p, mo, o, l);
+      x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
+      x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
+      keep(r, l, n, std::move(a), o);
     }
-    if (!final_ln_g.empty()) x = layers::layer_norm(x, final_ln_g, final_ln_b, spec_.eps);
     r.hidden = layers::to_tensor(x);
     if (!pool_w.empty()) {  // BERT's pooler: tanh(x[CLS]·W + b)
       const Matrix first = x.topRows(1);
@@ -169,7 +160,7 @@ void check_heads(const Spec& s) {
 
 // The matrices every run multiplies by: packed for the GEMM once, on first use, and
 // not checked again on every call (the weight reader checked them).
-void prepare_weights(Transformer& m) {
+void prepare_weights(Encoder& m) {
   for (auto& b : m.blocks)
     for (Tensor* t : {&b.wq, &b.wk, &b.wv, &b.wo, &b.w1, &b.w2}) kernels::prepare_weight(*t);
   kernels::prepare_weight(m.pool_w);
@@ -177,8 +168,6 @@ void prepare_weights(Transformer& m) {
 
 std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
   Spec s{"BertModel",
-         false,
-         false,
          activation_of(string_field(c, "hidden_act", "gelu")),
          static_cast<float>(c.find("layer_norm_eps") ? config_number(c, "layer_norm_eps", 0, 1) : 1e-12),
          config_int(c, "num_hidden_layers", 1, 256),
@@ -191,7 +180,7 @@ std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::uniqu
   const std::string pe = string_field(c, "position_embedding_type", "absolute");
   if (pe != "absolute")
     throw Error("config.json: position_embedding_type " + quote(pe) + " is not supported (absolute)");
-  auto m = std::make_unique<Transformer>(s, std::move(tok));
+  auto m = std::make_unique<Encoder>(s, std::move(tok));
   const std::string p = prefix_of(w, "bert.", "embeddings.word_embeddings.weight");
   const std::int64_t d = s.d_model;
   m->word = w.read(p + "embeddings.word_embeddings.weight", {s.vocab, d});
@@ -233,8 +222,6 @@ std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::uniqu
 
 std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
   Spec s{"DistilBertModel",
-         false,
-         false,
          activation_of(string_field(c, "activation", "gelu")),
          1e-12f,
          config_int(c, "n_layers", 1, 256),
@@ -244,7 +231,7 @@ std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std:
          config_int(c, "vocab_size", 1, 1'000'000),
          config_int(c, "max_position_embeddings", 1, 1'000'000)};
   check_heads(s);
-  auto m = std::make_unique<Transformer>(s, std::move(tok));
+  auto m = std::make_unique<Encoder>(s, std::move(tok));
   const std::string p = prefix_of(w, "distilbert.", "embeddings.word_embeddings.weight");
   const std::int64_t d = s.d_model;
   m->word = w.read(p + "embeddings.word_embeddings.weight", {s.vocab, d});
@@ -275,78 +262,26 @@ std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std:
   return m;
 }
 
-std::unique_ptr<Model> load_gpt2(const Json& c, const WeightStore& w, std::unique_ptr<Tokenizer> tok) {
-  const std::int64_t d = config_int(c, "n_embd", 1, 65536);
-  const Json* inner = c.find("n_inner");
-  Spec s{"GPT2Model",
-         true,
-         true,
-         activation_of(string_field(c, "activation_function", "gelu_new")),
-         static_cast<float>(c.find("layer_norm_epsilon") ? config_number(c, "layer_norm_epsilon", 0, 1) : 1e-5),
-         config_int(c, "n_layer", 1, 256),
-         config_int(c, "n_head", 1, 1024),
-         d,
-         inner && !inner->is_null() ? config_int(c, "n_inner", 1, 262144) : 4 * d,
-         config_int(c, "vocab_size", 1, 1'000'000),
-         config_int(c, "n_positions", 1, 1'000'000)};
-  check_heads(s);
-  auto m = std::make_unique<Transformer>(s, std::move(tok));
-  const std::string p = prefix_of(w, "transformer.", "wte.weight");
-  m->word = w.read(p + "wte.weight", {s.vocab, d});
-  m->position = w.read(p + "wpe.weight", {s.positions, d});
-  for (std::int64_t l = 0; l < s.layers; ++l) {
-    const std::string q = p + "h." + std::to_string(l) + ".";
-    Block b;
-    b.ln1_g = w.read(q + "ln_1.weight", {d});
-    b.ln1_b = w.read(q + "ln_1.bias", {d});
-    // Conv1D stores [in, out]: already the x·W layout. c_attn holds q, k, v side by side.
-    const Tensor qkv = w.read(q + "attn.c_attn.weight", {d, 3 * d});
-    const Tensor qkv_b = w.read(q + "attn.c_attn.bias", {3 * d});
-    for (int k = 0; k < 3; ++k) {
-      Tensor W({d, d}), B({d});
-      W.head(0) = qkv.head(0).middleCols(k * d, d);
-      std::copy(qkv_b.data.begin() + k * d, qkv_b.data.begin() + (k + 1) * d, B.data.begin());
-      (k == 0 ? b.wq : k == 1 ? b.wk : b.wv) = std::move(W);
-      (k == 0 ? b.bq : k == 1 ? b.bk : b.bv) = std::move(B);
-    }
-    b.wo = w.read(q + "attn.c_proj.weight", {d, d});
-    b.bo = w.read(q + "attn.c_proj.bias", {d});
-    b.ln2_g = w.read(q + "ln_2.weight", {d});
-    b.ln2_b = w.read(q + "ln_2.bias", {d});
-    b.w1 = w.read(q + "mlp.c_fc.weight", {d, s.ffn});
-    b.b1 = w.read(q + "mlp.c_fc.bias", {s.ffn});
-    b.w2 = w.read(q + "mlp.c_proj.weight", {s.ffn, d});
-    b.b2 = w.read(q + "mlp.c_proj.bias", {d});
-    m->blocks.push_back(std::move(b));
-  }
-  m->final_ln_g = w.read(p + "ln_f.weight", {d});
-  m->final_ln_b = w.read(p + "ln_f.bias", {d});
-  prepare_weights(*m);
-  return m;
-}
-
 }  // namespace
 
-std::unique_ptr<Model> make_transformer(const std::string& arch, const Json& config, const ModelFiles& files,
-                                        std::unique_ptr<Tokenizer> tokenizer) {
+std::unique_ptr<Model> make_encoder(const std::string& arch, const Json& config, const ModelFiles& files,
+                                    std::unique_ptr<Tokenizer> tokenizer) {
   const WeightStore weights(files);
   std::unique_ptr<Model> model;
   if (arch == "BertModel" || arch.rfind("BertFor", 0) == 0) {
     model = load_bert(config, weights, std::move(tokenizer));
-  } else if (arch == "DistilBertModel" || arch.rfind("DistilBertFor", 0) == 0) {
-    model = load_distilbert(config, weights, std::move(tokenizer));
   } else {
-    model = load_gpt2(config, weights, std::move(tokenizer));
+    model = load_distilbert(config, weights, std::move(tokenizer));
   }
   // The Hub writes the model's id into config.json as _name_or_path.
   const std::string name = string_field(config, "_name_or_path", "");
-  if (!name.empty() && name.size() <= 200) static_cast<Transformer&>(*model).set_name(name);
+  if (!name.empty() && name.size() <= 200) static_cast<Encoder&>(*model).set_name(name);
   return model;
 }
 
-bool is_transformer(const std::string& arch) {
+bool is_encoder(const std::string& arch) {
   return arch == "BertModel" || arch.rfind("BertFor", 0) == 0 || arch == "DistilBertModel" ||
-         arch.rfind("DistilBertFor", 0) == 0 || arch == "GPT2Model" || arch == "GPT2LMHeadModel";
+         arch.rfind("DistilBertFor", 0) == 0;
 }
 
 }  // namespace attnscope

@@ -1,0 +1,381 @@
+// The decoder architectures: one row each, and the two readers of their checkpoints' tensor
+// names (the Llama family's and GPT-2's). A row says how its config.json reads into
+// decoder::Config; defaults are those of the transformers config class, used when a field is
+// absent, as transformers uses them. A field this engine does not implement (a rope_scaling type,
+// partial rotary) is an Error naming it, never a silently different model.
+#include <cmath>
+
+#include "attnscope/error.hpp"
+#include "io/json.hpp"
+#include "models/config.hpp"
+#include "models/decoder.hpp"
+#include "models/weights.hpp"
+
+namespace attnscope::decoder {
+
+namespace {
+
+enum class Family { llama, gpt2 };                             // how the checkpoint names its tensors
+enum class Bias { none, qkv, attention_bias, llama };          // Qwen 2: q, k, v always; attention_bias: q, k, v, o
+enum class Windows { none, all, qwen, every_other, pattern };  // which layers attend through a sliding window
+
+struct Row {
+  const char* architecture;
+  Family family;
+  Bias bias;
+  Windows windows;
+  bool gemma;    // (1 + w) norms, sandwich norms, √d embedding scale, query_pre_attn_scalar, tied by default
+  bool qk_norm;  // Qwen 3, Gemma 3
+  // The config class's defaults.
+  std::int64_t vocab, hidden, ffn, layers, heads, kv_heads, head_dim, max_positions;
+  double theta;
+  const char* activation;
+};
+
+// clang-format off
+const Row kRows[] = {
+  // architecture                 family          bias                  windows               gemma  qk_norm vocab   hidden ffn    layers heads kv  head_dim max_pos  theta    activation
+  {"LlamaForCausalLM",            Family::llama,  Bias::llama,          Windows::none,        false, false,  32000,  4096,  11008, 32,    32,   0,  0,       2048,    1e4,     "silu"},
+  {"MistralForCausalLM",          Family::llama,  Bias::none,           Windows::all,         false, false,  32000,  4096,  14336, 32,    32,   8,  0,       131072,  1e4,     "silu"},
+  {"Qwen2ForCausalLM",            Family::llama,  Bias::qkv,            Windows::qwen,        false, false,  151936, 4096,  22016, 32,    32,   0,  0,       32768,   1e4,     "silu"},
+  {"Qwen3ForCausalLM",            Family::llama,  Bias::attention_bias, Windows::qwen,        false, true,   151936, 4096,  22016, 32,    32,   0,  128,     32768,   1e4,     "silu"},
+  {"Gemma2ForCausalLM",           Family::llama,  Bias::attention_bias, Windows::every_other, true,  false,  256000, 2304,  9216,  26,    8,    4,  256,     8192,    1e4,     "gelu_pytorch_tanh"},
+  {"Gemma3ForCausalLM",           Family::llama,  Bias::attention_bias, Windows::pattern,     true,  true,   262208, 2304,  9216,  26,    8,    4,  256,     131072,  1e6,     "gelu_pytorch_tanh"},
+  {"Gemma3ForConditionalGeneration", Family::llama, Bias::attention_bias, Windows::pattern,   true,  true,   262208, 2304,  9216,  26,    8,    4,  256,     131072,  1e6,     "gelu_pytorch_tanh"},
+  {"GPT2LMHeadModel",             Family::gpt2,   Bias::none,           Windows::none,        false, false,  50257,  768,   0,     12,    12,   0,  0,       1024,    0,       "gelu_new"},
+  {"GPT2Model",                   Family::gpt2,   Bias::none,           Windows::none,        false, false,  50257,  768,   0,     12,    12,   0,  0,       1024,    0,       "gelu_new"},
+};
+// clang-format on
+
+const Row* row_of(const std::string& architecture) {
+  for (const Row& r : kRows)
+    if (architecture == r.architecture) return &r;
+  return nullptr;
+}
+
+Activation activation_of(const std::string& name) {
+  if (name == "silu" || name == "swish") return Activation::silu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::gelu_tanh;
+  if (name == "gelu") return Activation::gelu;
+  if (name == "relu") return Activation::relu;
+  throw Error("config.json: activation " + quote(name) +
+              " is not supported (silu, gelu_pytorch_tanh, gelu_new, gelu, relu)");
+}
+
+std::string context(const std::string& what) { return "config.json: " + what; }
+
+// inv_freq[i] = 1 / base^(2i / dim), then the rope_scaling type's change (transformers'
+// modeling_rope_utils: default, linear, dynamic, llama3). `scaling` may be null.
+std::vector<double> inverse_frequencies(double base, std::int64_t dim, const Json* scaling,
+                                        std::int64_t max_positions) {
+  std::vector<double> inv(static_cast<std::size_t>(dim / 2));
+  for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = 1.0 / std::pow(base, 2.0 * double(i) / double(dim));
+  if (!scaling || scaling->is_null()) return inv;
+  if (!scaling->is_object()) throw Error(context("rope_scaling must be an object or null"));
+  std::string type = optional_string(*scaling, "rope_type", optional_string(*scaling, "type", "default"));
+  if (type == "default") return inv;
+  // Dynamic NTK changes the base only past max_position_embeddings, and AttnScope stops there.
+  if (type == "dynamic") return inv;
+  const double factor = config_number(*scaling, "factor", 1e-6, 1e6);
+  if (type == "linear") {
+    for (double& f : inv) f /= factor;
+    return inv;
+  }
+  if (type == "llama3") {
+    const double low = optional_number(*scaling, "low_freq_factor", 1.0, 1e-6, 1e6);
+    const double high = optional_number(*scaling, "high_freq_factor", 4.0, 1e-6, 1e6);
+    if (!(high > low)) throw Error(context("rope_scaling: high_freq_factor must be above low_freq_factor"));
+    const double old =
+        static_cast<double>(optional_int(*scaling, "original_max_position_embeddings", max_positions, 1, 100'000'000));
+    const double low_wavelen = old / low, high_wavelen = old / high;
+    for (double& f : inv) {
+      const double wavelen = 2.0 * M_PI / f;
+      const double scaled = wavelen > low_wavelen ? f / factor : f;
+      const double smooth = (old / wavelen - low) / (high - low);
+      const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
+      f = medium ? (1.0 - smooth) * scaled / factor + smooth * scaled : scaled;
+    }
+    return inv;
+  }
+  throw Error(context("rope_scaling type " + quote(type) + " is not supported (default, linear, dynamic, llama3)"));
+}
+
+// Whether layer i attends through a sliding window, from layer_types when given, else the row's rule.
+std::vector<std::int64_t> windows_of(const Row& row, const Json& c, std::int64_t layers) {
+  std::vector<std::int64_t> window(static_cast<std::size_t>(layers), 0);
+  if (row.windows == Windows::none) return window;
+  const std::int64_t width = optional_int(c, "sliding_window", 4096, 1, 100'000'000);
+  const Json* sliding = c.find("sliding_window");
+  if (row.windows == Windows::all) {  // Mistral: every layer when sliding_window is set
+    if (sliding && !sliding->is_null()) std::fill(window.begin(), window.end(), width);
+    return window;
+  }
+  if (row.windows == Windows::qwen && !optional_bool(c, "use_sliding_window", false)) return window;
+  const Json* types = c.find("layer_types");
+  if (types && !types->is_null()) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->array().size()) != layers)
+      throw Error(context("layer_types must list one type per layer (" + std::to_string(layers) + ")"));
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      const Json& t = types->array()[i];
+      const std::string type = t.is_string() ? t.string() : "";
+      if (type != "sliding_attention" && type != "full_attention")
+        throw Error(
+            context("layer_types[" + std::to_string(i) + "] must be \"sliding_attention\" or \"full_attention\""));
+      window[i] = type == "sliding_attention" ? width : 0;
+    }
+    return window;
+  }
+  std::int64_t pattern = 2;  // Gemma 2: every other layer, from layer 0
+  if (row.windows == Windows::pattern)
+    pattern = optional_int(c, "sliding_window_pattern", optional_int(c, "_sliding_window_pattern", 6, 1, 1 << 20), 1,
+                           1 << 20);
+  for (std::int64_t i = 0; i < layers; ++i) {
+    if (row.windows == Windows::qwen)
+      window[i] = i >= optional_int(c, "max_window_layers", 28, 0, 1 << 20) ? width : 0;
+    else
+      window[i] = (i + 1) % pattern ? width : 0;
+  }
+  return window;
+}
+
+Config read_gpt2(const Row& row, const Json& c) {
+  Config k;
+  k.d_model = optional_int(c, "n_embd", row.hidden, 1, 65536);
+  k.layers = optional_int(c, "n_layer", row.layers, 1, 512);
+  k.heads = optional_int(c, "n_head", row.heads, 1, 1024);
+  k.kv_heads = k.heads;
+  if (k.d_model % k.heads)
+    throw Error(context("n_head=" + std::to_string(k.heads) + " does not divide n_embd=" + std::to_string(k.d_model)));
+  k.head_dim = k.d_model / k.heads;
+  k.ffn = optional_int(c, "n_inner", 4 * k.d_model, 1, 1 << 20);
+  k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+  k.max_tokens = optional_int(c, "n_positions", row.max_positions, 1, 1'000'000);
+  k.norm = Norm::layer;
+  k.eps = static_cast<float>(optional_number(c, "layer_norm_epsilon", 1e-5, 0, 1));
+  k.qkv_bias = k.o_bias = k.mlp_bias = true;
+  k.gated = false;
+  k.act = activation_of(optional_string(c, "activation_function", row.activation));
+  k.learned_positions = true;
+  k.scale = optional_bool(c, "scale_attn_weights", true) ? 1.0f / std::sqrt(static_cast<float>(k.head_dim)) : 1.0f;
+  if (optional_bool(c, "scale_attn_by_inverse_layer_idx", false))
+    throw Error(context("scale_attn_by_inverse_layer_idx is not supported"));
+  k.window.assign(static_cast<std::size_t>(k.layers), 0);
+  k.tied = true;
+  return k;
+}
+
+Config read_llama_family(const Row& row, const Json& c) {
+  Config k;
+  k.d_model = optional_int(c, "hidden_size", row.hidden, 1, 65536);
+  k.layers = optional_int(c, "num_hidden_layers", row.layers, 1, 512);
+  k.heads = optional_int(c, "num_attention_heads", row.heads, 1, 1024);
+  k.kv_heads = optional_int(c, "num_key_value_heads", row.kv_heads ? row.kv_heads : k.heads, 1, 1024);
+  if (k.heads % k.kv_heads)
+    throw Error(context("num_key_value_heads=" + std::to_string(k.kv_heads) +
+                        " does not divide num_attention_heads=" + std::to_string(k.heads)));
+  const Json* head_dim = c.find("head_dim");
+  if ((!head_dim || head_dim->is_null()) && !row.head_dim && k.d_model % k.heads)
+    throw Error(context("num_attention_heads=" + std::to_string(k.heads) +
+                        " does not divide hidden_size=" + std::to_string(k.d_model) + " and there is no head_dim"));
+  k.head_dim = optional_int(c, "head_dim", row.head_dim ? row.head_dim : k.d_model / k.heads, 2, 4096);
+  if (k.head_dim % 2) throw Error(context("head_dim=" + std::to_string(k.head_dim) + " must be even for RoPE"));
+  k.ffn = optional_int(c, "intermediate_size", row.ffn, 1, 1 << 20);
+  k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+  k.max_tokens = optional_int(c, "max_position_embeddings", row.max_positions, 1, 100'000'000);
+  k.eps = static_cast<float>(optional_number(c, "rms_norm_eps", 1e-6, 0, 1));
+  const bool attention_bias = optional_bool(c, "attention_bias", false);
+  k.qkv_bias =
+      row.bias == Bias::qkv || ((row.bias == Bias::attention_bias || row.bias == Bias::llama) && attention_bias);
+  k.o_bias = (row.bias == Bias::attention_bias || row.bias == Bias::llama) && attention_bias;
+  k.mlp_bias = row.bias == Bias::llama && optional_bool(c, "mlp_bias", false);
+  k.act = activation_of(optional_string(c, row.gemma ? "hidden_activation" : "hidden_act",
+                                        optional_string(c, "hidden_act", row.activation)));
+  k.qk_norm = row.qk_norm;
+  k.norm_plus_one = k.sandwich = row.gemma;
+  k.tied = optional_bool(c, "tie_word_embeddings", row.gemma);
+  k.scale = 1.0f / std::sqrt(static_cast<float>(k.head_dim));
+  if (row.gemma) {
+    k.embed_scale = std::sqrt(static_cast<float>(k.d_model));
+    const double scalar = optional_number(c, "query_pre_attn_scalar", 256, 1e-6, 1e9);
+    k.scale = static_cast<float>(1.0 / std::sqrt(scalar));
+  }
+  if (std::string(row.architecture) == "Gemma2ForCausalLM") {  // Gemma 3 never caps its attention scores
+    k.attn_softcap = static_cast<float>(optional_number(c, "attn_logit_softcapping", 0, 0, 1e9));
+    k.final_softcap = static_cast<float>(optional_number(c, "final_logit_softcapping", 0, 0, 1e9));
+  } else if (row.gemma) {
+    k.final_softcap = static_cast<float>(optional_number(c, "final_logit_softcapping", 0, 0, 1e9));
+  }
+  if (optional_number(c, "partial_rotary_factor", 1.0, 0, 1) != 1.0)
+    throw Error(context("partial_rotary_factor is not supported for " + std::string(row.architecture) +
+                        ": transformers rotates the whole head for it (v4 fails on a factor below 1, v5 ignores it)"));
+  // RoPE: transformers v4 writes rope_theta and rope_scaling, v5 rope_parameters (per layer type for Gemma 3).
+  const Json* params = c.find("rope_parameters");
+  const Json* scaling = c.find("rope_scaling");
+  const Json* full = params && params->is_object() ? params->find("full_attention") : nullptr;
+  const Json* local = params && params->is_object() ? params->find("sliding_attention") : nullptr;
+  const Json* global = full ? full : (scaling && !scaling->is_null() ? scaling : params);
+  const double theta = global && global->is_object() && global->find("rope_theta")
+                           ? config_number(*global, "rope_theta", 1e-6, 1e12)
+                           : optional_number(c, "rope_theta", row.theta, 1e-6, 1e12);
+  k.inv_freq_global = inverse_frequencies(theta, k.head_dim, global, k.max_tokens);
+  if (row.windows == Windows::pattern) {  // Gemma 3's local layers: their own base, never scaled
+    const double local_theta = local && local->find("rope_theta")
+                                   ? config_number(*local, "rope_theta", 1e-6, 1e12)
+                                   : optional_number(c, "rope_local_base_freq", 1e4, 1e-6, 1e12);
+    k.inv_freq_local = inverse_frequencies(local_theta, k.head_dim, local, k.max_tokens);
+  } else {
+    k.inv_freq_local = k.inv_freq_global;
+  }
+  k.window = windows_of(row, c, k.layers);
+  return k;
+}
+
+// The text model's part of a Gemma 3 image-text checkpoint: its config is text_config.
+const Json& text_config(const Row& row, const Json& c) {
+  if (std::string(row.architecture) != "Gemma3ForConditionalGeneration") return c;
+  const Json* t = c.find("text_config");
+  if (!t || !t->is_object()) throw Error(context("text_config is missing (Gemma3ForConditionalGeneration)"));
+  return *t;
+}
+
+// --- weights ---
+
+std::string dtype_name(const std::string& safetensors_dtype) {
+  return safetensors_dtype == "BF16" ? "bf16" : safetensors_dtype == "F16" ? "f16" : "f32";
+}
+
+// A norm's weight [d] as the forward pass multiplies by it: (1 + w) for Gemma's.
+Tensor norm_weight(const Config& k, const WeightStore& w, const std::string& name, std::int64_t width) {
+  Tensor t = w.read(name, {width});
+  if (k.norm_plus_one)
+    for (float& x : t.data) x += 1.0f;
+  return t;
+}
+
+// Where the text model's tensors live: "model." (a causal LM), "" (a bare model), or Gemma 3
+// image-text checkpoints' "language_model.model." / "model.language_model.".
+std::string llama_prefix(const WeightStore& w) {
+  for (const char* p : {"model.", "language_model.model.", "model.language_model.", ""})
+    if (w.contains(std::string(p) + "embed_tokens.weight")) return p;
+  throw Error("loadModel: tensor \"model.embed_tokens.weight\" is missing from the model's weights");
+}
+
+Weights read_llama_weights(const Config& k, const WeightStore& w) {
+  Weights m;
+  const std::string p = llama_prefix(w);
+  const std::int64_t d = k.d_model, q = k.heads * k.head_dim, kv = k.kv_heads * k.head_dim;
+  m.embed = w.read(p + "embed_tokens.weight", {k.vocab, d});
+  m.dtype = dtype_name(w.dtype(p + "embed_tokens.weight"));
+  m.final_norm = norm_weight(k, w, p + "norm.weight", d);
+  const std::string head = p == "language_model.model." ? "language_model.lm_head.weight" : "lm_head.weight";
+  if (w.contains(head))  // present even when tied (Qwen3-0.6B): transformers v5 then uses it
+    m.lm_head = w.read(head, {k.vocab, d});
+  else if (!k.tied)
+    throw Error("loadModel: tensor \"lm_head.weight\" is missing, and config.json's tie_word_embeddings is false");
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = p + "layers." + std::to_string(l) + ".";
+    Block B;
+    B.attn_norm = norm_weight(k, w, b + "input_layernorm.weight", d);
+    if (k.sandwich) {
+      B.post_attn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
+      B.ffn_norm = norm_weight(k, w, b + "pre_feedforward_layernorm.weight", d);
+      B.post_ffn_norm = norm_weight(k, w, b + "post_feedforward_layernorm.weight", d);
+    } else {
+      B.ffn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
+    }
+    B.wq = w.read_linear(b + "self_attn.q_proj.weight", d, q);
+    B.wk = w.read_linear(b + "self_attn.k_proj.weight", d, kv);
+    B.wv = w.read_linear(b + "self_attn.v_proj.weight", d, kv);
+    B.wo = w.read_linear(b + "self_attn.o_proj.weight", q, d);
+    if (k.qkv_bias) {
+      B.bq = w.read(b + "self_attn.q_proj.bias", {q});
+      B.bk = w.read(b + "self_attn.k_proj.bias", {kv});
+      B.bv = w.read(b + "self_attn.v_proj.bias", {kv});
+    }
+    if (k.o_bias) B.bo = w.read(b + "self_attn.o_proj.bias", {d});
+    if (k.qk_norm) {
+      B.q_norm = norm_weight(k, w, b + "self_attn.q_norm.weight", k.head_dim);
+      B.k_norm = norm_weight(k, w, b + "self_attn.k_norm.weight", k.head_dim);
+    }
+    B.w_gate = w.read_linear(b + "mlp.gate_proj.weight", d, k.ffn);
+    B.w_up = w.read_linear(b + "mlp.up_proj.weight", d, k.ffn);
+    B.w_down = w.read_linear(b + "mlp.down_proj.weight", k.ffn, d);
+    if (k.mlp_bias) {
+      B.b_gate = w.read(b + "mlp.gate_proj.bias", {k.ffn});
+      B.b_up = w.read(b + "mlp.up_proj.bias", {k.ffn});
+      B.b_down = w.read(b + "mlp.down_proj.bias", {d});
+    }
+    m.blocks.push_back(std::move(B));
+  }
+  return m;
+}
+
+// Columns [begin, begin + width) of a row-major [rows, cols] tensor (GPT-2's c_attn holds q, k, v side by side).
+Tensor columns(const Tensor& t, std::int64_t begin, std::int64_t width) {
+  if (t.rank() == 1) {
+    Tensor out({width});
+    std::copy(t.data.begin() + begin, t.data.begin() + begin + width, out.data.begin());
+    return out;
+  }
+  Tensor out({t.rows(), width});
+  out.head(0) = t.head(0).middleCols(begin, width);
+  return out;
+}
+
+Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
+  Weights m;
+  const std::string p = w.contains("transformer.wte.weight") ? "transformer." : "";
+  const std::int64_t d = k.d_model;
+  m.embed = w.read(p + "wte.weight", {k.vocab, d});
+  m.dtype = dtype_name(w.dtype(p + "wte.weight"));
+  m.position = w.read(p + "wpe.weight", {k.max_tokens, d});
+  m.final_norm = w.read(p + "ln_f.weight", {d});
+  m.final_norm_bias = w.read(p + "ln_f.bias", {d});
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = p + "h." + std::to_string(l) + ".";
+    Block B;
+    B.attn_norm = w.read(b + "ln_1.weight", {d});
+    B.attn_norm_bias = w.read(b + "ln_1.bias", {d});
+    // Conv1D stores [in, out]: already the x·W layout.
+    const Tensor qkv = w.read(b + "attn.c_attn.weight", {d, 3 * d}), qkv_b = w.read(b + "attn.c_attn.bias", {3 * d});
+    B.wq = columns(qkv, 0, d), B.wk = columns(qkv, d, d), B.wv = columns(qkv, 2 * d, d);
+    B.bq = columns(qkv_b, 0, d), B.bk = columns(qkv_b, d, d), B.bv = columns(qkv_b, 2 * d, d);
+    B.wo = w.read(b + "attn.c_proj.weight", {d, d});
+    B.bo = w.read(b + "attn.c_proj.bias", {d});
+    B.ffn_norm = w.read(b + "ln_2.weight", {d});
+    B.ffn_norm_bias = w.read(b + "ln_2.bias", {d});
+    B.w_up = w.read(b + "mlp.c_fc.weight", {d, k.ffn});
+    B.b_up = w.read(b + "mlp.c_fc.bias", {k.ffn});
+    B.w_down = w.read(b + "mlp.c_proj.weight", {k.ffn, d});
+    B.b_down = w.read(b + "mlp.c_proj.bias", {d});
+    m.blocks.push_back(std::move(B));
+  }
+  return m;
+}
+
+}  // namespace
+
+bool is_decoder(const std::string& architecture) { return row_of(architecture) != nullptr; }
+
+Config read_config(const std::string& architecture, const Json& config) {
+  const Row* row = row_of(architecture);
+  if (!row) throw Error("loadModel: architecture " + quote(architecture) + " is not a decoder AttnScope runs");
+  const Json& c = text_config(*row, config);
+  Config k = row->family == Family::gpt2 ? read_gpt2(*row, c) : read_llama_family(*row, c);
+  k.architecture = architecture;
+  if (static_cast<double>(k.heads) * static_cast<double>(k.head_dim) > 1e6 ||
+      k.d_model * k.ffn > (std::int64_t{1} << 34))
+    throw Error(context("the layer sizes are too large (hidden_size " + std::to_string(k.d_model) +
+                        ", heads × head_dim " + std::to_string(k.heads * k.head_dim) + ", intermediate_size " +
+                        std::to_string(k.ffn) + ")"));
+  const std::string name = optional_string(config, "_name_or_path", "");
+  k.name = !name.empty() && name.size() <= 200 ? name : architecture;
+  return k;
+}
+
+Weights read_weights(const Config& config, const WeightStore& store) {
+  return row_of(config.architecture)->family == Family::gpt2 ? read_gpt2_weights(config, store)
+                                                             : read_llama_weights(config, store);
+}
+
+}  // namespace attnscope::decoder

@@ -1,0 +1,286 @@
+// The decoder's forward pass (see decoder.hpp), run on new tokens after those already in a
+// KV cache: a whole prompt at once, or one generated token at a time.
+#include "models/decoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnscope/error.hpp"
+#include "io/json.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/kernels.hpp"
+#include "models/decoder_model.hpp"
+#include "models/layers.hpp"
+#include "models/sampling.hpp"
+#include "models/weights.hpp"
+
+namespace attnscope::decoder {
+
+namespace {
+
+// y = x / √(mean(x²) + eps) · w, per row of x [rows, width], in place.
+void rms_norm(float* x, std::int64_t rows, std::int64_t width, const Tensor& w, float eps) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    float* r = x + i * width;
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < width; ++j) sum += double(r[j]) * r[j];
+    const float inv = static_cast<float>(1.0 / std::sqrt(sum / double(width) + eps));
+    for (std::int64_t j = 0; j < width; ++j) r[j] = r[j] * inv * w.data[j];
+  }
+}
+
+// RoPE, rotate-half, in place on x [heads, n, hd]: row i sits at position p0 + i.
+void rope(float* x, std::int64_t heads, std::int64_t n, std::int64_t hd, std::int64_t p0,
+          const std::vector<double>& inv_freq) {
+  const std::int64_t half = hd / 2;
+  std::vector<float> cos(static_cast<std::size_t>(n * half)), sin(cos.size());
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < half; ++j) {
+      const double angle = double(p0 + i) * inv_freq[j];
+      cos[i * half + j] = static_cast<float>(std::cos(angle));
+      sin[i * half + j] = static_cast<float>(std::sin(angle));
+    }
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < n; ++i) {
+      float* r = x + (h * n + i) * hd;
+      const float* c = cos.data() + i * half;
+      const float* s = sin.data() + i * half;
+      for (std::int64_t j = 0; j < half; ++j) {
+        const float a = r[j], b = r[j + half];
+        r[j] = a * c[j] - b * s[j];
+        r[j + half] = b * c[j] + a * s[j];
+      }
+    }
+}
+
+void activate(Activation act, Eigen::Ref<Matrix> x) {
+  switch (act) {
+    case Activation::silu:
+      x = x.array() / (1.0f + (-x.array()).exp());
+      break;
+    case Activation::gelu_tanh:
+      layers::gelu_tanh(x);
+      break;
+    case Activation::gelu:
+      layers::gelu(x);
+      break;
+    case Activation::relu:
+      layers::relu(x);
+      break;
+  }
+}
+
+}  // namespace
+
+Cache::Cache(const Config& c) : k(static_cast<std::size_t>(c.layers)), v(static_cast<std::size_t>(c.layers)) {}
+
+void Cache::reserve(const Config& c, std::int64_t rows) {
+  if (rows <= capacity) return;
+  const std::int64_t grown = std::max(rows, std::min(c.max_tokens, 2 * capacity));
+  for (std::vector<std::vector<float>>* per_layer : {&k, &v})
+    for (auto& t : *per_layer) {  // [KV, capacity, hd] → [KV, grown, hd]
+      std::vector<float> wider(static_cast<std::size_t>(c.kv_heads * grown * c.head_dim));
+      for (std::int64_t h = 0; h < c.kv_heads && length > 0; ++h)
+        std::copy_n(t.begin() + h * capacity * c.head_dim, length * c.head_dim, wider.begin() + h * grown * c.head_dim);
+      t = std::move(wider);
+    }
+  capacity = grown;
+}
+
+DecoderModel::DecoderModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer)
+    : config_(std::move(config)), w_(std::move(weights)) {
+  tokenizer_ = std::move(tokenizer);
+  info_.name = config_.name;
+  info_.architecture = config_.architecture;
+  info_.layers = config_.layers;
+  info_.heads = config_.heads;
+  info_.kv_heads = config_.kv_heads;
+  info_.head_dim = config_.head_dim;
+  info_.d_model = config_.d_model;
+  info_.max_tokens = config_.max_tokens;
+  info_.vocab_size = config_.vocab;
+  info_.causal = info_.language_model = true;
+  info_.weights_dtype = w_.dtype;
+  info_.window = config_.window;
+  // Packed for the GEMM once, on first use; the LM head reads the [vocab, d] table transposed.
+  for (Block& b : w_.blocks)
+    for (Tensor* t : {&b.wq, &b.wk, &b.wv, &b.wo, &b.w_gate, &b.w_up, &b.w_down}) kernels::prepare_weight(*t);
+  kernels::prepare_weight(w_.lm_head.empty() ? w_.embed : w_.lm_head, /*transposed=*/true);
+}
+
+MultiHeadParams DecoderModel::attention_weights(std::int64_t layer) const {
+  const Block& b = w_.blocks.at(static_cast<std::size_t>(layer));
+  return {b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
+}
+
+void DecoderModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const {
+  rt.parallel_rows(x.rows(), [&](std::int64_t begin, std::int64_t end) {
+    if (config_.norm == Norm::rms) {
+      rms_norm(x.row(begin).data(), end - begin, x.cols(), w, config_.eps);
+    } else {
+      Matrix rows = x.middleRows(begin, end - begin);
+      x.middleRows(begin, end - begin) = layers::layer_norm(rows, w, b, config_.eps);
+    }
+  });
+}
+
+Matrix DecoderModel::logits(const Runtime& rt, const Matrix& normed) const {
+  const Tensor& head = w_.head();
+  Matrix out(normed.rows(), config_.vocab);
+  kernels::gemm_transposed(rt.pool(), ConstMatrixMap(normed.data(), normed.rows(), normed.cols()), head.head(0),
+                           MatrixMap(out.data(), out.rows(), out.cols()), head.packed.get());
+  if (config_.final_softcap > 0.0f) out = (out.array() / config_.final_softcap).tanh() * config_.final_softcap;
+  return out;
+}
+
+Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n,
+                            const Extras& e) const {
+  const Config& c = config_;
+  const std::int64_t p0 = cache.length, total = p0 + n, d = c.d_model, hd = c.head_dim;
+  cache.reserve(c, total);
+  Matrix x(n, d);
+  for (std::int64_t i = 0; i < n; ++i) {
+    x.row(i) = w_.embed.head(0).row(ids[i]) * c.embed_scale;
+    if (c.learned_positions) x.row(i) += w_.position.head(0).row(p0 + i);
+  }
+  ThreadPool& pool = rt.pool();
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    const Block& b = w_.blocks[static_cast<std::size_t>(l)];
+    Matrix h = x;
+    norm(rt, h, b.attn_norm, b.attn_norm_bias);
+    const bool projections = e.run && e.options && e.options->return_projections;
+    if (projections) e.run->inputs.push_back(layers::to_tensor(h));
+    Tensor q({c.heads, n, hd}), k({c.kv_heads, n, hd}), v({c.kv_heads, n, hd});
+    const auto projection = [&](std::int64_t heads, const Tensor& w, const Tensor& bias, Tensor& out) {
+      return kernels::HeadProjection{heads,          ConstMatrixMap(h.data(), h.rows(), h.cols()),
+                                     w.head(0),      bias.empty() ? nullptr : bias.data.data(),
+                                     w.packed.get(), out.data.data()};
+    };
+    kernels::project_heads(pool, {projection(c.heads, b.wq, b.bq, q), projection(c.kv_heads, b.wk, b.bk, k),
+                                  projection(c.kv_heads, b.wv, b.bv, v)});
+    if (c.qk_norm) {
+      rms_norm(q.data.data(), c.heads * n, hd, b.q_norm, c.eps);
+      rms_norm(k.data.data(), c.kv_heads * n, hd, b.k_norm, c.eps);
+    }
+    if (!c.learned_positions) {
+      const std::vector<double>& inv_freq = c.window[l] ? c.inv_freq_local : c.inv_freq_global;
+      rope(q.data.data(), c.heads, n, hd, p0, inv_freq);
+      rope(k.data.data(), c.kv_heads, n, hd, p0, inv_freq);
+    }
+    for (std::int64_t g = 0; g < c.kv_heads; ++g) {  // rows p0 .. p0+n of the cache
+      std::copy_n(k.data.begin() + g * n * hd, n * hd, cache.k[l].begin() + (g * cache.capacity + p0) * hd);
+      std::copy_n(v.data.begin() + g * n * hd, n * hd, cache.v[l].begin() + (g * cache.capacity + p0) * hd);
+    }
+    AttentionDims dims{c.heads, n, total, hd, hd, true};
+    dims.group = c.heads / c.kv_heads;
+    dims.kv_capacity = cache.capacity;
+    kernels::ScoreRule rule;
+    rule.scale = c.scale;
+    rule.causal = true;
+    rule.offset = p0;
+    rule.window = c.window[l];
+    rule.softcap = c.attn_softcap;
+    Tensor concat({n, c.heads * hd});  // the heads side by side, as W_O multiplies them
+    float* weights = e.weights ? e.weights + l * c.heads * n * total : nullptr;
+    kernels::attention(pool, q.view(), TensorView(cache.k[l].data(), {c.kv_heads, cache.capacity, hd}),
+                       TensorView(cache.v[l].data(), {c.kv_heads, cache.capacity, hd}), dims, rule, concat.data.data(),
+                       kernels::OutputLayout::side_by_side(dims), weights);
+    if (e.options) ablate_heads(*e.options, l, c.heads, concat);
+    Matrix a = rt.linear(concat.view(), b.wo.view(), b.bo.view());
+    if (c.sandwich) norm(rt, a, b.post_attn_norm, {});
+    x += a;
+    h = x;
+    norm(rt, h, b.ffn_norm, b.ffn_norm_bias);
+    Matrix f = rt.linear(h, b.w_up.view(), b.b_up.view());
+    if (c.gated) {
+      Matrix gate = rt.linear(h, b.w_gate.view(), b.b_gate.view());
+      rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
+        activate(c.act, gate.middleRows(begin, end - begin));
+        f.middleRows(begin, end - begin) =
+            f.middleRows(begin, end - begin).cwiseProduct(gate.middleRows(begin, end - begin));
+      });
+    } else {
+      rt.parallel_rows(
+          n, [&](std::int64_t begin, std::int64_t end) { activate(c.act, f.middleRows(begin, end - begin)); });
+    }
+    Matrix down = rt.linear(f, b.w_down.view(), b.b_down.view());
+    if (c.sandwich) norm(rt, down, b.post_ffn_norm, {});
+    x += down;
+    if (projections) {
+      e.run->q.push_back(std::move(q));
+      e.run->k.push_back(std::move(k));
+      e.run->v.push_back(std::move(v));
+    }
+    if (e.lens) lens_row(rt, x, l, *e.lens);
+  }
+  cache.length = total;
+  norm(rt, x, w_.final_norm, w_.final_norm_bias);
+  return x;
+}
+
+void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const {
+  Matrix normed = x;
+  norm(rt, normed, w_.final_norm, w_.final_norm_bias);
+  Matrix p = logits(rt, normed);
+  const std::int64_t n = x.rows();
+  rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      sampling::softmax(p.row(i).data(), config_.vocab);
+      sampling::top_k(p.row(i).data(), config_.vocab, 1, &lens.ids[layer * n + i], &lens.probs[layer * n + i]);
+    }
+  });
+}
+
+void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
+  if (!o.attention_mask.empty())
+    for (std::uint8_t keep : o.attention_mask)
+      if (!keep)
+        throw Error("run: attentionMask cannot hide tokens of a decoder (every token sees the ones before it)");
+  const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = config_.vocab;
+  const double logit_bytes = 4.0 * double(n) * double(vocab);
+  check_budget("run", 4.0 * double(config_.layers * config_.heads) * double(n) * double(n) +
+                          (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0));
+  r.attentions = Tensor({config_.layers, config_.heads, n, n});
+  for (std::int64_t h = 0; h < config_.heads; ++h)
+    r.kv_head.push_back(static_cast<std::int32_t>(h / (config_.heads / config_.kv_heads)));
+  if (o.logit_lens) {
+    r.logit_lens.ids.resize(static_cast<std::size_t>(config_.layers * n));
+    r.logit_lens.probs.resize(r.logit_lens.ids.size());
+  }
+  Cache cache(config_);
+  Extras e;
+  e.weights = r.attentions.data.data();
+  e.options = &o;
+  e.run = &r;
+  e.lens = o.logit_lens ? &r.logit_lens : nullptr;
+  const Matrix hidden = extend(rt, cache, r.ids.data(), n, e);
+  r.hidden = layers::to_tensor(hidden);
+  if (!o.top_k && !o.return_logits) return;
+  Matrix p = logits(rt, hidden);
+  if (o.return_logits) r.logits = layers::to_tensor(p);
+  if (!o.top_k) return;
+  const std::int64_t k = std::min(o.top_k, vocab);
+  r.predictions.k = k;
+  r.predictions.ids.resize(static_cast<std::size_t>(n * k));
+  r.predictions.probs.resize(r.predictions.ids.size());
+  rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      sampling::softmax(p.row(i).data(), vocab);
+      sampling::top_k(p.row(i).data(), vocab, k, &r.predictions.ids[i * k], &r.predictions.probs[i * k]);
+    }
+  });
+}
+
+std::unique_ptr<Model> make_decoder(const std::string& architecture, const Json& config, const ModelFiles& files,
+                                    std::unique_ptr<Tokenizer> tokenizer) {
+  Config c = read_config(architecture, config);
+  Weights w = read_weights(c, WeightStore(files));
+  return std::make_unique<DecoderModel>(std::move(c), std::move(w), std::move(tokenizer));
+}
+
+Parts parts_of(const Model& model) {
+  const auto* m = dynamic_cast<const DecoderModel*>(&model);
+  return m ? Parts{&m->config(), &m->weights()} : Parts{nullptr, nullptr};
+}
+
+}  // namespace attnscope::decoder

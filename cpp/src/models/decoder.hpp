@@ -1,0 +1,105 @@
+// One decoder block for every decoder-only language model AttnScope runs: GPT-2, Llama
+// (SmolLM, TinyLlama, Llama 2 and 3), Mistral, Qwen 2 and 3, Gemma 2 and 3. What differs
+// between them is a row of DecoderConfig (read from config.json by architectures.cpp) and
+// the names their checkpoints give the tensors (one reader per naming family); the forward
+// pass is written once, here and in decoder.cpp.
+//
+//   x = embed[ids] · embed_scale (+ position[p] when learned)                 [n, d]
+//   per layer:  h = norm_attn(x)
+//               q = h·Wq (+bq) [H, n, hd]   k, v = h·Wk, h·Wv (+b) [KV, n, hd]
+//               q, k = qk_norm(q), qk_norm(k)          (per head, when qk_norm)
+//               q, k = rope(q), rope(k)                (rotate-half, at positions p .. p+n)
+//               a = softmax(cap(q·kᵀ · scale) + causal/window mask) · v      head h reads kv head h / (H / KV)
+//               a = concat_h(a)·Wo (+bo);  a = post_attn_norm(a) when sandwiched
+//               x = x + a
+//               h = norm_ffn(x)
+//               f = gated ? act(h·Wg) ⊙ (h·Wu) : act(h·Wu (+bu));  f = f·Wd (+bd)
+//               f = post_ffn_norm(f) when sandwiched;  x = x + f
+//   logits = cap(norm_final(x) · Eᵀ)                   E: the LM head, or the embedding when tied
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnscope/model.hpp"
+
+namespace attnscope {
+
+class Json;
+class WeightStore;
+
+namespace decoder {
+
+enum class Norm { layer, rms };  // LayerNorm (GPT-2) or RMSNorm
+enum class Activation { silu, gelu_tanh, gelu, relu };
+
+struct Config {
+  std::string architecture, name;
+  std::int64_t layers = 0, heads = 0, kv_heads = 0, head_dim = 0, d_model = 0, ffn = 0, vocab = 0, max_tokens = 0;
+  Norm norm = Norm::rms;
+  bool norm_plus_one = false;  // Gemma: RMSNorm weights are stored centred on 0 and multiply as (1 + w)
+  float eps = 1e-6f;
+  bool sandwich = false;  // Gemma 2, 3: norms on the attention's and the FFN's outputs too
+  bool qk_norm = false;   // Qwen 3, Gemma 3: RMSNorm over each head's q and k, before RoPE
+  bool qkv_bias = false, o_bias = false, mlp_bias = false;
+  bool gated = true;  // down(act(gate(h)) ⊙ up(h)); else down(act(up(h)))
+  Activation act = Activation::silu;
+  bool learned_positions = false;  // GPT-2: a position embedding; else RoPE
+  // RoPE's inverse frequencies [head_dim / 2] for full-attention layers and sliding-window layers
+  // (Gemma 3 gives them their own base), scaling included.
+  std::vector<double> inv_freq_global, inv_freq_local;
+  float scale = 1.0f;                // attention scores are q·k · scale
+  float attn_softcap = 0.0f;         // > 0: scores become cap · tanh(score / cap) (Gemma 2)
+  float final_softcap = 0.0f;        // > 0: the same on the logits
+  float embed_scale = 1.0f;          // Gemma: √d_model
+  std::vector<std::int64_t> window;  // per layer: 0 = full attention, else the sliding window's width
+  bool tied = false;                 // the LM head is the embedding table
+};
+
+// The weights of one block, canonical whatever the checkpoint calls them; x·W layout
+// (wq [d, H·hd], wk, wv [d, KV·hd], wo [H·hd, d], w_gate, w_up [d, ffn], w_down [ffn, d]).
+// Norm weights already hold (1 + w) where the config says norm_plus_one. Empty when absent.
+struct Block {
+  Tensor attn_norm, attn_norm_bias, post_attn_norm, ffn_norm, ffn_norm_bias, post_ffn_norm, q_norm, k_norm;
+  Tensor wq, wk, wv, wo, bq, bk, bv, bo;
+  Tensor w_gate, w_up, w_down, b_gate, b_up, b_down;
+};
+
+struct Weights {
+  Tensor embed;     // [vocab, d]
+  Tensor position;  // [max_tokens, d] (learned positions) or empty
+  Tensor final_norm, final_norm_bias;
+  Tensor lm_head;  // [vocab, d], or empty when tied to embed
+  std::vector<Block> blocks;
+  std::string dtype;  // how the files store them: "f32", "f16", "bf16"
+  const Tensor& head() const { return lm_head.empty() ? embed : lm_head; }
+};
+
+// The architecture table: whether config.json's architectures[0] is a decoder AttnScope
+// runs, and its Config (every field checked; an unknown or contradictory one is an Error).
+bool is_decoder(const std::string& architecture);
+Config read_config(const std::string& architecture, const Json& config);
+// The weights in the checkpoint's own names, checked against the config.
+Weights read_weights(const Config& config, const WeightStore& store);
+
+std::unique_ptr<Model> make_decoder(const std::string& architecture, const Json& config, const ModelFiles& files,
+                                    std::unique_ptr<Tokenizer> tokenizer);
+
+// The decoder behind a Model made by make_decoder, for tests; nullptr for other models.
+struct Parts {
+  const Config* config;
+  const Weights* weights;
+};
+Parts parts_of(const Model& model);
+
+// Plain loops in float64, written as the formulas above read: the yardstick for the
+// decoder. Attention maps [layers, heads, n, n] and logits [n, vocab].
+struct ReferenceRun {
+  std::vector<double> attentions, logits;
+};
+ReferenceRun reference_forward(const Config& config, const Weights& weights, const std::vector<std::int32_t>& ids);
+
+}  // namespace decoder
+}  // namespace attnscope

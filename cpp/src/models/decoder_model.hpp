@@ -1,0 +1,59 @@
+// The Model that runs a decoder::Config, and its KV cache.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/decoder.hpp"
+
+namespace attnscope::decoder {
+
+// Every layer's keys and values for the tokens so far, after RoPE: [KV, capacity, hd] per layer.
+struct Cache {
+  explicit Cache(const Config& c);
+  // Room for `rows` tokens (growing by doubling, up to max_tokens), keeping those there.
+  void reserve(const Config& c, std::int64_t rows);
+
+  std::int64_t length = 0, capacity = 0;
+  std::vector<std::vector<float>> k, v;
+};
+
+// What extend() writes besides the hidden state; each may be null.
+struct Extras {
+  float* weights = nullptr;             // [layers, heads, n, total]: every layer's maps for the new rows
+  const RunOptions* options = nullptr;  // ablations, projections
+  ModelRun* run = nullptr;              // receives projections when the options ask
+  LogitLens* lens = nullptr;            // [layers, n] filled
+};
+
+class DecoderModel final : public Model {
+ public:
+  DecoderModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer);
+
+  MultiHeadParams attention_weights(std::int64_t layer) const override;
+  std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
+                                       std::uint64_t seed) const override;
+
+  const Config& config() const { return config_; }
+  const Weights& weights() const { return w_; }
+
+  // Runs tokens ids[0 .. n) at positions cache.length … through every layer, appending their keys
+  // and values to the cache; returns their final-normed hidden state [n, d].
+  Matrix extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n, const Extras& e) const;
+  // The next-token logits [rows, vocab] of final-normed hidden rows (soft-capped where the model caps).
+  Matrix logits(const Runtime& rt, const Matrix& normed) const;
+
+ protected:
+  void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const override;
+
+ private:
+  // x = norm(x) with weight w (and bias b for LayerNorm), row by row across the threads.
+  void norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const;
+  // The logit lens of layer `layer`'s output x [n, d]: its most likely token and probability per row.
+  void lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const;
+
+  Config config_;
+  Weights w_;
+};
+
+}  // namespace attnscope::decoder

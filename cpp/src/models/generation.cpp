@@ -1,0 +1,113 @@
+// Generating with a decoder: the prompt runs once into the KV cache, then each token adds one
+// row per head. Every token's rows of the maps are kept (row i holds i + 1 keys: the maps'
+// lower triangle), so the whole sequence's maps can be given at any time.
+#include <algorithm>
+
+#include "attnscope/error.hpp"
+#include "models/decoder_model.hpp"
+#include "models/sampling.hpp"
+
+namespace attnscope::decoder {
+
+namespace {
+
+class DecoderGeneration final : public Generation {
+ public:
+  DecoderGeneration(const DecoderModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
+                    std::uint64_t seed)
+      : m_(model), c_(model.config()), cache_(c_), rng_(seed) {
+    if (prompt.empty()) throw Error("generate: the prompt has no tokens; give it some text");
+    check_room("generate", static_cast<std::int64_t>(prompt.size()));
+    for (std::size_t i = 0; i < prompt.size(); ++i) check_id(prompt[i], i);
+    run(rt, prompt);
+  }
+
+  std::int32_t step(const Runtime& rt, const SamplingOptions& sampling) override {
+    sampling::check("generate", sampling);
+    check_room("generate", 1);
+    const std::int32_t id = sampling::draw(logits_.data(), c_.vocab, sampling, rng_);
+    run(rt, {id});
+    return id;
+  }
+
+  void append(const Runtime& rt, std::int32_t id) override {
+    check_room("generate", 1);
+    check_id(id, ids_.size());
+    run(rt, {id});
+  }
+
+  std::vector<float> next_probabilities() const override {
+    std::vector<float> p = logits_;
+    sampling::softmax(p.data(), c_.vocab);
+    return p;
+  }
+
+  const std::vector<std::int32_t>& ids() const override { return ids_; }
+
+  Tensor last_rows() const override {
+    const std::int64_t n = static_cast<std::int64_t>(ids_.size());
+    Tensor t({c_.layers, c_.heads, n});
+    t.data = rows_.back();
+    return t;
+  }
+
+  Tensor attentions() const override {
+    const std::int64_t n = static_cast<std::int64_t>(ids_.size()), maps = c_.layers * c_.heads;
+    Tensor t({c_.layers, c_.heads, n, n});
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t m = 0; m < maps; ++m)
+        std::copy_n(rows_[i].begin() + m * (i + 1), i + 1, t.data.begin() + (m * n + i) * n);
+    return t;
+  }
+
+ private:
+  void check_room(const char* op, std::int64_t more) const {
+    const std::int64_t n = static_cast<std::int64_t>(ids_.size());
+    if (n + more > c_.max_tokens)
+      throw Error(std::string(op) + ": the sequence would have " + std::to_string(n + more) +
+                  " tokens, beyond the model's " + std::to_string(c_.max_tokens));
+  }
+
+  void check_id(std::int32_t id, std::size_t at) const {
+    if (id < 0 || id >= c_.vocab)
+      throw Error("generate: id " + std::to_string(id) + " at position " + std::to_string(at) +
+                  " is outside the vocabulary [0, " + std::to_string(c_.vocab) + ")");
+  }
+
+  // Runs `ids` after those in the cache; keeps their rows of every map and the last logits.
+  void run(const Runtime& rt, const std::vector<std::int32_t>& ids) {
+    const std::int64_t n = static_cast<std::int64_t>(ids.size()), p0 = cache_.length, total = p0 + n;
+    const std::int64_t maps = c_.layers * c_.heads;
+    check_budget("generate", 4.0 * double(maps) * double(n) * double(total));
+    std::vector<float> weights(static_cast<std::size_t>(maps * n * total));  // [layers, heads, n, total]
+    Extras e;
+    e.weights = weights.data();
+    const Matrix hidden = m_.extend(rt, cache_, ids.data(), n, e);
+    for (std::int64_t i = 0; i < n; ++i) {  // row p0 + i sees keys 0 .. p0 + i
+      std::vector<float> row(static_cast<std::size_t>(maps * (p0 + i + 1)));
+      for (std::int64_t m = 0; m < maps; ++m)
+        std::copy_n(weights.begin() + (m * n + i) * total, p0 + i + 1, row.begin() + m * (p0 + i + 1));
+      rows_.push_back(std::move(row));
+    }
+    ids_.insert(ids_.end(), ids.begin(), ids.end());
+    const Matrix last = m_.logits(rt, hidden.bottomRows(1));
+    logits_.assign(last.data(), last.data() + c_.vocab);
+  }
+
+  const DecoderModel& m_;
+  const Config& c_;
+  Cache cache_;
+  sampling::Rng rng_;
+  std::vector<std::int32_t> ids_;
+  std::vector<std::vector<float>> rows_;  // per token i: [layers, heads, i + 1]
+  std::vector<float> logits_;             // after the last token [vocab]
+};
+
+}  // namespace
+
+std::unique_ptr<Generation> DecoderModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
+                                                   std::uint64_t seed) const {
+  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed);
+}
+
+}  // namespace attnscope::decoder

@@ -1,0 +1,111 @@
+#include "models/sampling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "attnscope/error.hpp"
+
+namespace attnscope::sampling {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& x) {
+  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+constexpr float kNegInf = -INFINITY;
+
+}  // namespace
+
+Rng::Rng(std::uint64_t seed) {
+  for (auto& s : s_) s = splitmix64(seed);
+}
+
+std::uint64_t Rng::next() {
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+void softmax(float* x, std::int64_t vocab) {
+  float max = kNegInf;
+  for (std::int64_t i = 0; i < vocab; ++i) max = std::max(max, x[i]);
+  if (max == kNegInf) {  // nothing possible: nothing is likely
+    std::fill(x, x + vocab, 0.0f);
+    return;
+  }
+  double sum = 0.0;
+  for (std::int64_t i = 0; i < vocab; ++i) sum += std::exp(double(x[i]) - max);
+  for (std::int64_t i = 0; i < vocab; ++i) x[i] = static_cast<float>(std::exp(double(x[i]) - max) / sum);
+}
+
+void top_k(const float* p, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs) {
+  std::vector<std::int32_t> order(static_cast<std::size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  k = std::min(k, vocab);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [p](std::int32_t a, std::int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+  for (std::int64_t i = 0; i < k; ++i) ids[i] = order[i], probs[i] = p[order[i]];
+}
+
+void check(const char* op, const SamplingOptions& o) {
+  if (!(o.temperature >= 0.0f) || !std::isfinite(o.temperature))
+    throw Error(std::string(op) + ": temperature must be a finite number ≥ 0, got " + std::to_string(o.temperature));
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
+    throw Error(std::string(op) + ": topP must be in (0, 1], got " + std::to_string(o.top_p));
+  if (o.top_k < 0) throw Error(std::string(op) + ": topK must be 0 (no limit) or more, got " + std::to_string(o.top_k));
+}
+
+std::int32_t draw(const float* logits, std::int64_t vocab, const SamplingOptions& o, Rng& rng) {
+  if (o.temperature == 0.0f) return static_cast<std::int32_t>(std::max_element(logits, logits + vocab) - logits);
+  std::vector<float> s(logits, logits + vocab);
+  if (o.temperature != 1.0f)
+    for (float& x : s) x /= o.temperature;
+  if (o.top_k > 0 && o.top_k < vocab) {  // keep scores ≥ the k-th largest: ties with it stay
+    std::vector<float> sorted = s;
+    std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<float>());
+    const float kth = sorted[static_cast<std::size_t>(o.top_k - 1)];
+    for (float& x : s)
+      if (x < kth) x = kNegInf;
+  }
+  if (o.top_p < 1.0f) {  // drop the least likely tokens while their total stays ≤ 1 − top_p; the best always stays
+    std::vector<float> p = s;
+    softmax(p.data(), vocab);
+    std::vector<std::int32_t> order(static_cast<std::size_t>(vocab));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) { return s[a] < s[b]; });
+    double cumulative = 0.0;
+    for (std::int64_t i = 0; i + 1 < vocab; ++i) {
+      cumulative += p[order[i]];
+      if (cumulative > 1.0 - o.top_p) break;
+      s[order[i]] = kNegInf;
+    }
+  }
+  softmax(s.data(), vocab);
+  const double u = rng.uniform();
+  double cumulative = 0.0;
+  std::int32_t last = 0;
+  for (std::int64_t i = 0; i < vocab; ++i) {
+    if (s[i] <= 0.0f) continue;
+    cumulative += s[i];
+    last = static_cast<std::int32_t>(i);
+    if (u < cumulative) return last;
+  }
+  return last;  // rounding left u past the total: the last possible token
+}
+
+}  // namespace attnscope::sampling

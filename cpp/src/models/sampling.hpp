@@ -1,0 +1,35 @@
+// Reading a language model's logits: the most likely next tokens, and drawing one as
+// transformers' generate() does (temperature, then top-k, then top-p, then a draw).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "attnscope/model.hpp"
+
+namespace attnscope::sampling {
+
+// xoshiro256** seeded through splitmix64: the same seed gives the same draws on every build.
+class Rng {
+ public:
+  explicit Rng(std::uint64_t seed);
+  std::uint64_t next();
+  double uniform();  // [0, 1), 53 bits
+
+ private:
+  std::uint64_t s_[4];
+};
+
+// softmax(logits) [vocab] in place, in float64 sums; returns nothing.
+void softmax(float* logits, std::int64_t vocab);
+
+// The k most likely entries of probabilities p [vocab], best first (ties: lower id first).
+void top_k(const float* p, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs);
+
+// Throws an Error naming the option that is out of range (NaN temperature, top_p outside (0, 1], ...).
+void check(const char* op, const SamplingOptions& o);
+
+// The next token from logits [vocab] under `o`; temperature 0 is the most likely (the first on ties).
+std::int32_t draw(const float* logits, std::int64_t vocab, const SamplingOptions& o, Rng& rng);
+
+}  // namespace attnscope::sampling
