@@ -5,7 +5,8 @@
  * threaded build blocks the calling thread while its pthreads work.
  * @packageDocumentation
  */
-import { bytesOf, chooseBuild, openEngine, relaxedSimdAvailable } from './engine.js';
+import { chooseBuild, relaxedSimdAvailable } from './builds.js';
+import { bytesOf, openEngine } from './engine.js';
 import pthreadWorker from './generated/pthread-worker.js';
 import { BUILD_FILES, type ModuleFactory, type Platform } from './raw.js';
 import type { CreateEngineOptions, Engine } from './types.js';

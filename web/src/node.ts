@@ -12,7 +12,8 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-import { bytesOf, chooseBuild, openEngine, relaxedSimdAvailable } from './engine.js';
+import { chooseBuild, relaxedSimdAvailable } from './builds.js';
+import { bytesOf, openEngine } from './engine.js';
 import { BUILD_FILES, DEFAULT_MODEL_FILES, type ModuleFactory, type Platform } from './raw.js';
 import type { CreateEngineOptions, Engine } from './types.js';
 

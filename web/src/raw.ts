@@ -17,10 +17,24 @@ export interface RawEngine {
 
 export interface RawModelHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
-  info(): import('./types.js').ModelInfo & { normalization: string };
+  info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
   tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
   run(engine: RawEngine, input: string | Int32Array, options: object): { error: string } | Record<string, unknown>;
+  decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { text: string };
+  delete(): void;
+}
+
+/** A generation in progress (cpp/bindings/models.cpp): the KV cache and the maps' rows. */
+export interface RawGenerationHandle {
+  start(model: RawModelHandle, engine: RawEngine, ids: Int32Array, seed: number): { error?: string };
+  step(
+    engine: RawEngine,
+    sampling: { temperature: number; topK: number; topP: number },
+  ): { error: string } | { id: number; token: string; rows: Float32Array };
+  result():
+    | { error: string }
+    | { ids: Int32Array; tokens: string[]; special: boolean[]; attentions: { data: Float32Array; shape: number[] } };
   delete(): void;
 }
 
@@ -67,6 +81,7 @@ export interface RawAnalysis {
 export interface RawModule extends RawAnalysis {
   Engine: new (threads: number) => RawEngine;
   ModelHandle: new () => RawModelHandle;
+  GenerationHandle: new () => RawGenerationHandle;
   TokenizerHandle: new () => RawTokenizerHandle;
   MultiHeadLayer: new () => RawMultiHeadLayer;
   LinearLayer: new () => RawLinearLayer;
@@ -97,3 +112,26 @@ export const BUILD_FILES = {
   'simd-threads': 'attnscope-mt',
   simd: 'attnscope-st',
 } as const;
+
+/** A raw call's outputs, or its `{ error }` thrown as an Error. */
+export function unwrap(result: RawResult): Record<string, Tensor> {
+  if ('error' in result && typeof result.error === 'string') throw new Error(result.error);
+  return result as Record<string, Tensor>;
+}
+
+/** The handle once `load` succeeded; on an error result, frees the handle and throws the error. */
+export function loaded<H extends { delete(): void }>(handle: H, load: (h: H) => { error?: string }): H {
+  const result = load(handle);
+  if (typeof result.error === 'string') {
+    handle.delete();
+    throw new Error(result.error);
+  }
+  return handle;
+}
+
+/** `{ error }` thrown as an Error; anything else passed through. */
+export function orThrow<T>(result: T | { error: string }): T {
+  if (typeof result === 'object' && result !== null && 'error' in result && typeof result.error === 'string')
+    throw new Error(result.error);
+  return result as T;
+}

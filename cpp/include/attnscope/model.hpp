@@ -28,6 +28,7 @@ struct ModelInfo {
   bool language_model = false;        // predicts the next token: predictions, logit lens, generate
   std::string weights_dtype = "f32";  // as the files store the weights: "f32", "f16" or "bf16"
   std::vector<std::int64_t> window;   // per layer: 0 for full attention, else the sliding window's width
+  std::vector<std::int32_t> eos;      // language models: the ids that end a text (config.json's eos_token_id)
 };
 
 struct RunOptions {

@@ -33,6 +33,10 @@ class Tokenizer {
     (void)id;
     return false;
   }
+  // The text of ids (each in [0, vocab_size())), as the tokenizer's decoder spells it; special
+  // tokens left out when `skip_special`. Byte pieces that do not complete a character decode to
+  // U+FFFD, as TextDecoder does.
+  virtual std::string decode(const std::vector<std::int32_t>& ids, bool skip_special) const = 0;
 };
 
 // Most vocabulary entries any tokenizer accepts.
@@ -44,13 +48,11 @@ inline constexpr std::size_t kMaxVocabulary = 1'000'000;
 // `vocab` is the model's vocab.json: [[piece, score], ...]; the first 6 are reserved.
 std::unique_ptr<Tokenizer> make_sentencepiece_use(const Json& vocab, const std::string& what);
 
-// GPT-2's byte-level BPE from vocab.json (token → id) and merges.txt.
-std::unique_ptr<Tokenizer> make_byte_level_bpe(const Json& vocab, std::string_view merges);
-
-// The tokenizer a model's files hold: tokenizer.json (WordPiece or BPE), vocab.txt
-// (+ tokenizer_config.json; BERT's WordPiece), vocab.json + merges.txt (GPT-2's
-// byte-level BPE), or a [[piece, score], ...] vocab.json (Universal Sentence
-// Encoder's SentencePiece). nullptr when there is none AttnScope reads.
+// The tokenizer a model's files hold: tokenizer.json (WordPiece, or BPE as Llama, Qwen,
+// Gemma, Mistral and GPT-2 use it, with tokenizer_config.json's BOS/EOS settings), vocab.txt
+// (+ tokenizer_config.json; BERT's WordPiece), vocab.json + merges.txt (GPT-2's byte-level
+// BPE), or a [[piece, score], ...] vocab.json (Universal Sentence Encoder's SentencePiece).
+// nullptr when there is none AttnScope reads.
 std::unique_ptr<Tokenizer> make_tokenizer(const std::map<std::string, std::string>& files);
 
 // UTF-8 (WTF-8: lone surrogates allowed, as JS strings hold them) to UTF-16 code

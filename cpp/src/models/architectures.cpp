@@ -1,15 +1,13 @@
-// The decoder architectures: one row each, and the two readers of their checkpoints' tensor
-// names (the Llama family's and GPT-2's). A row says how its config.json reads into
-// decoder::Config; defaults are those of the transformers config class, used when a field is
-// absent, as transformers uses them. A field this engine does not implement (a rope_scaling type,
-// partial rotary) is an Error naming it, never a silently different model.
+// The decoder architectures: one row each (checkpoints.cpp reads their tensors). A row says
+// how its config.json reads into decoder::Config; defaults are those of the transformers config class, used when a
+// field is absent, as transformers uses them. A field this engine does not implement (a rope_scaling type, partial
+// rotary) is an Error naming it, never a silently different model.
 #include <cmath>
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
 #include "models/config.hpp"
 #include "models/decoder.hpp"
-#include "models/weights.hpp"
 
 namespace attnscope::decoder {
 
@@ -238,126 +236,25 @@ const Json& text_config(const Row& row, const Json& c) {
   return *t;
 }
 
-// --- weights ---
-
-std::string dtype_name(const std::string& safetensors_dtype) {
-  return safetensors_dtype == "BF16" ? "bf16" : safetensors_dtype == "F16" ? "f16" : "f32";
-}
-
-// A norm's weight [d] as the forward pass multiplies by it: (1 + w) for Gemma's.
-Tensor norm_weight(const Config& k, const WeightStore& w, const std::string& name, std::int64_t width) {
-  Tensor t = w.read(name, {width});
-  if (k.norm_plus_one)
-    for (float& x : t.data) x += 1.0f;
-  return t;
-}
-
-// Where the text model's tensors live: "model." (a causal LM), "" (a bare model), or Gemma 3
-// image-text checkpoints' "language_model.model." / "model.language_model.".
-std::string llama_prefix(const WeightStore& w) {
-  for (const char* p : {"model.", "language_model.model.", "model.language_model.", ""})
-    if (w.contains(std::string(p) + "embed_tokens.weight")) return p;
-  throw Error("loadModel: tensor \"model.embed_tokens.weight\" is missing from the model's weights");
-}
-
-Weights read_llama_weights(const Config& k, const WeightStore& w) {
-  Weights m;
-  const std::string p = llama_prefix(w);
-  const std::int64_t d = k.d_model, q = k.heads * k.head_dim, kv = k.kv_heads * k.head_dim;
-  m.embed = w.read(p + "embed_tokens.weight", {k.vocab, d});
-  m.dtype = dtype_name(w.dtype(p + "embed_tokens.weight"));
-  m.final_norm = norm_weight(k, w, p + "norm.weight", d);
-  const std::string head = p == "language_model.model." ? "language_model.lm_head.weight" : "lm_head.weight";
-  if (w.contains(head))  // present even when tied (Qwen3-0.6B): transformers v5 then uses it
-    m.lm_head = w.read(head, {k.vocab, d});
-  else if (!k.tied)
-    throw Error("loadModel: tensor \"lm_head.weight\" is missing, and config.json's tie_word_embeddings is false");
-  for (std::int64_t l = 0; l < k.layers; ++l) {
-    const std::string b = p + "layers." + std::to_string(l) + ".";
-    Block B;
-    B.attn_norm = norm_weight(k, w, b + "input_layernorm.weight", d);
-    if (k.sandwich) {
-      B.post_attn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
-      B.ffn_norm = norm_weight(k, w, b + "pre_feedforward_layernorm.weight", d);
-      B.post_ffn_norm = norm_weight(k, w, b + "post_feedforward_layernorm.weight", d);
-    } else {
-      B.ffn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
-    }
-    B.wq = w.read_linear(b + "self_attn.q_proj.weight", d, q);
-    B.wk = w.read_linear(b + "self_attn.k_proj.weight", d, kv);
-    B.wv = w.read_linear(b + "self_attn.v_proj.weight", d, kv);
-    B.wo = w.read_linear(b + "self_attn.o_proj.weight", q, d);
-    if (k.qkv_bias) {
-      B.bq = w.read(b + "self_attn.q_proj.bias", {q});
-      B.bk = w.read(b + "self_attn.k_proj.bias", {kv});
-      B.bv = w.read(b + "self_attn.v_proj.bias", {kv});
-    }
-    if (k.o_bias) B.bo = w.read(b + "self_attn.o_proj.bias", {d});
-    if (k.qk_norm) {
-      B.q_norm = norm_weight(k, w, b + "self_attn.q_norm.weight", k.head_dim);
-      B.k_norm = norm_weight(k, w, b + "self_attn.k_norm.weight", k.head_dim);
-    }
-    B.w_gate = w.read_linear(b + "mlp.gate_proj.weight", d, k.ffn);
-    B.w_up = w.read_linear(b + "mlp.up_proj.weight", d, k.ffn);
-    B.w_down = w.read_linear(b + "mlp.down_proj.weight", k.ffn, d);
-    if (k.mlp_bias) {
-      B.b_gate = w.read(b + "mlp.gate_proj.bias", {k.ffn});
-      B.b_up = w.read(b + "mlp.up_proj.bias", {k.ffn});
-      B.b_down = w.read(b + "mlp.down_proj.bias", {d});
-    }
-    m.blocks.push_back(std::move(B));
+// eos_token_id: one id or a list of them (or null).
+std::vector<std::int32_t> eos_ids(const Json& c, std::int64_t vocab) {
+  const Json* e = c.find("eos_token_id");
+  std::vector<std::int32_t> ids;
+  if (!e || e->is_null()) return ids;
+  const std::vector<Json> one = e->is_array() ? std::vector<Json>() : std::vector<Json>{*e};
+  for (const Json& x : e->is_array() ? e->array() : one) {
+    if (!x.is_number() || x.number() < 0 || x.number() >= double(vocab) || std::floor(x.number()) != x.number())
+      throw Error(context("eos_token_id must be token ids below vocab_size=" + std::to_string(vocab)));
+    ids.push_back(static_cast<std::int32_t>(x.number()));
   }
-  return m;
-}
-
-// Columns [begin, begin + width) of a row-major [rows, cols] tensor (GPT-2's c_attn holds q, k, v side by side).
-Tensor columns(const Tensor& t, std::int64_t begin, std::int64_t width) {
-  if (t.rank() == 1) {
-    Tensor out({width});
-    std::copy(t.data.begin() + begin, t.data.begin() + begin + width, out.data.begin());
-    return out;
-  }
-  Tensor out({t.rows(), width});
-  out.head(0) = t.head(0).middleCols(begin, width);
-  return out;
-}
-
-Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
-  Weights m;
-  const std::string p = w.contains("transformer.wte.weight") ? "transformer." : "";
-  const std::int64_t d = k.d_model;
-  m.embed = w.read(p + "wte.weight", {k.vocab, d});
-  m.dtype = dtype_name(w.dtype(p + "wte.weight"));
-  m.position = w.read(p + "wpe.weight", {k.max_tokens, d});
-  m.final_norm = w.read(p + "ln_f.weight", {d});
-  m.final_norm_bias = w.read(p + "ln_f.bias", {d});
-  for (std::int64_t l = 0; l < k.layers; ++l) {
-    const std::string b = p + "h." + std::to_string(l) + ".";
-    Block B;
-    B.attn_norm = w.read(b + "ln_1.weight", {d});
-    B.attn_norm_bias = w.read(b + "ln_1.bias", {d});
-    // Conv1D stores [in, out]: already the x·W layout.
-    const Tensor qkv = w.read(b + "attn.c_attn.weight", {d, 3 * d}), qkv_b = w.read(b + "attn.c_attn.bias", {3 * d});
-    B.wq = columns(qkv, 0, d), B.wk = columns(qkv, d, d), B.wv = columns(qkv, 2 * d, d);
-    B.bq = columns(qkv_b, 0, d), B.bk = columns(qkv_b, d, d), B.bv = columns(qkv_b, 2 * d, d);
-    B.wo = w.read(b + "attn.c_proj.weight", {d, d});
-    B.bo = w.read(b + "attn.c_proj.bias", {d});
-    B.ffn_norm = w.read(b + "ln_2.weight", {d});
-    B.ffn_norm_bias = w.read(b + "ln_2.bias", {d});
-    B.w_up = w.read(b + "mlp.c_fc.weight", {d, k.ffn});
-    B.b_up = w.read(b + "mlp.c_fc.bias", {k.ffn});
-    B.w_down = w.read(b + "mlp.c_proj.weight", {k.ffn, d});
-    B.b_down = w.read(b + "mlp.c_proj.bias", {d});
-    m.blocks.push_back(std::move(B));
-  }
-  return m;
+  return ids;
 }
 
 }  // namespace
 
 bool is_decoder(const std::string& architecture) { return row_of(architecture) != nullptr; }
 
-Config read_config(const std::string& architecture, const Json& config) {
+Config read_config(const std::string& architecture, const Json& config, const Json* generation) {
   const Row* row = row_of(architecture);
   if (!row) throw Error("loadModel: architecture " + quote(architecture) + " is not a decoder AttnScope runs");
   const Json& c = text_config(*row, config);
@@ -368,14 +265,11 @@ Config read_config(const std::string& architecture, const Json& config) {
     throw Error(context("the layer sizes are too large (hidden_size " + std::to_string(k.d_model) +
                         ", heads × head_dim " + std::to_string(k.heads * k.head_dim) + ", intermediate_size " +
                         std::to_string(k.ffn) + ")"));
+  k.eos = eos_ids(generation && generation->is_object() && generation->find("eos_token_id") ? *generation : c, k.vocab);
+  if (k.eos.empty() && &c != &config) k.eos = eos_ids(config, k.vocab);
   const std::string name = optional_string(config, "_name_or_path", "");
   k.name = !name.empty() && name.size() <= 200 ? name : architecture;
   return k;
-}
-
-Weights read_weights(const Config& config, const WeightStore& store) {
-  return row_of(config.architecture)->family == Family::gpt2 ? read_gpt2_weights(config, store)
-                                                             : read_llama_weights(config, store);
 }
 
 }  // namespace attnscope::decoder

@@ -102,6 +102,7 @@ DecoderModel::DecoderModel(Config config, Weights weights, std::unique_ptr<Token
   info_.causal = info_.language_model = true;
   info_.weights_dtype = w_.dtype;
   info_.window = config_.window;
+  info_.eos = config_.eos;
   // Packed for the GEMM once, on first use; the LM head reads the [vocab, d] table transposed.
   for (Block& b : w_.blocks)
     for (Tensor* t : {&b.wq, &b.wk, &b.wv, &b.wo, &b.w_gate, &b.w_up, &b.w_down}) kernels::prepare_weight(*t);
@@ -273,7 +274,10 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
 
 std::unique_ptr<Model> make_decoder(const std::string& architecture, const Json& config, const ModelFiles& files,
                                     std::unique_ptr<Tokenizer> tokenizer) {
-  Config c = read_config(architecture, config);
+  const auto generation_file = files.find("generation_config.json");
+  const Json generation =
+      generation_file == files.end() ? Json() : Json::parse(generation_file->second, "generation_config.json");
+  Config c = read_config(architecture, config, &generation);
   Weights w = read_weights(c, WeightStore(files));
   return std::make_unique<DecoderModel>(std::move(c), std::move(w), std::move(tokenizer));
 }

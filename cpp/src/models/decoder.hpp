@@ -56,6 +56,7 @@ struct Config {
   float embed_scale = 1.0f;          // Gemma: √d_model
   std::vector<std::int64_t> window;  // per layer: 0 = full attention, else the sliding window's width
   bool tied = false;                 // the LM head is the embedding table
+  std::vector<std::int32_t> eos;     // eos_token_id (generation_config.json's when given)
 };
 
 // The weights of one block, canonical whatever the checkpoint calls them; x·W layout
@@ -79,8 +80,9 @@ struct Weights {
 
 // The architecture table: whether config.json's architectures[0] is a decoder AttnScope
 // runs, and its Config (every field checked; an unknown or contradictory one is an Error).
+// `generation`: generation_config.json, or null.
 bool is_decoder(const std::string& architecture);
-Config read_config(const std::string& architecture, const Json& config);
+Config read_config(const std::string& architecture, const Json& config, const Json* generation = nullptr);
 // The weights in the checkpoint's own names, checked against the config.
 Weights read_weights(const Config& config, const WeightStore& store);
 

@@ -9,6 +9,8 @@ const CLASSES = {
   kLetter: /\p{L}/u, // GPT-2's \p{L}
   kNumber: /\p{N}/u, // GPT-2's \p{N}
   kJsSpace: /\s/u, // JS \s: White_Space plus U+FEFF
+  kWhiteSpace: /\p{White_Space}/u, // \s in tokenizer.json's (Oniguruma) regexes
+  kDecimalNumber: /\p{Nd}/u, // \d in tokenizer.json's regexes
   kPunctuation: /\p{P}/u, // BERT: Unicode punctuation (ASCII symbols are added in code)
   kNonspacingMark: /\p{Mn}/u, // BERT: stripped with the accents after NFD
   kControl: /[\p{Cc}\p{Cf}]/u, // BERT: removed (except tab, newline, carriage return)

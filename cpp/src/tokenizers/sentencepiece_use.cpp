@@ -45,6 +45,17 @@ class SentencePieceUse final : public Tokenizer {
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(pieces_.size()); }
   std::string token(std::int32_t id) const override { return utf16_to_utf8(pieces_.at(static_cast<std::size_t>(id))); }
 
+  // The pieces joined, '▁' back to spaces, without the leading one.
+  std::string decode(const std::vector<std::int32_t>& ids, bool skip_special) const override {
+    std::u16string text;
+    for (std::int32_t id : ids)
+      if (!(skip_special && id < kReserved)) text += pieces_.at(static_cast<std::size_t>(id));
+    for (char16_t& c : text)
+      if (c == kSeparator) c = u' ';
+    if (!text.empty() && text[0] == u' ') text.erase(0, 1);
+    return utf16_to_utf8(text);
+  }
+
   Encoding encode(std::string_view utf8) const override {
     std::u16string text = utf8_to_utf16(utf8);
     if (!text.empty()) {

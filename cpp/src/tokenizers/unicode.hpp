@@ -44,5 +44,7 @@ std::vector<std::uint32_t> decompose(const std::vector<std::uint32_t>& cps);
 // UTF-8 (WTF-8 surrogates allowed) to code points; invalid bytes become U+FFFD.
 std::vector<std::uint32_t> decode_utf8(std::string_view s);
 std::string encode_utf8(const std::vector<std::uint32_t>& cps, std::size_t begin, std::size_t end);
+// Bytes as TextDecoder decodes them: each maximal invalid subpart becomes one U+FFFD (WHATWG).
+std::string whatwg_utf8(std::string_view bytes);
 
 }  // namespace attnscope::unicode

@@ -51,6 +51,40 @@ std::string encode_utf8(const std::vector<std::uint32_t>& cps, std::size_t begin
   return out;
 }
 
+std::string whatwg_utf8(std::string_view s) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char b = static_cast<unsigned char>(s[i]);
+    std::size_t need = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (b < 0x80) {
+      out += static_cast<char>(b);
+      ++i;
+      continue;
+    }
+    if (b >= 0xC2 && b <= 0xDF)
+      need = 1;
+    else if (b >= 0xE0 && b <= 0xEF)
+      need = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+    else if (b >= 0xF0 && b <= 0xF4)
+      need = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+    std::size_t j = i + 1;
+    for (std::size_t k = 0; need && k < need && j < s.size(); ++k, ++j) {
+      const unsigned char c = static_cast<unsigned char>(s[j]);
+      if (c < (k == 0 ? lo : 0x80) || c > (k == 0 ? hi : 0xBF)) break;
+    }
+    if (need && j == i + 1 + need) {
+      out.append(s.substr(i, need + 1));
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD for the maximal subpart s[i, j)
+      j = std::max(j, i + 1);
+    }
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace unicode
 
 std::u16string utf8_to_utf16(std::string_view s) {

@@ -68,6 +68,20 @@ class WordPiece final : public Tokenizer {
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(vocab_.size()); }
   std::string token(std::int32_t id) const override { return vocab_.at(static_cast<std::size_t>(id)); }
 
+  // As Hugging Face's WordPiece decoder: "##" pieces join the previous one, others follow a space.
+  std::string decode(const std::vector<std::int32_t>& ids, bool skip_special) const override {
+    std::string out;
+    for (std::int32_t id : ids) {
+      if (skip_special && is_special(id)) continue;
+      const std::string& t = vocab_.at(static_cast<std::size_t>(id));
+      if (t.rfind(o_.prefix, 0) == 0 && !out.empty())
+        out += t.substr(o_.prefix.size());
+      else
+        out += (out.empty() ? "" : " ") + t;
+    }
+    return out;
+  }
+
   Encoding encode(std::string_view utf8) const override {
     const std::vector<std::uint32_t> cps = unicode::decode_utf8(utf8);
     Encoding e;

@@ -1,0 +1,169 @@
+// The engine object JS holds: a Runtime and the calls on tensors (attention, multi-head
+// attention, linear). Shared by the bindings files; embind.cpp registers it.
+#pragma once
+
+#include <emscripten/bind.h>
+#include <emscripten/heap.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <functional>
+
+#include "attnscope/attnscope.hpp"
+#include "convert.hpp"
+#include "kernels/gemm.hpp"
+
+namespace attnscope::bindings {
+
+inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
+
+class Engine {
+ public:
+  explicit Engine(int threads) : runtime_(threads) {}
+
+  // q, k, v: { data: Float32Array, shape }; opts: { causal, scale, mask, returnWeights }
+  val attention(val q, val k, val v, val opts) {
+    return guard("attention", [&] { return run_attention("attention", q, k, v, opts); });
+  }
+
+  // x: { data, shape }; opts: { scale, causal, mask, returnWeights }
+  val selfAttention(val x, val opts) {
+    return guard("selfAttention", [&] { return run_attention("selfAttention", x, x, x, opts); });
+  }
+
+  // x [n, d_model]; params { wq, wk, wv, wo, bq?, bk?, bv?, bo? };
+  // opts { heads, causal, mask, context, returnWeights, returnProjections }
+  val multiHeadAttention(val x, val params, val opts) {
+    const char* op = "multiHeadAttention";
+    return guard(op, [&] {
+      JsTensor w[8];
+      for (int i = 0; i < 8; ++i) w[i] = tensor_arg(op, kParamNames[i], params[kParamNames[i]]);
+      if (!w[3].present()) throw Error(std::string(op) + ": params.wo is missing");
+      return multi_head(
+          op, x, opts, heads_of(op, opts),
+          [&](bool data) {
+            return data ? params_of(w, [](const JsTensor& t) { return t.view(); }) : params_of(w, shape_view);
+          },
+          [&] {
+            for (auto& t : w) load(t);
+          });
+    });
+  }
+
+  // The body of multiHeadAttention, for weights given per call or held by a MultiHeadLayer.
+  // `weights(false)` gives shape-only views for checking, `weights(true)` the data, after `load_weights()`.
+  val multi_head(const char* op, const val& x, const val& opts, std::int64_t heads,
+                 const std::function<MultiHeadParams(bool)>& weights, const std::function<void()>& load_weights) {
+    JsTensor xs = tensor_arg(op, "x", x);
+    JsTensor context = tensor_arg(op, "context", opts["context"]);
+    JsMask mask(op, opts["mask"]);
+    MultiHeadOptions o;
+    o.heads = heads;
+    o.causal = flag(opts, "causal", false);
+    o.return_weights = flag(opts, "returnWeights", true);
+    o.return_projections = flag(opts, "returnProjections", false);
+    o.mask = mask.mask();
+    o.context = shape_view(context);
+    check_multi_head_shapes(op, xs.shape, weights(false), o);
+    check_budget(op, 2.0 * multi_head_bytes(xs.shape, weights(false), o, runtime_.threads()));
+
+    load(xs);
+    load_weights();
+    load(context);
+    mask.load_data();
+    o.mask = mask.mask();
+    o.context = context.view();
+    const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
+    val out = val::object();
+    out.set("output", to_js(r.output));
+    if (o.return_weights) out.set("weights", to_js(r.weights));
+    if (o.return_projections) {
+      out.set("q", to_js(r.q));
+      out.set("k", to_js(r.k));
+      out.set("v", to_js(r.v));
+    }
+    return out;
+  }
+
+  static std::int64_t heads_of(const char* op, const val& opts) {
+    const double heads = opts["heads"].as<double>();
+    if (!(heads >= 1 && heads <= 4096) || std::floor(heads) != heads)
+      throw Error(std::string(op) + ": heads must be an integer from 1 to 4096, got " + js_string(opts["heads"]));
+    return static_cast<std::int64_t>(heads);
+  }
+
+  // x [n, k] · w [k, m] (+ b [m]) → { output [n, m] }: the packed SIMD128 matrix multiply.
+  val linear(val x, val w, val b) {
+    const char* op = "linear";
+    return guard(op, [&] {
+      JsTensor xs = tensor_arg(op, "x", x), ws = tensor_arg(op, "w", w), bs = tensor_arg(op, "b", b);
+      check_shape(op, "x", xs.shape, 2, 2);
+      check_shape(op, "w", ws.shape, 2, 2);
+      if (bs.present()) check_shape(op, "b", bs.shape, 1, 1);
+      const double values = double(element_count(xs.shape)) + double(element_count(ws.shape)) +
+                            double(xs.shape[0]) * double(ws.shape[1]) * 2.0;
+      check_budget(op, 4.0 * values + (bs.present() ? 4.0 * double(bs.shape[0]) : 0.0));
+      for (JsTensor* t : {&xs, &ws, &bs}) load(*t);
+      check_finite(op, "x", xs.data.data(), element_count(xs.shape));
+      check_finite(op, "w", ws.data.data(), element_count(ws.shape));
+      if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
+      val r = val::object();
+      r.set("output", to_js(runtime_.linear(xs.view(), ws.view(), bs.view())));
+      return r;
+    });
+  }
+
+  // The SIMD128 micro-kernel's GFLOPS on one thread, operands in L1: the GEMM's ceiling here.
+  double kernelPeak() const { return kernels::micro_kernel_gflops(0.3); }
+
+  // Live heap figures, for leak checks and the benchmark's peak-heap column.
+  val memory() const {
+    const struct mallinfo mi = mallinfo();
+    val m = val::object();
+    m.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+    m.set("allocatedBytes", static_cast<double>(mi.uordblks));
+    return m;
+  }
+
+  int threads() const { return runtime_.threads(); }
+  const Runtime& runtime() const { return runtime_; }
+
+ private:
+  val run_attention(const char* op, const val& q, const val& k, const val& v, const val& opts) {
+    const bool self = std::string(op) == "selfAttention";
+    JsTensor qs = tensor_arg(op, self ? "x" : "q", q);
+    JsTensor ks, vs;
+    if (!self) {
+      ks = tensor_arg(op, "k", k);
+      vs = tensor_arg(op, "v", v);
+    }
+    JsMask mask(op, opts["mask"]);
+    AttentionOptions o;
+    o.causal = flag(opts, "causal", false);
+    o.return_weights = flag(opts, "returnWeights", true);
+    if (!opts["scale"].isUndefined()) o.scale = static_cast<float>(opts["scale"].as<double>());
+    o.mask = mask.mask();
+    // Shapes only (shape views share one dummy pointer, so name x explicitly).
+    if (self) check_shape(op, "x", qs.shape, 2, 3);
+    const AttentionDims d =
+        check_attention_shapes(op, qs.shape, (self ? qs : ks).shape, (self ? qs : vs).shape, o.mask);
+    // Inputs are copied into the heap once more than the kernel counts.
+    check_budget(op, 2.0 * attention_bytes(d, o, runtime_.threads()));
+
+    load(qs);
+    load(ks);
+    load(vs);
+    mask.load_data();
+    o.mask = mask.mask();
+    const AttentionResult r =
+        self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);
+    val out = val::object();
+    out.set("output", to_js(r.output));
+    if (o.return_weights) out.set("weights", to_js(r.weights));
+    return out;
+  }
+
+  Runtime runtime_;
+};
+
+}  // namespace attnscope::bindings

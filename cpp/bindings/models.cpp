@@ -1,0 +1,367 @@
+// Bindings of models, tokenizers and generation: the handles JS holds for each. Same rules
+// as embind.cpp: inputs checked before they are copied, results copied out, every failure
+// returned as { error }.
+#include <emscripten/bind.h>
+
+#include <cmath>
+
+#include "attnscope/model.hpp"
+#include "convert.hpp"
+#include "engine.hpp"
+
+namespace attnscope {
+namespace {
+
+using emscripten::val;
+using namespace bindings;
+
+val int32_array(const std::vector<std::int32_t>& v) {
+  return val::global("Int32Array").new_(val(emscripten::typed_memory_view(v.size(), v.data())));
+}
+
+val float32_array(const std::vector<float>& v) {
+  return val::global("Float32Array").new_(val(emscripten::typed_memory_view(v.size(), v.data())));
+}
+
+// An Int32Array of token ids, copied into the heap (the web wrapper made it one).
+std::vector<std::int32_t> ids_arg(const val& ids) {
+  std::vector<std::int32_t> out(ids["length"].as<std::size_t>());
+  val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", ids);
+  return out;
+}
+
+// A whole number option in [lo, hi], or an Error naming it.
+std::int64_t whole_number(const char* op, const char* name, const val& v, double lo, double hi) {
+  const double x = v.isNumber() ? v.as<double>() : NAN;
+  if (!(x >= lo && x <= hi) || std::floor(x) != x)
+    throw Error(std::string(op) + ": " + name + " must be a whole number from " + std::to_string(std::int64_t(lo)) +
+                " to " + std::to_string(std::int64_t(hi)) + ", got " + js_string(v));
+  return static_cast<std::int64_t>(x);
+}
+
+// Most bytes of model files one load may copy into the heap: room for bert-base in
+// F32 (440 MB) and its converted weights beside it within the 2 GiB heap.
+constexpr double kMaxModelBytes = 1024.0 * 1024 * 1024;
+
+// Copies { name: Uint8Array } into the heap, refusing more than kMaxModelBytes first.
+ModelFiles copy_files(const char* op, const val& files) {
+  const val names = val::global("Object").call<val>("keys", files);
+  const int count = names["length"].as<int>();
+  double total = 0;
+  for (int i = 0; i < count; ++i) total += files[names[i]]["byteLength"].as<double>();
+  if (total > kMaxModelBytes)
+    throw Error(std::string(op) + ": the files hold " + std::to_string(static_cast<long long>(total / (1 << 20))) +
+                " MiB, above the limit of 1024 MiB");
+  ModelFiles copy;
+  for (int i = 0; i < count; ++i) {
+    const val bytes = files[names[i]];
+    std::string& data = copy[names[i].as<std::string>()];
+    data.resize(bytes["byteLength"].as<std::size_t>());
+    val(emscripten::typed_memory_view(data.size(), reinterpret_cast<std::uint8_t*>(data.data())))
+        .call<void>("set", bytes);
+  }
+  return copy;
+}
+
+val encoding_to_js(const Encoding& e) {
+  val out = val::object();
+  val tokens = val::array();
+  for (const auto& t : e.tokens) tokens.call<void>("push", t);
+  out.set("tokens", tokens);
+  out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(e.ids.size(), e.ids.data()))));
+  return out;
+}
+
+// A tokenizer on its own, from a model's tokenizer files.
+class TokenizerHandle {
+ public:
+  val load(val files) {
+    return guard("loadTokenizer", [&] {
+      tokenizer_ = make_tokenizer(copy_files("loadTokenizer", files));
+      if (!tokenizer_)
+        throw Error(
+            "loadTokenizer: no tokenizer files AttnScope reads (vocab.json + merges.txt, or a SentencePiece "
+            "vocab.json)");
+      return val::object();
+    });
+  }
+  val info() const {
+    val i = val::object();
+    i.set("vocabSize", static_cast<double>(tokenizer_ ? tokenizer_->vocab_size() : 0));
+    i.set("normalization", tokenizer_ ? tokenizer_->normalization() : std::string());
+    return i;
+  }
+  val tokenize(const std::string& text) const {
+    return guard("tokenize", [&] {
+      if (!tokenizer_) throw Error("tokenize: no tokenizer is loaded");
+      return encoding_to_js(tokenizer_->encode(text));
+    });
+  }
+
+ private:
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+// A loaded model. JS creates an empty handle, then load() fills it or returns
+// { error }, so a failed load never crosses into JS as an exception.
+class ModelHandle {
+ public:
+  // files: { "config.json": Uint8Array, "model.safetensors": Uint8Array, ... }
+  val load(val files) {
+    return guard("loadModel", [&] {
+      model_ = Model::load(copy_files("loadModel", files));  // the file copies are freed when this returns
+      return val::object();
+    });
+  }
+
+  val info() const {
+    val i = val::object();
+    if (!model_) return i;
+    const ModelInfo& m = model_->info();
+    i.set("name", m.name);
+    i.set("architecture", m.architecture);
+    i.set("layers", static_cast<double>(m.layers));
+    i.set("heads", static_cast<double>(m.heads));
+    i.set("dModel", static_cast<double>(m.d_model));
+    i.set("maxTokens", static_cast<double>(m.max_tokens));
+    i.set("vocabSize", static_cast<double>(m.vocab_size));
+    i.set("kvHeads", static_cast<double>(m.kv_heads));
+    i.set("headDim", static_cast<double>(m.head_dim));
+    i.set("causal", m.causal);
+    i.set("languageModel", m.language_model);
+    i.set("weightsDtype", m.weights_dtype);
+    val eos = val::array();
+    for (std::int32_t id : m.eos) eos.call<void>("push", id);
+    i.set("eosTokenIds", eos);
+    val window = val::array();
+    for (std::int64_t w : m.window) window.call<void>("push", static_cast<double>(w));
+    i.set("window", window);
+    i.set("normalization", model_->tokenizer() ? model_->tokenizer()->normalization() : std::string());
+    i.set("tokenizer", model_->tokenizer() != nullptr);
+    return i;
+  }
+
+  // Layer `layer`'s { wq, wk, wv, wo, bq?, bk?, bv?, bo? }, copied out.
+  val attentionWeights(double layer) const {
+    return guard("attentionWeights", [&] {
+      if (!model_) throw Error("attentionWeights: no model is loaded");
+      const std::int64_t layers = model_->info().layers;
+      if (!(layer >= 0 && layer < double(layers)) || std::floor(layer) != layer)
+        throw Error("attentionWeights: layer must be a whole number from 0 to " + std::to_string(layers - 1) +
+                    ", got " + js_string(val(layer)));
+      const MultiHeadParams p = model_->attention_weights(static_cast<std::int64_t>(layer));
+      val out = val::object();
+      const auto put = [&](const char* name, const TensorView& t) {
+        if (!t.empty()) out.set(name, to_js(t.data, t.shape));
+      };
+      put("wq", p.wq), put("wk", p.wk), put("wv", p.wv), put("wo", p.wo);
+      put("bq", p.bq), put("bk", p.bk), put("bv", p.bv), put("bo", p.bo);
+      return out;
+    });
+  }
+
+  // ids (Int32Array) → { text }
+  val decode(val ids, bool skip_special) const {
+    return guard("decode", [&] {
+      if (!model_) throw Error("decode: no model is loaded");
+      const Tokenizer* t = model_->tokenizer();
+      if (!t) throw Error("decode: this model's files hold no tokenizer AttnScope reads");
+      const std::vector<std::int32_t> list = ids_arg(ids);
+      for (std::size_t i = 0; i < list.size(); ++i)
+        if (list[i] < 0 || list[i] >= t->vocab_size())
+          throw Error("decode: id " + std::to_string(list[i]) + " at position " + std::to_string(i) +
+                      " is outside the vocabulary [0, " + std::to_string(t->vocab_size()) + ")");
+      val out = val::object();
+      out.set("text", t->decode(list, skip_special));
+      return out;
+    });
+  }
+
+  const std::shared_ptr<const Model>& model() const { return model_; }
+
+  // Token strings for rows of ids [rows, k] → string[][]
+  val token_rows(const std::vector<std::int32_t>& ids, std::int64_t k) const {
+    val rows = val::array();
+    const Tokenizer* t = model_->tokenizer();
+    for (std::size_t i = 0; i < ids.size(); i += static_cast<std::size_t>(k)) {
+      val row = val::array();
+      for (std::size_t j = i; j < i + static_cast<std::size_t>(k) && j < ids.size(); ++j)
+        row.call<void>("push", t && ids[j] < t->vocab_size() ? t->token(ids[j]) : "#" + std::to_string(ids[j]));
+      rows.call<void>("push", row);
+    }
+    return rows;
+  }
+
+  // text: already normalized as info().normalization says → { tokens, ids }
+  val tokenize(const std::string& text) const {
+    return guard("tokenize", [&] {
+      if (!model_) throw Error("tokenize: no model is loaded");
+      if (!model_->tokenizer()) throw Error("tokenize: this model's files hold no tokenizer AttnScope reads");
+      return encoding_to_js(model_->tokenizer()->encode(text));
+    });
+  }
+
+  // input: text (already normalized as info().normalization says) or an Int32Array of ids;
+  // opts: { returnProjections }
+  val run(const Engine& engine, val input, val opts) const {
+    return guard("run", [&] {
+      if (!model_) throw Error("run: no model is loaded");
+      RunOptions o;
+      o.return_projections = flag(opts, "returnProjections", false);
+      o.logit_lens = flag(opts, "logitLens", false);
+      o.return_logits = flag(opts, "returnLogits", false);
+      if (!opts["topK"].isUndefined()) o.top_k = whole_number("run", "topK", opts["topK"], 1, 1'000'000);
+      const bool lm = model_->info().language_model;
+      if ((o.top_k || o.logit_lens || o.return_logits) && !lm)
+        throw Error("run: topK, logitLens and returnLogits need a language model; " + model_->info().name +
+                    " is an encoder");
+      if (!opts["attentionMask"].isUndefined()) {
+        const val m = opts["attentionMask"];
+        o.attention_mask.resize(m["length"].as<std::size_t>());
+        val(emscripten::typed_memory_view(o.attention_mask.size(), o.attention_mask.data())).call<void>("set", m);
+      }
+      if (!opts["ablateHeads"].isUndefined()) {
+        const val list = opts["ablateHeads"];
+        if (!val::global("Array").call<bool>("isArray", list))
+          throw Error("run: ablateHeads must be an array of [layer, head] pairs");
+        for (int i = 0; i < list["length"].as<int>(); ++i) {
+          const std::string name = "ablateHeads[" + std::to_string(i) + "]";
+          const std::vector<std::int64_t> lh = integers_arg("run", name.c_str(), list[i], 0, kMaxDimension);
+          if (lh.size() != 2) throw Error("run: " + name + " must be a [layer, head] pair");
+          o.ablate_heads.emplace_back(lh[0], lh[1]);
+        }
+      }
+      const ModelRun r = input.isString() ? model_->run(engine.runtime(), input.as<std::string>(), o)
+                                          : model_->run_ids(engine.runtime(), ids_arg(input), o);
+      val out = val::object();
+      val tokens = val::array();
+      for (const auto& t : r.tokens) tokens.call<void>("push", t);
+      out.set("tokens", tokens);
+      val special = val::array();
+      for (auto s : r.special) special.call<void>("push", s != 0);
+      out.set("special", special);
+      out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
+      out.set("attentions", to_js(r.attentions));
+      out.set("hidden", to_js(r.hidden));
+      if (!r.embedding.empty()) out.set("embedding", to_js(r.embedding)["data"]);
+      if (!r.kv_head.empty()) out.set("kvHead", int32_array(r.kv_head));
+      if (r.predictions.k) {
+        val p = val::object();
+        p.set("k", static_cast<double>(r.predictions.k));
+        p.set("ids", int32_array(r.predictions.ids));
+        p.set("probs", float32_array(r.predictions.probs));
+        p.set("tokens", token_rows(r.predictions.ids, r.predictions.k));
+        out.set("predictions", p);
+      }
+      if (o.logit_lens) {
+        val lens = val::object();
+        lens.set("ids", int32_array(r.logit_lens.ids));
+        lens.set("probs", float32_array(r.logit_lens.probs));
+        lens.set("tokens", token_rows(r.logit_lens.ids, static_cast<std::int64_t>(r.ids.size())));
+        out.set("logitLens", lens);
+      }
+      if (o.return_logits) out.set("logits", to_js(r.logits));
+      out.set("totalTokens", static_cast<double>(r.total_tokens));
+      out.set("truncated", r.truncated);
+      if (o.return_projections) {
+        for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}, {"inputs", &r.inputs}}) {
+          val layers = val::array();
+          for (const Tensor& t : *list) layers.call<void>("push", to_js(t));
+          out.set(name, layers);
+        }
+      }
+      return out;
+    });
+  }
+
+ private:
+  std::shared_ptr<const Model> model_;  // shared with its generations, which outlive no model
+};
+
+// A language model's generation in progress: the KV cache and every token's rows of the maps.
+class GenerationHandle {
+ public:
+  // ids: the prompt (Int32Array); seed: a whole number below 2^53
+  val start(const ModelHandle& model, const Engine& engine, val ids, double seed) {
+    return guard("generate", [&] {
+      if (!model.model()) throw Error("generate: no model is loaded");
+      if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
+        throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
+      model_ = model.model();
+      generation_ = model_->generate(engine.runtime(), ids_arg(ids), static_cast<std::uint64_t>(seed));
+      return val::object();
+    });
+  }
+
+  // sampling { temperature, topK, topP } → { id, rows: Float32Array [layers, heads, n] }
+  val step(const Engine& engine, val sampling) {
+    return guard("generate", [&] {
+      if (!generation_) throw Error("generate: nothing is being generated");
+      SamplingOptions s;
+      s.temperature = static_cast<float>(sampling["temperature"].as<double>());
+      s.top_k = whole_number("generate", "topK", sampling["topK"], 0, 1e9);
+      s.top_p = static_cast<float>(sampling["topP"].as<double>());
+      const std::int32_t id = generation_->step(engine.runtime(), s);
+      val out = val::object();
+      out.set("id", id);
+      out.set("token", token_of(id));
+      out.set("rows", to_js(generation_->last_rows())["data"]);
+      return out;
+    });
+  }
+
+  // → { ids: Int32Array, attentions: { data, shape: [layers, heads, n, n] } }
+  val result() const {
+    return guard("generate", [&] {
+      if (!generation_) throw Error("generate: nothing is being generated");
+      val out = val::object();
+      val tokens = val::array(), special = val::array();
+      const Tokenizer* t = model_->tokenizer();
+      for (std::int32_t id : generation_->ids()) {
+        tokens.call<void>("push", token_of(id));
+        special.call<void>("push", t && t->is_special(id));
+      }
+      out.set("ids", int32_array(generation_->ids()));
+      out.set("tokens", tokens);
+      out.set("special", special);
+      out.set("attentions", to_js(generation_->attentions()));
+      return out;
+    });
+  }
+
+ private:
+  std::string token_of(std::int32_t id) const {
+    const Tokenizer* t = model_->tokenizer();
+    return t && id < t->vocab_size() ? t->token(id) : "#" + std::to_string(id);
+  }
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<Generation> generation_;
+};
+
+}  // namespace
+}  // namespace attnscope
+
+EMSCRIPTEN_BINDINGS(attnscope_models) {
+  using attnscope::ModelHandle;
+  emscripten::class_<ModelHandle>("ModelHandle")
+      .constructor<>()
+      .function("load", &ModelHandle::load)
+      .function("info", &ModelHandle::info)
+      .function("tokenize", &ModelHandle::tokenize)
+      .function("attentionWeights", &ModelHandle::attentionWeights)
+      .function("run", &ModelHandle::run)
+      .function("decode", &ModelHandle::decode);
+  using attnscope::TokenizerHandle;
+  emscripten::class_<TokenizerHandle>("TokenizerHandle")
+      .constructor<>()
+      .function("load", &TokenizerHandle::load)
+      .function("info", &TokenizerHandle::info)
+      .function("tokenize", &TokenizerHandle::tokenize);
+  using attnscope::GenerationHandle;
+  emscripten::class_<GenerationHandle>("GenerationHandle")
+      .constructor<>()
+      .function("start", &GenerationHandle::start)
+      .function("step", &GenerationHandle::step)
+      .function("result", &GenerationHandle::result);
+}

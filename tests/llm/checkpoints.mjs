@@ -1,0 +1,320 @@
+// Small random decoder checkpoints, written twice: in the Hugging Face Hub's names and layout
+// (config.json + model.safetensors), which AttnScope loads, and as GGUF in llama.cpp's names
+// and metadata, which llama.cpp loads. The GGUF applies what llama.cpp's converter
+// (convert_hf_to_gguf.py) applies: Llama's q/k rows permuted for its interleaved RoPE, Gemma's
+// norm weights stored as 1 + w, and Gemma's query_pre_attn_scalar folded into the weights
+// (llama.cpp scales queries by 1/√head_dim and reads no such key). Plain JS, for Vitest and Workers.
+import { safetensors } from '../checkpoints.mjs';
+import { T, gguf } from './gguf.mjs';
+
+/** The Hugging Face class and the GGUF architecture of each row. */
+export const ARCHITECTURES = {
+  llama: { hf: 'LlamaForCausalLM', gguf: 'llama' },
+  mistral: { hf: 'MistralForCausalLM', gguf: 'llama' }, // llama.cpp runs Mistral as llama, without its window
+  qwen2: { hf: 'Qwen2ForCausalLM', gguf: 'qwen2' },
+  qwen3: { hf: 'Qwen3ForCausalLM', gguf: 'qwen3' },
+  gemma2: { hf: 'Gemma2ForCausalLM', gguf: 'gemma2' },
+  gemma3: { hf: 'Gemma3ForCausalLM', gguf: 'gemma3' },
+};
+
+/**
+ * A seeded standard normal source (mulberry32 and Box-Muller).
+ * @param {number} seed
+ */
+export function normals(seed) {
+  let s = seed >>> 0;
+  const uniform = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
+}
+
+/**
+ * @typedef {object} DecoderSpec
+ * @property {keyof typeof ARCHITECTURES} arch
+ * @property {number} [vocab] @property {number} [d] @property {number} [heads] @property {number} [kvHeads]
+ * @property {number} [headDim] @property {number} [ffn] @property {number} [layers] @property {number} [maxPositions]
+ * @property {boolean} [tied] @property {number} [theta] @property {object} [ropeScaling] rope_scaling as config.json holds it
+ * @property {number} [window] sliding window (Mistral, Gemma) @property {string[]} [layerTypes] Gemma 3
+ * @property {number} [queryPreAttnScalar] Gemma @property {number | null} [attnSoftcap] Gemma 2 @property {number | null} [finalSoftcap] Gemma
+ * @property {number} [localTheta] Gemma 3 @property {number} [seed] @property {number} [headScale] the untied LM head's spread, × 1/√d
+ * @property {boolean} [interleavedRope] a deliberate mistake: Llama's q/k rows left unpermuted in the GGUF
+ */
+
+/** @typedef {{ shape: number[], data: Float32Array }} HfTensor */
+/** @typedef {Required<Pick<DecoderSpec, 'vocab' | 'd' | 'heads' | 'kvHeads' | 'ffn' | 'layers' | 'maxPositions' | 'tied' | 'theta' | 'seed' | 'headScale'>> & DecoderSpec} Resolved */
+/** @typedef {{ rope_type?: string, type?: string, factor: number, low_freq_factor?: number, high_freq_factor?: number, original_max_position_embeddings: number }} RopeScaling */
+
+/**
+ * The checkpoint in both forms.
+ * @param {DecoderSpec} spec
+ */
+export function decoderCheckpoint(spec) {
+  const arch = spec.arch;
+  const gemma = arch.startsWith('gemma');
+  /** @type {Resolved} */
+  const s = {
+    vocab: 96,
+    d: 32,
+    heads: 4,
+    kvHeads: 2,
+    ffn: 48,
+    layers: 2,
+    maxPositions: 256,
+    tied: gemma,
+    theta: arch === 'gemma3' ? 1e6 : 1e4,
+    seed: 1,
+    headScale: 2,
+    ...spec,
+  };
+  const headDim = s.headDim ?? s.d / s.heads;
+  const random = normals(s.seed);
+  /** @type {(shape: number[], scale: number, offset?: number) => HfTensor} */
+  const tensor = (shape, scale, offset = 0) => {
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    for (let i = 0; i < data.length; i++) data[i] = offset + scale * random();
+    return { shape, data };
+  };
+  const norm = (/** @type {number} */ n) => tensor([n], 0.1, gemma ? 0 : 1);
+  const q = s.heads * headDim;
+  const kv = s.kvHeads * headDim;
+  /** @type {Record<string, { shape: number[], data: Float32Array }>} */
+  // Tied, the embedding is the LM head too: a smaller spread keeps the next-token distributions broad.
+  const hf = { 'model.embed_tokens.weight': tensor([s.vocab, s.d], s.tied ? 0.35 : 1) };
+  for (let l = 0; l < s.layers; l++) {
+    const p = `model.layers.${l}.`;
+    hf[`${p}input_layernorm.weight`] = norm(s.d);
+    hf[`${p}self_attn.q_proj.weight`] = tensor([q, s.d], 1.5 / Math.sqrt(s.d));
+    hf[`${p}self_attn.k_proj.weight`] = tensor([kv, s.d], 1.5 / Math.sqrt(s.d));
+    hf[`${p}self_attn.v_proj.weight`] = tensor([kv, s.d], 1 / Math.sqrt(s.d));
+    hf[`${p}self_attn.o_proj.weight`] = tensor([s.d, q], 1 / Math.sqrt(q));
+    if (arch === 'qwen2') {
+      hf[`${p}self_attn.q_proj.bias`] = tensor([q], 0.2);
+      hf[`${p}self_attn.k_proj.bias`] = tensor([kv], 0.2);
+      hf[`${p}self_attn.v_proj.bias`] = tensor([kv], 0.2);
+    }
+    if (arch === 'qwen3' || arch === 'gemma3') {
+      hf[`${p}self_attn.q_norm.weight`] = norm(headDim);
+      hf[`${p}self_attn.k_norm.weight`] = norm(headDim);
+    }
+    hf[`${p}post_attention_layernorm.weight`] = norm(s.d);
+    if (gemma) {
+      hf[`${p}pre_feedforward_layernorm.weight`] = norm(s.d);
+      // llama.cpp's CPU GeGLU reads a table of fp16 values (~5e-4 relative error), and Gemma normalizes the MLP's
+      // output: its norm here scales it to a quarter (1 + w ≈ 0.25), which keeps llama.cpp's rounding below the
+      // comparison's 1e-4 in probability. The float64 reference tests (tests/cpp) hold the MLP at full size.
+      hf[`${p}post_feedforward_layernorm.weight`] = tensor([s.d], 0.05, -0.75);
+    }
+    hf[`${p}mlp.gate_proj.weight`] = tensor([s.ffn, s.d], 1 / Math.sqrt(s.d));
+    hf[`${p}mlp.up_proj.weight`] = tensor([s.ffn, s.d], 1 / Math.sqrt(s.d));
+    hf[`${p}mlp.down_proj.weight`] = tensor([s.d, s.ffn], 1 / Math.sqrt(s.ffn));
+  }
+  hf['model.norm.weight'] = norm(s.d);
+  if (!s.tied) hf['lm_head.weight'] = tensor([s.vocab, s.d], s.headScale / Math.sqrt(s.d));
+
+  const config = hfConfig(s, headDim);
+  return {
+    spec: s,
+    config,
+    tensors: hf,
+    files: {
+      'config.json': new TextEncoder().encode(JSON.stringify(config)),
+      'model.safetensors': safetensors(hf),
+    },
+    gguf: () => ggufTwin(s, headDim, hf),
+  };
+}
+
+/**
+ * config.json as the Hub writes it for this row.
+ * @param {Resolved} s @param {number} headDim
+ */
+function hfConfig(s, headDim) {
+  const gemma = s.arch.startsWith('gemma');
+  /** @type {Record<string, unknown>} */
+  const c = {
+    architectures: [ARCHITECTURES[s.arch].hf],
+    model_type: s.arch === 'gemma3' ? 'gemma3_text' : s.arch,
+    vocab_size: s.vocab,
+    hidden_size: s.d,
+    intermediate_size: s.ffn,
+    num_hidden_layers: s.layers,
+    num_attention_heads: s.heads,
+    num_key_value_heads: s.kvHeads,
+    head_dim: headDim,
+    max_position_embeddings: s.maxPositions,
+    rms_norm_eps: 1e-6,
+    rope_theta: s.theta,
+    rope_scaling: s.ropeScaling ?? null,
+    tie_word_embeddings: s.tied,
+    bos_token_id: 1,
+    eos_token_id: 2,
+    torch_dtype: 'float32',
+  };
+  if (s.arch === 'llama') Object.assign(c, { hidden_act: 'silu', attention_bias: false, mlp_bias: false });
+  if (s.arch === 'mistral') c.sliding_window = s.window ?? null;
+  if (s.arch === 'qwen2' || s.arch === 'qwen3') Object.assign(c, { use_sliding_window: false, attention_bias: false });
+  if (gemma) {
+    Object.assign(c, {
+      hidden_activation: 'gelu_pytorch_tanh',
+      query_pre_attn_scalar: s.queryPreAttnScalar ?? headDim,
+      sliding_window: s.window ?? 4096,
+      final_logit_softcapping: s.finalSoftcap ?? null,
+    });
+  }
+  if (s.arch === 'gemma2') c.attn_logit_softcapping = s.attnSoftcap ?? null;
+  if (s.arch === 'gemma3') {
+    c.rope_local_base_freq = s.localTheta ?? 1e4;
+    if (s.layerTypes) c.layer_types = s.layerTypes;
+    else c.sliding_window_pattern = 6;
+  }
+  return c;
+}
+
+/**
+ * Llama's q/k rows from rotate-half order to llama.cpp's interleaved pairs (the converter's permute).
+ * @param {HfTensor} t @param {number} heads
+ */
+function permute({ shape, data }, heads) {
+  const [rows, cols] = shape.length === 2 ? shape : [shape[0], 1];
+  const per = rows / heads;
+  const out = new Float32Array(data.length);
+  for (let h = 0; h < heads; h++)
+    for (let i = 0; i < per / 2; i++)
+      for (let j = 0; j < 2; j++) {
+        const from = h * per + j * (per / 2) + i; // the converter: reshape(heads, 2, per/2, …).swapaxes(1, 2)
+        const to = h * per + 2 * i + j;
+        out.set(data.subarray(from * cols, (from + 1) * cols), to * cols);
+      }
+  return out;
+}
+
+/**
+ * llama3 RoPE as llama.cpp takes it: per-frequency divisors in a rope_freqs tensor (the converter's formula).
+ * @param {Resolved} s @param {number} headDim
+ */
+function llama3Factors(s, headDim) {
+  const r = /** @type {RopeScaling} */ (s.ropeScaling);
+  const [factor, low, high, old] = [
+    r.factor,
+    r.low_freq_factor ?? 1,
+    r.high_freq_factor ?? 4,
+    r.original_max_position_embeddings,
+  ];
+  const out = new Float32Array(headDim / 2);
+  for (let i = 0; i < headDim / 2; i++) {
+    const wavelen = (2 * Math.PI) / (1 / s.theta ** ((2 * i) / headDim));
+    if (wavelen < old / high) out[i] = 1;
+    else if (wavelen > old / low) out[i] = factor;
+    else {
+      const smooth = (old / wavelen - low) / (high - low);
+      out[i] = 1 / ((1 - smooth) / factor + smooth);
+    }
+  }
+  return out;
+}
+
+/**
+ * The GGUF twin, as llama.cpp's converter would write it.
+ * @param {Resolved} s @param {number} headDim @param {Record<string, HfTensor>} hf
+ */
+function ggufTwin(s, headDim, hf) {
+  const arch = ARCHITECTURES[s.arch].gguf;
+  const gemma = s.arch.startsWith('gemma');
+  const A = (/** @type {string} */ key) => `${arch}.${key}`;
+  /** @type {Array<any>} */
+  const keys = [
+    ['general.architecture', T.STRING, arch],
+    [A('context_length'), T.UINT32, s.maxPositions],
+    [A('embedding_length'), T.UINT32, s.d],
+    [A('block_count'), T.UINT32, s.layers],
+    [A('feed_forward_length'), T.UINT32, s.ffn],
+    [A('attention.head_count'), T.UINT32, s.heads],
+    [A('attention.head_count_kv'), T.UINT32, s.kvHeads],
+    [A('attention.key_length'), T.UINT32, headDim],
+    [A('attention.value_length'), T.UINT32, headDim],
+    [A('attention.layer_norm_rms_epsilon'), T.FLOAT32, 1e-6],
+    [A('rope.freq_base'), T.FLOAT32, s.theta],
+    ['tokenizer.ggml.model', T.STRING, 'test'],
+    ['tokenizer.ggml.tokens', T.ARRAY, T.STRING, Array.from({ length: s.vocab }, (_, i) => `tok${i}`)],
+  ];
+  const scaling = /** @type {RopeScaling | undefined} */ (s.ropeScaling);
+  if (scaling && (scaling.rope_type ?? scaling.type) === 'linear')
+    keys.push([A('rope.scaling.type'), T.STRING, 'linear'], [A('rope.scaling.factor'), T.FLOAT32, scaling.factor]);
+  if (gemma) {
+    keys.push([A('attention.sliding_window'), T.UINT32, s.window ?? 4096]);
+    // llama.cpp cannot turn Gemma 2's caps off; one of 10⁶ changes nothing a float can hold.
+    if (s.arch === 'gemma2') keys.push([A('attn_logit_softcapping'), T.FLOAT32, s.attnSoftcap ?? 1e6]);
+    if (s.arch === 'gemma2' || s.finalSoftcap)
+      keys.push([A('final_logit_softcapping'), T.FLOAT32, s.finalSoftcap ?? 1e6]);
+  }
+  if (s.arch === 'gemma3') {
+    keys.push([A('rope.freq_base_swa'), T.FLOAT32, s.localTheta ?? 1e4]);
+    const types =
+      s.layerTypes ??
+      Array.from({ length: s.layers }, (_, i) => ((i + 1) % 6 ? 'sliding_attention' : 'full_attention'));
+    keys.push([A('attention.sliding_window_pattern'), T.ARRAY, T.BOOL, types.map((t) => t === 'sliding_attention')]);
+  }
+  const plusOne = (/** @type {HfTensor} */ t) => (gemma ? t.data.map((x) => x + 1) : t.data);
+  // llama.cpp scales queries by 1/√head_dim; Gemma's 1/√query_pre_attn_scalar goes into the weights.
+  const qScale = gemma ? Math.sqrt(headDim / (s.queryPreAttnScalar ?? headDim)) : 1;
+  /** @type {Array<{ name: string, dims: number[], data: Float32Array }>} */
+  const tensors = [];
+  /** @type {(name: string, t: HfTensor, data?: Float32Array) => void} */
+  const put = (name, t, data = t.data) => tensors.push({ name, dims: [...t.shape].reverse(), data });
+  put('token_embd.weight', hf['model.embed_tokens.weight']);
+  put('output_norm.weight', hf['model.norm.weight'], plusOne(hf['model.norm.weight']));
+  if (!s.tied) put('output.weight', hf['lm_head.weight']);
+  if (scaling && (scaling.rope_type ?? scaling.type) === 'llama3')
+    tensors.push({ name: 'rope_freqs.weight', dims: [headDim / 2], data: llama3Factors(s, headDim) });
+  const permuted = arch === 'llama' && !s.interleavedRope;
+  for (let l = 0; l < s.layers; l++) {
+    const p = `model.layers.${l}.`;
+    const b = `blk.${l}.`;
+    const t = (/** @type {string} */ n) => hf[p + n];
+    put(`${b}attn_norm.weight`, t('input_layernorm.weight'), plusOne(t('input_layernorm.weight')));
+    const wq = t('self_attn.q_proj.weight');
+    put(
+      `${b}attn_q.weight`,
+      wq,
+      permuted ? permute(wq, s.heads) : wq.data.map((x) => x * (s.arch === 'gemma2' ? qScale : 1)),
+    );
+    const wk = t('self_attn.k_proj.weight');
+    put(`${b}attn_k.weight`, wk, permuted ? permute(wk, s.kvHeads) : wk.data);
+    put(`${b}attn_v.weight`, t('self_attn.v_proj.weight'));
+    put(`${b}attn_output.weight`, t('self_attn.o_proj.weight'));
+    for (const x of ['q', 'k', 'v'])
+      if (t(`self_attn.${x}_proj.bias`)) put(`${b}attn_${x}.bias`, t(`self_attn.${x}_proj.bias`));
+    if (t('self_attn.q_norm.weight')) {
+      put(
+        `${b}attn_q_norm.weight`,
+        t('self_attn.q_norm.weight'),
+        plusOne(t('self_attn.q_norm.weight')).map((x) => x * qScale),
+      );
+      put(`${b}attn_k_norm.weight`, t('self_attn.k_norm.weight'), plusOne(t('self_attn.k_norm.weight')));
+    }
+    if (gemma) {
+      put(
+        `${b}post_attention_norm.weight`,
+        t('post_attention_layernorm.weight'),
+        plusOne(t('post_attention_layernorm.weight')),
+      );
+      put(`${b}ffn_norm.weight`, t('pre_feedforward_layernorm.weight'), plusOne(t('pre_feedforward_layernorm.weight')));
+      put(
+        `${b}post_ffw_norm.weight`,
+        t('post_feedforward_layernorm.weight'),
+        plusOne(t('post_feedforward_layernorm.weight')),
+      );
+    } else {
+      put(`${b}ffn_norm.weight`, t('post_attention_layernorm.weight'));
+    }
+    put(`${b}ffn_gate.weight`, t('mlp.gate_proj.weight'));
+    put(`${b}ffn_up.weight`, t('mlp.up_proj.weight'));
+    put(`${b}ffn_down.weight`, t('mlp.down_proj.weight'));
+  }
+  return gguf(keys, tensors);
+}

@@ -1,0 +1,116 @@
+// A GGUF v3 writer (F32 tensors), for llama.cpp twins of the tests' Hugging Face checkpoints.
+// The layout, from ggml's gguf.h and gguf.cpp:
+//   "GGUF" · u32 version 3 · i64 tensor count · i64 key count
+//   keys: string key · u32 type · value (an array: u32 element type · u64 count · elements)
+//   tensor infos: string name · u32 dims · i64 dims innermost first · u32 ggml type · u64 offset
+//   zero padding to 32 bytes, then the data: each tensor at its offset, each padded to 32 bytes.
+// Strings are a u64 byte length and UTF-8. llama.cpp reads key types strictly (a u32 key
+// written as i32 fails), and wants exactly the tensors its architecture asks for.
+
+/** GGUF value types. */
+export const T = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
+const ALIGN = 32;
+const GGML_F32 = 0;
+
+class Writer {
+  constructor() {
+    /** @type {Uint8Array[]} */
+    this.parts = [];
+    this.length = 0;
+  }
+  /** @param {Uint8Array} bytes */
+  push(bytes) {
+    this.parts.push(bytes);
+    this.length += bytes.length;
+  }
+  /** @param {number} bytes @param {(view: DataView) => void} write */
+  fixed(bytes, write) {
+    const b = new Uint8Array(bytes);
+    write(new DataView(b.buffer));
+    this.push(b);
+  }
+  /** @param {number} v */
+  u32(v) {
+    this.fixed(4, (d) => d.setUint32(0, v, true));
+  }
+  /** @param {number} v */
+  i32(v) {
+    this.fixed(4, (d) => d.setInt32(0, v, true));
+  }
+  /** @param {number} v */
+  f32(v) {
+    this.fixed(4, (d) => d.setFloat32(0, v, true));
+  }
+  /** @param {number} v */
+  u64(v) {
+    this.fixed(8, (d) => d.setBigUint64(0, BigInt(v), true));
+  }
+  /** @param {string} s */
+  string(s) {
+    const bytes = new TextEncoder().encode(s);
+    this.u64(bytes.length);
+    this.push(bytes);
+  }
+  /** @param {number} type @param {unknown} v */
+  value(type, v) {
+    if (type === T.UINT32) return this.u32(/** @type {number} */ (v));
+    if (type === T.INT32) return this.i32(/** @type {number} */ (v));
+    if (type === T.FLOAT32) return this.f32(/** @type {number} */ (v));
+    if (type === T.BOOL) return this.fixed(1, (d) => d.setUint8(0, v ? 1 : 0));
+    if (type === T.STRING) return this.string(/** @type {string} */ (v));
+    throw new Error(`gguf: unsupported value type ${type}`);
+  }
+  bytes() {
+    const out = new Uint8Array(this.length);
+    let at = 0;
+    for (const p of this.parts) out.set(p, (at += p.length) - p.length);
+    return out;
+  }
+}
+
+const padded = (/** @type {number} */ n) => Math.ceil(n / ALIGN) * ALIGN;
+
+/**
+ * A GGUF file.
+ * @param {Array<[string, number, unknown] | [string, 9, number, unknown[]]>} keys `[key, type, value]`, or `[key, T.ARRAY, elementType, values]`
+ * @param {Array<{ name: string, dims: number[], data: Float32Array }>} tensors dims innermost first; data row-major over them
+ * @returns {Uint8Array}
+ */
+export function gguf(keys, tensors) {
+  const w = new Writer();
+  w.push(new TextEncoder().encode('GGUF'));
+  w.u32(3);
+  w.u64(tensors.length);
+  w.u64(keys.length);
+  for (const [key, type, ...rest] of keys) {
+    w.string(key);
+    w.u32(type);
+    if (type === T.ARRAY) {
+      const [element, values] = /** @type {[number, unknown[]]} */ (/** @type {unknown} */ (rest));
+      w.u32(element);
+      w.u64(values.length);
+      for (const v of values) w.value(element, v);
+    } else {
+      w.value(type, rest[0]);
+    }
+  }
+  let offset = 0;
+  for (const t of tensors) {
+    const count = t.dims.reduce((a, b) => a * b, 1);
+    if (t.data.length !== count) throw new Error(`gguf: ${t.name} has ${t.data.length} values for dims ${t.dims}`);
+    if (new TextEncoder().encode(t.name).length >= 64) throw new Error(`gguf: ${t.name} is longer than 63 bytes`);
+    w.string(t.name);
+    w.u32(t.dims.length);
+    for (const d of t.dims) w.u64(d);
+    w.u32(GGML_F32);
+    w.u64(offset);
+    offset += padded(count * 4);
+  }
+  w.push(new Uint8Array(padded(w.length) - w.length));
+  for (const t of tensors) {
+    const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+    w.push(bytes);
+    w.push(new Uint8Array(padded(bytes.length) - bytes.length));
+  }
+  return w.bytes();
+}

@@ -1,0 +1,164 @@
+/**
+ * AttnScope's public types for tensors, attention calls and engines. Every buffer is row-major;
+ * every shape lists its dimensions outermost first, e.g. `[heads, n_q, n_k]`.
+ * @packageDocumentation
+ */
+
+/** A row-major float tensor: `data.length` equals the product of `shape`. */
+export interface Tensor {
+  data: Float32Array;
+  shape: number[];
+}
+
+/**
+ * Which keys each query may see, shape `[n_q, n_k]` (shared by all heads) or `[heads, n_q, n_k]`.
+ * A `Uint8Array` holds 1 = attend, 0 = hidden; a `Float32Array` is added to the scores
+ * (use `-Infinity` to hide a key).
+ */
+export interface Mask {
+  data: Uint8Array | Float32Array;
+  shape: number[];
+}
+
+/** Options of {@link Engine.attention}. */
+export interface AttentionOptions {
+  /** Query i sees keys 0..i only (aligned at the start). Default false. */
+  causal?: boolean;
+  /** Keep-mask or additive mask; combined with `causal` when both are given. */
+  mask?: Mask;
+  /** Multiplies the scores before softmax. Default `1/√d_k` (1 for {@link Engine.selfAttention}). */
+  scale?: number;
+  /** Return the attention weights too. Default true; false skips the `[n_q, n_k]` output. */
+  returnWeights?: boolean;
+}
+
+/** Result of an attention call; `weights` is absent when `returnWeights: false`. */
+export type AttentionResult<O extends { returnWeights?: boolean } = AttentionOptions> = O extends {
+  returnWeights: false;
+}
+  ? { output: Tensor }
+  : {
+      /** `[n_q, d_v]`, or `[heads, n_q, d_v]` when the inputs carry a heads axis. */
+      output: Tensor;
+      /** Attention probabilities `[n_q, n_k]` or `[heads, n_q, n_k]`; each row sums to 1 (or is all 0 if fully hidden). */
+      weights: Tensor;
+    };
+
+/** Projection weights of multi-head attention. Projections are `x·W (+ b)`; head h owns columns `h·d … (h+1)·d − 1`. */
+export interface MultiHeadParams {
+  /** `[d_model, heads·d_k]` */
+  wq: Tensor;
+  /** `[d_model, heads·d_k]` */
+  wk: Tensor;
+  /** `[d_model, heads·d_v]` */
+  wv: Tensor;
+  /** `[heads·d_v, d_model]` */
+  wo: Tensor;
+  /** `[heads·d_k]` */
+  bq?: Tensor;
+  /** `[heads·d_k]` */
+  bk?: Tensor;
+  /** `[heads·d_v]` */
+  bv?: Tensor;
+  /** `[d_model]` */
+  bo?: Tensor;
+}
+
+/** Options of {@link Engine.multiHeadAttention}. */
+export interface MultiHeadOptions {
+  /** Number of heads; must divide the widths of `wq`, `wk` and `wv`. */
+  heads: number;
+  causal?: boolean;
+  /** `[n, n_k]` or `[heads, n, n_k]`. */
+  mask?: Mask;
+  /** `[m, d_model]`: keys and values come from here (cross-attention). Default: `x` itself. */
+  context?: Tensor;
+  /** Default true. */
+  returnWeights?: boolean;
+  /** Also return each head's `q`, `k` and `v`. Default false. */
+  returnProjections?: boolean;
+}
+
+/** Result of {@link Engine.multiHeadAttention}. */
+export type MultiHeadResult<O extends MultiHeadOptions = MultiHeadOptions> = {
+  /** `[n, d_model]` */
+  output: Tensor;
+} & (O extends { returnWeights: false } ? unknown : { /** `[heads, n, n_k]` */ weights: Tensor }) &
+  (O extends { returnProjections: true }
+    ? {
+        /** `[heads, n, d_k]` */
+        q: Tensor;
+        /** `[heads, n_k, d_k]` */
+        k: Tensor;
+        /** `[heads, n_k, d_v]` */
+        v: Tensor;
+      }
+    : unknown);
+
+/**
+ * Multi-head attention whose weights stay in the engine between calls: read and checked once,
+ * packed for the matrix multiply on first use. For running the same weights on many inputs.
+ */
+export interface MultiHeadLayer {
+  /** As {@link Engine.multiHeadAttention} with this layer's weights and heads. */
+  run<O extends Omit<MultiHeadOptions, 'heads'> = Omit<MultiHeadOptions, 'heads'>>(
+    x: Tensor,
+    options?: O,
+  ): MultiHeadResult<O & { heads: number }>;
+  /** Frees the weights. Later calls throw. */
+  dispose(): void;
+}
+
+/** `x·w (+ b)` with `w` and `b` kept in the engine: checked once, packed for the matrix multiply on first use. */
+export interface LinearLayer {
+  /** `x` `[n, k]` → `[n, m]`. */
+  run(x: Tensor): Tensor;
+  /** Frees the weights. Later calls throw. */
+  dispose(): void;
+}
+
+/**
+ * The four builds the package ships: SIMD128 with pthreads or on one thread, each also with relaxed SIMD
+ * (a fused multiply-add in the matrix-multiply kernel; Chrome and Edge 114+, Node 22+).
+ */
+export type BuildName = 'relaxed-simd-threads' | 'relaxed-simd' | 'simd-threads' | 'simd';
+
+/** What {@link Engine.info} reports. */
+export interface EngineInfo {
+  version: string;
+  /** Built with WebAssembly SIMD128. */
+  simd: boolean;
+  /** Built with relaxed SIMD: its matrix multiply uses a fused multiply-add where the CPU has one. */
+  relaxedSimd: boolean;
+  /** Threads the engine computes on, the calling thread included. */
+  threads: number;
+  /**
+   * The build chosen at load time: `…-threads` needs `SharedArrayBuffer` (and cross-origin isolation in pages),
+   * `relaxed-…` an engine with relaxed SIMD.
+   */
+  build: BuildName;
+  /** The most memory one call may use; larger requests are refused with an Error. */
+  maxCallBytes: number;
+}
+
+/** Live wasm heap figures. */
+export interface MemoryInfo {
+  /** Size of the wasm memory. It grows on demand and never shrinks. */
+  heapBytes: number;
+  /** Bytes currently allocated by malloc: back to baseline after every call. */
+  allocatedBytes: number;
+  /** JS values the module holds handles to (embind's emval table): back to baseline after every call. */
+  handles: number;
+}
+
+/** Options of {@link createEngine}. */
+export interface CreateEngineOptions {
+  /** Threads to compute on (1–64). Default: the machine's cores, at most 4. 1 selects the single-threaded build. */
+  threads?: number;
+  /** Force a build instead of detecting features (`simd` or `simd-threads` to leave relaxed SIMD out). */
+  build?: BuildName;
+  /** Maps a file name the module needs (`attnscope-mt.wasm`, `attnscope-mt.worker.js`, ...) to a URL or path. */
+  locateFile?: (path: string, prefix: string) => string;
+  /** The `.wasm` bytes, when you load them yourself. They must belong to the chosen build. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}

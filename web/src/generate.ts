@@ -1,0 +1,133 @@
+// Model.generate: the prompt runs once into a KV cache, then one token at a time, drawn in
+// C++ (sampling.cpp: temperature, top-k, top-p, a seeded draw). Between tokens the loop yields
+// to the event loop, so a Worker can take a stop request, and onToken sees each token's rows.
+import type { GenerateOptions, GenerateResult, GeneratedToken, ModelInfo } from './types.js';
+import { checkOptions, typeName } from './checks.js';
+import { type RawEngine, type RawGenerationHandle, type RawModelHandle, orThrow } from './raw.js';
+
+const GENERATE_OPTIONS = {
+  maxNewTokens: 'number',
+  temperature: 'number',
+  topK: 'number',
+  topP: 'number',
+  seed: 'number',
+  stop: 'other',
+  stopAtEos: 'boolean',
+  onToken: 'other',
+  signal: 'other',
+} as const;
+
+/** What generate() needs of a model. */
+interface Generator {
+  readonly info: ModelInfo;
+  readonly hasTokenizer: boolean;
+  prepare(op: string, input: string | ArrayLike<number>): string | Int32Array;
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+}
+
+function whole(op: string, name: string, v: number, lo: number, hi: number): number {
+  if (!Number.isInteger(v) || v < lo || v > hi)
+    throw new Error(`${op}: ${name} must be a whole number from ${lo} to ${hi}, got ${String(v)}`);
+  return v;
+}
+
+/** The options, checked and with their defaults. */
+function optionsOf(op: string, options: GenerateOptions | undefined, info: ModelInfo) {
+  const o = checkOptions(op, options, GENERATE_OPTIONS) as GenerateOptions; // each typed option's type checked
+  const temperature = o.temperature ?? 1;
+  if (!Number.isFinite(temperature) || temperature < 0)
+    throw new Error(`${op}: temperature must be a finite number ≥ 0, got ${String(temperature)}`);
+  const topP = o.topP ?? 1;
+  if (!(topP > 0 && topP <= 1)) throw new Error(`${op}: topP must be in (0, 1], got ${String(topP)}`);
+  const stop = o.stop ?? [];
+  if (!Array.isArray(stop) || !stop.every((s) => typeof s === 'string' && s.length > 0))
+    throw new Error(`${op}: stop must be an array of non-empty strings, got ${typeName(stop)}`);
+  if (o.onToken !== undefined && typeof o.onToken !== 'function')
+    throw new Error(`${op}: onToken must be a function, got ${typeName(o.onToken)}`);
+  if (o.signal !== undefined && typeof (o.signal as { aborted?: unknown })?.aborted !== 'boolean')
+    throw new Error(`${op}: signal must be an AbortSignal, got ${typeName(o.signal)}`);
+  return {
+    maxNewTokens: whole(op, 'maxNewTokens', o.maxNewTokens ?? 32, 1, info.maxTokens),
+    sampling: { temperature, topK: whole(op, 'topK', o.topK ?? 0, 0, info.vocabSize), topP },
+    seed: whole(op, 'seed', o.seed ?? 0, 0, Number.MAX_SAFE_INTEGER),
+    stop,
+    stopAtEos: o.stopAtEos ?? true,
+    onToken: o.onToken,
+    signal: o.signal,
+  };
+}
+
+const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+export async function generate(
+  model: Generator,
+  handle: RawModelHandle,
+  engine: () => RawEngine,
+  newGeneration: () => RawGenerationHandle,
+  input: string | ArrayLike<number>,
+  options: GenerateOptions | undefined,
+): Promise<GenerateResult> {
+  const op = 'generate';
+  const { info } = model;
+  if (!info.languageModel)
+    throw new Error(`${op}: ${info.name} (${info.architecture}) is not a language model; generate needs a decoder`);
+  const o = optionsOf(op, options, info);
+  if (!model.hasTokenizer && o.stop.length)
+    throw new Error(`${op}: stop strings need text, and ${info.name}'s files hold no tokenizer AttnScope reads`);
+  // Without a tokenizer the model runs on ids alone, and has no text to give.
+  const decode = (ids: ArrayLike<number>, skipSpecialTokens = false) =>
+    model.hasTokenizer ? model.decode(ids, { skipSpecialTokens }) : '';
+  const prepared = model.prepare(op, input);
+  const prompt = typeof prepared === 'string' ? orThrow(handle.tokenize(prepared)).ids : prepared;
+  if (prompt.length + o.maxNewTokens > info.maxTokens)
+    throw new Error(
+      `${op}: the prompt's ${prompt.length} tokens and maxNewTokens=${o.maxNewTokens} exceed the model's ${info.maxTokens} tokens`,
+    );
+  const generation = newGeneration();
+  try {
+    orThrow(generation.start(handle, engine(), prompt, o.seed));
+    const added: number[] = [];
+    let stopReason: GenerateResult['stopReason'] = 'maxNewTokens';
+    for (let i = 0; i < o.maxNewTokens; i++) {
+      if (o.signal?.aborted) {
+        stopReason = 'aborted';
+        break;
+      }
+      const step = orThrow(generation.step(engine(), o.sampling));
+      added.push(step.id);
+      const text = decode(added);
+      const token: GeneratedToken = {
+        id: step.id,
+        token: step.token,
+        position: prompt.length + i,
+        text,
+        rows: step.rows,
+      };
+      o.onToken?.(token);
+      if (o.stopAtEos && info.eosTokenIds.includes(step.id)) {
+        stopReason = 'eos';
+        break;
+      }
+      if (o.stop.some((s) => text.includes(s))) {
+        stopReason = 'stop';
+        break;
+      }
+      if (i + 1 < o.maxNewTokens) await nextTask();
+    }
+    const r = orThrow(generation.result());
+    return {
+      text: decode(r.ids, true),
+      generated: decode(added, true),
+      ids: r.ids,
+      tokens: r.tokens,
+      special: r.special,
+      attentions: r.attentions.data,
+      shape: r.attentions.shape as GenerateResult['shape'],
+      promptTokens: prompt.length,
+      stopReason,
+      seed: o.seed,
+    };
+  } finally {
+    generation.delete();
+  }
+}

@@ -1,0 +1,293 @@
+/**
+ * AttnScope's public types for models: loading, running, reading their maps, and generating text.
+ * @packageDocumentation
+ */
+import type { MultiHeadParams, Tensor } from './attention-types.js';
+
+/** What {@link Model.info} reports. */
+export interface ModelInfo {
+  name: string;
+  /** config.json's `architectures[0]`, e.g. `UniversalSentenceEncoderLite`. */
+  architecture: string;
+  layers: number;
+  heads: number;
+  dModel: number;
+  /** Longer inputs are truncated to this many tokens (and the result says so). */
+  maxTokens: number;
+  vocabSize: number;
+  /** Key/value heads: fewer than `heads` under grouped-query attention (query head h reads `kvHead[h]`). */
+  kvHeads: number;
+  /** `d_k` (= `d_v`) of every head; apart from `dModel / heads` in some models (Qwen 3, Gemma). */
+  headDim: number;
+  /** A token sees only itself and the tokens before it (decoders). */
+  causal: boolean;
+  /** Predicts the next token: {@link RunOptions.topK}, {@link RunOptions.logitLens} and {@link Model.generate}. */
+  languageModel: boolean;
+  /** How the model's files store its weights. */
+  weightsDtype: 'f32' | 'f16' | 'bf16';
+  /** Per layer: 0 for full attention, else the width of its sliding window (Mistral, Gemma's local layers). */
+  window: number[];
+  /** Language models: the token ids that end a text (config.json's `eos_token_id`). */
+  eosTokenIds: number[];
+}
+
+/** A model's files. Values are bytes, or (in Node) paths to read. */
+export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string>;
+
+/** Progress of a Hub download, reported per file as bytes arrive. */
+export interface HubProgress {
+  file: string;
+  loaded: number;
+  /** From the Hub's file list, or the server's content-length. */
+  total?: number;
+  /** Served from the cache (Cache API in browsers, a folder in Node) without downloading. */
+  cached: boolean;
+}
+
+/** A model on the Hugging Face Hub, or a server with its URL layout. */
+export interface HubSource {
+  /** A model id, e.g. `bert-base-uncased` or `sentence-transformers/all-MiniLM-L6-v2`. */
+  hub: string;
+  /** Default `https://huggingface.co`; files are fetched from `<baseUrl>/<id>/resolve/<revision>/<file>`. */
+  baseUrl?: string;
+  /** Branch, tag or commit. Default `main`. */
+  revision?: string;
+  onProgress?: (progress: HubProgress) => void;
+  /** Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true. */
+  cache?: boolean;
+  /**
+   * Check every file against the size and checksum (SHA-256 for LFS files, the git blob id for others)
+   * in the Hub's file list, `<baseUrl>/api/models/<id>/revision/<revision>?blobs=true`. Default true;
+   * false skips the list, for servers that have only the `resolve` layout.
+   */
+  verify?: boolean;
+}
+
+/** Where {@link Engine.loadModel} gets a model. */
+export type ModelSource =
+  /** The embedded Universal Sentence Encoder lite (2 layers × 4 heads), offline. */
+  | 'default'
+  /** config.json, model.safetensors and the tokenizer's files (e.g. vocab.json). */
+  | { files: ModelFiles }
+  /** Downloaded from the Hugging Face Hub and cached. */
+  | HubSource;
+
+/** Options of {@link Model.run}. */
+export interface RunOptions {
+  /** Also return every layer's per-head q, k and v. Default false. */
+  returnProjections?: boolean;
+  /**
+   * One entry per token (after special tokens are added), 1 = real, 0 = padding: padding
+   * keys are hidden from every query in every layer. Default: every token is real.
+   */
+  attentionMask?: ArrayLike<number>;
+  /**
+   * Head ablation: `[layer, head]` pairs (from 0) whose outputs are zeroed before the
+   * output projection, so the rest of the model runs without them.
+   */
+  ablateHeads?: Array<[number, number]>;
+  /** Language models: the `topK` most likely next tokens after every position, as {@link ModelRunResult.predictions}. */
+  topK?: number;
+  /**
+   * Language models: the logit lens (nostalgebraist, 2020), every layer's most likely next token at every position:
+   * the final norm and the language-model head applied to each layer's output. Costs one head per layer.
+   */
+  logitLens?: boolean;
+  /** Language models: the next-token logits at every position, `[n, vocabSize]`. */
+  returnLogits?: boolean;
+}
+
+/** The most likely next tokens after each position, best first. */
+export interface Predictions {
+  /** Tokens per position. */
+  k: number;
+  /** `[n, k]` token ids. */
+  ids: Int32Array;
+  /** `[n, k]` probabilities, `softmax(logits)` (after Gemma's soft-cap). */
+  probs: Float32Array;
+  /** The ids' tokens as the vocabulary spells them, `[n][k]`. */
+  tokens: string[][];
+}
+
+/** Each layer's most likely next token at each position. */
+export interface LogitLens {
+  /** `[layers, n]` */
+  ids: Int32Array;
+  /** `[layers, n]`: the probability of that token. */
+  probs: Float32Array;
+  /** `[layers][n]` */
+  tokens: string[][];
+}
+
+/** What {@link Model.run} returns. `n` is the number of tokens after truncation. */
+export interface ModelRunResult {
+  /** The tokens as the tokenizer split the text, special tokens included. */
+  tokens: string[];
+  /** Per token: is it a special token (`[CLS]`, `[SEP]`, `<|endoftext|>`, ...)? */
+  special: boolean[];
+  ids: Int32Array;
+  /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]. */
+  attentions: Float32Array;
+  shape: [number, number, number, number];
+  /** Last hidden state `[n, dModel]`. */
+  hidden: Tensor;
+  /** Pooled sentence embedding, where the model defines one. */
+  embedding?: Float32Array;
+  /** Tokens before truncation; `truncated` is true when it exceeds `maxTokens`. */
+  totalTokens: number;
+  truncated: boolean;
+  /** Per layer: `[heads, n, d_k]`, `[heads, n, d_k]`, `[heads, n, d_v]`, with `returnProjections`. */
+  q?: Tensor[];
+  k?: Tensor[];
+  v?: Tensor[];
+  /** Per layer: X `[n, d_in]`, the matrix the projections multiply (after LayerNorm in pre-LN models), with `returnProjections`. */
+  inputs?: Tensor[];
+  /** Decoders: `[heads]`, the key/value head each query head reads (grouped-query attention shares them). */
+  kvHead?: Int32Array;
+  /** With `topK`. */
+  predictions?: Predictions;
+  /** With `logitLens`. */
+  logitLens?: LogitLens;
+  /** With `returnLogits`: `[n, vocabSize]`. */
+  logits?: Tensor;
+}
+
+/** Options of {@link Model.generate}. */
+export interface GenerateOptions {
+  /** Tokens to add, at most. Default 32; the prompt plus these must fit `info.maxTokens`. */
+  maxNewTokens?: number;
+  /** Divides the logits before sampling; 0 always takes the most likely token (greedy). Default 1. */
+  temperature?: number;
+  /** Sample among the `topK` most likely tokens only (ties with the last kept too); 0 = no limit. Default 0. */
+  topK?: number;
+  /** Sample among the smallest set of most likely tokens holding `topP` of the probability, in (0, 1]. Default 1. */
+  topP?: number;
+  /** Seeds the draws: the same seed, prompt and options give the same text. Default 0. */
+  seed?: number;
+  /** Stop once the generated text contains one of these (it stays in the text). */
+  stop?: string[];
+  /** Stop after an end-of-text token (`info.eosTokenIds`). Default true. */
+  stopAtEos?: boolean;
+  /** Called after each new token, with its row of every map. */
+  onToken?: (token: GeneratedToken) => void;
+  /** Aborting stops the generation after the token in progress; the result so far is returned. */
+  signal?: AbortSignal;
+}
+
+/** A token {@link Model.generate} has just added. */
+export interface GeneratedToken {
+  id: number;
+  /** As the vocabulary spells it. */
+  token: string;
+  /** Its position in the whole sequence (prompt included). */
+  position: number;
+  /** The generated text so far (the prompt left out). */
+  text: string;
+  /** Its query row of every map, `[layers, heads, position + 1]`: what it attended to. */
+  rows: Float32Array;
+}
+
+/** What {@link Model.generate} returns: the whole sequence, prompt and generated. */
+export interface GenerateResult {
+  /** The whole sequence as text (special tokens left out). */
+  text: string;
+  /** The generated part as text. */
+  generated: string;
+  ids: Int32Array;
+  tokens: string[];
+  special: boolean[];
+  /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n]. */
+  attentions: Float32Array;
+  shape: [number, number, number, number];
+  /** Tokens of the prompt: `ids.length - promptTokens` were generated. */
+  promptTokens: number;
+  stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted';
+  seed: number;
+}
+
+/**
+ * A run's attention maps: a {@link ModelRunResult} is one. `attentions` is
+ * `[layers, heads, n, n]`; row i of a map is how token i spreads its attention.
+ */
+export interface AttentionMaps {
+  attentions: Float32Array;
+  shape: readonly number[];
+  tokens: readonly string[];
+  /** Which tokens are special (`[CLS]`, `[SEP]`, ...); the first token always counts as special. */
+  special?: readonly boolean[];
+}
+
+/** Options of {@link Engine.rollout} and {@link Engine.attentionFlow}. */
+export interface FlowOptions {
+  /** Add the identity for the residual connection, `Â = (A + I) / 2`, as Abnar & Zuidema do. Default true. */
+  residual?: boolean;
+}
+
+/** What one head does, each measure averaged over its query tokens. */
+export interface HeadSummary {
+  layer: number;
+  head: number;
+  /** `−Σ p·ln p` in nats: 0 when a head looks at one token, `ln n` when it looks everywhere alike. */
+  entropy: number;
+  /** `Σ p·|i − j|`: how many tokens away it looks. */
+  distance: number;
+  /** Weight on the previous token (over tokens 1…n−1). */
+  previous: number;
+  /** Weight on the token itself. */
+  self: number;
+  /** Weight on special tokens (`[CLS]`, `[SEP]`, ...) and the first token. */
+  special: number;
+  /** Weight on tokens made only of punctuation. */
+  punctuation: number;
+}
+
+/** Two runs side by side: which tokens align, and how far each head's maps moved. */
+export interface Comparison {
+  /** Aligned positions `[i in a, j in b]`: a longest common subsequence of the tokens (markers such as `##`, `▁`, `Ġ` and ASCII case ignored). */
+  pairs: Array<[number, number]>;
+  /** Positions in a and in b that have no counterpart. */
+  unaligned: { a: number[]; b: number[] };
+  /**
+   * `[layers, heads]`: per head, the total variation distance between the maps over aligned tokens (0 = the same,
+   * 1 = entirely different), when both runs have the same layers × heads.
+   */
+  change?: Tensor;
+  /** Why a part of the comparison is missing (nothing aligns, different layer × head counts). */
+  message?: string;
+  /** `a − b` for one layer and head, over the aligned tokens: `[pairs, pairs]`. */
+  difference(layer: number, head: number): Tensor;
+}
+
+/** A loaded transformer model; runs on the engine that loaded it. */
+export interface Model {
+  readonly info: ModelInfo;
+  /** The tokens and ids the model's tokenizer gives, special tokens included, before any truncation. */
+  tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  /**
+   * Tokenizes, truncates to `info.maxTokens` and runs, keeping every attention map.
+   * Given token ids instead of text, runs on them as they are.
+   */
+  run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
+  /**
+   * Layer `layer`'s attention weights in the `x·W` layout: `wq`, `wk` `[d_in, heads·d_k]`, `wv` `[d_in, heads·d_v]`,
+   * `wo` `[heads·d_v, d_out]`, and biases where the model has them. Head h owns columns `h·d … (h+1)·d − 1`.
+   */
+  attentionWeights(layer: number): MultiHeadParams;
+  /** The text of token ids, as the tokenizer's decoder spells it; special tokens left out with `skipSpecialTokens`. */
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+  /**
+   * Language models: continues the text (or token ids) token by token. The prompt runs once; then each new token
+   * runs through the model alone, reading the keys and values kept for the tokens before it (a KV cache).
+   */
+  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult>;
+  /** Frees the model's weights. Later calls throw. */
+  dispose(): void;
+}
+
+/** A tokenizer on its own, read from a model's tokenizer files. */
+export interface Tokenizer {
+  readonly info: { vocabSize: number };
+  /** The tokens and ids, special tokens included. */
+  tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  dispose(): void;
+}

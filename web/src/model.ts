@@ -1,0 +1,167 @@
+// Models and tokenizers over their raw handles: JS-side checks, text prepared for the
+// tokenizer, results unwrapped.
+import type {
+  GenerateOptions,
+  GenerateResult,
+  Model,
+  ModelInfo,
+  ModelRunResult,
+  MultiHeadParams,
+  RunOptions,
+  Tensor,
+  Tokenizer,
+} from './types.js';
+import { checkOptions, typeName } from './checks.js';
+import { generate } from './generate.js';
+import {
+  type RawEngine,
+  type RawGenerationHandle,
+  type RawModelHandle,
+  type RawTokenizerHandle,
+  orThrow,
+} from './raw.js';
+
+const RUN_OPTIONS = {
+  returnProjections: 'boolean',
+  attentionMask: 'other',
+  ablateHeads: 'other',
+  topK: 'number',
+  logitLens: 'boolean',
+  returnLogits: 'boolean',
+} as const;
+
+/** Token ids as an Int32Array, or an Error naming the first bad one. */
+export function idsOf(op: string, input: unknown): Int32Array {
+  const like = input as ArrayLike<unknown> | null;
+  if (typeof like !== 'object' || like === null || typeof like.length !== 'number')
+    throw new Error(`${op}: input must be a string or an array of token ids, got ${typeName(input)}`);
+  if (like.length > 1_000_000) throw new Error(`${op}: ${like.length} ids, above the limit of 1,000,000`);
+  if (input instanceof Int32Array) return input;
+  const ids = new Int32Array(like.length);
+  for (let i = 0; i < like.length; i++) {
+    const id = like[i];
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < -(2 ** 31) || id >= 2 ** 31)
+      throw new Error(`${op}: ids[${i}] must be an integer, got ${String(id)}`);
+    ids[i] = id;
+  }
+  return ids;
+}
+
+/** A per-token 0/1 mask as a Uint8Array, or an Error naming the first bad entry. */
+function attentionMaskOf(op: string, input: unknown): Uint8Array {
+  const like = input as ArrayLike<unknown> | null;
+  if (typeof like !== 'object' || like === null || typeof like.length !== 'number')
+    throw new Error(`${op}: attentionMask must be an array of 0s and 1s, got ${typeName(input)}`);
+  const mask = new Uint8Array(like.length);
+  for (let i = 0; i < like.length; i++) {
+    if (like[i] !== 0 && like[i] !== 1)
+      throw new Error(`${op}: attentionMask[${i}] must be 0 or 1, got ${String(like[i])}`);
+    mask[i] = like[i] as number;
+  }
+  return mask;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Text as a tokenizer expects it: well-formed, then normalized with the host's Unicode tables. */
+function prepareText(op: string, text: unknown, normalization: string): string {
+  if (typeof text !== 'string') throw new Error(`${op}: text must be a string, got ${typeName(text)}`);
+  // A lone surrogate cannot cross into UTF-8; U+FFFD is one code unit too, so a
+  // tokenizer counting UTF-16 units sees the same positions.
+  const wellFormed = text.replace(LONE_SURROGATE, '\uFFFD');
+  return normalization ? wellFormed.normalize(normalization as 'NFKC' | 'NFD') : wellFormed;
+}
+
+export class WasmTokenizer implements Tokenizer {
+  readonly info: { vocabSize: number };
+  private readonly normalization: string;
+
+  constructor(private handle: RawTokenizerHandle | null) {
+    const { normalization, vocabSize } = handle!.info();
+    this.info = { vocabSize };
+    this.normalization = normalization;
+  }
+
+  tokenize(text: string): { tokens: string[]; ids: Int32Array } {
+    if (!this.handle) throw new Error('tokenize: this tokenizer was disposed');
+    const r = this.handle.tokenize(prepareText('tokenize', text, this.normalization));
+    if ('error' in r) throw new Error(r.error);
+    return r;
+  }
+
+  dispose(): void {
+    this.handle?.delete();
+    this.handle = null;
+  }
+}
+
+export class WasmModel implements Model {
+  readonly info: ModelInfo;
+  /** Whether the model's files hold a tokenizer: without one it runs on token ids only. */
+  readonly hasTokenizer: boolean;
+  private readonly normalization: string;
+
+  constructor(
+    private handle: RawModelHandle | null,
+    private readonly engine: () => RawEngine,
+    private readonly newGeneration: () => RawGenerationHandle,
+  ) {
+    const { normalization, tokenizer, ...info } = handle!.info();
+    this.info = info;
+    this.normalization = normalization;
+    this.hasTokenizer = tokenizer;
+  }
+
+  /** The tokens and ids of text or checked ids, for run() and generate(). */
+  prepare(op: string, input: string | ArrayLike<number>): string | Int32Array {
+    return typeof input === 'string' ? prepareText(op, input, this.normalization) : idsOf(op, input);
+  }
+
+  private live(op: string): RawModelHandle {
+    if (!this.handle) throw new Error(`${op}: this model was disposed; load it again with engine.loadModel()`);
+    return this.handle;
+  }
+
+  attentionWeights(layer: number): MultiHeadParams {
+    const handle = this.live('attentionWeights');
+    if (typeof layer !== 'number') throw new Error(`attentionWeights: layer must be a number, got ${typeName(layer)}`);
+    const r = handle.attentionWeights(layer);
+    if ('error' in r) throw new Error(r.error);
+    return r;
+  }
+
+  tokenize(text: string): { tokens: string[]; ids: Int32Array } {
+    const handle = this.live('tokenize');
+    const r = handle.tokenize(prepareText('tokenize', text, this.normalization));
+    if ('error' in r) throw new Error(r.error);
+    return r;
+  }
+
+  run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult {
+    const op = 'run';
+    const o = checkOptions(op, options, RUN_OPTIONS);
+    if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
+    const handle = this.live(op);
+    const r = handle.run(this.engine(), this.prepare(op, input), o);
+    if ('error' in r && typeof r.error === 'string') throw new Error(r.error);
+    const { attentions, ...rest } = r as unknown as Omit<ModelRunResult, 'attentions' | 'shape'> & {
+      attentions: Tensor;
+    };
+    return { ...rest, attentions: attentions.data, shape: attentions.shape as ModelRunResult['shape'] };
+  }
+
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string {
+    const op = 'decode';
+    const o = checkOptions(op, options, { skipSpecialTokens: 'boolean' }) as { skipSpecialTokens?: boolean };
+    return orThrow(this.live(op).decode(idsOf(op, ids), o.skipSpecialTokens ?? false)).text;
+  }
+
+  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult> {
+    return generate(this, this.live('generate'), this.engine, this.newGeneration, input, options);
+  }
+
+  dispose(): void {
+    this.handle?.delete();
+    this.handle = null;
+  }
+}
