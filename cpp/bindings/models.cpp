@@ -30,6 +30,22 @@ std::vector<std::int32_t> ids_arg(const val& ids) {
   return out;
 }
 
+// { utf8 } of ids, each checked against the vocabulary.
+val decoded(const Tokenizer& t, const std::vector<std::int32_t>& ids, bool skip_special) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= t.vocab_size())
+      throw Error("decode: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                  " is outside the vocabulary [0, " + std::to_string(t.vocab_size()) + ")");
+  // As bytes: embind hands strings to JS through a TextDecoder that drops a leading U+FEFF.
+  const std::string text = t.decode(ids, skip_special);
+  val out = val::object();
+  out.set(
+      "utf8",
+      val::global("Uint8Array")
+          .new_(val(emscripten::typed_memory_view(text.size(), reinterpret_cast<const std::uint8_t*>(text.data())))));
+  return out;
+}
+
 // A whole number option in [lo, hi], or an Error naming it.
 std::int64_t whole_number(const char* op, const char* name, const val& v, double lo, double hi) {
   const double x = v.isNumber() ? v.as<double>() : NAN;
@@ -90,6 +106,13 @@ class TokenizerHandle {
     i.set("vocabSize", static_cast<double>(tokenizer_ ? tokenizer_->vocab_size() : 0));
     i.set("normalization", tokenizer_ ? tokenizer_->normalization() : std::string());
     return i;
+  }
+  // ids (Int32Array) → { utf8: Uint8Array }
+  val decode(val ids, bool skip_special) const {
+    return guard("decode", [&] {
+      if (!tokenizer_) throw Error("decode: no tokenizer is loaded");
+      return decoded(*tokenizer_, ids_arg(ids), skip_special);
+    });
   }
   val tokenize(const std::string& text) const {
     return guard("tokenize", [&] {
@@ -160,20 +183,13 @@ class ModelHandle {
     });
   }
 
-  // ids (Int32Array) → { text }
+  // ids (Int32Array) → { utf8: Uint8Array }
   val decode(val ids, bool skip_special) const {
     return guard("decode", [&] {
       if (!model_) throw Error("decode: no model is loaded");
       const Tokenizer* t = model_->tokenizer();
       if (!t) throw Error("decode: this model's files hold no tokenizer AttnScope reads");
-      const std::vector<std::int32_t> list = ids_arg(ids);
-      for (std::size_t i = 0; i < list.size(); ++i)
-        if (list[i] < 0 || list[i] >= t->vocab_size())
-          throw Error("decode: id " + std::to_string(list[i]) + " at position " + std::to_string(i) +
-                      " is outside the vocabulary [0, " + std::to_string(t->vocab_size()) + ")");
-      val out = val::object();
-      out.set("text", t->decode(list, skip_special));
-      return out;
+      return decoded(*t, ids_arg(ids), skip_special);
     });
   }
 
@@ -357,7 +373,8 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .constructor<>()
       .function("load", &TokenizerHandle::load)
       .function("info", &TokenizerHandle::info)
-      .function("tokenize", &TokenizerHandle::tokenize);
+      .function("tokenize", &TokenizerHandle::tokenize)
+      .function("decode", &TokenizerHandle::decode);
   using attnscope::GenerationHandle;
   emscripten::class_<GenerationHandle>("GenerationHandle")
       .constructor<>()

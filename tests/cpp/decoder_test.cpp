@@ -9,135 +9,14 @@
 #include <sstream>
 
 #include "attnscope/model.hpp"
+#include "decoder_checkpoints.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {
 namespace {
 
 using testing::expect_error;
-
-// A safetensors file of F32 tensors, in the given order.
-std::string safetensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
-  std::ostringstream header;
-  std::string data;
-  header << "{";
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const auto& [name, t] = tensors[i];
-    header << (i ? "," : "") << "\"" << name << "\":{\"dtype\":\"F32\",\"shape\":[";
-    for (std::size_t d = 0; d < t.shape.size(); ++d) header << (d ? "," : "") << t.shape[d];
-    header << "],\"data_offsets\":[" << data.size() << "," << data.size() + 4 * t.data.size() << "]}";
-    data.append(reinterpret_cast<const char*>(t.data.data()), 4 * t.data.size());
-  }
-  header << "}";
-  const std::string h = header.str();
-  std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((h.size() >> (8 * i)) & 0xff);
-  return file + h + data;
-}
-
-struct Shape {
-  std::int64_t vocab = 40, d = 32, heads = 4, kv = 2, hd = 8, ffn = 48, layers = 2;
-};
-
-// A random checkpoint in the Llama family's names: [out, in] linears, norms near 1 (near 0 for Gemma).
-std::vector<std::pair<std::string, Tensor>> llama_family(const Shape& s, bool qkv_bias, bool o_bias, bool qk_norm,
-                                                         bool sandwich, bool gemma, bool lm_head) {
-  std::uint32_t seed = 1;
-  const auto random = [&](attnscope::Shape shape, float scale) { return testing::random_tensor(shape, seed++, scale); };
-  const auto norm = [&](std::int64_t n) {
-    Tensor t = random({n}, 0.1f);
-    if (!gemma)
-      for (float& x : t.data) x += 1.0f;
-    return t;
-  };
-  std::vector<std::pair<std::string, Tensor>> t;
-  t.emplace_back("model.embed_tokens.weight", random({s.vocab, s.d}, 1.0f));
-  for (std::int64_t l = 0; l < s.layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    t.emplace_back(p + "input_layernorm.weight", norm(s.d));
-    t.emplace_back(p + "self_attn.q_proj.weight", random({s.heads * s.hd, s.d}, 0.3f));
-    t.emplace_back(p + "self_attn.k_proj.weight", random({s.kv * s.hd, s.d}, 0.3f));
-    t.emplace_back(p + "self_attn.v_proj.weight", random({s.kv * s.hd, s.d}, 0.3f));
-    t.emplace_back(p + "self_attn.o_proj.weight", random({s.d, s.heads * s.hd}, 0.2f));
-    if (qkv_bias) {
-      t.emplace_back(p + "self_attn.q_proj.bias", random({s.heads * s.hd}, 0.2f));
-      t.emplace_back(p + "self_attn.k_proj.bias", random({s.kv * s.hd}, 0.2f));
-      t.emplace_back(p + "self_attn.v_proj.bias", random({s.kv * s.hd}, 0.2f));
-    }
-    if (o_bias) t.emplace_back(p + "self_attn.o_proj.bias", random({s.d}, 0.2f));
-    if (qk_norm) {
-      t.emplace_back(p + "self_attn.q_norm.weight", norm(s.hd));
-      t.emplace_back(p + "self_attn.k_norm.weight", norm(s.hd));
-    }
-    t.emplace_back(p + "post_attention_layernorm.weight", norm(s.d));
-    if (sandwich) {
-      t.emplace_back(p + "pre_feedforward_layernorm.weight", norm(s.d));
-      t.emplace_back(p + "post_feedforward_layernorm.weight", norm(s.d));
-    }
-    t.emplace_back(p + "mlp.gate_proj.weight", random({s.ffn, s.d}, 0.3f));
-    t.emplace_back(p + "mlp.up_proj.weight", random({s.ffn, s.d}, 0.3f));
-    t.emplace_back(p + "mlp.down_proj.weight", random({s.d, s.ffn}, 0.2f));
-  }
-  t.emplace_back("model.norm.weight", norm(s.d));
-  if (lm_head) t.emplace_back("lm_head.weight", random({s.vocab, s.d}, 0.5f));
-  return t;
-}
-
-std::string dims(const Shape& s) {
-  return "\"vocab_size\": " + std::to_string(s.vocab) + ", \"hidden_size\": " + std::to_string(s.d) +
-         ", \"num_attention_heads\": " + std::to_string(s.heads) +
-         ", \"num_key_value_heads\": " + std::to_string(s.kv) + ", \"head_dim\": " + std::to_string(s.hd) +
-         ", \"intermediate_size\": " + std::to_string(s.ffn) + ", \"num_hidden_layers\": " + std::to_string(s.layers) +
-         ", \"max_position_embeddings\": 64, \"rms_norm_eps\": 1e-5";
-}
-
-struct Case {
-  const char* name;
-  std::string config;  // config.json
-  ModelFiles files;
-};
-
-std::vector<Case> cases() {
-  Shape s;
-  std::vector<Case> c;
-  const auto add = [&](const char* name, const std::string& arch, const std::string& extra,
-                       std::vector<std::pair<std::string, Tensor>> tensors) {
-    const std::string config = "{\"architectures\": [\"" + arch + "\"], " + dims(s) + extra + "}";
-    c.push_back({name, config, {{"config.json", config}, {"model.safetensors", safetensors(tensors)}}});
-  };
-  add("llama: GQA, tied, llama3 rope scaling", "LlamaForCausalLM",
-      ", \"tie_word_embeddings\": true, \"rope_theta\": 500000, \"rope_scaling\": {\"rope_type\": \"llama3\", "
-      "\"factor\": 8, \"low_freq_factor\": 1, \"high_freq_factor\": 4, \"original_max_position_embeddings\": 8}",
-      llama_family(s, false, false, false, false, false, false));
-  add("llama: untied, attention and MLP bias false", "LlamaForCausalLM",
-      ", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}",
-      llama_family(s, false, false, false, false, false, true));
-  add("mistral: a sliding window of 3", "MistralForCausalLM", ", \"sliding_window\": 3",
-      llama_family(s, false, false, false, false, false, true));
-  add("qwen2: q, k, v biases, tied", "Qwen2ForCausalLM", ", \"tie_word_embeddings\": true, \"rope_theta\": 1000000",
-      llama_family(s, true, false, false, false, false, false));
-  add("qwen3: QK-norm, head_dim apart from hidden / heads", "Qwen3ForCausalLM",
-      ", \"tie_word_embeddings\": true, \"attention_bias\": true",
-      llama_family(s, true, true, true, false, false, false));
-  add("gemma2: soft-caps, windows on even layers, query_pre_attn_scalar", "Gemma2ForCausalLM",
-      ", \"sliding_window\": 3, \"query_pre_attn_scalar\": 24, \"attn_logit_softcapping\": 2.5, "
-      "\"final_logit_softcapping\": 3.0, \"hidden_activation\": \"gelu_pytorch_tanh\"",
-      llama_family(s, false, false, false, true, true, false));
-  add("gemma3: QK-norm, local and global RoPE, layer_types", "Gemma3ForCausalLM",
-      ", \"sliding_window\": 4, \"query_pre_attn_scalar\": 24, \"rope_theta\": 1000000, \"rope_local_base_freq\": "
-      "10000, "
-      "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8}, "
-      "\"layer_types\": [\"sliding_attention\", \"full_attention\"]",
-      llama_family(s, false, false, true, true, true, false));
-  return c;
-}
-
-std::vector<std::int32_t> some_ids(std::int64_t n, std::int64_t vocab, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(n));
-  for (auto& id : ids) id = static_cast<std::int32_t>(rng() % vocab);
-  return ids;
-}
+using namespace testing::decoders;
 
 TEST(Decoder, EveryArchitectureMatchesTheFloat64Reference) {
   Runtime rt(2);

@@ -8,6 +8,8 @@
 #include "attnscope/model.hpp"
 #include "attnscope/tokenizer.hpp"
 #include "io/json.hpp"
+#include "tokenizers/regex.hpp"
+#include "tokenizers/unicode.hpp"
 
 namespace {
 
@@ -32,13 +34,37 @@ const ModelFiles& use() {
   return f;
 }
 
+// tokenizer.json pipelines: byte-level BPE behind Llama 3's Split regex, and SentencePiece-style BPE
+// with Prepend, Replace and byte fallback behind TemplateProcessing's <s>.
+const ModelFiles& llama3() {
+  static const ModelFiles f{{"tokenizer.json", R"({"added_tokens": [{"id": 9, "content": "<|eot|>", "special": true}],
+    "normalizer": null,
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false},
+      {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]},
+    "post_processor": {"type": "ByteLevel"}, "decoder": {"type": "ByteLevel"},
+    "model": {"type": "BPE", "ignore_merges": true, "vocab": {"a": 0, "b": 1, "c": 2, "Ġ": 3, "Ġa": 4, "ab": 5, "!": 6, "1": 7, "12": 8}, "merges": ["Ġ a", "a b", "1 2"]}})"}};
+  return f;
+}
+const ModelFiles& mistral() {
+  static const ModelFiles f{
+      {"tokenizer.json",
+       R"({"added_tokens": [{"id": 0, "content": "<unk>", "special": true}, {"id": 1, "content": "<s>", "special": true}],
+    "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+    "pre_tokenizer": null,
+    "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+    "decoder": {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    "model": {"type": "BPE", "byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>", "vocab": {"<unk>": 0, "<s>": 1, "<0xC3>": 2, "<0xA9>": 3, "▁": 4, "t": 5, "h": 6, "e": 7, "▁t": 8, "he": 9, "▁the": 10}, "merges": ["▁ t", "h e", "▁t he"]}})"}};
+  return f;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    switch (data[0] % 6) {
+    switch (data[0] % 9) {
       case 0:
         attnscope::make_tokenizer(bert())->encode(rest);
         break;
@@ -53,6 +79,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 4:
         attnscope::make_tokenizer({{"tokenizer.json", rest}});
+        break;
+      case 5: {
+        auto t = attnscope::make_tokenizer(llama3());
+        t->decode(t->encode(rest).ids, false);
+        break;
+      }
+      case 6: {
+        auto t = attnscope::make_tokenizer(mistral());
+        t->decode(t->encode(rest).ids, true);
+        break;
+      }
+      case 7:  // a fuzzed regex on fixed text
+        attnscope::tokenizers::Regex(rest).find_all(
+            attnscope::unicode::decode_utf8("Hello, world! 123  \n\t\xe4\xb8\xad"));
         break;
       default: {
         auto t = attnscope::make_tokenizer({{"vocab.json", rest}});

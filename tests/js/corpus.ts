@@ -98,3 +98,53 @@ export function corpus(sentences: string[] = []): string[] {
   }
   return out;
 }
+
+/**
+ * The corpus for LLM tokenizers: corpus() plus what their pre-tokenizers split on: code, digit runs,
+ * contractions in either case, runs of spaces and newlines, CJK without spaces, and the tokenizer's own
+ * special-token text (`specials`) inside sentences.
+ */
+export function llmCorpus(specials: string[]): string[] {
+  let seed = 777;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)];
+  const pieces = [
+    'def f(x):\n    return x**2 + 1',
+    'for (let i = 0; i < n; i++) { sum += a[i]; }',
+    '#include <stdio.h>\nint main() { printf("%d\\n", 42); }',
+    'SELECT * FROM users WHERE id = 7;',
+    '    indented\n\n\n    code',
+    '1234567890',
+    '3.14159265358979',
+    '2024-11-23T17:30:00Z',
+    "I'M",
+    "YOU'RE",
+    "we'LL",
+    "they'VE",
+    "She'D",
+    "it'S",
+    '東京は日本の首都です。',
+    '我爱自然语言处理',
+    'ひらがなとカタカナ',
+    '👩‍💻🚀✨',
+    '\n\n\n',
+    '  \n  \n',
+    '\r\n',
+    ' \t ',
+    'https://huggingface.co/HuggingFaceTB/SmolLM2-135M',
+    'naïve café résumé',
+    'Ω≈ç√∫˜µ≤≥÷',
+    'x'.repeat(300),
+    'ab'.repeat(120),
+    '▁leading metaspace',
+    ' leading space',
+    'trailing space ',
+  ];
+  const out = corpus([...pieces, ...specials]);
+  while (out.length < 1600) {
+    const n = 1 + Math.floor(rand() * 6);
+    const parts = Array.from({ length: n }, () => (rand() < 0.25 && specials.length ? pick(specials) : pick(pieces)));
+    out.push(parts.join(pick(['', ' ', '\n', '  '])));
+  }
+  return out;
+}

@@ -63,6 +63,13 @@ describe('default model: Universal Sentence Encoder lite', () => {
       dModel: 512,
       maxTokens: 128,
       vocabSize: 8002,
+      kvHeads: 4,
+      headDim: 128,
+      causal: false,
+      languageModel: false,
+      weightsDtype: 'f32',
+      window: [0, 0],
+      eosTokenIds: [],
     });
   });
 

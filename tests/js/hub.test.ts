@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
 import { goldenModelFiles, hubListing, TINY_BERT_VOCAB } from '../golden-models.mjs';
+import { decoderCheckpoint } from '../llm/checkpoints.mjs';
 
 const read = goldenModelFiles;
 const vocabTxt = new TextEncoder().encode(TINY_BERT_VOCAB.join('\n'));
@@ -23,6 +24,11 @@ const REPOS: Record<string, Record<string, Uint8Array>> = {
   'org/short': { ...read('bert'), 'vocab.txt': vocabTxt },
   'org/changing': { ...read('bert'), 'vocab.txt': vocabTxt },
   'org/no-api': { ...read('bert'), 'vocab.txt': vocabTxt },
+  // A decoder in the Hub's layout (a Llama with its tokenizer.json and generation_config.json), as SmolLM2 ships.
+  'HuggingFaceTB/tiny-llama': {
+    ...decoderCheckpoint({ arch: 'llama', tied: true, tokenizer: true }).files,
+    'generation_config.json': new TextEncoder().encode('{"bos_token_id": 0, "eos_token_id": [319, 7]}'),
+  },
 };
 
 // A body that differs from what the list promises: one byte flipped, or cut to half with a matching content-length.
@@ -109,6 +115,28 @@ describe('loadModel({ hub })', () => {
     expect(r.tokens).toEqual(['[CLS]', 'the', 'cat', 'sat', '.', '[SEP]']);
     const local = await engine.loadModel({ files: { ...REPOS['org/tiny-bert'] } });
     expect(local.run('The cat sat.').attentions).toEqual(r.attentions);
+  });
+
+  it('downloads a decoder with its tokenizer.json and generation_config.json, then predicts and generates', async () => {
+    const progress: HubProgress[] = [];
+    const id = 'HuggingFaceTB/tiny-llama';
+    const model = await engine.loadModel({ hub: id, baseUrl: base, onProgress: (p) => progress.push(p) });
+    expect([...new Set(progress.map((p) => p.file))]).toEqual([
+      'config.json',
+      'tokenizer.json',
+      'generation_config.json',
+      'model.safetensors',
+    ]);
+    expect(model.info).toMatchObject({ architecture: 'LlamaForCausalLM', languageModel: true, eosTokenIds: [319, 7] });
+    const r = model.run('the cat sat on the mat', { topK: 3 });
+    expect(r.tokens.slice(0, 3)).toEqual(['the', 'Ġcat', 'Ġsat']);
+    expect(r.predictions!.ids.length).toBe(3 * r.ids.length);
+    const g = await model.generate('the cat', { maxNewTokens: 5, temperature: 0, stopAtEos: false });
+    expect(g.text.startsWith('the cat')).toBe(true);
+    const local = await engine.loadModel({ files: REPOS[id] });
+    expect(local.run('the cat sat on the mat').attentions).toEqual(r.attentions);
+    model.dispose();
+    local.dispose();
   });
 
   it('serves a second load from the cache without downloading', async () => {

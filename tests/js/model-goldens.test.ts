@@ -43,7 +43,19 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
 
   it('reports the architecture and shapes from config.json', async () => {
     const gpt2 = await engine.loadModel({ files: filesOf('gpt2-f16') });
-    expect(gpt2.info).toMatchObject({ architecture: 'GPT2Model', layers: 2, heads: 4, dModel: 32, maxTokens: 32 });
+    expect(gpt2.info).toMatchObject({
+      architecture: 'GPT2LMHeadModel',
+      layers: 2,
+      heads: 4,
+      kvHeads: 4,
+      headDim: 8,
+      dModel: 32,
+      maxTokens: 32,
+      causal: true,
+      languageModel: true,
+      weightsDtype: 'f16',
+      window: [0, 0],
+    });
     // Causal: no query sees a later key.
     const r = gpt2.run([1, 2, 3, 4]);
     for (let l = 0; l < 2; l++)

@@ -43,6 +43,7 @@ export function normals(seed) {
  * @property {number} [queryPreAttnScalar] Gemma @property {number | null} [attnSoftcap] Gemma 2 @property {number | null} [finalSoftcap] Gemma
  * @property {number} [localTheta] Gemma 3 @property {number} [seed] @property {number} [headScale] the untied LM head's spread, × 1/√d
  * @property {boolean} [interleavedRope] a deliberate mistake: Llama's q/k rows left unpermuted in the GGUF
+ * @property {boolean} [tokenizer] add a tokenizer.json (byteLevelTokenizer()); the vocabulary then holds its 320 tokens
  */
 
 /** @typedef {{ shape: number[], data: Float32Array }} HfTensor */
@@ -58,7 +59,7 @@ export function decoderCheckpoint(spec) {
   const gemma = arch.startsWith('gemma');
   /** @type {Resolved} */
   const s = {
-    vocab: 96,
+    vocab: spec.tokenizer ? TOKENIZER_VOCAB : 96,
     d: 32,
     heads: 4,
     kvHeads: 2,
@@ -117,14 +118,17 @@ export function decoderCheckpoint(spec) {
   if (!s.tied) hf['lm_head.weight'] = tensor([s.vocab, s.d], s.headScale / Math.sqrt(s.d));
 
   const config = hfConfig(s, headDim);
+  /** @type {Record<string, Uint8Array>} */
+  const files = {
+    'config.json': new TextEncoder().encode(JSON.stringify(config)),
+    'model.safetensors': safetensors(hf),
+  };
+  if (s.tokenizer) files['tokenizer.json'] = new TextEncoder().encode(JSON.stringify(byteLevelTokenizer()));
   return {
     spec: s,
     config,
     tensors: hf,
-    files: {
-      'config.json': new TextEncoder().encode(JSON.stringify(config)),
-      'model.safetensors': safetensors(hf),
-    },
+    files,
     gguf: () => ggufTwin(s, headDim, hf),
   };
 }
@@ -151,8 +155,8 @@ function hfConfig(s, headDim) {
     rope_theta: s.theta,
     rope_scaling: s.ropeScaling ?? null,
     tie_word_embeddings: s.tied,
-    bos_token_id: 1,
-    eos_token_id: 2,
+    bos_token_id: s.tokenizer ? null : 1,
+    eos_token_id: s.tokenizer ? TOKENIZER_VOCAB - 1 : 2,
     torch_dtype: 'float32',
   };
   if (s.arch === 'llama') Object.assign(c, { hidden_act: 'silu', attention_bias: false, mlp_bias: false });
@@ -173,6 +177,63 @@ function hfConfig(s, headDim) {
     else c.sliding_window_pattern = 6;
   }
   return c;
+}
+
+/** The test tokenizer's vocabulary: 256 bytes, 63 merges and <|endoftext|>. */
+export const TOKENIZER_VOCAB = 320;
+
+/**
+ * A byte-level BPE tokenizer.json as Llama 3's and Qwen's are made (a Split regex, then ByteLevel),
+ * small: GPT-2's byte alphabet, 63 merges of common English, and <|endoftext|> (id 319) as an added token.
+ */
+export function byteLevelTokenizer() {
+  /** @type {string[]} */
+  const alphabet = [];
+  let next = 256;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    alphabet.push(String.fromCodePoint(printable ? b : next++));
+  }
+  /** @type {Record<string, number>} */
+  const vocab = Object.fromEntries(alphabet.map((c, i) => [c, i]));
+  const words = ['the', 'and', 'of', 'to', 'in', 'is', 'on', 'at', 'it', 'he', 'she', 'was', 'for', 'cat', 'sat', 'mat'];
+  /** @type {string[][]} */
+  const merges = [];
+  const add = (/** @type {string} */ a, /** @type {string} */ b) => {
+    if (vocab[a + b] !== undefined || Object.keys(vocab).length >= TOKENIZER_VOCAB - 1) return;
+    merges.push([a, b]);
+    vocab[a + b] = Object.keys(vocab).length;
+  };
+  const space = alphabet[32]; // GPT-2's byte alphabet spells a space as 'Ġ'
+  for (const w of words) {
+    let piece = space;
+    for (const c of w) add(piece, c), (piece += c);
+  }
+  for (const w of words) for (let i = 1; i < w.length; i++) add(w.slice(0, i), w[i]);
+  for (let b = 97; Object.keys(vocab).length < TOKENIZER_VOCAB - 1; b++) add(space, alphabet[b]);
+  return {
+    version: '1.0',
+    added_tokens: [{ id: TOKENIZER_VOCAB - 1, content: '<|endoftext|>', special: true, normalized: false }],
+    normalizer: null,
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [
+        {
+          type: 'Split',
+          pattern: {
+            Regex:
+              "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+          },
+          behavior: 'Isolated',
+          invert: false,
+        },
+        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
+      ],
+    },
+    post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    model: { type: 'BPE', dropout: null, unk_token: null, fuse_unk: false, byte_fallback: false, vocab, merges },
+  };
 }
 
 /**

@@ -171,7 +171,7 @@ async function verify(name: string, bytes: Uint8Array, expected: Expected): Prom
 /**
  * The files a supported model needs: config.json, the weights (single or sharded),
  * and whichever tokenizer files it has (tokenizer.json, or vocab.txt, or
- * vocab.json + merges.txt; tokenizer_config.json when present).
+ * vocab.json + merges.txt; tokenizer_config.json and generation_config.json when present).
  *
  * With `verify` (the default) the repository's file list comes first: it says
  * which files exist and each one's size and checksum, and every download is
@@ -232,6 +232,7 @@ export async function fetchHubModel(
     }
   }
   await fetchFile('tokenizer_config.json');
+  await fetchFile('generation_config.json'); // a language model's end-of-text ids, where they differ from config.json's
   if (!(await fetchFile('model.safetensors'))) {
     const index = await required(
       'model.safetensors.index.json',

@@ -289,5 +289,7 @@ export interface Tokenizer {
   readonly info: { vocabSize: number };
   /** The tokens and ids, special tokens included. */
   tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  /** The text of token ids, as the tokenizer's decoder spells it; special tokens left out with `skipSpecialTokens`. */
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   dispose(): void;
 }

@@ -19,6 +19,7 @@ import {
   type RawModelHandle,
   type RawTokenizerHandle,
   orThrow,
+  utf8,
 } from './raw.js';
 
 const RUN_OPTIONS = {
@@ -89,6 +90,13 @@ export class WasmTokenizer implements Tokenizer {
     return r;
   }
 
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string {
+    const op = 'decode';
+    if (!this.handle) throw new Error(`${op}: this tokenizer was disposed`);
+    const o = checkOptions(op, options, { skipSpecialTokens: 'boolean' }) as { skipSpecialTokens?: boolean };
+    return utf8(orThrow(this.handle.decode(idsOf(op, ids), o.skipSpecialTokens ?? false)).utf8);
+  }
+
   dispose(): void {
     this.handle?.delete();
     this.handle = null;
@@ -153,7 +161,7 @@ export class WasmModel implements Model {
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string {
     const op = 'decode';
     const o = checkOptions(op, options, { skipSpecialTokens: 'boolean' }) as { skipSpecialTokens?: boolean };
-    return orThrow(this.live(op).decode(idsOf(op, ids), o.skipSpecialTokens ?? false)).text;
+    return utf8(orThrow(this.live(op).decode(idsOf(op, ids), o.skipSpecialTokens ?? false)).utf8);
   }
 
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult> {

@@ -21,7 +21,7 @@ export interface RawModelHandle {
   tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
   run(engine: RawEngine, input: string | Int32Array, options: object): { error: string } | Record<string, unknown>;
-  decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { text: string };
+  decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   delete(): void;
 }
 
@@ -54,6 +54,7 @@ export interface RawTokenizerHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
   tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
+  decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   delete(): void;
 }
 
@@ -128,6 +129,9 @@ export function loaded<H extends { delete(): void }>(handle: H, load: (h: H) => 
   }
   return handle;
 }
+
+/** Text C++ returned as UTF-8: decoded keeping a leading U+FEFF, which embind's own strings drop. */
+export const utf8 = (bytes: Uint8Array) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes);
 
 /** `{ error }` thrown as an Error; anything else passed through. */
 export function orThrow<T>(result: T | { error: string }): T {

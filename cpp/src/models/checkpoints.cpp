@@ -9,10 +9,6 @@ namespace attnscope::decoder {
 
 namespace {
 
-std::string dtype_name(const std::string& safetensors_dtype) {
-  return safetensors_dtype == "BF16" ? "bf16" : safetensors_dtype == "F16" ? "f16" : "f32";
-}
-
 // A norm's weight [d] as the forward pass multiplies by it: (1 + w) for Gemma's.
 Tensor norm_weight(const Config& k, const WeightStore& w, const std::string& name, std::int64_t width) {
   Tensor t = w.read(name, {width});
@@ -34,7 +30,7 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
   const std::string p = llama_prefix(w);
   const std::int64_t d = k.d_model, q = k.heads * k.head_dim, kv = k.kv_heads * k.head_dim;
   m.embed = w.read(p + "embed_tokens.weight", {k.vocab, d});
-  m.dtype = dtype_name(w.dtype(p + "embed_tokens.weight"));
+  m.dtype = w.dtype(p + "embed_tokens.weight");
   m.final_norm = norm_weight(k, w, p + "norm.weight", d);
   const std::string head = p == "language_model.model." ? "language_model.lm_head.weight" : "lm_head.weight";
   if (w.contains(head))  // present even when tied (Qwen3-0.6B): transformers v5 then uses it
@@ -96,7 +92,7 @@ Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
   const std::string p = w.contains("transformer.wte.weight") ? "transformer." : "";
   const std::int64_t d = k.d_model;
   m.embed = w.read(p + "wte.weight", {k.vocab, d});
-  m.dtype = dtype_name(w.dtype(p + "wte.weight"));
+  m.dtype = w.dtype(p + "wte.weight");
   m.position = w.read(p + "wpe.weight", {k.max_tokens, d});
   m.final_norm = w.read(p + "ln_f.weight", {d});
   m.final_norm_bias = w.read(p + "ln_f.bias", {d});

@@ -181,6 +181,7 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
     rule.offset = p0;
     rule.window = c.window[l];
     rule.softcap = c.attn_softcap;
+    rule.mask = e.mask;
     Tensor concat({n, c.heads * hd});  // the heads side by side, as W_O multiplies them
     float* weights = e.weights ? e.weights + l * c.heads * n * total : nullptr;
     kernels::attention(pool, q.view(), TensorView(cache.k[l].data(), {c.kv_heads, cache.capacity, hd}),
@@ -233,10 +234,6 @@ void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t lay
 }
 
 void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
-  if (!o.attention_mask.empty())
-    for (std::uint8_t keep : o.attention_mask)
-      if (!keep)
-        throw Error("run: attentionMask cannot hide tokens of a decoder (every token sees the ones before it)");
   const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = config_.vocab;
   const double logit_bytes = 4.0 * double(n) * double(vocab);
   check_budget("run", 4.0 * double(config_.layers * config_.heads) * double(n) * double(n) +
@@ -250,6 +247,8 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   }
   Cache cache(config_);
   Extras e;
+  const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));  // [n, n], or empty
+  if (!padding.empty()) e.mask = Mask::keep_mask(padding.data(), {n, n});
   e.weights = r.attentions.data.data();
   e.options = &o;
   e.run = &r;

@@ -24,6 +24,7 @@ struct Extras {
   const RunOptions* options = nullptr;  // ablations, projections
   ModelRun* run = nullptr;              // receives projections when the options ask
   LogitLens* lens = nullptr;            // [layers, n] filled
+  Mask mask;                            // [n, total]: keys hidden from every query (padding), beyond causality
 };
 
 class DecoderModel final : public Model {

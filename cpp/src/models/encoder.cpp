@@ -59,6 +59,7 @@ class Encoder final : public Model {
   }
 
   void set_name(const std::string& name) { info_.name = name; }
+  void set_dtype(const std::string& dtype) { info_.weights_dtype = dtype; }
 
   MultiHeadParams attention_weights(std::int64_t layer) const override {
     const Block& b = blocks.at(static_cast<std::size_t>(layer));
@@ -184,6 +185,7 @@ std::unique_ptr<Model> load_bert(const Json& c, const WeightStore& w, std::uniqu
   const std::string p = prefix_of(w, "bert.", "embeddings.word_embeddings.weight");
   const std::int64_t d = s.d_model;
   m->word = w.read(p + "embeddings.word_embeddings.weight", {s.vocab, d});
+  m->set_dtype(w.dtype(p + "embeddings.word_embeddings.weight"));
   m->position = w.read(p + "embeddings.position_embeddings.weight", {s.positions, d});
   m->token_type = w.read(p + "embeddings.token_type_embeddings.weight", {-1, d});
   // Old checkpoints name LayerNorm parameters gamma and beta.
@@ -235,6 +237,7 @@ std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std:
   const std::string p = prefix_of(w, "distilbert.", "embeddings.word_embeddings.weight");
   const std::int64_t d = s.d_model;
   m->word = w.read(p + "embeddings.word_embeddings.weight", {s.vocab, d});
+  m->set_dtype(w.dtype(p + "embeddings.word_embeddings.weight"));
   m->position = w.read(p + "embeddings.position_embeddings.weight", {s.positions, d});
   m->emb_ln_g = w.read(p + "embeddings.LayerNorm.weight", {d});
   m->emb_ln_b = w.read(p + "embeddings.LayerNorm.bias", {d});

@@ -45,10 +45,13 @@ class WeightStore {
     return false;
   }
 
-  // How the files store the tensor: "F32", "F16" or "BF16".
+  // How the files store the tensor, as ModelInfo says it: "f32", "f16" or "bf16".
   std::string dtype(const std::string& name) const {
     for (const auto& s : shards_)
-      if (s.second->contains(name)) return s.second->tensors().at(name).dtype;
+      if (s.second->contains(name)) {
+        const std::string& d = s.second->tensors().at(name).dtype;
+        return d == "BF16" ? "bf16" : d == "F16" ? "f16" : "f32";
+      }
     throw Error("loadModel: tensor " + quote(name) + " is missing from the model's weights");
   }
 

@@ -163,7 +163,8 @@ void Bpe::encode(const std::vector<std::string>& pieces, std::vector<std::string
     const bool unknown = !vocab_.count(out[i]) || out[i] == o_.unk;
     const bool after_unknown = keep > first && (!vocab_.count(out[keep - 1]) || out[keep - 1] == o_.unk);
     if (unknown && after_unknown) continue;
-    out[keep++] = std::move(out[i]);
+    if (keep != i) out[keep] = std::move(out[i]);  // never onto itself: a self-moved string may be left empty
+    ++keep;
   }
   out.resize(keep);
 }

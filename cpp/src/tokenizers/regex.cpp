@@ -1,5 +1,7 @@
 #include "tokenizers/regex.hpp"
 
+#include <algorithm>
+
 #include "attnscope/error.hpp"
 #include "tokenizers/unicode.hpp"
 
@@ -73,6 +75,7 @@ class Parser {
   }
 
   std::unique_ptr<Node> alternation(bool fold) {
+    if (++nesting_ > 64) fail("groups nested more than 64 deep");
     auto node = std::make_unique<Node>();
     node->kind = Node::Kind::alternation;
     node->children.push_back(sequence(fold));
@@ -80,6 +83,7 @@ class Parser {
       ++at_;
       node->children.push_back(sequence(fold));
     }
+    --nesting_;
     return node;
   }
 
@@ -296,6 +300,7 @@ class Parser {
   std::vector<std::uint32_t> p_;
   std::string text_;
   std::size_t at_ = 0;
+  int nesting_ = 0;
 };
 
 // Backtracking over continuations: what is left to match after the current item.
@@ -308,11 +313,23 @@ struct Cont {
   std::size_t start = 0;       // where that iteration began
 };
 
+// A pattern from a hostile file can backtrack for ever, or nest deeper than the stack: both
+// are bounded, and an Error says so.
+constexpr std::size_t kMaxDepth = 10'000;
+
 class Matcher {
  public:
-  explicit Matcher(const std::vector<std::uint32_t>& cps) : s_(cps) {}
+  explicit Matcher(const std::vector<std::uint32_t>& cps)
+      : s_(cps), budget_(std::max<std::size_t>(1'000'000, 200 * cps.size())) {}
 
   bool match(const Cont* k, std::size_t pos, std::size_t& end) const {
+    if (++steps_ > budget_ || depth_ > kMaxDepth)
+      throw Error("tokenizer.json: the pre-tokenizer's regex backtracks too much on this text to finish");
+    ++depth_;
+    struct Leave {
+      std::size_t& depth;
+      ~Leave() { --depth; }
+    } leave{depth_};
     if (k && k->loop) return iterate(*k->loop, k->count, pos, k->next, end, k->start == pos);
     while (k && k->index == k->seq->children.size()) k = k->next;
     if (!k) {
@@ -360,6 +377,8 @@ class Matcher {
   }
 
   const std::vector<std::uint32_t>& s_;
+  const std::size_t budget_;
+  mutable std::size_t steps_ = 0, depth_ = 0;
 };
 
 }  // namespace

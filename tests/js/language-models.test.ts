@@ -1,0 +1,242 @@
+// Language models through the package: next-token predictions and logit lens against the logits,
+// generation against runs on the whole sequence, sampling that is seeded and honours its limits,
+// streaming, stopping, and bad input that is an Error naming the field, with the engine still usable
+// and its heap where it was. GPT-2's head is held to PyTorch's hidden states times its embedding.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { Engine, Model } from '../../dist/node.js';
+import { goldenModelFiles } from '../golden-models.mjs';
+import { byteLevelTokenizer, decoderCheckpoint } from '../llm/checkpoints.mjs';
+
+/** The test tokenizer with one token more than the checkpoints' embedding table has rows. */
+function wideTokenizer() {
+  const t = byteLevelTokenizer();
+  t.added_tokens.push({ id: 320, content: '<|extra|>', special: true, normalized: false });
+  return t;
+}
+import { BUILDS, engineFor } from './engines.js';
+
+function softmax(row: ArrayLike<number>): number[] {
+  const max = Math.max(...Array.from(row));
+  const e = Array.from(row, (x) => Math.exp(x - max));
+  const sum = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / sum);
+}
+
+const argmax = (row: ArrayLike<number>) => Array.from(row).reduce((best, x, i, a) => (x > a[best] ? i : best), 0);
+
+describe.each(BUILDS)('$build build', ({ build, threads }) => {
+  let engine: Engine;
+  let model: Model;
+  beforeAll(async () => {
+    engine = await engineFor(build, threads);
+    model = await engine.loadModel({
+      files: decoderCheckpoint({ arch: 'qwen3', headDim: 16, tied: true, tokenizer: true }).files,
+    });
+  });
+  afterAll(() => engine.dispose());
+
+  it('says what it is: grouped-query heads, a language model', () => {
+    expect(model.info).toMatchObject({
+      architecture: 'Qwen3ForCausalLM',
+      layers: 2,
+      heads: 4,
+      kvHeads: 2,
+      headDim: 16,
+      causal: true,
+      languageModel: true,
+      window: [0, 0],
+      eosTokenIds: [319],
+    });
+    const r = model.run('the cat sat');
+    expect(Array.from(r.kvHead!)).toEqual([0, 0, 1, 1]);
+  });
+
+  it('predicts the next token after every position: the top of softmax(logits), best first', () => {
+    const r = model.run('the cat sat on the mat and', { topK: 5, returnLogits: true });
+    const n = r.ids.length;
+    const vocab = model.info.vocabSize;
+    expect(r.logits!.shape).toEqual([n, vocab]);
+    const p = r.predictions!;
+    expect(p.k).toBe(5);
+    for (let i = 0; i < n; i++) {
+      const probs = softmax(r.logits!.data.subarray(i * vocab, (i + 1) * vocab));
+      const order = probs.map((x, j) => [x, j]).sort((a, b) => b[0] - a[0]);
+      for (let k = 0; k < 5; k++) {
+        expect(p.ids[i * 5 + k]).toBe(order[k][1]);
+        expect(Math.abs(p.probs[i * 5 + k] - order[k][0])).toBeLessThan(1e-6);
+      }
+      expect(p.tokens[i][0]).toBe(model.run([p.ids[i * 5]]).tokens[0]); // as the vocabulary spells it
+    }
+  });
+
+  it("reads the logit lens: each layer's top token, the last layer's being the model's own", () => {
+    const r = model.run('the cat sat on the mat', { logitLens: true, topK: 1 });
+    const n = r.ids.length;
+    const lens = r.logitLens!;
+    expect(lens.ids.length).toBe(model.info.layers * n);
+    expect(lens.tokens.length).toBe(model.info.layers);
+    const last = (model.info.layers - 1) * n;
+    for (let i = 0; i < n; i++) {
+      expect(lens.ids[last + i]).toBe(r.predictions!.ids[i]);
+      expect(Math.abs(lens.probs[last + i] - r.predictions!.probs[i])).toBeLessThan(1e-6);
+    }
+  });
+
+  it('generates greedily: each token the most likely after the ones before, maps equal to a run', async () => {
+    const rows: number[] = [];
+    const g = await model.generate('the cat', {
+      maxNewTokens: 12,
+      temperature: 0,
+      stopAtEos: false,
+      onToken: (t) => rows.push(t.rows.length),
+    });
+    expect(g.stopReason).toBe('maxNewTokens');
+    expect(g.ids.length).toBe(g.promptTokens + 12);
+    const run = model.run(g.ids, { returnLogits: true });
+    const vocab = model.info.vocabSize;
+    for (let i = g.promptTokens; i < g.ids.length; i++)
+      expect(g.ids[i]).toBe(argmax(run.logits!.data.subarray((i - 1) * vocab, i * vocab)));
+    expect(g.shape).toEqual(run.shape);
+    let worst = 0;
+    for (let i = 0; i < run.attentions.length; i++)
+      worst = Math.max(worst, Math.abs(run.attentions[i] - g.attentions[i]));
+    expect(worst).toBeLessThan(1e-5);
+    const [layers, heads] = run.shape;
+    expect(rows).toEqual(Array.from({ length: 12 }, (_, k) => layers * heads * (g.promptTokens + k + 1)));
+    expect(g.text).toBe(model.decode(g.ids, { skipSpecialTokens: true }));
+  });
+
+  it('samples reproducibly from a seed, and within top-k and top-p', async () => {
+    const sample = (seed: number, o = {}) =>
+      model.generate('the', { maxNewTokens: 16, temperature: 1.3, seed, stopAtEos: false, ...o }).then((g) => g.text);
+    expect(await sample(3)).toBe(await sample(3));
+    expect(await sample(3)).not.toBe(await sample(4));
+    const greedy = await model.generate('the', { maxNewTokens: 16, temperature: 0, stopAtEos: false });
+    expect(await sample(5, { topK: 1 })).toBe(greedy.text);
+    expect(await sample(6, { topP: 1e-6 })).toBe(greedy.text);
+  });
+
+  it('stops at a stop string, at end of text, and when aborted', async () => {
+    const free = await model.generate('the cat', { maxNewTokens: 24, temperature: 0, stopAtEos: false });
+    const piece = free.generated.slice(2, 4);
+    const stopped = await model.generate('the cat', { maxNewTokens: 24, temperature: 0, stop: [piece] });
+    expect(stopped.stopReason).toBe('stop');
+    expect(stopped.generated).toContain(piece);
+    expect(stopped.generated.length).toBeLessThan(free.generated.length);
+    const controller = new AbortController();
+    let seen = 0;
+    const aborted = await model.generate('the cat', {
+      maxNewTokens: 24,
+      onToken: () => ++seen === 3 && controller.abort(),
+      signal: controller.signal,
+      stopAtEos: false,
+    });
+    expect(aborted.stopReason).toBe('aborted');
+    expect(aborted.ids.length).toBe(aborted.promptTokens + 3);
+    // A model whose end-of-text id is the greedy choice stops there.
+    const eos = free.ids[free.promptTokens + 1];
+    const files = decoderCheckpoint({ arch: 'qwen3', headDim: 16, tied: true, tokenizer: true }).files;
+    const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+    const withEos = await engine.loadModel({
+      files: { ...files, 'config.json': new TextEncoder().encode(JSON.stringify({ ...config, eos_token_id: eos })) },
+    });
+    const g = await withEos.generate('the cat', { maxNewTokens: 24, temperature: 0 });
+    expect(g.stopReason).toBe('eos');
+    expect(g.ids.length).toBe(g.promptTokens + 2);
+    withEos.dispose();
+  });
+
+  it('refuses bad options with errors naming them, and stays usable with its heap where it was', async () => {
+    const g = (o: object) => model.generate('the cat', o);
+    await g({ maxNewTokens: 2, temperature: 0 });
+    const before = engine.memory();
+    for (let i = 0; i < 20; i++) {
+      await expect(g({ maxNewTokens: 300 })).rejects.toThrow(
+        'generate: maxNewTokens must be a whole number from 1 to 256, got 300',
+      );
+      await expect(g({ maxNewTokens: 255 })).rejects.toThrow(
+        "generate: the prompt's 2 tokens and maxNewTokens=255 exceed the model's 256 tokens",
+      );
+      await expect(g({ temperature: NaN })).rejects.toThrow(
+        'generate: temperature must be a finite number ≥ 0, got NaN',
+      );
+      await expect(g({ temperature: -1 })).rejects.toThrow('temperature must be a finite number ≥ 0, got -1');
+      await expect(g({ topP: 0 })).rejects.toThrow('generate: topP must be in (0, 1], got 0');
+      await expect(g({ topP: 1.5 })).rejects.toThrow('generate: topP must be in (0, 1], got 1.5');
+      await expect(g({ topK: -1 })).rejects.toThrow('generate: topK must be a whole number from 0 to 320, got -1');
+      await expect(g({ seed: 1.5 })).rejects.toThrow('generate: seed must be a whole number');
+      await expect(g({ stop: 'x' })).rejects.toThrow('generate: stop must be an array of non-empty strings');
+      await expect(g({ temprature: 1 })).rejects.toThrow("generate: unknown option 'temprature'");
+      await expect(model.generate([1, 99999], {})).rejects.toThrow(
+        'generate: id 99999 at position 1 is outside the vocabulary [0, 320)',
+      );
+      expect(() => model.run('the', { topK: 0.5 })).toThrow('run: topK must be a whole number from 1 to 1000000');
+      expect(() => model.decode([-1])).toThrow('decode: id -1 at position 0 is outside the vocabulary [0, 320)');
+    }
+    const files = decoderCheckpoint({ arch: 'llama', tied: true, tokenizer: true }).files;
+    const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+    const small = new TextEncoder().encode(JSON.stringify({ ...config, vocab_size: 300, eos_token_id: 2 }));
+    await expect(engine.loadModel({ files: { ...files, 'config.json': small } })).rejects.toThrow(
+      'model.safetensors: tensor "model.embed_tokens.weight" has shape [320, 32] but the config needs [300, 32]',
+    );
+    const { 'tokenizer.json': _, ...untokenized } = files;
+    const bigger = { ...untokenized, 'tokenizer.json': new TextEncoder().encode(JSON.stringify(wideTokenizer())) };
+    await expect(engine.loadModel({ files: bigger })).rejects.toThrow(
+      "loadModel: the tokenizer has 321 entries, more than config.json's vocab_size=320",
+    );
+    const after = engine.memory();
+    expect(after.allocatedBytes).toBe(before.allocatedBytes);
+    expect(after.handles).toBe(before.handles);
+    expect((await g({ maxNewTokens: 2, temperature: 0 })).ids.length).toBe(4);
+  });
+});
+
+describe('GPT-2 gains its language-model head', () => {
+  it("gives PyTorch's hidden states times its embedding as logits, and predicts, lenses and generates", async () => {
+    const engine = await engineFor('relaxed-simd', 1);
+    const files = goldenModelFiles('gpt2-f16');
+    const golden = JSON.parse(readFileSync(new URL('../golden/models/gpt2-f16/golden.json', import.meta.url), 'utf8'));
+    const model = await engine.loadModel({ files });
+    const r = model.run(golden.ids, { returnLogits: true, topK: 2, logitLens: true });
+    // PyTorch's final hidden state times the tied embedding (read here from the F16 file) is GPT-2's logits.
+    const wte = readF16(files['model.safetensors'], 'wte.weight');
+    const [n, d] = golden.hidden.shape;
+    const vocab = model.info.vocabSize;
+    let worst = 0;
+    for (let i = 0; i < n; i++)
+      for (let t = 0; t < vocab; t++) {
+        let logit = 0;
+        for (let j = 0; j < d; j++) logit += golden.hidden.data[i * d + j] * wte[t * d + j];
+        worst = Math.max(worst, Math.abs(logit - r.logits!.data[i * vocab + t]));
+      }
+    expect(worst).toBeLessThan(1e-3);
+    expect(r.logitLens!.ids.length).toBe(model.info.layers * n);
+    const g = await model.generate(golden.ids.slice(0, 4), { maxNewTokens: 6, temperature: 0, stopAtEos: false });
+    expect(g.ids.length).toBe(10);
+    engine.dispose();
+  });
+});
+
+/** A tensor of an F16 safetensors file, as float32. */
+function readF16(file: Uint8Array, name: string): Float32Array {
+  const view = new DataView(file.buffer, file.byteOffset);
+  const length = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + length)));
+  const [a, b] = (header[name] ?? header[`transformer.${name}`]).data_offsets;
+  const out = new Float32Array((b - a) / 2);
+  for (let i = 0; i < out.length; i++) {
+    const h = view.getUint16(8 + length + a + 2 * i, true);
+    const exponent = (h >> 10) & 31;
+    const mantissa = h & 1023;
+    const sign = h & 0x8000 ? -1 : 1;
+    out[i] =
+      exponent === 0
+        ? sign * 2 ** -14 * (mantissa / 1024)
+        : exponent === 31
+          ? NaN
+          : sign * 2 ** (exponent - 15) * (1 + mantissa / 1024);
+  }
+  return out;
+}

@@ -1,0 +1,42 @@
+// The decoders in wasm (SIMD128 kernels, pthreads) against the float64 plain-loop reference:
+// every attention weight within 1e-5 and every logit within 1e-4, for each architecture row, and
+// generation with the KV cache equal to a run on the whole sequence.
+//   node build/wasm/tests/decoder_test.js
+#include "models/decoder.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "../cpp/decoder_checkpoints.hpp"
+
+using namespace attnscope;
+using namespace attnscope::testing::decoders;
+
+int main() {
+  int failures = 0;
+  const Runtime rt(2);
+  for (const Case& c : cases()) {
+    const auto model = Model::load(c.files);
+    const decoder::Parts parts = decoder::parts_of(*model);
+    const std::vector<std::int32_t> ids = some_ids(11, parts.config->vocab, 3);
+    RunOptions o;
+    o.return_logits = true;
+    const ModelRun r = model->run_ids(rt, ids, o);
+    const decoder::ReferenceRun ref = decoder::reference_forward(*parts.config, *parts.weights, ids);
+    double attention = 0, logits = 0, cached = 0;
+    for (std::size_t i = 0; i < ref.attentions.size(); ++i)
+      attention = std::max(attention, std::abs(r.attentions.data[i] - ref.attentions[i]));
+    for (std::size_t i = 0; i < ref.logits.size(); ++i)
+      logits = std::max(logits, std::abs(r.logits.data[i] - ref.logits[i]));
+    auto g = model->generate(rt, std::vector<std::int32_t>(ids.begin(), ids.begin() + 5), 1);
+    for (std::size_t i = 5; i < ids.size(); ++i) g->append(rt, ids[i]);
+    const Tensor maps = g->attentions();
+    for (std::size_t i = 0; i < maps.data.size(); ++i)
+      cached = std::max(cached, double(std::abs(maps.data[i] - r.attentions.data[i])));
+    const bool ok = attention <= 1e-5 && logits <= 1e-4 && cached <= 1e-6;
+    std::printf("%s %s: attention %.2e, logits %.2e, KV cache vs run %.2e\n", ok ? "ok  " : "FAIL", c.name, attention,
+                logits, cached);
+    failures += !ok;
+  }
+  return failures ? 1 : 0;
+}
