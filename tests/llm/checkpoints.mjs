@@ -196,7 +196,24 @@ export function byteLevelTokenizer() {
   }
   /** @type {Record<string, number>} */
   const vocab = Object.fromEntries(alphabet.map((c, i) => [c, i]));
-  const words = ['the', 'and', 'of', 'to', 'in', 'is', 'on', 'at', 'it', 'he', 'she', 'was', 'for', 'cat', 'sat', 'mat'];
+  const words = [
+    'the',
+    'and',
+    'of',
+    'to',
+    'in',
+    'is',
+    'on',
+    'at',
+    'it',
+    'he',
+    'she',
+    'was',
+    'for',
+    'cat',
+    'sat',
+    'mat',
+  ];
   /** @type {string[][]} */
   const merges = [];
   const add = (/** @type {string} */ a, /** @type {string} */ b) => {
@@ -207,7 +224,7 @@ export function byteLevelTokenizer() {
   const space = alphabet[32]; // GPT-2's byte alphabet spells a space as 'Ġ'
   for (const w of words) {
     let piece = space;
-    for (const c of w) add(piece, c), (piece += c);
+    for (const c of w) (add(piece, c), (piece += c));
   }
   for (const w of words) for (let i = 1; i < w.length; i++) add(w.slice(0, i), w[i]);
   for (let b = 97; Object.keys(vocab).length < TOKENIZER_VOCAB - 1; b++) add(space, alphabet[b]);
