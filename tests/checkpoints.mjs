@@ -3,17 +3,17 @@
 // Vitest in Node and the browser test's Worker both import it.
 
 /**
- * A safetensors file of F32 tensors.
- * @param {Record<string, { data: Float32Array, shape: number[] }>} tensors
+ * A safetensors file: F32 tensors (`data` a Float32Array), or BF16 and F16 ones (`data` a Uint16Array of their bits).
+ * @param {Record<string, { data: Float32Array | Uint16Array, shape: number[], dtype?: 'F32' | 'BF16' | 'F16' }>} tensors
  * @returns {Uint8Array}
  */
 export function safetensors(tensors) {
   /** @type {Record<string, unknown>} */
   const header = {};
   let offset = 0;
-  for (const [name, { shape }] of Object.entries(tensors)) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+  for (const [name, { shape, dtype = 'F32' }] of Object.entries(tensors)) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * (dtype === 'F32' ? 4 : 2);
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
   }
   let json = JSON.stringify(header);

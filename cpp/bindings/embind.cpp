@@ -139,6 +139,8 @@ val build_info() {
   info.set("pthreads", false);
 #endif
   info.set("maxCallBytes", static_cast<double>(kMaxCallBytes));
+  info.set("maxHeapBytes", kMaxHeapBytes);
+  info.set("runningRoomBytes", kRunningRoom);
   return info;
 }
 

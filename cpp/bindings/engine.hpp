@@ -17,6 +17,10 @@ namespace attnscope::bindings {
 
 inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
 
+// The wasm heap's limit (-sMAXIMUM_MEMORY), and what a model's weights must leave free of it for running.
+inline constexpr double kMaxHeapBytes = 2048.0 * 1024 * 1024;
+inline constexpr double kRunningRoom = 256.0 * 1024 * 1024;
+
 class Engine {
  public:
   explicit Engine(int threads) : runtime_(threads) {}

@@ -2,6 +2,7 @@
 // as embind.cpp: inputs checked before they are copied, results copied out, every failure
 // returned as { error }.
 #include <emscripten/bind.h>
+#include <malloc.h>
 
 #include <cmath>
 
@@ -55,23 +56,54 @@ std::int64_t whole_number(const char* op, const char* name, const val& v, double
   return static_cast<std::int64_t>(x);
 }
 
-// Most bytes of model files one load may copy into the heap: room for bert-base in
-// F32 (440 MB) and its converted weights beside it within the 2 GiB heap.
-constexpr double kMaxModelBytes = 1024.0 * 1024 * 1024;
+// Most bytes of small model files (configs, tokenizers) one load may copy into the heap.
+constexpr double kMaxSmallFileBytes = 512.0 * 1024 * 1024;
 
-// Copies { name: Uint8Array } into the heap, refusing more than kMaxModelBytes first.
-ModelFiles copy_files(const char* op, const val& files) {
+// A weight file that stays a JS Uint8Array: tensors are copied into the heap one at a time.
+class JsFileBytes final : public FileBytes {
+ public:
+  explicit JsFileBytes(val bytes) : bytes_(std::move(bytes)), size_(bytes_["byteLength"].as<double>()) {}
+  std::uint64_t size() const override { return static_cast<std::uint64_t>(size_); }
+  void read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const override {
+    val(emscripten::typed_memory_view(static_cast<std::size_t>(count), dest))
+        .call<void>("set",
+                    bytes_.call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + count)));
+  }
+
+ private:
+  val bytes_;
+  double size_;
+};
+
+// { name: Uint8Array }: safetensors files stay in JS (`large`), read tensor by tensor; the others are
+// copied into the heap. Refuses weights that cannot fit the heap beside what it holds, before any is read.
+ModelFiles copy_files(const char* op, const val& files, LargeFiles* large = nullptr) {
   const val names = val::global("Object").call<val>("keys", files);
   const int count = names["length"].as<int>();
-  double total = 0;
-  for (int i = 0; i < count; ++i) total += files[names[i]]["byteLength"].as<double>();
-  if (total > kMaxModelBytes)
-    throw Error(std::string(op) + ": the files hold " + std::to_string(static_cast<long long>(total / (1 << 20))) +
-                " MiB, above the limit of 1024 MiB");
+  double small = 0, weights = 0;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = names[i].as<std::string>();
+    const bool big = large && name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0;
+    (big ? weights : small) += files[names[i]]["byteLength"].as<double>();
+  }
+  const auto mib = [](double bytes) { return std::to_string(static_cast<long long>(bytes / (1 << 20))); };
+  if (small > kMaxSmallFileBytes)
+    throw Error(std::string(op) + ": the files besides the weights hold " + mib(small) + " MiB, above the limit of " +
+                mib(kMaxSmallFileBytes) + " MiB");
+  const double in_use = static_cast<double>(mallinfo().uordblks);
+  if (weights + small + in_use + kRunningRoom > kMaxHeapBytes)
+    throw Error(std::string(op) + ": the weights need " + mib(weights) + " MiB of the engine's " + mib(kMaxHeapBytes) +
+                " MiB heap, which holds " + mib(in_use) + " MiB already and keeps " + mib(kRunningRoom) +
+                " MiB for running: the model is too large for this engine (dispose of other models first)");
   ModelFiles copy;
   for (int i = 0; i < count; ++i) {
+    const std::string name = names[i].as<std::string>();
     const val bytes = files[names[i]];
-    std::string& data = copy[names[i].as<std::string>()];
+    if (large && name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0) {
+      (*large)[name] = std::make_shared<JsFileBytes>(bytes);
+      continue;
+    }
+    std::string& data = copy[name];
     data.resize(bytes["byteLength"].as<std::size_t>());
     val(emscripten::typed_memory_view(data.size(), reinterpret_cast<std::uint8_t*>(data.data())))
         .call<void>("set", bytes);
@@ -132,7 +164,8 @@ class ModelHandle {
   // files: { "config.json": Uint8Array, "model.safetensors": Uint8Array, ... }
   val load(val files) {
     return guard("loadModel", [&] {
-      model_ = Model::load(copy_files("loadModel", files));  // the file copies are freed when this returns
+      LargeFiles large;  // the weights, read tensor by tensor from JS: no whole copy of them in the heap
+      model_ = Model::load(copy_files("loadModel", files, &large), large);
       return val::object();
     });
   }
@@ -226,6 +259,7 @@ class ModelHandle {
       o.return_projections = flag(opts, "returnProjections", false);
       o.logit_lens = flag(opts, "logitLens", false);
       o.return_logits = flag(opts, "returnLogits", false);
+      o.reuse_prefix = flag(opts, "reusePrefix", true);
       if (!opts["topK"].isUndefined()) o.top_k = whole_number("run", "topK", opts["topK"], 1, 1'000'000);
       const bool lm = model_->info().language_model;
       if ((o.top_k || o.logit_lens || o.return_logits) && !lm)
@@ -278,6 +312,7 @@ class ModelHandle {
       }
       if (o.return_logits) out.set("logits", to_js(r.logits));
       out.set("totalTokens", static_cast<double>(r.total_tokens));
+      if (model_->info().language_model) out.set("reusedTokens", static_cast<double>(r.reused_tokens));
       out.set("truncated", r.truncated);
       if (o.return_projections) {
         for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}, {"inputs", &r.inputs}}) {
@@ -297,14 +332,14 @@ class ModelHandle {
 // A language model's generation in progress: the KV cache and every token's rows of the maps.
 class GenerationHandle {
  public:
-  // ids: the prompt (Int32Array); seed: a whole number below 2^53
-  val start(const ModelHandle& model, const Engine& engine, val ids, double seed) {
+  // ids: the prompt (Int32Array); seed: a whole number below 2^53; maps: keep the attention maps
+  val start(const ModelHandle& model, const Engine& engine, val ids, double seed, bool maps) {
     return guard("generate", [&] {
       if (!model.model()) throw Error("generate: no model is loaded");
       if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
         throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
       model_ = model.model();
-      generation_ = model_->generate(engine.runtime(), ids_arg(ids), static_cast<std::uint64_t>(seed));
+      generation_ = model_->generate(engine.runtime(), ids_arg(ids), static_cast<std::uint64_t>(seed), maps);
       return val::object();
     });
   }
@@ -321,7 +356,8 @@ class GenerationHandle {
       val out = val::object();
       out.set("id", id);
       out.set("token", token_of(id));
-      out.set("rows", to_js(generation_->last_rows())["data"]);
+      const Tensor rows = generation_->last_rows();
+      if (!rows.empty()) out.set("rows", to_js(rows)["data"]);
       return out;
     });
   }
@@ -340,7 +376,8 @@ class GenerationHandle {
       out.set("ids", int32_array(generation_->ids()));
       out.set("tokens", tokens);
       out.set("special", special);
-      out.set("attentions", to_js(generation_->attentions()));
+      const Tensor maps = generation_->attentions();
+      if (!maps.empty()) out.set("attentions", to_js(maps));
       return out;
     });
   }

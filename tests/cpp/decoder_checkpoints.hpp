@@ -2,6 +2,8 @@
 // wasm decoder tests: one per architecture row, each with what makes it itself.
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <string>
@@ -20,17 +22,39 @@ inline Tensor random_tensor(Shape shape, std::uint32_t seed, float scale) {
   return t;
 }
 
-// A safetensors file of F32 tensors, in the given order.
-inline std::string safetensors(const std::vector<std::pair<std::string, Tensor>>& tensors) {
+// float32 bits cut to 16: bfloat16's top half, or float16 (exponent rebiased, mantissa truncated, tiny values to
+// zero). The tests compare against the values the model widens back, so the cut need not round.
+inline std::uint16_t to_16(float f, bool bf16) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (bf16) return static_cast<std::uint16_t>(x >> 16);
+  const int exponent = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  const std::uint32_t sign = (x >> 16) & 0x8000;
+  if (exponent <= 0) return static_cast<std::uint16_t>(sign);
+  return static_cast<std::uint16_t>(sign | (std::min(exponent, 30) << 10) | ((x & 0x7fffff) >> 13));
+}
+
+// A safetensors file of the tensors, in the given order, stored as dtype F32, BF16 or F16.
+inline std::string safetensors(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                               const std::string& dtype = "F32") {
   std::ostringstream header;
   std::string data;
   header << "{";
+  const std::size_t size = dtype == "F32" ? 4 : 2;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, t] = tensors[i];
-    header << (i ? "," : "") << "\"" << name << "\":{\"dtype\":\"F32\",\"shape\":[";
+    header << (i ? "," : "") << "\"" << name << "\":{\"dtype\":\"" << dtype << "\",\"shape\":[";
     for (std::size_t d = 0; d < t.shape.size(); ++d) header << (d ? "," : "") << t.shape[d];
-    header << "],\"data_offsets\":[" << data.size() << "," << data.size() + 4 * t.data.size() << "]}";
-    data.append(reinterpret_cast<const char*>(t.data.data()), 4 * t.data.size());
+    header << "],\"data_offsets\":[" << data.size() << "," << data.size() + size * t.data.size() << "]}";
+    if (size == 4) {
+      data.append(reinterpret_cast<const char*>(t.data.data()), 4 * t.data.size());
+      continue;
+    }
+    for (float v : t.data) {
+      const std::uint16_t h = to_16(v, dtype == "BF16");
+      data.push_back(static_cast<char>(h & 0xff));
+      data.push_back(static_cast<char>(h >> 8));
+    }
   }
   header << "}";
   const std::string h = header.str();
@@ -105,9 +129,9 @@ inline std::vector<Case> cases() {
   Sizes s;
   std::vector<Case> c;
   const auto add = [&](const char* name, const std::string& arch, const std::string& extra,
-                       std::vector<std::pair<std::string, Tensor>> tensors) {
+                       std::vector<std::pair<std::string, Tensor>> tensors, const std::string& dtype = "F32") {
     const std::string config = "{\"architectures\": [\"" + arch + "\"], " + dims(s) + extra + "}";
-    c.push_back({name, config, {{"config.json", config}, {"model.safetensors", safetensors(tensors)}}});
+    c.push_back({name, config, {{"config.json", config}, {"model.safetensors", safetensors(tensors, dtype)}}});
   };
   add("llama: GQA, tied, llama3 rope scaling", "LlamaForCausalLM",
       ", \"tie_word_embeddings\": true, \"rope_theta\": 500000, \"rope_scaling\": {\"rope_type\": \"llama3\", "
@@ -133,6 +157,10 @@ inline std::vector<Case> cases() {
       "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8}, "
       "\"layer_types\": [\"sliding_attention\", \"full_attention\"]",
       llama_family(s, false, false, true, true, true, false));
+  // 16-bit checkpoints: matrices stay 16-bit in the packed panels, widened inside the multiply.
+  add("qwen3 in bf16", "Qwen3ForCausalLM", ", \"tie_word_embeddings\": true",
+      llama_family(s, false, false, true, false, false, false), "BF16");
+  add("llama in f16, untied", "LlamaForCausalLM", "", llama_family(s, false, false, false, false, false, true), "F16");
   return c;
 }
 

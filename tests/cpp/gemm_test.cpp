@@ -2,6 +2,9 @@
 // bias, and column ranges (as the thread pool splits them).
 #include "kernels/gemm.hpp"
 
+#include <cstring>
+#include <random>
+
 #include "test_util.hpp"
 
 namespace attnscope {
@@ -16,7 +19,7 @@ TEST(Gemm, PackedWeightLaysOutPanelsOnce) {
   kernels::prepare_weight(w);
   ASSERT_TRUE(w.packed);
   EXPECT_EQ(w.view().packed, w.packed.get());
-  const float* panels = w.packed->panels();
+  const auto* panels = static_cast<const float*>(w.packed->panels());
   EXPECT_EQ(panels, w.packed->panels());  // packed once
   for (std::int64_t panel = 0; panel < 2; ++panel)
     for (std::int64_t p = 0; p < k; ++p)
@@ -27,6 +30,46 @@ TEST(Gemm, PackedWeightLaysOutPanelsOnce) {
   Tensor vector_like = random_tensor({n}, 5);
   kernels::prepare_weight(vector_like);  // only matrices are packed
   EXPECT_FALSE(vector_like.packed);
+}
+
+// 16-bit weights stay 16-bit in the panels and widen exactly: bf16 is float32's top half, f16 is
+// rebiased (normals, subnormals, zeros of either sign). Widened whole (unpack), by column, and eight
+// at a time (kernels::widen, the GEMM's per-panel path) they give the same float32 values.
+TEST(Gemm, SixteenBitWeightsStaySixteenBitAndWidenExactly) {
+  const std::int64_t k = 7, n = 13;
+  std::vector<std::uint16_t> bf16(k * n), f16(k * n);
+  std::vector<float> bf16_values(k * n), f16_values(k * n);
+  std::mt19937 rng(3);
+  for (std::int64_t i = 0; i < k * n; ++i) {
+    bf16[i] = static_cast<std::uint16_t>(rng());
+    if ((bf16[i] & 0x7f80) == 0x7f80) bf16[i] ^= 0x4000;  // finite: weights are checked at load
+    const std::uint32_t bits = std::uint32_t{bf16[i]} << 16;
+    std::memcpy(&bf16_values[i], &bits, 4);
+    // f16 in all its forms: normal, subnormal (exponent 0), ±0
+    f16[i] = i < 3 ? std::uint16_t(i == 0 ? 0x0000 : i == 1 ? 0x8000 : 0x0001) : static_cast<std::uint16_t>(rng());
+    if ((f16[i] & 0x7c00) == 0x7c00) f16[i] ^= 0x4000;
+    const int exponent = (f16[i] >> 10) & 31, mantissa = f16[i] & 1023;
+    const double magnitude = exponent ? std::ldexp(1.0 + mantissa / 1024.0, exponent - 15) : std::ldexp(mantissa, -24);
+    f16_values[i] = static_cast<float>(f16[i] & 0x8000 ? -magnitude : magnitude);
+  }
+  for (auto [raw, values, precision] :
+       {std::tuple{&bf16, &bf16_values, kernels::Precision::bf16}, {&f16, &f16_values, kernels::Precision::f16}}) {
+    // B [k, n] from a [n, k] source read transposed, as a Linear's [out, in] weight is.
+    std::vector<std::uint16_t> transposed(k * n);
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t j = 0; j < n; ++j) transposed[j * k + p] = (*raw)[p * n + j];
+    const kernels::PackedWeight w(kernels::MatrixSource{transposed.data(), precision, k, n, true});
+    EXPECT_EQ(w.bytes() % 2, 0);
+    const Tensor b = w.unpack();
+    for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(b.data[i], (*values)[i]) << i;
+    std::vector<float> column(k), widened(k * n);
+    w.column(5, column.data());
+    for (std::int64_t p = 0; p < k; ++p) EXPECT_EQ(column[p], (*values)[p * n + 5]);
+    kernels::widen(raw->data(), precision, k * n, widened.data());
+    for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(widened[i], (*values)[i]) << i;
+    ASSERT_NE(w.matrix(), nullptr);  // natively Eigen multiplies a float32 copy
+    for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(w.matrix()[i], (*values)[i]);
+  }
 }
 
 TEST(Gemm, MatchesPlainLoops) {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model } from '../../dist/node.js';
 import { goldenModelFiles } from '../golden-models.mjs';
+import { safetensors } from '../checkpoints.mjs';
 import { byteLevelTokenizer, decoderCheckpoint } from '../llm/checkpoints.mjs';
 
 /** The test tokenizer with one token more than the checkpoints' embedding table has rows. */
@@ -90,7 +91,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       maxNewTokens: 12,
       temperature: 0,
       stopAtEos: false,
-      onToken: (t) => rows.push(t.rows.length),
+      onToken: (t) => rows.push(t.rows!.length),
     });
     expect(g.stopReason).toBe('maxNewTokens');
     expect(g.ids.length).toBe(g.promptTokens + 12);
@@ -101,11 +102,20 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(g.shape).toEqual(run.shape);
     let worst = 0;
     for (let i = 0; i < run.attentions.length; i++)
-      worst = Math.max(worst, Math.abs(run.attentions[i] - g.attentions[i]));
+      worst = Math.max(worst, Math.abs(run.attentions[i] - g.attentions![i]));
     expect(worst).toBeLessThan(1e-5);
     const [layers, heads] = run.shape;
     expect(rows).toEqual(Array.from({ length: 12 }, (_, k) => layers * heads * (g.promptTokens + k + 1)));
     expect(g.text).toBe(model.decode(g.ids, { skipSpecialTokens: true }));
+    // Without maps: the same tokens, attention fused, nothing kept.
+    const bare = await model.generate('the cat', {
+      maxNewTokens: 12,
+      temperature: 0,
+      stopAtEos: false,
+      attentions: false,
+    });
+    expect(Array.from(bare.ids)).toEqual(Array.from(g.ids));
+    expect(bare.attentions).toBeUndefined();
   });
 
   it('samples reproducibly from a seed, and within top-k and top-p', async () => {
@@ -146,6 +156,64 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(g.stopReason).toBe('eos');
     expect(g.ids.length).toBe(g.promptTokens + 2);
     withEos.dispose();
+  });
+
+  it('keeps 16-bit weights 16-bit: half the heap, and the same numbers as the float32 file of the same values', async () => {
+    const spec = { arch: 'llama', d: 128, ffn: 384, heads: 4, kvHeads: 2, tokenizer: true, dtype: 'bf16' } as const;
+    const c = decoderCheckpoint(spec);
+    const f32 = { ...c.files, 'model.safetensors': safetensors(c.tensors) }; // the same (rounded) values as float32
+    const before = engine.memory().allocatedBytes;
+    const wide = await engine.loadModel({ files: f32 });
+    const wideBytes = engine.memory().allocatedBytes - before;
+    const narrow = await engine.loadModel({ files: c.files });
+    const narrowBytes = engine.memory().allocatedBytes - before - wideBytes;
+    expect(narrow.info.weightsDtype).toBe('bf16');
+    expect(wide.info.weightsDtype).toBe('f32');
+    const a = narrow.run('the cat sat on the mat', { returnLogits: true });
+    const b = wide.run('the cat sat on the mat', { returnLogits: true });
+    expect(Array.from(a.attentions)).toEqual(Array.from(b.attentions));
+    expect(Array.from(a.logits!.data)).toEqual(Array.from(b.logits!.data));
+    expect(narrowBytes / wideBytes).toBeLessThan(0.6);
+    narrow.dispose();
+    wide.dispose();
+  });
+
+  it('reuses the previous run while typing at the end: the same numbers as a fresh run, bit for bit', async () => {
+    const files = decoderCheckpoint({ arch: 'gemma3', layers: 3, window: 4, tokenizer: true }).files;
+    const typing = await engine.loadModel({ files });
+    const fresh = await engine.loadModel({ files });
+    const o = { topK: 3, logitLens: true, returnLogits: true };
+    const text = 'the cat sat on the mat and the dog';
+    let last = '';
+    // What the previous run and this one share: the leading tokens that are kept.
+    const shared = (now: string) => {
+      const [x, y] = [typing.tokenize(last).ids, typing.tokenize(now).ids];
+      let common = 0;
+      while (common < x.length && common < y.length && x[common] === y[common]) common++;
+      return last ? common : 0;
+    };
+    const check = (now: string) => {
+      const reused = shared(now);
+      const a = typing.run(now, o);
+      const b = fresh.run(now, { ...o, reusePrefix: false });
+      expect(a.reusedTokens).toBe(reused);
+      expect(b.reusedTokens).toBe(0);
+      expect(Array.from(a.attentions)).toEqual(Array.from(b.attentions));
+      expect(Array.from(a.hidden.data)).toEqual(Array.from(b.hidden.data));
+      expect(Array.from(a.logits!.data)).toEqual(Array.from(b.logits!.data));
+      expect(Array.from(a.predictions!.probs)).toEqual(Array.from(b.predictions!.probs));
+      expect(Array.from(a.logitLens!.ids)).toEqual(Array.from(b.logitLens!.ids));
+      last = now;
+      return reused;
+    };
+    const reused = [];
+    for (let end = 8; end <= text.length; end++) reused.push(check(text.slice(0, end))); // typing at the end
+    expect(reused.slice(1).every((n) => n > 0)).toBe(true);
+    check('the dog' + text.slice(7)); // an edit near the start: what follows it is computed again
+    check(text.slice(0, 11)); // deleting most of the text
+    expect(check(text.slice(0, 11))).toBe(typing.tokenize(text.slice(0, 11)).ids.length); // nothing to compute
+    typing.dispose();
+    fresh.dispose();
   });
 
   it('refuses bad options with errors naming them, and stays usable with its heap where it was', async () => {

@@ -43,6 +43,8 @@ export function normals(seed) {
  * @property {number} [queryPreAttnScalar] Gemma @property {number | null} [attnSoftcap] Gemma 2 @property {number | null} [finalSoftcap] Gemma
  * @property {number} [localTheta] Gemma 3 @property {number} [seed] @property {number} [headScale] the untied LM head's spread, × 1/√d
  * @property {boolean} [interleavedRope] a deliberate mistake: Llama's q/k rows left unpermuted in the GGUF
+ * @property {'f32' | 'bf16'} [dtype] how model.safetensors stores the weights (bf16: rounded to nearest even; the GGUF
+ *   twin and `tensors` then hold those rounded values, so both are the same model)
  * @property {boolean} [tokenizer] add a tokenizer.json (byteLevelTokenizer()); the vocabulary then holds its 320 tokens
  */
 
@@ -118,10 +120,12 @@ export function decoderCheckpoint(spec) {
   if (!s.tied) hf['lm_head.weight'] = tensor([s.vocab, s.d], s.headScale / Math.sqrt(s.d));
 
   const config = hfConfig(s, headDim);
+  if (s.dtype === 'bf16') for (const t of Object.values(hf)) t.data = fromBf16(toBf16(t.data));
+  const stored = s.dtype === 'bf16' ? bf16Tensors(hf) : hf;
   /** @type {Record<string, Uint8Array>} */
   const files = {
     'config.json': new TextEncoder().encode(JSON.stringify(config)),
-    'model.safetensors': safetensors(hf),
+    'model.safetensors': safetensors(stored),
   };
   if (s.tokenizer) files['tokenizer.json'] = new TextEncoder().encode(JSON.stringify(byteLevelTokenizer()));
   return {
@@ -157,7 +161,7 @@ function hfConfig(s, headDim) {
     tie_word_embeddings: s.tied,
     bos_token_id: s.tokenizer ? null : 1,
     eos_token_id: s.tokenizer ? TOKENIZER_VOCAB - 1 : 2,
-    torch_dtype: 'float32',
+    torch_dtype: s.dtype === 'bf16' ? 'bfloat16' : 'float32',
   };
   if (s.arch === 'llama') Object.assign(c, { hidden_act: 'silu', attention_bias: false, mlp_bias: false });
   if (s.arch === 'mistral') c.sliding_window = s.window ?? null;
@@ -177,6 +181,37 @@ function hfConfig(s, headDim) {
     else c.sliding_window_pattern = 6;
   }
   return c;
+}
+
+/**
+ * float32 values to bfloat16 bits, rounded to nearest even (as PyTorch's .to(torch.bfloat16)).
+ * @param {Float32Array} values
+ */
+export function toBf16(values) {
+  const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+  const out = new Uint16Array(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = (bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) >>> 16;
+  return out;
+}
+
+/** @param {Uint16Array} bits */
+export function fromBf16(bits) {
+  const out = new Uint32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) out[i] = bits[i] << 16;
+  return new Float32Array(out.buffer);
+}
+
+/**
+ * The tensors as BF16 (their values already exact in bfloat16).
+ * @param {Record<string, HfTensor>} hf
+ */
+function bf16Tensors(hf) {
+  return Object.fromEntries(
+    Object.entries(hf).map(([name, t]) => [
+      name,
+      { shape: t.shape, dtype: /** @type {'BF16'} */ ('BF16'), data: toBf16(t.data) },
+    ]),
+  );
 }
 
 /** The test tokenizer's vocabulary: 256 bytes, 63 merges and <|endoftext|>. */
@@ -395,4 +430,111 @@ function ggufTwin(s, headDim, hf) {
     put(`${b}ffn_down.weight`, t('mlp.down_proj.weight'));
   }
   return gguf(keys, tensors);
+}
+
+/** The shapes of real models people run (their config.json values), for size and speed tests. */
+export const REAL_SHAPES = {
+  'SmolLM2-135M': {
+    arch: 'LlamaForCausalLM',
+    vocab: 49152,
+    d: 576,
+    layers: 30,
+    heads: 9,
+    kvHeads: 3,
+    ffn: 1536,
+    theta: 100000,
+    qkvBias: false,
+  },
+  'SmolLM2-360M': {
+    arch: 'LlamaForCausalLM',
+    vocab: 49152,
+    d: 960,
+    layers: 32,
+    heads: 15,
+    kvHeads: 5,
+    ffn: 2560,
+    theta: 100000,
+    qkvBias: false,
+  },
+  'Qwen2.5-0.5B': {
+    arch: 'Qwen2ForCausalLM',
+    vocab: 151936,
+    d: 896,
+    layers: 24,
+    heads: 14,
+    kvHeads: 2,
+    ffn: 4864,
+    theta: 1e6,
+    qkvBias: true,
+  },
+};
+
+/**
+ * A checkpoint in a real model's shape with random BF16 weights (fast: random bits, small finite values), as the
+ * Hub ships them: tied embeddings, 8,192 positions. For memory and speed, not for numbers.
+ * @param {keyof typeof REAL_SHAPES} name
+ */
+export function realShapeCheckpoint(name) {
+  const s = REAL_SHAPES[name];
+  const hd = s.d / s.heads;
+  /** @type {Record<string, number[]>} */
+  const shapes = { 'model.embed_tokens.weight': [s.vocab, s.d], 'model.norm.weight': [s.d] };
+  for (let l = 0; l < s.layers; l++) {
+    const p = `model.layers.${l}.`;
+    Object.assign(shapes, {
+      [`${p}input_layernorm.weight`]: [s.d],
+      [`${p}post_attention_layernorm.weight`]: [s.d],
+      [`${p}self_attn.q_proj.weight`]: [s.heads * hd, s.d],
+      [`${p}self_attn.k_proj.weight`]: [s.kvHeads * hd, s.d],
+      [`${p}self_attn.v_proj.weight`]: [s.kvHeads * hd, s.d],
+      [`${p}self_attn.o_proj.weight`]: [s.d, s.heads * hd],
+      [`${p}mlp.gate_proj.weight`]: [s.ffn, s.d],
+      [`${p}mlp.up_proj.weight`]: [s.ffn, s.d],
+      [`${p}mlp.down_proj.weight`]: [s.d, s.ffn],
+    });
+    if (s.qkvBias)
+      Object.assign(shapes, {
+        [`${p}self_attn.q_proj.bias`]: [s.heads * hd],
+        [`${p}self_attn.k_proj.bias`]: [s.kvHeads * hd],
+        [`${p}self_attn.v_proj.bias`]: [s.kvHeads * hd],
+      });
+  }
+  let seed = 12345;
+  let params = 0;
+  /** @type {Record<string, { shape: number[], dtype: 'BF16', data: Uint16Array }>} */
+  const tensors = {};
+  for (const [tensor, shape] of Object.entries(shapes)) {
+    const data = new Uint16Array(shape.reduce((a, b) => a * b, 1));
+    params += data.length;
+    if (tensor.endsWith('norm.weight'))
+      data.fill(0x3f80); // 1.0
+    else
+      for (let i = 0; i < data.length; i++) {
+        seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+        // sign, an exponent of 2^-9 … 2^-2, 7 random mantissa bits
+        data[i] = ((seed >>> 31) << 15) | ((118 + ((seed >>> 24) & 7)) << 7) | ((seed >>> 8) & 0x7f);
+      }
+    tensors[tensor] = { shape, dtype: 'BF16', data };
+  }
+  const config = {
+    architectures: [s.arch],
+    vocab_size: s.vocab,
+    hidden_size: s.d,
+    intermediate_size: s.ffn,
+    num_hidden_layers: s.layers,
+    num_attention_heads: s.heads,
+    num_key_value_heads: s.kvHeads,
+    max_position_embeddings: 8192,
+    rms_norm_eps: 1e-5,
+    rope_theta: s.theta,
+    tie_word_embeddings: true,
+    torch_dtype: 'bfloat16',
+  };
+  return {
+    params,
+    files: {
+      'config.json': new TextEncoder().encode(JSON.stringify(config)),
+      'model.safetensors': safetensors(tensors),
+    },
+  };
 }

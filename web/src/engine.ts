@@ -111,7 +111,7 @@ class WasmEngine implements Engine {
       source === 'default'
         ? await this.platform.defaultModel()
         : typeof source === 'object' && source !== null && 'hub' in source
-          ? await fetchHubModel(source, this.platform.hubCache)
+          ? await fetchHubModel(source, this.platform.hubCache, (bytes) => this.checkFits(op, source.hub, bytes))
           : await this.readFiles(op, source);
     const handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
     const model = new WasmModel(
@@ -121,6 +121,19 @@ class WasmEngine implements Engine {
     );
     this.owned.add(model);
     return model;
+  }
+
+  /** Refuses weights that cannot fit the heap beside what it holds (as the C++ load would, but before a download). */
+  private checkFits(op: string, name: string, weightBytes: number): void {
+    const { maxHeapBytes, runningRoomBytes } = this.module.buildInfo();
+    const inUse = this.live(op).memory().allocatedBytes;
+    if (weightBytes + inUse + runningRoomBytes <= maxHeapBytes) return;
+    const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
+    throw new Error(
+      `${op}: ${name} needs ${mib(weightBytes)} MiB for its weights, and the engine's ${mib(maxHeapBytes)} MiB heap ` +
+        `holds ${mib(inUse)} MiB already and keeps ${mib(runningRoomBytes)} MiB for running: the model is too large ` +
+        `for this engine (dispose of other models first); nothing was downloaded`,
+    );
   }
 
   private live(op: string): RawEngine {

@@ -15,6 +15,7 @@ const GENERATE_OPTIONS = {
   stopAtEos: 'boolean',
   onToken: 'other',
   signal: 'other',
+  attentions: 'boolean',
 } as const;
 
 /** What generate() needs of a model. */
@@ -54,6 +55,7 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
     stopAtEos: o.stopAtEos ?? true,
     onToken: o.onToken,
     signal: o.signal,
+    attentions: o.attentions ?? true,
   };
 }
 
@@ -85,7 +87,7 @@ export async function generate(
     );
   const generation = newGeneration();
   try {
-    orThrow(generation.start(handle, engine(), prompt, o.seed));
+    orThrow(generation.start(handle, engine(), prompt, o.seed, o.attentions));
     const added: number[] = [];
     let stopReason: GenerateResult['stopReason'] = 'maxNewTokens';
     for (let i = 0; i < o.maxNewTokens; i++) {
@@ -121,8 +123,10 @@ export async function generate(
       ids: r.ids,
       tokens: r.tokens,
       special: r.special,
-      attentions: r.attentions.data,
-      shape: r.attentions.shape as GenerateResult['shape'],
+      ...(r.attentions && {
+        attentions: r.attentions.data,
+        shape: r.attentions.shape as GenerateResult['shape'],
+      }),
       promptTokens: prompt.length,
       stopReason,
       seed: o.seed,

@@ -181,6 +181,7 @@ async function verify(name: string, bytes: Uint8Array, expected: Expected): Prom
 export async function fetchHubModel(
   source: HubSource,
   platformCache: HubCache | undefined,
+  fits?: (weightBytes: number) => void,
 ): Promise<Record<string, Uint8Array>> {
   const { id, base, revision } = checkHubSource(source);
   const cache = source.cache === false ? undefined : platformCache;
@@ -233,6 +234,9 @@ export async function fetchHubModel(
   }
   await fetchFile('tokenizer_config.json');
   await fetchFile('generation_config.json'); // a language model's end-of-text ids, where they differ from config.json's
+  // A model too large for the engine is refused from the file list's sizes, before its weights download.
+  const single = listing?.get('model.safetensors');
+  if (single) fits?.(single.size);
   if (!(await fetchFile('model.safetensors'))) {
     const index = await required(
       'model.safetensors.index.json',
@@ -240,11 +244,12 @@ export async function fetchHubModel(
     );
     const map =
       (JSON.parse(new TextDecoder().decode(index)) as { weight_map?: Record<string, string> }).weight_map ?? {};
-    for (const shard of new Set(Object.values(map))) {
+    const shards = [...new Set(Object.values(map))];
+    for (const shard of shards)
       if (typeof shard !== 'string' || !/^[A-Za-z0-9_.-]+\.safetensors$/.test(shard))
         throw new Error(`loadModel: model.safetensors.index.json names an invalid shard ${JSON.stringify(shard)}`);
-      await required(shard, 'model.safetensors.index.json lists it');
-    }
+    if (listing) fits?.(shards.reduce((sum, shard) => sum + (listing.get(shard)?.size ?? 0), 0));
+    for (const shard of shards) await required(shard, 'model.safetensors.index.json lists it');
   }
   return files;
 }

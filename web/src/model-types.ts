@@ -95,6 +95,12 @@ export interface RunOptions {
   logitLens?: boolean;
   /** Language models: the next-token logits at every position, `[n, vocabSize]`. */
   returnLogits?: boolean;
+  /**
+   * Decoders: take what the previous run computed for the tokens this one starts with (keys, values, map rows),
+   * so that typing at the end costs the new tokens only; the result is the same as a fresh run's. Runs with
+   * padding, ablation or projections always run fresh. Default true.
+   */
+  reusePrefix?: boolean;
 }
 
 /** The most likely next tokens after each position, best first. */
@@ -150,6 +156,8 @@ export interface ModelRunResult {
   logitLens?: LogitLens;
   /** With `returnLogits`: `[n, vocabSize]`. */
   logits?: Tensor;
+  /** Decoders: the leading tokens taken from the previous run rather than computed again. */
+  reusedTokens?: number;
 }
 
 /** Options of {@link Model.generate}. */
@@ -172,6 +180,11 @@ export interface GenerateOptions {
   onToken?: (token: GeneratedToken) => void;
   /** Aborting stops the generation after the token in progress; the result so far is returned. */
   signal?: AbortSignal;
+  /**
+   * Keep every token's row of every map (default true). False keeps none, and attention runs fused: for text alone,
+   * or prompts whose maps would not fit the heap.
+   */
+  attentions?: boolean;
 }
 
 /** A token {@link Model.generate} has just added. */
@@ -183,8 +196,8 @@ export interface GeneratedToken {
   position: number;
   /** The generated text so far (the prompt left out). */
   text: string;
-  /** Its query row of every map, `[layers, heads, position + 1]`: what it attended to. */
-  rows: Float32Array;
+  /** Its query row of every map, `[layers, heads, position + 1]`: what it attended to (unless `attentions: false`). */
+  rows?: Float32Array;
 }
 
 /** What {@link Model.generate} returns: the whole sequence, prompt and generated. */
@@ -196,9 +209,9 @@ export interface GenerateResult {
   ids: Int32Array;
   tokens: string[];
   special: boolean[];
-  /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n]. */
-  attentions: Float32Array;
-  shape: [number, number, number, number];
+  /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n] (unless `attentions: false`). */
+  attentions?: Float32Array;
+  shape?: [number, number, number, number];
   /** Tokens of the prompt: `ids.length - promptTokens` were generated. */
   promptTokens: number;
   stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted';

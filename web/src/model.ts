@@ -29,6 +29,7 @@ const RUN_OPTIONS = {
   topK: 'number',
   logitLens: 'boolean',
   returnLogits: 'boolean',
+  reusePrefix: 'boolean',
 } as const;
 
 /** Token ids as an Int32Array, or an Error naming the first bad one. */

@@ -27,14 +27,14 @@ export interface RawModelHandle {
 
 /** A generation in progress (cpp/bindings/models.cpp): the KV cache and the maps' rows. */
 export interface RawGenerationHandle {
-  start(model: RawModelHandle, engine: RawEngine, ids: Int32Array, seed: number): { error?: string };
+  start(model: RawModelHandle, engine: RawEngine, ids: Int32Array, seed: number, maps: boolean): { error?: string };
   step(
     engine: RawEngine,
     sampling: { temperature: number; topK: number; topP: number },
-  ): { error: string } | { id: number; token: string; rows: Float32Array };
+  ): { error: string } | { id: number; token: string; rows?: Float32Array };
   result():
     | { error: string }
-    | { ids: Int32Array; tokens: string[]; special: boolean[]; attentions: { data: Float32Array; shape: number[] } };
+    | { ids: Int32Array; tokens: string[]; special: boolean[]; attentions?: { data: Float32Array; shape: number[] } };
   delete(): void;
 }
 
@@ -86,7 +86,16 @@ export interface RawModule extends RawAnalysis {
   TokenizerHandle: new () => RawTokenizerHandle;
   MultiHeadLayer: new () => RawMultiHeadLayer;
   LinearLayer: new () => RawLinearLayer;
-  buildInfo(): { version: string; simd: boolean; relaxedSimd: boolean; pthreads: boolean; maxCallBytes: number };
+  buildInfo(): {
+    version: string;
+    simd: boolean;
+    relaxedSimd: boolean;
+    pthreads: boolean;
+    maxCallBytes: number;
+    /** The heap's limit, and what a model's weights must leave of it for running. */
+    maxHeapBytes: number;
+    runningRoomBytes: number;
+  };
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   count_emval_handles(): number;
   attnscopeTerminateWorkers(): void;

@@ -42,6 +42,9 @@ struct RunOptions {
   std::int64_t top_k = 0;      // > 0: the top_k most likely next tokens after every position
   bool logit_lens = false;     // every layer's most likely next token at every position
   bool return_logits = false;  // the next-token logits at every position [n, vocab]
+  // Decoders: reuse what the previous run computed for the tokens this one starts with (its keys,
+  // values and rows), when both ask for the same outputs without padding, ablation or projections.
+  bool reuse_prefix = true;
 };
 
 // The most likely next tokens after each position, best first: [n, k] each.
@@ -73,6 +76,7 @@ struct ModelRun {
   Predictions predictions;            // on request (top_k)
   LogitLens logit_lens;               // on request
   Tensor logits;                      // [n, vocab] on request
+  std::int64_t reused_tokens = 0;     // decoders: leading tokens taken from the previous run, not recomputed
 };
 
 // How generate() picks each next token, as transformers' sampling does: logits / temperature,
@@ -97,14 +101,27 @@ class Generation {
   // The next-token distribution after the last token: softmax of the logits [vocab].
   virtual std::vector<float> next_probabilities() const = 0;
   virtual const std::vector<std::int32_t>& ids() const = 0;
-  // The newest token's row of every map: [layers, heads, n].
+  // The newest token's row of every map: [layers, heads, n] (empty without maps).
   virtual Tensor last_rows() const = 0;
-  // Every map of the whole sequence: [layers, heads, n, n].
+  // Every map of the whole sequence: [layers, heads, n, n] (empty without maps).
   virtual Tensor attentions() const = 0;
 };
 
 // A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
 using ModelFiles = std::map<std::string, std::string>;
+
+// A large file's bytes, read on demand: a model's weights need not sit in memory whole beside the
+// weights made from them (in wasm, the file stays a JS Uint8Array and tensors are copied in one by one).
+class FileBytes {
+ public:
+  virtual ~FileBytes() = default;
+  virtual std::uint64_t size() const = 0;
+  // Copies bytes [offset, offset + count) of the file into dest.
+  virtual void read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const = 0;
+  // The whole file when it is in memory, else null.
+  virtual const std::uint8_t* memory() const { return nullptr; }
+};
+using LargeFiles = std::map<std::string, std::shared_ptr<const FileBytes>>;
 
 // The [n, n] keep mask (row-major) hiding the padding keys of `options.attention_mask`
 // from every query; empty when there is no mask. Throws if the mask is too short.
@@ -120,7 +137,8 @@ class Model {
 
   // Reads config.json and builds the architecture it names. Throws Error naming
   // the file, tensor or field that is missing or wrong, or the unsupported architecture.
-  static std::unique_ptr<Model> load(const ModelFiles& files);
+  // Weight files (*.safetensors) may instead be in `large`, read tensor by tensor.
+  static std::unique_ptr<Model> load(const ModelFiles& files, const LargeFiles& large = {});
 
   const ModelInfo& info() const { return info_; }
   // The tokenizer read from the model's files, or nullptr when they hold none
@@ -138,9 +156,10 @@ class Model {
   ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
 
   // Starts generating after `ids` (the prompt, run at once); `seed` seeds the draws. Language
-  // models only; `ids` must be in the vocabulary and within max_tokens.
+  // models only; `ids` must be in the vocabulary and within max_tokens. Without `maps`, no
+  // attention weights are kept (nor computed: attention runs fused), for text alone.
   virtual std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
-                                               std::uint64_t seed) const;
+                                               std::uint64_t seed, bool maps = true) const;
 
  protected:
   // Checks what `options` name against the model, flags special tokens, and runs forward().

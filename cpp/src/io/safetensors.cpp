@@ -18,29 +18,22 @@ std::uint64_t dtype_size(const std::string& dtype) {
   return 0;
 }
 
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  std::uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: renormalize
-      int e = -1;
-      std::uint32_t m = mant;
-      do {
-        ++e;
-        m <<= 1;
-      } while (!(m & 0x400));
-      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3FF) << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7F800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+kernels::Precision precision_of(const std::string& dtype) {
+  return dtype == "F32"    ? kernels::Precision::f32
+         : dtype == "BF16" ? kernels::Precision::bf16
+                           : kernels::Precision::f16;
+}
+
+// Throws, as check_finite() would, at the first non-finite value of raw 16-bit floats (exponent bits
+// all ones): widened, they would not all stay non-finite (an f16 infinity widens to 65536 by widen()'s rebias).
+void check_finite_16(const std::string& what, const std::uint8_t* raw, std::int64_t count, kernels::Precision p) {
+  const std::uint16_t exponent = p == kernels::Precision::bf16 ? 0x7f80 : 0x7c00;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::uint16_t h = static_cast<std::uint16_t>(raw[2 * i] | (raw[2 * i + 1] << 8));
+    if ((h & exponent) != exponent) continue;
+    const char* kind = (h & ~exponent & 0x7fff) ? "NaN" : h & 0x8000 ? "-Infinity" : "Infinity";
+    throw Error("loadModel: " + what + " has a non-finite value (" + kind + ") at index " + std::to_string(i));
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 std::uint64_t whole_number(const Json& j, const std::string& what) {
@@ -51,20 +44,33 @@ std::uint64_t whole_number(const Json& j, const std::string& what) {
 
 }  // namespace
 
-SafeTensors::SafeTensors(const std::uint8_t* data, std::uint64_t size, std::string what) : what_(std::move(what)) {
+void MemoryBytes::read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const {
+  std::memcpy(dest, data_ + offset, static_cast<std::size_t>(count));
+}
+
+SafeTensors::SafeTensors(const std::uint8_t* data, std::uint64_t size, std::string what)
+    : SafeTensors(std::make_shared<MemoryBytes>(data, size), std::move(what)) {}
+
+SafeTensors::SafeTensors(std::shared_ptr<const FileBytes> file, std::string what)
+    : file_(std::move(file)), what_(std::move(what)) {
+  const std::uint64_t size = file_->size();
   if (size < 8)
     throw Error(what_ + ": the file is " + std::to_string(size) + " bytes, too short for a safetensors header");
+  std::uint8_t length[8];
+  file_->read(0, 8, length);
   std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | data[i];
+  for (int i = 7; i >= 0; --i) n = (n << 8) | length[i];
   if (n > size - 8)
     throw Error(what_ + ": header length " + std::to_string(n) + " is beyond the end of the file (" +
                 std::to_string(size) + " bytes)");
   if (n > kMaxSafetensorsHeader)
     throw Error(what_ + ": header length " + std::to_string(n) + " is above the limit of 100 MiB");
-  data_ = data + 8 + n;
+  data_offset_ = 8 + n;
   data_size_ = size - 8 - n;
+  std::string text(static_cast<std::size_t>(n), '\0');
+  file_->read(8, n, reinterpret_cast<std::uint8_t*>(text.data()));
 
-  const Json header = Json::parse(std::string_view(reinterpret_cast<const char*>(data + 8), n), what_ + " header");
+  const Json header = Json::parse(text, what_ + " header");
   if (!header.is_object()) throw Error(what_ + ": the header is not a JSON object");
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (const auto& [name, entry] : header.object()) {
@@ -109,7 +115,8 @@ SafeTensors::SafeTensors(const std::uint8_t* data, std::uint64_t size, std::stri
                   std::to_string(ranges[i - 1].second) + ")");
 }
 
-Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
+const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expected,
+                                     std::vector<std::uint8_t>& scratch) const {
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(what_ + ": tensor " + quote(name) + " is missing");
   const SafeTensorInfo& info = it->second;
@@ -118,24 +125,38 @@ Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
   if (!fits)
     throw Error(what_ + ": tensor " + quote(name) + " has shape " + format_shape(info.shape) +
                 " but the config needs " + format_shape(expected));
+  if (const std::uint8_t* memory = file_->memory()) return memory + data_offset_ + info.begin;
+  scratch.resize(static_cast<std::size_t>(info.end - info.begin));
+  file_->read(data_offset_ + info.begin, info.end - info.begin, scratch.data());
+  return scratch.data();
+}
+
+Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
+  std::vector<std::uint8_t> scratch;
+  const std::uint8_t* src = raw(name, expected, scratch);
+  const SafeTensorInfo& info = tensors_.at(name);
   Tensor t(info.shape.empty() ? Shape{1} : info.shape);  // a scalar is one value
-  const std::uint8_t* src = data_ + info.begin;
-  if (info.dtype == "F32") {
-    std::memcpy(t.data.data(), src, t.data.size() * 4);
-  } else {
-    for (std::size_t i = 0; i < t.data.size(); ++i) {
-      const std::uint16_t h = static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8));
-      if (info.dtype == "F16") {
-        t.data[i] = half_to_float(h);
-      } else {  // BF16: the top half of a float32
-        const std::uint32_t bits = std::uint32_t{h} << 16;
-        std::memcpy(&t.data[i], &bits, 4);
-      }
-    }
-  }
-  check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), t.data.data(),
-               static_cast<std::int64_t>(t.data.size()));
+  const kernels::Precision p = precision_of(info.dtype);
+  const std::int64_t count = static_cast<std::int64_t>(t.data.size());
+  if (p != kernels::Precision::f32) check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
+  kernels::widen(src, p, count, t.data.data());
+  check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), t.data.data(), count);
   return t;
+}
+
+std::shared_ptr<const kernels::PackedWeight> SafeTensors::matrix(const std::string& name, std::int64_t rows,
+                                                                 std::int64_t cols, bool transposed) const {
+  std::vector<std::uint8_t> scratch;
+  const std::uint8_t* src = raw(name, {rows, cols}, scratch);
+  const kernels::Precision p = precision_of(tensors_.at(name).dtype);
+  const std::int64_t count = rows * cols;
+  if (p == kernels::Precision::f32)
+    check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), reinterpret_cast<const float*>(src), count);
+  else
+    check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
+  // B [k, n]: the matrix, or its transpose
+  const std::int64_t k = transposed ? cols : rows, n = transposed ? rows : cols;
+  return std::make_shared<kernels::PackedWeight>(kernels::MatrixSource{src, p, k, n, transposed});
 }
 
 }  // namespace attnscope

@@ -1,4 +1,4 @@
-// Hugging Face safetensors, read from bytes in memory:
+// Hugging Face safetensors, read from a file's bytes, in memory or on demand:
 //   [u64 little-endian header length N][N bytes of JSON header][tensor data]
 // The header maps names to { dtype, shape, data_offsets: [begin, end) }, offsets
 // relative to the data section. Everything is bounds-checked before use: a header
@@ -8,11 +8,28 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "attnscope/model.hpp"
 #include "attnscope/tensor.hpp"
+#include "kernels/packed.hpp"
 
 namespace attnscope {
+
+// Bytes of a file held in memory (which must outlive this).
+class MemoryBytes final : public FileBytes {
+ public:
+  MemoryBytes(const std::uint8_t* data, std::uint64_t size) : data_(data), size_(size) {}
+  std::uint64_t size() const override { return size_; }
+  void read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const override;
+  const std::uint8_t* memory() const override { return data_; }
+
+ private:
+  const std::uint8_t* data_;
+  std::uint64_t size_;
+};
 
 struct SafeTensorInfo {
   std::string dtype;  // F32, F16 or BF16
@@ -22,7 +39,9 @@ struct SafeTensorInfo {
 
 class SafeTensors {
  public:
-  // Views `data` (the whole file, which must outlive this object). `what` names it in errors.
+  // Reads the header of `file`; tensors are read when asked for. `what` names it in errors.
+  SafeTensors(std::shared_ptr<const FileBytes> file, std::string what);
+  // Views `data` (the whole file, which must outlive this object).
   SafeTensors(const std::uint8_t* data, std::uint64_t size, std::string what);
 
   const std::map<std::string, SafeTensorInfo>& tensors() const { return tensors_; }
@@ -31,10 +50,17 @@ class SafeTensors {
   // The tensor as float32, checked against `expected` shape (dimension -1 matches any)
   // and for finite values. Throws naming the file and tensor.
   Tensor read(const std::string& name, const Shape& expected) const;
+  // A matrix [rows, cols] packed for the GEMM in its own precision (F32, F16, BF16) and checked
+  // for finite values: B = the matrix, or its transpose when `transposed` (a Linear's [out, in]).
+  std::shared_ptr<const kernels::PackedWeight> matrix(const std::string& name, std::int64_t rows, std::int64_t cols,
+                                                      bool transposed) const;
 
  private:
-  const std::uint8_t* data_;  // start of the data section
-  std::uint64_t data_size_;
+  // The tensor's bytes (checked against `expected`): in memory, or read into `scratch`.
+  const std::uint8_t* raw(const std::string& name, const Shape& expected, std::vector<std::uint8_t>& scratch) const;
+
+  std::shared_ptr<const FileBytes> file_;
+  std::uint64_t data_offset_ = 0, data_size_ = 0;  // the data section within the file
   std::string what_;
   std::map<std::string, SafeTensorInfo> tensors_;
 };

@@ -53,11 +53,11 @@ void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
 // steps of k (wasm has no prefetch instruction), and the next panel arrives while this
 // one computes. Measured on BERT-base at 32 tokens: 174 → 158 ms on one thread.
 struct Ahead {
-  const float* line = nullptr;  // the next line of the next panel to load
-  std::int64_t lines = 0;       // lines of it not loaded yet
+  const std::uint8_t* line = nullptr;  // the next line of the next panel to load
+  std::int64_t lines = 0;              // lines of it not loaded yet
 };
-constexpr std::int64_t kTouchEvery = 8;   // every line once, one per 8 steps of k (tried 4, 16, 32; every other line)
-constexpr std::int64_t kLineFloats = 16;  // 64 bytes
+constexpr std::int64_t kTouchEvery = 8;  // every line once, one per 8 steps of k (tried 4, 16, 32; every other line)
+constexpr std::int64_t kLineBytes = 64;
 
 // C[r0 .. r0+R, col .. col+width) = A[r0 .. r0+R, :] · panel (+ bias)
 template <int R>
@@ -83,11 +83,11 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
     v128_t sink = wasm_f32x4_splat(0.0f);
     const std::int64_t touches = std::min(ahead->lines, g.k / kTouchEvery);
     for (std::int64_t t = 0; t < touches; ++t) {
-      sink = wasm_v128_or(sink, wasm_v128_load(ahead->line + t * kLineFloats));
+      sink = wasm_v128_or(sink, wasm_v128_load(ahead->line + t * kLineBytes));
       for (std::int64_t q = 0; q < kTouchEvery; ++q) step(p + q);
       p += kTouchEvery;
     }
-    ahead->line += touches * kLineFloats;
+    ahead->line += touches * kLineBytes;
     ahead->lines -= touches;
     [[maybe_unused]] volatile float kept = wasm_f32x4_extract_lane(sink, 0);  // so that the loads stay
   }
@@ -126,14 +126,20 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 
 void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack) {
 #ifdef __wasm_simd128__
-  if (!g.packed && static_cast<std::int64_t>(pack.size()) < g.k * kPanelColumns)
-    pack.resize(static_cast<std::size_t>(g.k * kPanelColumns));
+  const bool widened = g.packed && g.precision != Precision::f32;  // 16-bit panels become float32 in `pack`
+  const std::int64_t panel_rows = g.packed_k ? g.packed_k : g.k, element = bytes_of(g.precision);
+  if ((!g.packed || widened) && static_cast<std::int64_t>(pack.size()) < panel_rows * kPanelColumns)
+    pack.resize(static_cast<std::size_t>(panel_rows * kPanelColumns));
+  const auto* packed = static_cast<const std::uint8_t*>(g.packed);
   for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
-    const std::int64_t panel_floats = (g.packed_k ? g.packed_k : g.k) * kPanelColumns;
-    const float* panel = g.packed ? g.packed + (col / kPanelColumns) * panel_floats : pack.data();
+    const std::int64_t panel_elements = panel_rows * kPanelColumns;
+    const std::uint8_t* source = g.packed ? packed + (col / kPanelColumns) * panel_elements * element : nullptr;
+    const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
     if (!g.packed) pack_panel(g, col, pack.data());
+    if (widened) widen(source, g.precision, g.k * kPanelColumns, pack.data());
     Ahead ahead;  // the next panel of a weight, loaded a line at a time by this panel's blocks
-    if (g.streamed && col + kPanelColumns < col_end) ahead = {panel + panel_floats, panel_floats / kLineFloats};
+    if (g.streamed && col + kPanelColumns < col_end)
+      ahead = {source + panel_elements * element, panel_elements * element / kLineBytes};
     std::int64_t r = 0;
     for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, panel, &ahead);
     switch (g.m - r) {
@@ -172,26 +178,8 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
 #endif
 }
 
-std::int64_t packed_size(std::int64_t k, std::int64_t n) {
-  return (n + kPanelColumns - 1) / kPanelColumns * k * kPanelColumns;
-}
-
 void pack_b(const GemmArgs& g, float* panels) {
   for (std::int64_t col = 0; col < g.n; col += kPanelColumns) pack_panel(g, col, panels + col * g.k);
-}
-
-const float* PackedWeight::panels() const {
-  std::call_once(once_, [this] {
-    panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)));
-    pack_b({nullptr, 0, b_, transposed_ ? k_ : n_, transposed_, nullptr, 0, 0, n_, k_, nullptr}, panels_.data());
-  });
-  return panels_.data();
-}
-
-void prepare_weight(Tensor& w, bool transposed) {
-  if (w.empty() || w.rank() != 2) return;
-  const std::int64_t k = transposed ? w.shape[1] : w.shape[0], n = transposed ? w.shape[0] : w.shape[1];
-  w.packed = std::make_shared<PackedWeight>(w.data.data(), k, n, transposed);
 }
 
 // 1,000 register blocks over a packed panel. Not inlined: V8 compiles wasm functions

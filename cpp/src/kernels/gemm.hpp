@@ -18,34 +18,9 @@
 #include <vector>
 
 #include "attnscope/tensor.hpp"
+#include "kernels/packed.hpp"
 
 namespace attnscope::kernels {
-
-// A constant weight matrix B [k, n] (row-major) packed into the kernel's panels once,
-// on first use, instead of on every multiply: ONNX Runtime and XNNPACK do the same
-// with their initializers. It points into the Tensor it was made for, which must stay
-// where it is (models make these once their weights are in their final place).
-class PackedWeight {
- public:
-  // B [k, n], or read transposed from [n, k] when `transposed`.
-  PackedWeight(const float* b, std::int64_t k, std::int64_t n, bool transposed = false)
-      : b_(b), k_(k), n_(n), transposed_(transposed) {}
-  // The panels, packing them the first time (thread-safe); natively never called.
-  const float* panels() const;
-
- private:
-  const float* b_;
-  std::int64_t k_, n_;
-  bool transposed_;
-  mutable std::once_flag once_;
-  mutable std::vector<float> panels_;
-};
-
-// Marks a model's weight matrix [k, n] for packing on first use (and as checked at load);
-// `transposed`: w is [n, k], multiplied as its transpose (gemm_transposed).
-void prepare_weight(Tensor& w, bool transposed = false);
-
-inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
 
 struct GemmArgs {
   const float* a;
@@ -56,10 +31,11 @@ struct GemmArgs {
   float* c;
   std::int64_t ldc;  // C [m, n], row stride ldc
   std::int64_t m, n, k;
-  const float* bias;              // [n] or null
-  const float* packed = nullptr;  // B already in panels (PackedWeight::panels, pack_b), or null
-  std::int64_t packed_k = 0;      // rows per packed panel when B is their leading k rows; 0: k
-  bool streamed = false;          // B is packed and comes from memory (a model's weight): load panels ahead
+  const float* bias;                     // [n] or null
+  const void* packed = nullptr;          // B already in panels (PackedWeight::panels, pack_b), or null
+  std::int64_t packed_k = 0;             // rows per packed panel when B is their leading k rows; 0: k
+  bool streamed = false;                 // B is packed and comes from memory (a model's weight): load panels ahead
+  Precision precision = Precision::f32;  // of the packed panels: 16-bit ones are widened a panel at a time
 };
 
 // Whether gemm_columns multiplies from panels (wasm). Natively Eigen reads B as it is,
@@ -70,10 +46,8 @@ inline constexpr bool kPacksB = true;
 inline constexpr bool kPacksB = false;
 #endif
 
-// Floats in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.
-std::int64_t packed_size(std::int64_t k, std::int64_t n);
-
 // op(B) of `g` (its b, ldb, b_transposed, k and n) packed into `panels`, packed_size(k, n) floats.
+// (Attention packs its k and v so on every call; a model's weights are PackedWeights.)
 void pack_b(const GemmArgs& g, float* panels);
 
 // Computes columns [col_begin, col_end) of C (col_begin a multiple of 8).

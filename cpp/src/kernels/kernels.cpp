@@ -243,9 +243,9 @@ namespace {
 // C of `g` across the threads, by blocks of columns, or of rows when columns are few.
 void parallel_gemm(ThreadPool& pool, GemmArgs g, const PackedWeight* packed) {
 #ifdef __wasm_simd128__
-  if (packed) g.packed = packed->panels(), g.streamed = true;  // natively Eigen's GEMM does its own packing
+  if (packed) g.packed = packed->panels(), g.streamed = true, g.precision = packed->precision();
 #else
-  (void)packed;
+  if (packed && packed->matrix()) g.b = packed->matrix();  // natively Eigen's GEMM does its own packing
 #endif
   const std::int64_t m = g.m, n = g.n;
   const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns, threads = pool.size();
@@ -274,28 +274,40 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
   parallel_gemm(pool, {a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias}, packed);
 }
 
-void gemm_transposed(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap bt, MatrixMap c, const PackedWeight* packed) {
-  const std::int64_t m = a.rows(), n = bt.rows(), k = a.cols();
-  parallel_gemm(pool, {a.data(), k, bt.data(), k, true, c.data(), n, m, n, k, nullptr}, packed);
-}
-
 void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections) {
   // One GEMM per (projection, head): head h multiplies columns h·d … of w into its own [m, d] block.
   std::vector<GemmArgs> per_head;
+  // A packed weight whose heads do not start on whole panels (d not a multiple of 8) and that has no
+  // float32 copy to read instead (16-bit, in wasm): multiplied whole into `whole`, then split by head.
+  std::vector<std::pair<const HeadProjection*, std::vector<float>>> whole;
   for (const HeadProjection& p : projections) {
     const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
+    if (!p.w.data() && d % kPanelColumns) {
+      whole.emplace_back(&p, std::vector<float>(static_cast<std::size_t>(m * p.w.cols())));
+      GemmArgs g{p.a.data(), k, nullptr,    p.w.cols(), false, whole.back().second.data(),
+                 p.w.cols(), m, p.w.cols(), k,          p.bias};
+      g.packed = p.packed->panels(), g.streamed = true, g.precision = p.packed->precision();
+      per_head.push_back(g);
+      continue;
+    }
     for (std::int64_t h = 0; h < p.heads; ++h) {
       // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
       GemmArgs g{p.a.data(), k, p.w.data() + h * d, p.w.cols(), false, p.out + h * m * d, d, m, d, k, nullptr};
       if (p.bias) g.bias = p.bias + h * d;
 #ifdef __wasm_simd128__
       // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
-      if (p.packed && d % kPanelColumns == 0) g.packed = p.packed->panels() + packed_size(k, h * d), g.streamed = true;
+      if (p.packed && d % kPanelColumns == 0)
+        g.packed = p.packed->panels_from(h * d), g.streamed = true, g.precision = p.packed->precision();
 #endif
       per_head.push_back(g);
     }
   }
   gemms_by_columns(pool, per_head);
+  for (const auto& [p, c] : whole) {  // [m, H·d] → [H, m, d]
+    const std::int64_t m = p->a.rows(), width = p->w.cols(), d = width / p->heads;
+    for (std::int64_t h = 0; h < p->heads; ++h)
+      for (std::int64_t i = 0; i < m; ++i) std::copy_n(c.data() + i * width + h * d, d, p->out + (h * m + i) * d);
+  }
 }
 
 }  // namespace attnscope::kernels

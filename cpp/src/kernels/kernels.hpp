@@ -77,14 +77,10 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
 
 // c = a · b (+ bias broadcast over rows), split across threads by blocks of rows of a.
 //   a [m, k]  b [k, n]  bias [n] or null  →  c [m, n]
-// `packed`, when given, is b packed once (a model's weight): no per-call packing.
+// `packed`, when given, is b packed once (a model's weight, in its own precision): no per-call
+// packing. In wasm b's data is then not read (a 16-bit weight has no float32 copy); natively
+// Eigen multiplies packed->matrix().
 void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
           const PackedWeight* packed = nullptr);
-
-// c = a · btᵀ, split as gemm() splits it: a language model's head reads its [vocab, d]
-// embedding table so, without a transposed copy.
-//   a [m, k]  bt [n, k]  →  c [m, n]      `packed`: bt packed once (prepare_weight(.., true))
-void gemm_transposed(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap bt, MatrixMap c,
-                     const PackedWeight* packed = nullptr);
 
 }  // namespace attnscope::kernels

@@ -29,12 +29,12 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
   Weights m;
   const std::string p = llama_prefix(w);
   const std::int64_t d = k.d_model, q = k.heads * k.head_dim, kv = k.kv_heads * k.head_dim;
-  m.embed = w.read(p + "embed_tokens.weight", {k.vocab, d});
+  m.embed = w.matrix(p + "embed_tokens.weight", k.vocab, d, /*transposed=*/true);
   m.dtype = w.dtype(p + "embed_tokens.weight");
   m.final_norm = norm_weight(k, w, p + "norm.weight", d);
   const std::string head = p == "language_model.model." ? "language_model.lm_head.weight" : "lm_head.weight";
   if (w.contains(head))  // present even when tied (Qwen3-0.6B): transformers v5 then uses it
-    m.lm_head = w.read(head, {k.vocab, d});
+    m.lm_head = w.matrix(head, k.vocab, d, /*transposed=*/true);
   else if (!k.tied)
     throw Error("loadModel: tensor \"lm_head.weight\" is missing, and config.json's tie_word_embeddings is false");
   for (std::int64_t l = 0; l < k.layers; ++l) {
@@ -48,10 +48,10 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
     } else {
       B.ffn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
     }
-    B.wq = w.read_linear(b + "self_attn.q_proj.weight", d, q);
-    B.wk = w.read_linear(b + "self_attn.k_proj.weight", d, kv);
-    B.wv = w.read_linear(b + "self_attn.v_proj.weight", d, kv);
-    B.wo = w.read_linear(b + "self_attn.o_proj.weight", q, d);
+    B.wq = w.linear(b + "self_attn.q_proj.weight", d, q);
+    B.wk = w.linear(b + "self_attn.k_proj.weight", d, kv);
+    B.wv = w.linear(b + "self_attn.v_proj.weight", d, kv);
+    B.wo = w.linear(b + "self_attn.o_proj.weight", q, d);
     if (k.qkv_bias) {
       B.bq = w.read(b + "self_attn.q_proj.bias", {q});
       B.bk = w.read(b + "self_attn.k_proj.bias", {kv});
@@ -62,9 +62,9 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
       B.q_norm = norm_weight(k, w, b + "self_attn.q_norm.weight", k.head_dim);
       B.k_norm = norm_weight(k, w, b + "self_attn.k_norm.weight", k.head_dim);
     }
-    B.w_gate = w.read_linear(b + "mlp.gate_proj.weight", d, k.ffn);
-    B.w_up = w.read_linear(b + "mlp.up_proj.weight", d, k.ffn);
-    B.w_down = w.read_linear(b + "mlp.down_proj.weight", k.ffn, d);
+    B.w_gate = w.linear(b + "mlp.gate_proj.weight", d, k.ffn);
+    B.w_up = w.linear(b + "mlp.up_proj.weight", d, k.ffn);
+    B.w_down = w.linear(b + "mlp.down_proj.weight", k.ffn, d);
     if (k.mlp_bias) {
       B.b_gate = w.read(b + "mlp.gate_proj.bias", {k.ffn});
       B.b_up = w.read(b + "mlp.up_proj.bias", {k.ffn});
@@ -73,6 +73,12 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
     m.blocks.push_back(std::move(B));
   }
   return m;
+}
+
+// A float32 matrix packed for the GEMM (GPT-2's q, k and v, cut from c_attn as float32).
+Weight packed(const Tensor& t) {
+  return std::make_shared<kernels::PackedWeight>(
+      kernels::MatrixSource{t.data.data(), kernels::Precision::f32, t.rows(), t.cols(), false});
 }
 
 // Columns [begin, begin + width) of a row-major [rows, cols] tensor (GPT-2's c_attn holds q, k, v side by side).
@@ -91,7 +97,7 @@ Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
   Weights m;
   const std::string p = w.contains("transformer.wte.weight") ? "transformer." : "";
   const std::int64_t d = k.d_model;
-  m.embed = w.read(p + "wte.weight", {k.vocab, d});
+  m.embed = w.matrix(p + "wte.weight", k.vocab, d, /*transposed=*/true);
   m.dtype = w.dtype(p + "wte.weight");
   m.position = w.read(p + "wpe.weight", {k.max_tokens, d});
   m.final_norm = w.read(p + "ln_f.weight", {d});
@@ -103,15 +109,15 @@ Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
     B.attn_norm_bias = w.read(b + "ln_1.bias", {d});
     // Conv1D stores [in, out]: already the x·W layout.
     const Tensor qkv = w.read(b + "attn.c_attn.weight", {d, 3 * d}), qkv_b = w.read(b + "attn.c_attn.bias", {3 * d});
-    B.wq = columns(qkv, 0, d), B.wk = columns(qkv, d, d), B.wv = columns(qkv, 2 * d, d);
+    B.wq = packed(columns(qkv, 0, d)), B.wk = packed(columns(qkv, d, d)), B.wv = packed(columns(qkv, 2 * d, d));
     B.bq = columns(qkv_b, 0, d), B.bk = columns(qkv_b, d, d), B.bv = columns(qkv_b, 2 * d, d);
-    B.wo = w.read(b + "attn.c_proj.weight", {d, d});
+    B.wo = w.matrix(b + "attn.c_proj.weight", d, d, /*transposed=*/false);
     B.bo = w.read(b + "attn.c_proj.bias", {d});
     B.ffn_norm = w.read(b + "ln_2.weight", {d});
     B.ffn_norm_bias = w.read(b + "ln_2.bias", {d});
-    B.w_up = w.read(b + "mlp.c_fc.weight", {d, k.ffn});
+    B.w_up = w.matrix(b + "mlp.c_fc.weight", d, k.ffn, /*transposed=*/false);
     B.b_up = w.read(b + "mlp.c_fc.bias", {k.ffn});
-    B.w_down = w.read(b + "mlp.c_proj.weight", {k.ffn, d});
+    B.w_down = w.matrix(b + "mlp.c_proj.weight", k.ffn, d, /*transposed=*/false);
     B.b_down = w.read(b + "mlp.c_proj.bias", {d});
     m.blocks.push_back(std::move(B));
   }

@@ -103,15 +103,22 @@ DecoderModel::DecoderModel(Config config, Weights weights, std::unique_ptr<Token
   info_.weights_dtype = w_.dtype;
   info_.window = config_.window;
   info_.eos = config_.eos;
-  // Packed for the GEMM once, on first use; the LM head reads the [vocab, d] table transposed.
-  for (Block& b : w_.blocks)
-    for (Tensor* t : {&b.wq, &b.wk, &b.wv, &b.wo, &b.w_gate, &b.w_up, &b.w_down}) kernels::prepare_weight(*t);
-  kernels::prepare_weight(w_.lm_head.empty() ? w_.embed : w_.lm_head, /*transposed=*/true);
 }
 
 MultiHeadParams DecoderModel::attention_weights(std::int64_t layer) const {
   const Block& b = w_.blocks.at(static_cast<std::size_t>(layer));
-  return {b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
+  // The packed matrices unpacked to float32 on first request; the views stay valid while the model lives.
+  auto& u = unpacked_[layer];
+  if (u.empty())
+    for (const Weight* w : {&b.wq, &b.wk, &b.wv, &b.wo}) u.push_back((*w)->unpack());
+  return {u[0].view(), u[1].view(), u[2].view(), u[3].view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
+}
+
+Matrix DecoderModel::linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const {
+  Matrix out(x.rows(), w->n());
+  kernels::gemm(rt.pool(), ConstMatrixMap(x.data(), x.rows(), x.cols()), ConstMatrixMap(w->matrix(), w->k(), w->n()),
+                b.empty() ? nullptr : b.data.data(), MatrixMap(out.data(), out.rows(), out.cols()), w.get());
+  return out;
 }
 
 void DecoderModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const {
@@ -126,10 +133,7 @@ void DecoderModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Ten
 }
 
 Matrix DecoderModel::logits(const Runtime& rt, const Matrix& normed) const {
-  const Tensor& head = w_.head();
-  Matrix out(normed.rows(), config_.vocab);
-  kernels::gemm_transposed(rt.pool(), ConstMatrixMap(normed.data(), normed.rows(), normed.cols()), head.head(0),
-                           MatrixMap(out.data(), out.rows(), out.cols()), head.packed.get());
+  Matrix out = linear(rt, normed, w_.head(), {});
   if (config_.final_softcap > 0.0f) out = (out.array() / config_.final_softcap).tanh() * config_.final_softcap;
   return out;
 }
@@ -141,7 +145,8 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
   cache.reserve(c, total);
   Matrix x(n, d);
   for (std::int64_t i = 0; i < n; ++i) {
-    x.row(i) = w_.embed.head(0).row(ids[i]) * c.embed_scale;
+    w_.embed->column(ids[i], x.row(i).data());  // token ids[i]'s embedding: a column of Eᵀ
+    x.row(i) *= c.embed_scale;
     if (c.learned_positions) x.row(i) += w_.position.head(0).row(p0 + i);
   }
   ThreadPool& pool = rt.pool();
@@ -152,10 +157,13 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
     const bool projections = e.run && e.options && e.options->return_projections;
     if (projections) e.run->inputs.push_back(layers::to_tensor(h));
     Tensor q({c.heads, n, hd}), k({c.kv_heads, n, hd}), v({c.kv_heads, n, hd});
-    const auto projection = [&](std::int64_t heads, const Tensor& w, const Tensor& bias, Tensor& out) {
-      return kernels::HeadProjection{heads,          ConstMatrixMap(h.data(), h.rows(), h.cols()),
-                                     w.head(0),      bias.empty() ? nullptr : bias.data.data(),
-                                     w.packed.get(), out.data.data()};
+    const auto projection = [&](std::int64_t heads, const Weight& w, const Tensor& bias, Tensor& out) {
+      return kernels::HeadProjection{heads,
+                                     ConstMatrixMap(h.data(), h.rows(), h.cols()),
+                                     ConstMatrixMap(w->matrix(), w->k(), w->n()),
+                                     bias.empty() ? nullptr : bias.data.data(),
+                                     w.get(),
+                                     out.data.data()};
     };
     kernels::project_heads(pool, {projection(c.heads, b.wq, b.bq, q), projection(c.kv_heads, b.wk, b.bk, k),
                                   projection(c.kv_heads, b.wv, b.bv, v)});
@@ -188,14 +196,14 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
                        TensorView(cache.v[l].data(), {c.kv_heads, cache.capacity, hd}), dims, rule, concat.data.data(),
                        kernels::OutputLayout::side_by_side(dims), weights);
     if (e.options) ablate_heads(*e.options, l, c.heads, concat);
-    Matrix a = rt.linear(concat.view(), b.wo.view(), b.bo.view());
+    Matrix a = linear(rt, concat.matrix(), b.wo, b.bo);
     if (c.sandwich) norm(rt, a, b.post_attn_norm, {});
     x += a;
     h = x;
     norm(rt, h, b.ffn_norm, b.ffn_norm_bias);
-    Matrix f = rt.linear(h, b.w_up.view(), b.b_up.view());
+    Matrix f = linear(rt, h, b.w_up, b.b_up);
     if (c.gated) {
-      Matrix gate = rt.linear(h, b.w_gate.view(), b.b_gate.view());
+      Matrix gate = linear(rt, h, b.w_gate, b.b_gate);
       rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
         activate(c.act, gate.middleRows(begin, end - begin));
         f.middleRows(begin, end - begin) =
@@ -205,7 +213,7 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
       rt.parallel_rows(
           n, [&](std::int64_t begin, std::int64_t end) { activate(c.act, f.middleRows(begin, end - begin)); });
     }
-    Matrix down = rt.linear(f, b.w_down.view(), b.b_down.view());
+    Matrix down = linear(rt, f, b.w_down, b.b_down);
     if (c.sandwich) norm(rt, down, b.post_ffn_norm, {});
     x += down;
     if (projections) {
@@ -233,51 +241,13 @@ void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t lay
   });
 }
 
-void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
-  const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = config_.vocab;
-  const double logit_bytes = 4.0 * double(n) * double(vocab);
-  check_budget("run", 4.0 * double(config_.layers * config_.heads) * double(n) * double(n) +
-                          (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0));
-  r.attentions = Tensor({config_.layers, config_.heads, n, n});
-  for (std::int64_t h = 0; h < config_.heads; ++h)
-    r.kv_head.push_back(static_cast<std::int32_t>(h / (config_.heads / config_.kv_heads)));
-  if (o.logit_lens) {
-    r.logit_lens.ids.resize(static_cast<std::size_t>(config_.layers * n));
-    r.logit_lens.probs.resize(r.logit_lens.ids.size());
-  }
-  Cache cache(config_);
-  Extras e;
-  const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));  // [n, n], or empty
-  if (!padding.empty()) e.mask = Mask::keep_mask(padding.data(), {n, n});
-  e.weights = r.attentions.data.data();
-  e.options = &o;
-  e.run = &r;
-  e.lens = o.logit_lens ? &r.logit_lens : nullptr;
-  const Matrix hidden = extend(rt, cache, r.ids.data(), n, e);
-  r.hidden = layers::to_tensor(hidden);
-  if (!o.top_k && !o.return_logits) return;
-  Matrix p = logits(rt, hidden);
-  if (o.return_logits) r.logits = layers::to_tensor(p);
-  if (!o.top_k) return;
-  const std::int64_t k = std::min(o.top_k, vocab);
-  r.predictions.k = k;
-  r.predictions.ids.resize(static_cast<std::size_t>(n * k));
-  r.predictions.probs.resize(r.predictions.ids.size());
-  rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      sampling::softmax(p.row(i).data(), vocab);
-      sampling::top_k(p.row(i).data(), vocab, k, &r.predictions.ids[i * k], &r.predictions.probs[i * k]);
-    }
-  });
-}
-
 std::unique_ptr<Model> make_decoder(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                    std::unique_ptr<Tokenizer> tokenizer) {
+                                    const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer) {
   const auto generation_file = files.find("generation_config.json");
   const Json generation =
       generation_file == files.end() ? Json() : Json::parse(generation_file->second, "generation_config.json");
   Config c = read_config(architecture, config, &generation);
-  Weights w = read_weights(c, WeightStore(files));
+  Weights w = read_weights(c, WeightStore(files, large));
   return std::make_unique<DecoderModel>(std::move(c), std::move(w), std::move(tokenizer));
 }
 

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "attnscope/model.hpp"
+#include "models/weights.hpp"
 
 namespace attnscope {
 
 class Json;
-class WeightStore;
 
 namespace decoder {
 
@@ -59,23 +59,24 @@ struct Config {
   std::vector<std::int32_t> eos;     // eos_token_id (generation_config.json's when given)
 };
 
-// The weights of one block, canonical whatever the checkpoint calls them; x·W layout
-// (wq [d, H·hd], wk, wv [d, KV·hd], wo [H·hd, d], w_gate, w_up [d, ffn], w_down [ffn, d]).
-// Norm weights already hold (1 + w) where the config says norm_plus_one. Empty when absent.
+// The weights of one block, canonical whatever the checkpoint calls them. Matrices are packed for
+// the GEMM in the file's precision, x·W layout (wq [d, H·hd], wk, wv [d, KV·hd], wo [H·hd, d],
+// w_gate, w_up [d, ffn], w_down [ffn, d]); norms and biases are float32. Norm weights already hold
+// (1 + w) where the config says norm_plus_one. Empty (null) when absent.
 struct Block {
   Tensor attn_norm, attn_norm_bias, post_attn_norm, ffn_norm, ffn_norm_bias, post_ffn_norm, q_norm, k_norm;
-  Tensor wq, wk, wv, wo, bq, bk, bv, bo;
-  Tensor w_gate, w_up, w_down, b_gate, b_up, b_down;
+  Weight wq, wk, wv, wo, w_gate, w_up, w_down;
+  Tensor bq, bk, bv, bo, b_gate, b_up, b_down;
 };
 
 struct Weights {
-  Tensor embed;     // [vocab, d]
+  Weight embed;     // Eᵀ [d, vocab]: token t's embedding is column t; the head when tied
   Tensor position;  // [max_tokens, d] (learned positions) or empty
   Tensor final_norm, final_norm_bias;
-  Tensor lm_head;  // [vocab, d], or empty when tied to embed
+  Weight lm_head;  // [d, vocab], or null when tied to embed
   std::vector<Block> blocks;
   std::string dtype;  // how the files store them: "f32", "f16", "bf16"
-  const Tensor& head() const { return lm_head.empty() ? embed : lm_head; }
+  const Weight& head() const { return lm_head ? lm_head : embed; }
 };
 
 // The architecture table: whether config.json's architectures[0] is a decoder AttnScope
@@ -87,7 +88,7 @@ Config read_config(const std::string& architecture, const Json& config, const Js
 Weights read_weights(const Config& config, const WeightStore& store);
 
 std::unique_ptr<Model> make_decoder(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                    std::unique_ptr<Tokenizer> tokenizer);
+                                    const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer);
 
 // The decoder behind a Model made by make_decoder, for tests; nullptr for other models.
 struct Parts {

@@ -1,6 +1,7 @@
 // The Model that runs a decoder::Config, and its KV cache.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -27,13 +28,26 @@ struct Extras {
   Mask mask;                            // [n, total]: keys hidden from every query (padding), beyond causality
 };
 
+// What a run leaves for the next one (decoder_run.cpp): its keys and values, the maps' rows, the
+// per-token outputs.
+struct Previous {
+  std::vector<std::int32_t> ids;
+  RunOptions options;
+  Cache cache;
+  std::vector<float> maps;  // [layers, heads] lower triangles of [n, n]: row i holds keys 0 .. i
+  Matrix hidden;            // [n, d]
+  Predictions predictions;  // [n, k]
+  LogitLens lens;           // [layers, n]
+  Matrix logits;            // [n, vocab] when asked for
+};
+
 class DecoderModel final : public Model {
  public:
   DecoderModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer);
 
   MultiHeadParams attention_weights(std::int64_t layer) const override;
-  std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
-                                       std::uint64_t seed) const override;
+  std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
+                                       bool maps) const override;
 
   const Config& config() const { return config_; }
   const Weights& weights() const { return w_; }
@@ -48,6 +62,8 @@ class DecoderModel final : public Model {
   void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const override;
 
  private:
+  // x·W (+ b), W packed in its file's precision.
+  Matrix linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const;
   // x = norm(x) with weight w (and bias b for LayerNorm), row by row across the threads.
   void norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const;
   // The logit lens of layer `layer`'s output x [n, d]: its most likely token and probability per row.
@@ -55,6 +71,8 @@ class DecoderModel final : public Model {
 
   Config config_;
   Weights w_;
+  mutable std::map<std::int64_t, std::vector<Tensor>> unpacked_;  // attention_weights(), per layer
+  mutable std::unique_ptr<Previous> previous_;                    // the last run, for the next to extend
 };
 
 }  // namespace attnscope::decoder

@@ -68,22 +68,37 @@ void head_norm(double* x, std::int64_t hd, const Tensor& w, double eps) {
 
 }  // namespace
 
+// A block's matrices as float32 [in, out], whatever precision the model packs them in.
+struct Matrices {
+  Tensor wq, wk, wv, wo, w_gate, w_up, w_down;
+  explicit Matrices(const Block& b)
+      : wq(b.wq->unpack()),
+        wk(b.wk->unpack()),
+        wv(b.wv->unpack()),
+        wo(b.wo->unpack()),
+        w_gate(b.w_gate ? b.w_gate->unpack() : Tensor()),
+        w_up(b.w_up->unpack()),
+        w_down(b.w_down->unpack()) {}
+};
+
 ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vector<std::int32_t>& ids) {
   const std::int64_t n = static_cast<std::int64_t>(ids.size()), d = c.d_model, hd = c.head_dim;
   const std::int64_t H = c.heads, KV = c.kv_heads;
   ReferenceRun r;
   r.attentions.assign(static_cast<std::size_t>(c.layers * H * n * n), 0.0);
+  const Tensor embed = w.embed->unpack();  // Eᵀ [d, vocab]
   std::vector<Vec> x(static_cast<std::size_t>(n), Vec(static_cast<std::size_t>(d)));
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < d; ++j)
-      x[i][j] = double(w.embed.data[ids[i] * d + j]) * c.embed_scale +
+      x[i][j] = double(embed.data[j * c.vocab + ids[i]]) * c.embed_scale +
                 (c.learned_positions ? w.position.data[i * d + j] : 0.0);
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w.blocks[static_cast<std::size_t>(l)];
+    const Matrices m(b);
     std::vector<Vec> q(static_cast<std::size_t>(n)), k(q.size()), v(q.size());
     for (std::int64_t i = 0; i < n; ++i) {
       const Vec h = normalize(c, x[i], b.attn_norm, b.attn_norm_bias);
-      q[i] = linear(h, b.wq, b.bq), k[i] = linear(h, b.wk, b.bk), v[i] = linear(h, b.wv, b.bv);
+      q[i] = linear(h, m.wq, b.bq), k[i] = linear(h, m.wk, b.bk), v[i] = linear(h, m.wv, b.bv);
       for (std::int64_t g = 0; g < H; ++g) {
         if (c.qk_norm) head_norm(&q[i][g * hd], hd, b.q_norm, c.eps);
         if (!c.learned_positions) rotate(&q[i][g * hd], hd, i, c.window[l] ? c.inv_freq_local : c.inv_freq_global);
@@ -116,27 +131,27 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
           for (std::int64_t t = 0; t < hd; ++t) concat[h * hd + t] += p * v[j][g * hd + t];
         }
       }
-      Vec a = linear(concat, b.wo, b.bo);
+      Vec a = linear(concat, m.wo, b.bo);
       if (c.sandwich) a = normalize(c, a, b.post_attn_norm, {});
       for (std::int64_t j = 0; j < d; ++j) x[i][j] += a[j];
     }
     for (std::int64_t i = 0; i < n; ++i) {
       const Vec h = normalize(c, x[i], b.ffn_norm, b.ffn_norm_bias);
-      Vec up = linear(h, b.w_up, b.b_up);
-      const Vec gate = c.gated ? linear(h, b.w_gate, b.b_gate) : Vec();
+      Vec up = linear(h, m.w_up, b.b_up);
+      const Vec gate = c.gated ? linear(h, m.w_gate, b.b_gate) : Vec();
       for (std::size_t j = 0; j < up.size(); ++j)
         up[j] = c.gated ? activation(c.act, gate[j]) * up[j] : activation(c.act, up[j]);
-      Vec f = linear(up, b.w_down, b.b_down);
+      Vec f = linear(up, m.w_down, b.b_down);
       if (c.sandwich) f = normalize(c, f, b.post_ffn_norm, {});
       for (std::int64_t j = 0; j < d; ++j) x[i][j] += f[j];
     }
   }
-  const Tensor& head = w.head();  // [vocab, d]
+  const Tensor head = w.head()->unpack();  // [d, vocab]
   for (std::int64_t i = 0; i < n; ++i) {
     const Vec h = normalize(c, x[i], w.final_norm, w.final_norm_bias);
     for (std::int64_t t = 0; t < c.vocab; ++t) {
       double logit = 0.0;
-      for (std::int64_t j = 0; j < d; ++j) logit += h[j] * head.data[t * d + j];
+      for (std::int64_t j = 0; j < d; ++j) logit += h[j] * head.data[j * c.vocab + t];
       if (c.final_softcap > 0) logit = c.final_softcap * std::tanh(logit / c.final_softcap);
       r.logits.push_back(logit);
     }

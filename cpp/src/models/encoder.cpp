@@ -268,8 +268,8 @@ std::unique_ptr<Model> load_distilbert(const Json& c, const WeightStore& w, std:
 }  // namespace
 
 std::unique_ptr<Model> make_encoder(const std::string& arch, const Json& config, const ModelFiles& files,
-                                    std::unique_ptr<Tokenizer> tokenizer) {
-  const WeightStore weights(files);
+                                    const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer) {
+  const WeightStore weights(files, large);
   std::unique_ptr<Model> model;
   if (arch == "BertModel" || arch.rfind("BertFor", 0) == 0) {
     model = load_bert(config, weights, std::move(tokenizer));

@@ -10,5 +10,5 @@ class Json;
 // BERT (BertModel, BertFor*) and DistilBERT (DistilBertModel, DistilBertFor*).
 bool is_encoder(const std::string& architecture);
 std::unique_ptr<Model> make_encoder(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                    std::unique_ptr<Tokenizer> tokenizer);
+                                    const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer);
 }  // namespace attnscope

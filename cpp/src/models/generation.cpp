@@ -14,8 +14,8 @@ namespace {
 class DecoderGeneration final : public Generation {
  public:
   DecoderGeneration(const DecoderModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
-                    std::uint64_t seed)
-      : m_(model), c_(model.config()), cache_(c_), rng_(seed) {
+                    std::uint64_t seed, bool maps)
+      : m_(model), c_(model.config()), cache_(c_), rng_(seed), maps_(maps) {
     if (prompt.empty()) throw Error("generate: the prompt has no tokens; give it some text");
     check_room("generate", static_cast<std::int64_t>(prompt.size()));
     for (std::size_t i = 0; i < prompt.size(); ++i) check_id(prompt[i], i);
@@ -45,6 +45,7 @@ class DecoderGeneration final : public Generation {
   const std::vector<std::int32_t>& ids() const override { return ids_; }
 
   Tensor last_rows() const override {
+    if (!maps_) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size());
     Tensor t({c_.layers, c_.heads, n});
     t.data = rows_.back();
@@ -52,6 +53,7 @@ class DecoderGeneration final : public Generation {
   }
 
   Tensor attentions() const override {
+    if (!maps_) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size()), maps = c_.layers * c_.heads;
     Tensor t({c_.layers, c_.heads, n, n});
     for (std::int64_t i = 0; i < n; ++i)
@@ -77,13 +79,13 @@ class DecoderGeneration final : public Generation {
   // Runs `ids` after those in the cache; keeps their rows of every map and the last logits.
   void run(const Runtime& rt, const std::vector<std::int32_t>& ids) {
     const std::int64_t n = static_cast<std::int64_t>(ids.size()), p0 = cache_.length, total = p0 + n;
-    const std::int64_t maps = c_.layers * c_.heads;
+    const std::int64_t maps = maps_ ? c_.layers * c_.heads : 0;
     check_budget("generate", 4.0 * double(maps) * double(n) * double(total));
     std::vector<float> weights(static_cast<std::size_t>(maps * n * total));  // [layers, heads, n, total]
     Extras e;
-    e.weights = weights.data();
+    e.weights = maps_ ? weights.data() : nullptr;
     const Matrix hidden = m_.extend(rt, cache_, ids.data(), n, e);
-    for (std::int64_t i = 0; i < n; ++i) {  // row p0 + i sees keys 0 .. p0 + i
+    for (std::int64_t i = 0; i < n && maps_; ++i) {  // row p0 + i sees keys 0 .. p0 + i
       std::vector<float> row(static_cast<std::size_t>(maps * (p0 + i + 1)));
       for (std::int64_t m = 0; m < maps; ++m)
         std::copy_n(weights.begin() + (m * n + i) * total, p0 + i + 1, row.begin() + m * (p0 + i + 1));
@@ -98,6 +100,7 @@ class DecoderGeneration final : public Generation {
   const Config& c_;
   Cache cache_;
   sampling::Rng rng_;
+  bool maps_;  // keep every token's rows of the maps
   std::vector<std::int32_t> ids_;
   std::vector<std::vector<float>> rows_;  // per token i: [layers, heads, i + 1]
   std::vector<float> logits_;             // after the last token [vocab]
@@ -106,8 +109,8 @@ class DecoderGeneration final : public Generation {
 }  // namespace
 
 std::unique_ptr<Generation> DecoderModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
-                                                   std::uint64_t seed) const {
-  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed);
+                                                   std::uint64_t seed, bool maps) const {
+  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps);
 }
 
 }  // namespace attnscope::decoder

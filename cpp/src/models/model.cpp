@@ -10,7 +10,7 @@
 
 namespace attnscope {
 
-std::unique_ptr<Model> Model::load(const ModelFiles& files) {
+std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& large) {
   const auto config_file = files.find("config.json");
   if (config_file == files.end()) throw Error("loadModel: config.json is missing from the model's files");
   const Json config = Json::parse(config_file->second, "config.json");
@@ -20,9 +20,9 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files) {
     throw Error("config.json: architectures must name the model's architecture, e.g. [\"BertModel\"]");
   const std::string& arch = archs->array()[0].string();
   std::unique_ptr<Model> model;
-  if (arch == "UniversalSentenceEncoderLite") model = make_use_lite(config, files);
-  if (is_encoder(arch)) model = make_encoder(arch, config, files, make_tokenizer(files));
-  if (decoder::is_decoder(arch)) model = decoder::make_decoder(arch, config, files, make_tokenizer(files));
+  if (arch == "UniversalSentenceEncoderLite") model = make_use_lite(config, files, large);
+  if (is_encoder(arch)) model = make_encoder(arch, config, files, large, make_tokenizer(files));
+  if (decoder::is_decoder(arch)) model = decoder::make_decoder(arch, config, files, large, make_tokenizer(files));
   if (model) {
     ModelInfo& info = model->info_;
     if (!info.kv_heads) info.kv_heads = info.heads;
@@ -106,7 +106,8 @@ ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOpti
   return r;
 }
 
-std::unique_ptr<Generation> Model::generate(const Runtime&, const std::vector<std::int32_t>&, std::uint64_t) const {
+std::unique_ptr<Generation> Model::generate(const Runtime&, const std::vector<std::int32_t>&, std::uint64_t,
+                                            bool) const {
   throw Error("generate: " + info_.name + " (" + info_.architecture +
               ") is not a language model; generate needs a decoder such as GPT-2, Llama, Qwen or Gemma");
 }

@@ -164,10 +164,10 @@ class UseLite final : public Model {
 
 }  // namespace
 
-std::unique_ptr<Model> make_use_lite(const Json& config, const ModelFiles& files) {
+std::unique_ptr<Model> make_use_lite(const Json& config, const ModelFiles& files, const LargeFiles& large) {
   auto tokenizer = make_tokenizer(files);  // its SentencePiece vocab.json: [[piece, score], ...]
   if (!tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
-  return std::make_unique<UseLite>(config, WeightStore(files), std::move(tokenizer));
+  return std::make_unique<UseLite>(config, WeightStore(files, large), std::move(tokenizer));
 }
 
 }  // namespace attnscope

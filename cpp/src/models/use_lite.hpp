@@ -6,5 +6,5 @@
 
 namespace attnscope {
 class Json;
-std::unique_ptr<Model> make_use_lite(const Json& config, const ModelFiles& files);
+std::unique_ptr<Model> make_use_lite(const Json& config, const ModelFiles& files, const LargeFiles& large);
 }  // namespace attnscope

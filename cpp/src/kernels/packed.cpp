@@ -1,0 +1,124 @@
+#include "kernels/packed.hpp"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+#include "attnscope/error.hpp"
+
+namespace attnscope::kernels {
+
+void widen(const void* v, Precision precision, std::int64_t count, float* out) {
+  if (precision == Precision::f32) {
+    std::memcpy(out, v, static_cast<std::size_t>(count) * 4);
+    return;
+  }
+  const auto* h = static_cast<const std::uint16_t*>(v);
+  std::int64_t i = 0;
+#ifdef __wasm_simd128__
+  // Eight at a time: zero-extend to 32 bits, then shift (bf16), or rebias (f16, as the scalar widen()).
+  for (; i + 8 <= count; i += 8) {
+    const v128_t x = wasm_v128_load(h + i);
+    v128_t lo = wasm_u32x4_extend_low_u16x8(x), hi = wasm_u32x4_extend_high_u16x8(x);
+    if (precision == Precision::bf16) {
+      lo = wasm_i32x4_shl(lo, 16), hi = wasm_i32x4_shl(hi, 16);
+    } else {
+      const v128_t magnitude = wasm_i32x4_splat(0x7fff), scale = wasm_f32x4_splat(0x1p112f);
+      const auto one = [&](v128_t w) {
+        const v128_t f = wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(w, magnitude), 13), scale);
+        return wasm_v128_or(f, wasm_i32x4_shl(wasm_v128_andnot(w, magnitude), 16));  // the sign bit
+      };
+      lo = one(lo), hi = one(hi);
+    }
+    wasm_v128_store(out + i, lo);
+    wasm_v128_store(out + i + 4, hi);
+  }
+#endif
+  for (; i < count; ++i) out[i] = widen(h[i], precision);
+}
+
+std::int64_t packed_size(std::int64_t k, std::int64_t n) {
+  return (n + kPanelColumns - 1) / kPanelColumns * k * kPanelColumns;
+}
+
+namespace {
+
+// Element (p, j) of B, as the source's raw bits, copied into a panel slot.
+template <typename T>
+void pack_panels(const T* src, std::int64_t k, std::int64_t n, bool transposed, T* panels) {
+  for (std::int64_t col = 0; col < n; col += kPanelColumns) {
+    T* panel = panels + col * k;
+    for (std::int64_t p = 0; p < k; ++p)
+      for (std::int64_t j = 0; j < kPanelColumns; ++j)
+        panel[p * kPanelColumns + j] = col + j < n ? (transposed ? src[(col + j) * k + p] : src[p * n + col + j]) : T{};
+  }
+}
+
+}  // namespace
+
+PackedWeight::PackedWeight(const float* b, std::int64_t k, std::int64_t n) : b_(b), k_(k), n_(n) {}
+
+PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_(s.precision) {
+  const std::int64_t count = packed_size(k_, n_);
+  panels_.resize(static_cast<std::size_t>(count * bytes_of(precision_)));
+  if (precision_ == Precision::f32)
+    pack_panels(static_cast<const float*>(s.data), k_, n_, s.transposed, reinterpret_cast<float*>(panels_.data()));
+  else
+    pack_panels(static_cast<const std::uint16_t*>(s.data), k_, n_, s.transposed,
+                reinterpret_cast<std::uint16_t*>(panels_.data()));
+  std::call_once(once_, [] {});  // packed already
+#ifndef __wasm_simd128__
+  matrix_ = unpack().data;  // Eigen multiplies a row-major float32 B
+#endif
+}
+
+const void* PackedWeight::panels() const {
+  std::call_once(once_, [this] {
+    panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
+    pack_panels(b_, k_, n_, false, reinterpret_cast<float*>(panels_.data()));
+  });
+  return panels_.data();
+}
+
+const void* PackedWeight::panels_from(std::int64_t col) const {
+  return static_cast<const std::uint8_t*>(panels()) + packed_size(k_, col) * bytes_of(precision_);
+}
+
+void PackedWeight::column(std::int64_t j, float* out) const {
+  if (b_) {
+    for (std::int64_t p = 0; p < k_; ++p) out[p] = b_[p * n_ + j];
+    return;
+  }
+  // Panel j / 8, slot j % 8 of each of its k rows.
+  const std::int64_t base = packed_size(k_, j / kPanelColumns * kPanelColumns) + j % kPanelColumns;
+  const std::int64_t size = bytes_of(precision_);
+  for (std::int64_t p = 0; p < k_; ++p) {
+    const std::uint8_t* at = panels_.data() + (base + p * kPanelColumns) * size;
+    if (precision_ == Precision::f32) {
+      std::memcpy(out + p, at, 4);
+    } else {
+      std::uint16_t h;
+      std::memcpy(&h, at, 2);
+      out[p] = widen(h, precision_);
+    }
+  }
+}
+
+Tensor PackedWeight::unpack() const {
+  Tensor t({k_, n_});
+  std::vector<float> col(static_cast<std::size_t>(k_));
+  for (std::int64_t j = 0; j < n_; ++j) {
+    column(j, col.data());
+    for (std::int64_t p = 0; p < k_; ++p) t.data[p * n_ + j] = col[p];
+  }
+  return t;
+}
+
+std::int64_t PackedWeight::bytes() const { return static_cast<std::int64_t>(panels_.size() + matrix_.size() * 4); }
+
+void prepare_weight(Tensor& w) {
+  if (w.empty() || w.rank() != 2) return;
+  w.packed = std::make_shared<PackedWeight>(w.data.data(), w.shape[0], w.shape[1]);
+}
+
+}  // namespace attnscope::kernels

@@ -1,0 +1,87 @@
+// A model's weight matrix as the GEMM reads it: packed once into panels of 8 columns (k × 8
+// values, contiguous, zero past the last column), in the precision its file holds. 16-bit
+// weights (BF16, F16) stay 16-bit in the heap and are widened to float32 a panel at a time,
+// inside the multiply (gemm.cpp), so a 0.5B-parameter model needs 1 GB, not 2.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "attnscope/tensor.hpp"
+
+namespace attnscope::kernels {
+
+inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
+
+enum class Precision : std::uint8_t { f32, bf16, f16 };
+inline std::int64_t bytes_of(Precision p) { return p == Precision::f32 ? 4 : 2; }
+
+// One 16-bit value as float32. Exact: bf16 is float32's top half; f16 is rebiased through a
+// float multiply, which also places f16's subnormals. Finite inputs only (weights are checked).
+inline float widen(std::uint16_t h, Precision p) {
+  std::uint32_t bits = p == Precision::bf16 ? std::uint32_t{h} << 16 : std::uint32_t{h & 0x7fffu} << 13;
+  float f;
+  static_assert(sizeof f == sizeof bits);
+  std::memcpy(&f, &bits, 4);
+  if (p == Precision::bf16) return f;
+  f *= 0x1p112f;  // 2^(127 − 15)
+  std::memcpy(&bits, &f, 4);
+  bits |= std::uint32_t{h & 0x8000u} << 16;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Values v[0 .. count) of `precision` (little-endian) as float32 into out.
+void widen(const void* v, Precision precision, std::int64_t count, float* out);
+
+// B [k, n] as a file holds it: row-major [k, n], or [n, k] read transposed (a Linear's [out, in]).
+struct MatrixSource {
+  const void* data;
+  Precision precision;
+  std::int64_t k, n;
+  bool transposed;
+};
+
+// Floats (or 16-bit values) in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.
+std::int64_t packed_size(std::int64_t k, std::int64_t n);
+
+class PackedWeight {
+ public:
+  // A float32 B [k, n] at b, which must stay there: packed on first use, thread-safe. The encoders'
+  // weights, read as float32 Tensors, and the layers JS keeps in the engine.
+  PackedWeight(const float* b, std::int64_t k, std::int64_t n);
+  // Packed now, keeping the source's precision (and natively also a row-major float32 copy of B
+  // for Eigen's GEMM, which does its own packing). The source may go away afterwards.
+  explicit PackedWeight(const MatrixSource& source);
+
+  std::int64_t k() const { return k_; }
+  std::int64_t n() const { return n_; }
+  Precision precision() const { return precision_; }
+  // The panels (packing them the first time, for the float32 constructor).
+  const void* panels() const;
+  // The panels of columns [col, …): col a multiple of 8.
+  const void* panels_from(std::int64_t col) const;
+  // B row-major float32 [k, n]: natively, where Eigen multiplies; null in wasm for packed sources.
+  const float* matrix() const { return b_ ? b_ : matrix_.empty() ? nullptr : matrix_.data(); }
+  // Column j of B [k] as float32: a tied language-model head's embedding row j.
+  void column(std::int64_t j, float* out) const;
+  // B [k, n] as float32.
+  Tensor unpack() const;
+  // Heap bytes held.
+  std::int64_t bytes() const;
+
+ private:
+  const float* b_ = nullptr;  // float32 source (first constructor)
+  std::int64_t k_, n_;
+  Precision precision_ = Precision::f32;
+  mutable std::once_flag once_;
+  mutable std::vector<std::uint8_t> panels_;
+  std::vector<float> matrix_;  // natively, for packed sources
+};
+
+// Marks a model's float32 weight matrix [k, n] for packing on first use (and as checked at load).
+void prepare_weight(Tensor& w);
+
+}  // namespace attnscope::kernels

@@ -1,0 +1,130 @@
+// DecoderModel::run: a run keeps its keys and values, rows of every map and per-token outputs, so
+// that the next run on text that extends it (a person typing at the end) computes only the new
+// tokens: its cost grows with the new tokens × n, not with n². Rows of a token depend only on the
+// tokens up to it, so the kept rows are exactly what a fresh run computes (tests hold them equal).
+#include <algorithm>
+
+#include "attnscope/error.hpp"
+#include "models/decoder_model.hpp"
+#include "models/layers.hpp"
+#include "models/sampling.hpp"
+
+namespace attnscope::decoder {
+
+namespace {
+
+// Floats of a map's rows 0 .. n kept as its lower triangle: row i holds keys 0 .. i.
+std::int64_t triangle(std::int64_t n) { return n * (n + 1) / 2; }
+
+bool same_outputs(const RunOptions& a, const RunOptions& b) {
+  return a.top_k == b.top_k && a.logit_lens == b.logit_lens && a.return_logits == b.return_logits;
+}
+
+}  // namespace
+
+void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
+  const Config& c = config_;
+  const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = c.vocab, maps = c.layers * c.heads;
+  const double logit_bytes = 4.0 * double(n) * double(vocab);
+  check_budget("run", 4.0 * double(maps) * double(n) * double(n) +
+                          (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0));
+  for (std::int64_t h = 0; h < c.heads; ++h) r.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
+
+  // Reuse needs the same keys and values (no padding, no ablation) and the same outputs kept.
+  const bool padded = std::find(o.attention_mask.begin(), o.attention_mask.end(), 0) != o.attention_mask.end();
+  const bool reusable = o.reuse_prefix && !padded && o.ablate_heads.empty() && !o.return_projections;
+  std::unique_ptr<Previous> previous = std::move(previous_);
+  std::int64_t p = 0;  // rows kept from the previous run
+  if (reusable && previous && same_outputs(previous->options, o)) {
+    const std::int64_t common = std::min<std::int64_t>(n, static_cast<std::int64_t>(previous->ids.size()));
+    while (p < common && previous->ids[p] == r.ids[p]) ++p;
+  }
+  if (p == 0) previous.reset();
+  const std::int64_t m = n - p;  // rows to compute
+  r.reused_tokens = p;
+
+  Cache cache = previous ? std::move(previous->cache) : Cache(c);
+  cache.length = std::min(cache.length, p);  // keys and values past the shared prefix are stale
+  r.attentions = Tensor({c.layers, c.heads, n, n});
+  std::vector<float> fresh;  // [layers, heads, m, n]: the new rows, when they do not fill r.attentions
+  if (p > 0) fresh.resize(static_cast<std::size_t>(maps * m * n));
+  LogitLens lens;
+  if (o.logit_lens) lens.ids.resize(static_cast<std::size_t>(c.layers * m)), lens.probs.resize(lens.ids.size());
+  Extras e;
+  const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));  // checks its length too
+  if (padded) e.mask = Mask::keep_mask(padding.data(), {n, n});  // [n, n]: padding runs fresh (p = 0)
+  e.weights = p > 0 ? fresh.data() : r.attentions.data.data();
+  e.options = &o;
+  e.run = &r;
+  e.lens = o.logit_lens ? &lens : nullptr;
+  const Matrix computed = m > 0 ? extend(rt, cache, r.ids.data() + p, m, e) : Matrix(0, c.d_model);
+
+  Matrix hidden(n, c.d_model);
+  if (p > 0) {
+    for (std::int64_t map = 0; map < maps; ++map)
+      for (std::int64_t i = 0; i < n; ++i) {
+        float* row = r.attentions.data.data() + (map * n + i) * n;
+        if (i < p)
+          std::copy_n(previous->maps.begin() + map * triangle(previous->ids.size()) + triangle(i), i + 1, row);
+        else
+          std::copy_n(fresh.begin() + (map * m + i - p) * n, n, row);
+      }
+    hidden.topRows(p) = previous->hidden.topRows(p);
+  }
+  hidden.bottomRows(m) = computed;
+  r.hidden = layers::to_tensor(hidden);
+  if (o.logit_lens) {
+    r.logit_lens.ids.resize(static_cast<std::size_t>(c.layers * n));
+    r.logit_lens.probs.resize(r.logit_lens.ids.size());
+    for (std::int64_t l = 0; l < c.layers; ++l)
+      for (std::int64_t i = 0; i < n; ++i) {
+        const bool kept = i < p;
+        const std::size_t from = kept ? l * previous->ids.size() + i : l * m + i - p;
+        r.logit_lens.ids[l * n + i] = (kept ? previous->lens : lens).ids[from];
+        r.logit_lens.probs[l * n + i] = (kept ? previous->lens : lens).probs[from];
+      }
+  }
+  Matrix logits_all;
+  if (o.top_k || o.return_logits) {
+    logits_all = Matrix(n, vocab);
+    if (p > 0 && o.return_logits) logits_all.topRows(p) = previous->logits.topRows(p);
+    if (m > 0) logits_all.bottomRows(m) = logits(rt, computed);
+  }
+  if (o.return_logits) r.logits = layers::to_tensor(logits_all);
+  if (o.top_k) {
+    const std::int64_t k = std::min(o.top_k, vocab);
+    r.predictions.k = k;
+    r.predictions.ids.resize(static_cast<std::size_t>(n * k));
+    r.predictions.probs.resize(r.predictions.ids.size());
+    if (p > 0) {
+      std::copy_n(previous->predictions.ids.begin(), p * k, r.predictions.ids.begin());
+      std::copy_n(previous->predictions.probs.begin(), p * k, r.predictions.probs.begin());
+    }
+    Matrix probs = logits_all.bottomRows(m);
+    rt.parallel_rows(m, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        sampling::softmax(probs.row(i).data(), vocab);
+        sampling::top_k(probs.row(i).data(), vocab, k, &r.predictions.ids[(p + i) * k],
+                        &r.predictions.probs[(p + i) * k]);
+      }
+    });
+  }
+  if (!reusable) return;
+  // Kept for the next run: the keys and values, the maps' lower triangles, the per-token outputs.
+  auto next = std::make_unique<Previous>(Previous{r.ids,
+                                                  o,
+                                                  std::move(cache),
+                                                  {},
+                                                  std::move(hidden),
+                                                  r.predictions,
+                                                  r.logit_lens,
+                                                  o.return_logits ? std::move(logits_all) : Matrix()});
+  next->maps.resize(static_cast<std::size_t>(maps * triangle(n)));
+  for (std::int64_t map = 0; map < maps; ++map)
+    for (std::int64_t i = 0; i < n; ++i)
+      std::copy_n(r.attentions.data.begin() + (map * n + i) * n, i + 1,
+                  next->maps.begin() + map * triangle(n) + triangle(i));
+  previous_ = std::move(next);
+}
+
+}  // namespace attnscope::decoder
