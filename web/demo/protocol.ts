@@ -114,9 +114,9 @@ export interface RunResult {
   special: boolean[];
   attentions: Float32Array; // [layers, heads, n, n]
   shape: Shape;
-  /** Whether the run hid later keys (decoders), and the factor its scores were scaled by. */
+  /** Whether the run hid later keys (decoders); the parameter-free form's s. */
   causal: boolean;
-  factor: number;
+  scale?: number;
   ms: number;
   truncated: boolean;
   totalTokens: number;
