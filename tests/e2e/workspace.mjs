@@ -177,6 +177,11 @@ export async function workspaceChecks(browser, site, shots) {
             timeout: 60_000,
           },
         );
+        // Timed alone: the open math pane's steps for this run have arrived and been drawn.
+        await page.waitForFunction(() => {
+          const s = window.__attnscope.state();
+          return s.main !== 'math' || s.math?.run === s.result.run;
+        });
         await page.waitForTimeout(300);
         const fit = Number(await page.getAttribute('#map', 'data-cell'));
         const map = await page.locator('#map').boundingBox();

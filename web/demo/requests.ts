@@ -33,8 +33,8 @@ export function connect(
         engine: { ...engine, isolated },
         model: { ...model, causal },
         loading: { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
-        across: null,
-        math: null,
+        // What was computed with the previous model is retired with it: the panes say so, and offer to run again.
+        ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null, errors: {} },
       });
       store.select({ causal });
       const hub = pending && !pending.ready && id === 0 ? hubOf(pending) : null;

@@ -124,11 +124,13 @@ export function colourBar(
   ctx.font = '10px system-ui, sans-serif';
   ctx.textBaseline = 'top';
   ctx.textAlign = 'center';
-  for (const t of ticks) {
+  ticks.forEach((t, k) => {
     const x = box.x + ((t - lo) / (hi - lo || 1)) * box.w;
     ctx.fillRect(x - 0.5, box.y + box.h, 1, 3);
+    // The end labels stay within the bar's width, clear of a neighbouring figure's.
+    ctx.textAlign = k === 0 ? 'left' : k === ticks.length - 1 ? 'right' : 'center';
     ctx.fillText(format(t), x, box.y + box.h + 4);
-  }
+  });
   if (title) {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';

@@ -40,6 +40,7 @@ export function compareView(page: Page): View {
       const c = s.compare;
       grid.hidden = !c?.change || !!s.errors.compare;
       if (!toolPane(c, s.errors.compare, { ...parts, room: [44, 200, 360] }) || !c) return;
+      map.height = Math.min(map.height, Math.round(map.width / 3 + 60)); // three squares across: no taller
       draw(map);
       const only = (tokens: string[], positions: number[]) =>
         positions.length ? positions.map((i) => `“${tokens[i]}”`).join(' ') : 'none';

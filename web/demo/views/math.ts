@@ -9,6 +9,9 @@ import type { Matrix } from '../protocol.js';
 import type { State } from '../state.js';
 import { $, changes, type Page, type View } from './view.js';
 
+/** The most rows (and columns) a step's picture shows. */
+const SHOWN = 512;
+
 interface Step {
   title: string;
   formula: string;
@@ -39,9 +42,17 @@ function figure({ title, formula, m }: Step): HTMLLIElement {
   li.append(h, f, canvas, caption);
   if (!m) return li;
   const { min, max } = range(m.data);
-  const normal = m.data.map((x) => (max > min ? (x - min) / (max - min) : 0.5));
-  Object.assign(canvas, { width: m.cols, height: m.rows });
-  canvas.getContext('2d')!.drawImage(cellImage(normal, m.cols, [0, m.rows], [0, m.cols]), 0, 0);
+  // A figure is a few hundred pixels wide: a long input's n × n steps are shown every k-th row and column.
+  const [down, across] = [Math.ceil(m.rows / SHOWN), Math.ceil(m.cols / SHOWN)];
+  const [rows, cols] = [Math.ceil(m.rows / down), Math.ceil(m.cols / across)];
+  const shown = new Float32Array(rows * cols);
+  for (let i = 0; i < rows; i++)
+    for (let j = 0; j < cols; j++) {
+      const x = m.data[i * down * m.cols + j * across];
+      shown[i * cols + j] = max > min ? (x - min) / (max - min) : Number.isFinite(x) ? 0.5 : x;
+    }
+  Object.assign(canvas, { width: cols, height: rows });
+  canvas.getContext('2d')!.drawImage(cellImage(shown, cols, [0, rows], [0, cols]), 0, 0);
   canvas.setAttribute('aria-label', `${title}, ${m.rows} by ${m.cols}`);
   caption.textContent = `[${m.rows} × ${m.cols}] · from ${min.toPrecision(3)} (dark) to ${max.toPrecision(3)} (bright)`;
   return li;
@@ -118,6 +129,10 @@ export function mathView(page: Page): View {
   const explain = note.textContent ?? '';
   const formulas = changes();
   const pictures = changes();
+  const scale = $<HTMLInputElement>('scale');
+  const causal = $<HTMLInputElement>('causal');
+  scale.addEventListener('change', () => page.store.select({ scale: scale.checked }));
+  causal.addEventListener('change', () => page.store.select({ causal: causal.checked }));
   return {
     id: 'math',
     pane: 'math',
@@ -126,6 +141,8 @@ export function mathView(page: Page): View {
       const m = s.math;
       $('math-layer').textContent = String(s.layer + 1);
       $('math-head').textContent = String(s.head + 1);
+      scale.checked = s.scale;
+      causal.checked = s.causal;
       const current = !!r && !!m && m.run === r.run && m.layer === s.layer && m.head === s.head;
       list.setAttribute('aria-busy', String(!current || m!.scale !== s.scale || m!.causal !== s.causal));
       const error = s.errors.math;
