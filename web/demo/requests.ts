@@ -48,7 +48,11 @@ export function connect(
       store.put({ loading: { state: 'loading', message, progress: total ? loaded / total : 0 } });
     },
     run(reply) {
+      const before = store.get().result?.tokens;
       store.put({ result: reply, runError: null, ...(reply.across && { across: reply.across }) });
+      // The token in focus was a position in the old tokens: new ones let it go.
+      const same = before?.length === reply.tokens.length && before.every((t, i) => t === reply.tokens[i]);
+      if (!same) store.select({ token: null });
       if (pending?.ready) {
         const { layer, head } = pending;
         pending = null;

@@ -98,9 +98,9 @@ function run(request: Request<'run'>): Reply<'run'> {
       q: [xs],
       k: [xs],
       v: [xs],
+      truncated: false,
+      totalTokens: n,
     };
-    kept.truncated = false;
-    kept.totalTokens = n;
   }
   const ms = performance.now() - start;
   const summaries = w.engine.headSummaries(kept);
@@ -135,6 +135,8 @@ function run(request: Request<'run'>): Reply<'run'> {
 function remember(id: number, kept: Kept): void {
   w.runs.set(id, { ...kept, attentions: new Float32Array(0) });
   for (const old of w.runs.keys()) if (w.runs.size > KEEP) w.runs.delete(old);
+  // Each run's heads' outputs, cached by the math view's requests, go with the run.
+  for (const key of w.layerCache.keys()) if (/^\d+:/.test(key) && !w.runs.has(parseInt(key))) w.layerCache.delete(key);
 }
 
 /**

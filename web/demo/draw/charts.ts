@@ -110,7 +110,7 @@ export function drawContrast(canvas: HTMLCanvasElement, k: Contrast, c: Colours)
     { title: `A (${k.tokensA.length} tokens)`, draw: (x) => paintMatrix(ctx, k.a, k.tokensA.length, x, top, size) },
     { title: `B (${k.tokensB.length} tokens)`, draw: (x) => paintMatrix(ctx, k.b, k.tokensB.length, x, top, size) },
     {
-      title: `A − B over ${k.pairs.length} aligned tokens`,
+      title: `A − B, ${k.pairs.length} aligned`,
       draw: (x) =>
         k.difference &&
         paintMatrix(

@@ -56,6 +56,8 @@ export function cellImage(
   rows: [number, number],
   cols: [number, number],
   colour: Colour = viridis,
+  /** Values are multiplied by this before colouring: 1 / max stretches a map of small weights. */
+  gain = 1,
 ): OffscreenCanvas {
   const [r0, r1] = rows;
   const [c0, c1] = cols;
@@ -67,7 +69,7 @@ export function cellImage(
   for (let i = r0; i < r1; i++) {
     const row = i * stride;
     const at = (i - r0) * w - c0;
-    for (let j = c0; j < c1; j++) out[at + j] = rgba(values[row + j]);
+    for (let j = c0; j < c1; j++) out[at + j] = rgba(values[row + j] * gain);
   }
   const tile = new OffscreenCanvas(w, h);
   tile.getContext('2d')!.putImageData(image, 0, 0);

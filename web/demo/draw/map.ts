@@ -13,6 +13,8 @@ export interface MapFrame {
   values: Float32Array; // [n, n]
   tokens: string[];
   colour?: Colour;
+  /** The weight the brightest colour stands for: 1, or the map's largest weight when stretched. */
+  top: number;
   hover: { i: number; j: number } | null;
   cursor: { i: number; j: number } | null;
   /** A token picked elsewhere (chips): its row is marked. */
@@ -27,19 +29,19 @@ export const labelRoom = (width: number) => Math.round(Math.min(110, Math.max(56
 export class Tiles {
   private values: Float32Array | null = null;
   private colour: Colour = viridis;
+  private top = 1;
   private readonly made = new Map<number, OffscreenCanvas>();
 
-  tile(values: Float32Array, n: number, colour: Colour, tr: number, tc: number): OffscreenCanvas {
-    if (values !== this.values || colour !== this.colour) {
+  tile(values: Float32Array, n: number, colour: Colour, top: number, [tr, tc]: number[]): OffscreenCanvas {
+    if (values !== this.values || colour !== this.colour || top !== this.top) {
       this.made.clear();
-      this.values = values;
-      this.colour = colour;
+      [this.values, this.colour, this.top] = [values, colour, top];
     }
     const key = tr * 65536 + tc;
     let tile = this.made.get(key);
     if (!tile) {
       const rows: [number, number] = [tr * TILE, Math.min(n, (tr + 1) * TILE)];
-      tile = cellImage(values, n, rows, [tc * TILE, Math.min(n, (tc + 1) * TILE)], colour);
+      tile = cellImage(values, n, rows, [tc * TILE, Math.min(n, (tc + 1) * TILE)], colour, 1 / top);
       this.made.set(key, tile);
     }
     return tile;
@@ -81,7 +83,7 @@ export function drawMap(
   if (tiles) {
     for (let tr = Math.floor(rows[0] / TILE); tr * TILE < rows[1]; tr++)
       for (let tc = Math.floor(cols[0] / TILE); tc * TILE < cols[1]; tc++) {
-        const tile = tiles.tile(f.values, n, colour, tr, tc);
+        const tile = tiles.tile(f.values, n, colour, f.top, [tr, tc]);
         // Edges on whole pixels: no seams between tiles.
         const x0 = Math.round(vp.x(tc * TILE)),
           y0 = Math.round(vp.y(tr * TILE));
@@ -92,7 +94,7 @@ export function drawMap(
   } else {
     rows = [Math.ceil(-vp.oy / vp.cell), Math.min(n, Math.floor((box.h - vp.oy) / vp.cell))];
     cols = [Math.ceil(-vp.ox / vp.cell), Math.min(n, Math.floor((box.w - vp.ox) / vp.cell))];
-    const image = cellImage(f.values, n, rows, cols, colour);
+    const image = cellImage(f.values, n, rows, cols, colour, 1 / f.top);
     ctx.drawImage(image, vp.x(cols[0]), vp.y(rows[0]), (cols[1] - cols[0]) * vp.cell, (rows[1] - rows[0]) * vp.cell);
   }
   marks(ctx, f, vp);
@@ -110,7 +112,9 @@ export function drawMap(
   ctx.textAlign = 'left';
   ctx.textBaseline = 'bottom';
   ctx.fillText('weight', bar.x, bar.y - 3);
-  colourBar(ctx, bar, { colour, lo: 0, hi: 1, ticks: [0, 0.5, 1] }, f.colours.fg);
+  const format = (t: number) => (f.top < 1 ? t.toPrecision(2) : String(t));
+  const ticks = f.top < 1 ? [0, f.top] : [0, 0.5, 1];
+  colourBar(ctx, bar, { colour, lo: 0, hi: f.top, ticks, format }, f.colours.fg);
   return (rows[1] - rows[0]) * (cols[1] - cols[0]);
 }
 

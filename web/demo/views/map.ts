@@ -22,6 +22,7 @@ export function mapView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('map');
   const empty = $('map-empty');
   const readout = $('cell');
+  const hint = readout.textContent ?? '';
   const layerSelect = $<HTMLSelectElement>('layer');
   const headSelect = $<HTMLSelectElement>('head');
   const vp = new Viewport();
@@ -31,6 +32,9 @@ export function mapView(page: Page): View {
   const frames: number[] = [];
   let frame: MapFrame | null = null;
   let hover: { i: number; j: number } | null = null;
+  /** Colours from 0 to the map's largest weight instead of to 1: long inputs spread thin. */
+  let stretch = false;
+  const stretchButton = $<HTMLButtonElement>('stretch');
   let cursor: { i: number; j: number } | null = null;
   let pending = 0;
 
@@ -135,6 +139,11 @@ export function mapView(page: Page): View {
     else vp.zoom(factor);
     redraw();
   }
+  stretchButton.addEventListener('click', () => {
+    stretch = !stretch;
+    stretchButton.setAttribute('aria-pressed', String(stretch));
+    view.render(page.store.get());
+  });
   for (const b of document.querySelectorAll<HTMLButtonElement>('button[data-zoom]'))
     b.addEventListener('click', () => zoomBy({ in: 2, out: 0.5, fit: 'fit' as const }[b.dataset.zoom as 'in']));
 
@@ -181,7 +190,7 @@ export function mapView(page: Page): View {
     draw();
   }).observe(canvas);
 
-  return {
+  const view: View & { frames: number[] } = {
     id: 'map',
     render(s) {
       const r = s.result;
@@ -203,15 +212,21 @@ export function mapView(page: Page): View {
       });
       empty.hidden = !!values;
       empty.textContent = what && 'empty' in what ? what.empty : '';
-      if (!dirty(values, r.tokens, s.token, page.colours().fg)) return;
+      if (!dirty(values, r.tokens, s.token, page.colours().fg, stretch)) return;
       if (!values) {
         frame = null;
         canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
         return;
       }
       const n = r.tokens.length;
-      if (frame?.tokens.length !== n) cursor = hover = null;
-      frame = { values, tokens: r.tokens, token: s.token, hover, cursor, colours: page.colours() };
+      if (frame?.tokens !== r.tokens) {
+        cursor = hover = null;
+        readout.textContent = hint;
+        delete readout.dataset.row;
+        delete readout.dataset.col;
+      }
+      const top = stretch ? values.reduce((m, x) => (x > m ? x : m), 0) || 1 : 1;
+      frame = { values, top, tokens: r.tokens, token: s.token, hover, cursor, colours: page.colours() };
       layout(n);
       draw();
     },
@@ -222,7 +237,8 @@ export function mapView(page: Page): View {
         frame && drawMap(c.getContext('2d')!, c.width, c.height, { ...frame, hover: null, cursor: null }, vp),
     },
     frames,
-  } as View & { frames: number[] };
+  };
+  return view;
 }
 
 const clamp = (x: number, n: number) => Math.max(0, Math.min(x, n - 1));
