@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { assert, check, chooseTinyBert, serve } from './harness.mjs';
+import { assert, check, chooseTinyBert, hover, open, serve } from './harness.mjs';
 
 const TEXT = 'The cat sat on the mat.';
 const close = (a, b, tol = 1e-5) => a.length === b.length && a.every((x, i) => Math.abs(x - b[i]) <= tol);
@@ -34,13 +34,13 @@ export async function analysisChecks(browser, site, engine, shots) {
   const [layers, heads, n] = run.shape;
   const server = await serve(true, site);
   const origin = `http://127.0.0.1:${server.address().port}/`;
-  const page = await browser.newPage({ viewport: { width: 900, height: 1400 }, acceptDownloads: true });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
   /** Switches the map's view and waits until the bars show `want` (or fails saying what they show). */
   const expectBars = async (view, residual, want) => {
-    await page.check(`input[name=view][value=${view}]`);
+    await page.check(`input[name=view][value=${view}]`); // opens the rollout & flow pane with its bars
     await page[residual ? 'check' : 'uncheck']('#residual');
     const json = JSON.stringify(Array.from(want));
     try {
@@ -77,11 +77,7 @@ export async function analysisChecks(browser, site, engine, shots) {
         (want) => document.getElementById('bars').dataset.values === want,
         JSON.stringify(Array.from(flow.subarray(2 * n, 3 * n))),
       );
-      await page.locator('#map').scrollIntoViewIfNeeded();
-      const box = await page.locator('#map').boundingBox();
-      const scale = box.width / 640,
-        size = (640 - 110) / n;
-      await page.mouse.move(box.x + (110 + 4.5 * size) * scale, box.y + (110 + 2.5 * size) * scale);
+      await hover(page, 2, 4);
       const shown = Number(await page.getAttribute('#cell', 'data-weight'));
       assert(Math.abs(shown - flow[2 * n + 4]) < 1e-6, `hovered flow ${shown} vs ${flow[2 * n + 4]}`);
       await page.check('#residual');
@@ -91,6 +87,7 @@ export async function analysisChecks(browser, site, engine, shots) {
     await check(
       'analysis: every head summarized; sorting by a measure orders the rows; a row opens its head',
       async () => {
+        await open(page, 'heads');
         const summaries = engine.headSummaries(run);
         const rows = await page.$$eval('#summaries tbody tr', (trs) =>
           trs.map((tr) => [...tr.cells].map((c) => c.textContent)),
@@ -131,6 +128,7 @@ export async function analysisChecks(browser, site, engine, shots) {
       'analysis: compare two sentences: aligned tokens, their difference, a message for the rest',
       async () => {
         const other = 'The dog sat on the mat.';
+        await open(page, 'compare');
         await page.fill('#compare-text', other);
         await page.click('#compare-run');
         await page.waitForFunction(() => document.getElementById('compare-note').textContent.includes('align'));
@@ -146,6 +144,7 @@ export async function analysisChecks(browser, site, engine, shots) {
     );
 
     await check('analysis: intervene: masking or replacing a token moves each head as the library says', async () => {
+      await open(page, 'intervene');
       await page.selectOption('#intervene-token', { value: '1' });
       await page.check('input[name=intervene-action][value=mask]');
       await page.click('#intervene-run');
@@ -166,6 +165,7 @@ export async function analysisChecks(browser, site, engine, shots) {
     await check(
       'analysis: ablating a head changes the last hidden state by the cosine the library computes',
       async () => {
+        await open(page, 'ablate');
         await page.click('#ablate-run'); // the selected head: layer 2, head 3
         await page.waitForFunction(() => document.getElementById('ablate-note').dataset.mean);
         const ablated = model.run(TEXT, { ablateHeads: [[1, 2]] });
@@ -179,7 +179,10 @@ export async function analysisChecks(browser, site, engine, shots) {
 
     await check('analysis: every view exports as PNG and SVG; token text is escaped in the SVG', async () => {
       const dir = join(shots, 'downloads');
+      // Each export sits in its view's pane: open the pane, then download.
+      const panes = { lines: 'lines', math: 'math', compare: 'compare', intervene: 'intervene', ablate: 'ablate' };
       for (const view of ['grid', 'map', 'lines', 'math', 'compare', 'intervene', 'ablate']) {
+        if (panes[view]) await open(page, panes[view]);
         const png = readFileSync(await downloaded(page, `button[data-export=${view}][data-format=png]`, dir));
         assert(png.subarray(1, 4).toString() === 'PNG' && png.length > 1000, `${view}.png`);
         const svg = readFileSync(await downloaded(page, `button[data-export=${view}][data-format=svg]`, dir), 'utf8');
@@ -261,6 +264,7 @@ export async function analysisChecks(browser, site, engine, shots) {
       );
       await page.fill('#text', 'the cat sat on the mat');
       await page.waitForFunction(() => document.getElementById('map').dataset.tokens?.startsWith('["[CLS]"'));
+      await open(page, 'compare');
       await page.fill('#compare-text', 'the cat sat on the mat');
       await page.selectOption('#compare-model', { value: 'default' });
       await page.click('#compare-run');

@@ -13,7 +13,8 @@ import { createServer as createViteServer } from 'vite';
 import { createEngine } from '../../dist/node.js';
 import { analysisChecks } from './analysis.mjs';
 import { downloadChecks } from './downloads.mjs';
-import { assert, check, chooseTinyBert, finish, launch, serve } from './harness.mjs';
+import { assert, check, chooseTinyBert, finish, hover, launch, open, serve } from './harness.mjs';
+import { workspaceChecks } from './workspace.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const site = join(root, 'web/demo/dist');
@@ -55,21 +56,13 @@ const engine = await createEngine({ threads: 1, build: 'relaxed-simd' });
 const model = await engine.loadModel('default');
 const SENTENCE = 'Attention is all you need.';
 const expected = model.run(SENTENCE);
+const library = expected; // by another name where a check has its own `expected`
 const [LAYERS, HEADS, N] = expected.shape;
-
-/** Moves the pointer to the centre of cell (i, j) of the large map. */
-async function hover(page, i, j, n) {
-  await page.locator('#map').scrollIntoViewIfNeeded();
-  const box = await page.locator('#map').boundingBox();
-  const scale = box.width / 640;
-  const size = (640 - 110) / n;
-  await page.mouse.move(box.x + (110 + (j + 0.5) * size) * scale, box.y + (110 + (i + 0.5) * size) * scale);
-}
 
 for (const { name, isolated, start } of targets) {
   const server = await start();
   const url = server.url;
-  const page = await browser.newPage({ viewport: { width: 900, height: 1400 } });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const consoleErrors = [];
   // Every CSP violation, and any script run by text the page renders, lands here.
   await page.addInitScript(() => {
@@ -155,7 +148,7 @@ for (const { name, isolated, start } of targets) {
     ]) {
       await page.selectOption('#layer', { value: String(l) });
       await page.selectOption('#head', { value: String(h) });
-      await hover(page, i, j, N);
+      await hover(page, i, j);
       const cell = page.locator('#cell');
       assert((await cell.getAttribute('data-row')) === String(i), `row for ${l},${h}`);
       assert((await cell.getAttribute('data-col')) === String(j), `col for ${l},${h}`);
@@ -173,11 +166,12 @@ for (const { name, isolated, start } of targets) {
   await check(`${name}: clicking a head in the grid opens it`, async () => {
     await page.locator('#grid').scrollIntoViewIfNeeded();
     const box = await page.locator('#grid').boundingBox();
-    const width = await page.$eval('#grid', (c) => c.width);
-    const scale = box.width / width;
-    // Layer 2, head 2: thumbnails are 96 px with 8 px gaps after a 40 px / 24 px margin.
+    const g = await page.$eval('#grid', (c) => ({ width: c.width, ...c.dataset }));
+    const scale = box.width / g.width;
+    // Layer 2, head 2: the grid says where its thumbnails are (first one's corner, and their step).
     void LAYERS;
-    await page.mouse.click(box.x + (40 + 104 + 48) * scale, box.y + (24 + 104 + 48) * scale);
+    const middle = +g.step + +g.thumb / 2;
+    await page.mouse.click(box.x + (+g.x0 + middle) * scale, box.y + (+g.y0 + middle) * scale);
     assert((await page.getAttribute('#map', 'data-layer')) === '1', 'layer not selected');
     assert((await page.getAttribute('#map', 'data-head')) === '1', 'head not selected');
     await page.screenshot({ path: join(shots, `demo-${name}.png`), fullPage: true });
@@ -186,12 +180,18 @@ for (const { name, isolated, start } of targets) {
   await check(
     `${name}: the math view's softmax(QKᵀ/√d_k) equals the engine's weights; the switches change it`,
     async () => {
+      await open(page, 'math');
       await page.selectOption('#layer', { value: '1' });
       await page.selectOption('#head', { value: '2' });
-      // The layer's weights arrive from the worker on first use: then all 14 steps show.
-      await page.waitForFunction(() => document.querySelectorAll('#steps > li').length === 14, null, {
-        timeout: 15_000,
-      });
+      // The head's steps arrive from the worker when the pane opens or the head changes: then all 14 show.
+      await page.waitForFunction(
+        () => {
+          const m = window.__attnscope.state().math;
+          return m?.layer === 1 && m?.head === 2 && document.querySelectorAll('#steps > li').length === 14;
+        },
+        null,
+        { timeout: 15_000 },
+      );
       const steps = await page.$$eval('#steps > li h3', (hs) => hs.map((h) => h.textContent));
       const expected = [
         'Input',
@@ -210,8 +210,22 @@ for (const { name, isolated, start } of targets) {
         'Output weights',
       ];
       assert(JSON.stringify(steps) === JSON.stringify(expected), steps);
-      const difference = Number(await page.getAttribute('#steps', 'data-max-difference'));
+      // Softmax, here in Node, of the scaled scores the math view shows must give the library's weights.
+      const shown = await page.evaluate(() => Array.from(window.__attnscope.state().math.scaled.data));
+      const weights = library.attentions.subarray((1 * HEADS + 2) * N * N, (1 * HEADS + 2 + 1) * N * N);
+      let difference = 0;
+      for (let i = 0; i < N; i++) {
+        const row = shown.slice(i * N, (i + 1) * N);
+        const top = Math.max(...row);
+        const sum = row.reduce((a, x) => a + Math.exp(x - top), 0);
+        row.forEach(
+          (x, j) => (difference = Math.max(difference, Math.abs(Math.exp(x - top) / sum - weights[i * N + j]))),
+        );
+      }
       assert(difference < 1e-5, `math view vs engine: ${difference}`);
+      // And the weights it shows are the engine's own map, not recomputed.
+      const own = await page.evaluate(() => window.__attnscope.state().math.weights === undefined);
+      assert(own, 'the math view recomputed the weights');
       // X [n, 512] · W_Q's head columns [512, 128] = Q [n, 128]; weights [n, n]; heads side by side [n, 512]; W_O.
       const shapes = await page.$$eval('#steps > li p', (ps) => ps.map((p) => p.textContent.split(' · ')[0]));
       const want = [`[${N} × 512]`, '[512 × 128]', '[512 × 128]', '[512 × 128]', `[${N} × 128]`];
@@ -226,6 +240,7 @@ for (const { name, isolated, start } of targets) {
   );
 
   await check(`${name}: the head view draws every head; clicking toggles one, double-clicking solos it`, async () => {
+    await open(page, 'lines');
     const toggles = page.locator('#head-toggles button');
     assert((await toggles.count()) === HEADS, 'head toggles');
     await toggles.nth(1).click();
@@ -309,6 +324,7 @@ for (const { name, isolated, start } of targets) {
   }
 
   await check(`${name}: the cost plot measures attention time against length`, async () => {
+    await open(page, 'cost');
     await page.click('#measure');
     await page.waitForFunction(() => document.getElementById('cost').dataset.points, null, { timeout: 60_000 });
     const points = JSON.parse(await page.getAttribute('#cost', 'data-points'));
@@ -361,7 +377,7 @@ for (const { name, isolated, start } of targets) {
     await page.waitForTimeout(100);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     await page.screenshot({ path: join(shots, `demo-${name}-phone.png`) });
-    await page.setViewportSize({ width: 900, height: 1400 });
+    await page.setViewportSize({ width: 1400, height: 900 });
     assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
   });
 
@@ -372,6 +388,7 @@ for (const { name, isolated, start } of targets) {
   await server.close();
 }
 await analysisChecks(browser, site, engine, shots);
+await workspaceChecks(browser, site, shots);
 engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.

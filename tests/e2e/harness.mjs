@@ -90,3 +90,14 @@ export function chooseTinyBert(page) {
     { name: 'vocab.txt', mimeType: 'text/plain', buffer: Buffer.from(TINY_BERT_VOCAB.join('\n')) },
   ]);
 }
+
+/** Moves the pointer to the centre of cell (i, j) of the large map, wherever its viewport puts it. */
+export async function hover(page, i, j) {
+  await page.locator('#map').scrollIntoViewIfNeeded();
+  const box = await page.locator('#map').boundingBox();
+  const at = await page.$eval('#map', (c) => ({ x0: +c.dataset.x0, y0: +c.dataset.y0, cell: +c.dataset.cell }));
+  await page.mouse.move(box.x + at.x0 + (j + 0.5) * at.cell, box.y + at.y0 + (i + 0.5) * at.cell);
+}
+
+/** Opens a pane of the workspace's docks by its tab. */
+export const open = (page, pane) => page.click(`#tab-${pane}`);

@@ -1,5 +1,6 @@
 // Downloads: PNG and SVG of a view, and the attention tensor as JSON or NumPy .npy.
-import { toSvg } from './svg.js';
+import { toSvg } from './draw/svg.js';
+import { nested, type Maps } from './maps.js';
 
 /** Saves bytes under a file name through a temporary link (nothing leaves the computer). */
 export function download(name: string, blob: Blob): void {
@@ -32,19 +33,8 @@ export function downloadSvg(
 }
 
 /** The attention tensor with its shape and token labels, nested [layer][head][query][key]. */
-export function attentionsJson(
-  meta: { model: string; text: string },
-  tokens: string[],
-  shape: readonly number[],
-  attentions: Float32Array,
-): string {
-  const [layers, heads, n] = shape;
-  const nested = Array.from({ length: layers }, (_, l) =>
-    Array.from({ length: heads }, (_, h) =>
-      Array.from({ length: n }, (_, i) =>
-        Array.from(attentions.subarray(((l * heads + h) * n + i) * n, ((l * heads + h) * n + i + 1) * n)),
-      ),
-    ),
-  );
-  return JSON.stringify({ ...meta, tokens, shape, dims: ['layer', 'head', 'query', 'key'], attentions: nested });
+export function attentionsJson(meta: { model: string; text: string }, run: Maps & { tokens: string[] }): string {
+  const { tokens, shape } = run;
+  const attentions = nested(run);
+  return JSON.stringify({ ...meta, tokens, shape, dims: ['layer', 'head', 'query', 'key'], attentions });
 }

@@ -1,7 +1,7 @@
-// The page's state in its URL (after '#', so it never reaches a server): the text,
-// the model, the layer and head, and the view. A link restores all of them.
-
-export type View = 'head' | 'rollout' | 'flow';
+// The page's state in its URL (after '#', so it never reaches a server): the text, the model, the
+// layer and head, what the map shows and which panes are open. A link restores all of them; the
+// page keeps its own URL up to date as the state changes (history.replaceState, no new entries).
+import type { MainPane, State, ToolPane, View } from './state.js';
 
 export interface Shared {
   text?: string;
@@ -11,9 +11,13 @@ export interface Shared {
   layer?: number;
   head?: number;
   view?: View;
+  main?: MainPane;
+  tools?: ToolPane;
 }
 
 const VIEWS: readonly View[] = ['head', 'rollout', 'flow'];
+const MAIN: readonly MainPane[] = ['lines', 'math'];
+const TOOLS: readonly ToolPane[] = ['heads', 'across', 'compare', 'intervene', 'ablate', 'cost'];
 
 /** What a URL's hash holds; anything malformed is ignored, never trusted. */
 export function readShared(hash: string): Shared {
@@ -22,24 +26,37 @@ export function readShared(hash: string): Shared {
     const v = Number(p.get(name));
     return Number.isInteger(v) && v >= 1 && v <= 4096 ? v - 1 : undefined;
   };
-  const view = p.get('view') as View | null;
+  const one = <T extends string>(name: string, allowed: readonly T[]) => {
+    const v = p.get(name) as T | null;
+    return v && allowed.includes(v) ? v : undefined;
+  };
   const text = p.get('text');
   return {
     text: text !== null ? text.slice(0, 20_000) : undefined,
     model: p.get('model') ?? undefined,
     layer: index('layer'),
     head: index('head'),
-    view: view && VIEWS.includes(view) ? view : undefined,
+    view: one('view', VIEWS),
+    main: one('main', MAIN),
+    tools: one('tools', TOOLS),
   };
 }
 
-export function writeShared(s: Required<Shared>): string {
+export function writeShared(
+  s: Pick<State, 'text' | 'layer' | 'head' | 'view' | 'main' | 'tools'>,
+  model: string,
+): string {
   const p = new URLSearchParams({
     text: s.text,
-    model: s.model,
+    model,
     layer: String(s.layer + 1),
     head: String(s.head + 1),
     view: s.view,
+    main: s.main,
+    tools: s.tools,
   });
   return `#${p.toString()}`;
 }
+
+/** The Hub model a link names, if it names one (not the default, not local files). */
+export const hubOf = (s: Shared) => (s.model && s.model !== 'default' && s.model !== 'files' ? s.model : null);

@@ -1,5 +1,6 @@
 // The head view: for one layer, a line from every token (left, the query) to
 // every token (right, the key) with opacity by weight, one colour per head.
+import { headMap, type Maps } from '../maps.js';
 
 // Colour-blind-safe categorical colours (Okabe–Ito, then Paul Tol's muted set), one per head.
 export const HEAD_COLOURS = [
@@ -22,7 +23,8 @@ export const HEAD_COLOURS = [
 ];
 
 const MARGIN = 16;
-const LABEL = 120;
+/** Room for the token labels on each side: less on narrow canvases. */
+const labelRoom = (width: number) => Math.min(120, Math.max(60, Math.round(width * 0.2)));
 
 export function rowHeight(n: number): number {
   return Math.max(6, Math.min(22, 640 / Math.max(n, 1)));
@@ -31,19 +33,19 @@ export function rowHeight(n: number): number {
 /** Draws layer `layer` of `attentions` [layers, heads, n, n]; `focus` limits lines to one query. */
 export function drawHeadView(
   canvas: HTMLCanvasElement,
-  attentions: Float32Array,
-  shape: [number, number, number, number],
+  maps: Maps,
   layer: number,
   tokens: string[],
   active: boolean[],
   focus: number | null,
   fg: string,
 ): void {
-  const [, heads, n] = shape;
+  const [, heads, n] = maps.shape;
   const row = rowHeight(n);
   canvas.height = Math.ceil(n * row + 2 * MARGIN);
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const LABEL = labelRoom(canvas.width);
   const left = LABEL,
     right = canvas.width - LABEL;
   const y = (i: number) => MARGIN + (i + 0.5) * row;
@@ -51,11 +53,11 @@ export function drawHeadView(
   for (let h = 0; h < heads; h++) {
     if (!active[h]) continue;
     ctx.strokeStyle = HEAD_COLOURS[h % HEAD_COLOURS.length];
-    const base = (layer * heads + h) * n * n;
+    const map = headMap(maps, layer, h);
     for (let i = 0; i < n; i++) {
       if (focus !== null && i !== focus) continue;
       for (let j = 0; j < n; j++) {
-        const w = attentions[base + i * n + j];
+        const w = map[i * n + j];
         if (w < 0.01) continue; // invisible anyway; keeps 512 tokens fast
         ctx.globalAlpha = Math.min(1, w);
         ctx.beginPath();

@@ -64,6 +64,13 @@ class SvgRecorder {
     this.transform = multiply(this.transform, [c, s, -s, c, 0, 0]);
   }
   clearRect(): void {}
+  // Exports draw only what is wholly in view, so clipping has nothing to do.
+  rect(): void {}
+  clip(): void {}
+  /** Widths for shortening labels: the font size times an average glyph's width. */
+  measureText(text: string): { width: number } {
+    return { width: text.length * Number(/(\d+(?:\.\d+)?)px/.exec(this.font)?.[1] ?? 10) * 0.55 };
+  }
   fillRect(x: number, y: number, w: number, h: number): void {
     this.parts.push(
       `<rect x="${num(x)}" y="${num(y)}" width="${num(w)}" height="${num(h)}" fill="${escape(this.fillStyle)}"${this.attrs()}/>`,

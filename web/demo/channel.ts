@@ -1,0 +1,47 @@
+// The page's one line to the worker. It owns the Worker and the request ids, and it applies the
+// one staleness rule, so no view has to: a reply counts only if it answers the newest request of
+// its kind, and a model load retires everything asked before it (runs, and every analysis of them).
+import type { Ask, Failure, Kind, Message, Progress, Reply, Request } from './protocol.js';
+
+export type Handlers = { [K in Kind]?: (reply: Reply<K>) => void } & {
+  progress?: (progress: Progress) => void;
+  error?: (failure: Failure) => void;
+  /** The worker itself failed (it did not load, or threw outside a request). */
+  crash?: (message: string) => void;
+};
+
+export class Channel {
+  private readonly worker: Worker;
+  private counter = 0;
+  /** Per kind, the id of the newest request: only its reply counts. The worker's own first load is id 0. */
+  private readonly newest: Partial<Record<Kind, number>> = { load: 0 };
+
+  constructor(private readonly handlers: Handlers) {
+    // Written out here, not passed in: bundlers find the worker's entry by this very expression.
+    this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
+    this.worker.onmessage = (event: MessageEvent<Message>) => this.receive(event.data);
+    this.worker.onerror = (event) => handlers.crash?.(event.message);
+  }
+
+  /** Posts a request (its typed arrays moved, not copied, when listed in `transfer`); returns its id. */
+  send<K extends Kind>(ask: Ask<K>, transfer: Transferable[] = []): number {
+    const id = ++this.counter;
+    this.newest[ask.kind] = id;
+    this.worker.postMessage({ ...ask, id } as Request, transfer);
+    return id;
+  }
+
+  /** Whether a reply to request `id` of this kind would still count. */
+  current(kind: Kind, id: number): boolean {
+    const load = this.newest.load ?? 0;
+    return id === this.newest[kind] && (kind === 'load' || id > load);
+  }
+
+  private receive(message: Message): void {
+    const kind = message.kind === 'progress' ? 'load' : message.kind === 'error' ? message.during : message.kind;
+    if (!this.current(kind, message.id)) return;
+    if (message.kind === 'progress') this.handlers.progress?.(message);
+    else if (message.kind === 'error') this.handlers.error?.(message);
+    else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
+  }
+}

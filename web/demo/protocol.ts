@@ -1,0 +1,143 @@
+// Everything the page and the worker say to each other: one request type per kind, and the reply
+// the worker sends for it (of the same kind), plus load progress and errors. Both sides import
+// this file and nothing else of each other.
+import type { EngineInfo, HeadSummary, ModelInfo, Tensor } from 'attnscope';
+
+export type Mode = 'model' | 'parameter-free';
+export type Across = 'rollout' | 'flow';
+export type Source =
+  { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
+/** [layers, heads, n, n] */
+export type Shape = [number, number, number, number];
+export interface Matrix {
+  data: Float32Array;
+  rows: number;
+  cols: number;
+}
+
+/** Rollout or flow for one output token. */
+export interface AcrossAsk {
+  view: Across;
+  residual: boolean;
+  token: number;
+}
+
+/**
+ * What each kind asks. `run` names the run (its request id) an analysis reads. The run's maps
+ * were handed to the page by transfer, so requests that read them carry them back (`attentions`):
+ * a copy per click, never per keystroke.
+ */
+interface Asks {
+  load: { source: Source };
+  /** `across`: rollout or flow to compute with the run, when the page shows one. */
+  run: { text: string; mode: Mode; across?: AcrossAsk };
+  across: AcrossAsk & { run: number; attentions: Float32Array };
+  /** One head's steps; `scale` and `causal` are the math view's switches. */
+  math: { run: number; layer: number; head: number; scale: boolean; causal: boolean };
+  compare: {
+    run: number;
+    attentions: Float32Array;
+    text: string;
+    model: 'same' | 'default';
+    layer: number;
+    head: number;
+  };
+  intervene: {
+    run: number;
+    attentions: Float32Array;
+    token: number;
+    action: 'mask' | 'replace';
+    replacement: string;
+    layer: number;
+    head: number;
+  };
+  ablate: { run: number; layer: number; head: number };
+  npy: { attentions: Float32Array; shape: Shape };
+  cost: Record<never, never>;
+}
+export type Kind = keyof Asks;
+export type Ask<K extends Kind = Kind> = { [P in K]: { kind: P } & Asks[P] }[K];
+export type Request<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Asks[P] }[K];
+
+/** Two runs' maps for one layer and head, aligned where their tokens are. */
+export interface Contrast {
+  tokensA: string[];
+  tokensB: string[];
+  a: Float32Array; // [n, n]
+  b: Float32Array; // [m, m]
+  pairs: Array<[number, number]>;
+  unaligned: { a: number[]; b: number[] };
+  difference?: Tensor; // [pairs, pairs]: a − b over aligned tokens
+  change?: Tensor; // [layers, heads]
+  message?: string;
+  layer: number;
+  head: number;
+}
+
+export interface AcrossResult extends AcrossAsk {
+  run: number;
+  matrix?: Float32Array; // [n, n], every token's row (flow: when affordable)
+  bar: Float32Array; // [n]: the chosen token's row
+  note: string;
+}
+
+/** One head's arithmetic, every matrix the engine's (or a plain rearrangement of its numbers). */
+export interface MathSteps {
+  run: number;
+  layer: number;
+  head: number;
+  scale: boolean;
+  causal: boolean;
+  /** The factor the scores are multiplied by: 1/√d_k, s in the parameter-free mode, or 1. */
+  factor: number;
+  x?: Matrix; // [n, d_in], the layer's input (model mode)
+  wq?: Matrix; // [d_in, d_k]: this head's columns of W_Q (likewise W_K, W_V)
+  wk?: Matrix;
+  wv?: Matrix;
+  q: Matrix; // [n, d_k]
+  k: Matrix;
+  v: Matrix; // [n, d_v]
+  scores: Matrix; // [n, n] = Q Kᵀ
+  scaled: Matrix;
+  masked: Matrix; // −∞ where the causal switch hides a key
+  /** [n, n] when the switches differ from the run's; otherwise the run's own map is the weights. */
+  weights?: Matrix;
+  output: Matrix; // [n, d_v] = weights · V
+  concat: Matrix; // [n, heads·d_v], every head's output as W_O receives them
+  wo?: Matrix; // [heads·d_v, d_model]
+}
+
+export interface RunResult {
+  run: number;
+  mode: Mode;
+  tokens: string[];
+  special: boolean[];
+  attentions: Float32Array; // [layers, heads, n, n]
+  shape: Shape;
+  /** Whether the run hid later keys (decoders); the parameter-free form's s. */
+  causal: boolean;
+  scale?: number;
+  ms: number;
+  truncated: boolean;
+  totalTokens: number;
+  summaries: HeadSummary[];
+  /** Rollout or flow, when the run asked for it: the same as an `across` reply. */
+  across?: { id: number; kind: 'across' } & AcrossResult;
+}
+
+interface Replies {
+  load: { engine: EngineInfo; model: ModelInfo; causal: boolean; isolated: boolean };
+  run: RunResult;
+  across: AcrossResult;
+  math: MathSteps;
+  compare: { modelB: string } & Contrast;
+  intervene: { description: string } & Contrast;
+  ablate: { layer: number; head: number; tokens: string[]; cosines: Float32Array; mean: number };
+  npy: { bytes: Uint8Array };
+  cost: { heads: number; dk: number; points: Array<{ n: number; ms: number }> };
+}
+export type Reply<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Replies[P] }[K];
+/** Sent while a load downloads, and when any request fails: each belongs to the request with its id. */
+export type Progress = { id: number; kind: 'progress'; file: string; loaded: number; total?: number };
+export type Failure = { id: number; kind: 'error'; message: string; during: Kind };
+export type Message = Reply | Progress | Failure;

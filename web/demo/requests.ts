@@ -1,0 +1,125 @@
+// What the page asks the worker, and what it does with the answers. Replies land in the state
+// (the channel has already dropped the stale ones); requests follow from the state: a run when
+// the text, the mode or the model changes, rollout/flow when the map or its pane needs one, and a
+// head's math when the math pane is open. A shared link's layer and head wait for its model's run.
+import { Channel } from './channel.js';
+import { download } from './export.js';
+import type { Ask, Kind } from './protocol.js';
+import { hubOf, type Shared } from './share.js';
+import type { Data, State, Store } from './state.js';
+import { load } from './views/source.js';
+import type { Page } from './views/view.js';
+
+type Panel = keyof Data['errors'];
+
+export function connect(
+  store: Store,
+  colours: Page['colours'],
+  restore: Shared | null,
+): { page: Page; restoring: () => boolean } {
+  /** A link's layer and head, applied to the first run of the model it names. */
+  let pending: (Shared & { ready: boolean }) | null = restore && { ...restore, ready: false };
+  const settle = (panel: Panel, patch: Partial<Data>) => {
+    const errors = { ...store.get().errors };
+    delete errors[panel];
+    store.put({ ...patch, errors });
+  };
+  const fail = (panel: Panel, message: string) => store.put({ errors: { ...store.get().errors, [panel]: message } });
+
+  const channel = new Channel({
+    load(reply) {
+      const { engine, model, causal, isolated, id } = reply;
+      store.put({
+        engine: { ...engine, isolated },
+        model: { ...model, causal },
+        loading: { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
+        // What was computed with the previous model is retired with it: the panes say so, and offer to run again.
+        ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null, errors: {} },
+      });
+      store.select({ causal });
+      const hub = pending && !pending.ready && id === 0 ? hubOf(pending) : null;
+      if (hub) queueMicrotask(() => load(page, { kind: 'hub', id: hub }));
+      else if (pending) pending.ready = true;
+      run();
+    },
+    progress({ file, loaded, total }) {
+      const mb = (x: number) => (x / 2 ** 20).toFixed(1);
+      const message = `${file}: ${mb(loaded)} MB${total ? ` of ${mb(total)} MB` : ''}`;
+      store.put({ loading: { state: 'loading', message, progress: total ? loaded / total : 0 } });
+    },
+    run(reply) {
+      const before = store.get().result?.tokens;
+      store.put({ result: reply, runError: null, ...(reply.across && { across: reply.across }) });
+      // The token in focus was a position in the old tokens: new ones let it go.
+      const same = before?.length === reply.tokens.length && before.every((t, i) => t === reply.tokens[i]);
+      if (!same) store.select({ token: null });
+      if (pending?.ready) {
+        const { layer, head } = pending;
+        pending = null;
+        store.select({ ...(layer !== undefined && { layer }), ...(head !== undefined && { head }) });
+      }
+    },
+    across: (reply) => settle('across', { across: reply }),
+    math: (reply) => settle('math', { math: reply }),
+    compare: (reply) => settle('compare', { compare: reply }),
+    intervene: (reply) => settle('intervene', { intervene: reply }),
+    ablate: (reply) => settle('ablate', { ablate: reply }),
+    cost: (reply) => settle('cost', { cost: reply }),
+    npy: ({ bytes }) =>
+      download('attentions.npy', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' })),
+    error({ during, message, id }) {
+      if (during === 'load') {
+        pending = null;
+        const still = id ? ' The previous model is still loaded.' : '';
+        store.put({ loading: { state: 'error', message: `Could not load the model: ${message}${still}` } });
+        run(); // what was typed while it loaded was asked of the old model, and retired with the load
+      } else if (during === 'run') store.put({ runError: message });
+      else if (during !== 'npy') fail(during, message);
+    },
+    crash: (message) => store.put({ runError: `the worker failed (${message})` }),
+  });
+
+  const page: Page = {
+    store,
+    ask: <K extends Kind>(ask: Ask<K>, transfer: Transferable[] = []) => channel.send(ask, transfer),
+    colours,
+  };
+
+  function run(): void {
+    const s = store.get();
+    const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
+    channel.send({ kind: 'run', text: s.text, mode: s.mode, across });
+  }
+
+  let askedAcross = '';
+  let askedMath = '';
+  store.subscribe((s: Readonly<State>, changed) => {
+    if (changed.has('text') || changed.has('mode')) return run();
+    const r = s.result;
+    if (!r) return;
+    if (s.view !== 'head') {
+      const a = s.across;
+      const key = JSON.stringify([r.run, s.view, s.residual, s.barToken]);
+      const current = a && a.run === r.run && a.view === s.view && a.residual === s.residual && a.token === s.barToken;
+      if (!current && key !== askedAcross) {
+        askedAcross = key;
+        const ask = { run: r.run, view: s.view, residual: s.residual, token: s.barToken };
+        const attentions = r.attentions.slice(); // the page keeps its maps; the worker gets a copy
+        channel.send({ kind: 'across', ...ask, attentions }, [attentions.buffer]);
+      }
+    }
+    if (s.main === 'math') {
+      const m = s.math;
+      const ask = { run: r.run, layer: s.layer, head: s.head, scale: s.scale, causal: s.causal };
+      const key = JSON.stringify(ask);
+      const current =
+        m && JSON.stringify([m.run, m.layer, m.head, m.scale, m.causal]) === JSON.stringify(Object.values(ask));
+      if (!current && key !== askedMath) {
+        askedMath = key;
+        channel.send({ kind: 'math', ...ask });
+      }
+    }
+  });
+  // While a link is restored, the URL keeps it: the page does not write over it.
+  return { page, restoring: () => pending !== null };
+}

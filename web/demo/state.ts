@@ -1,0 +1,135 @@
+// The page's one state: what the person chose (`select`) and what the worker answered (`put`).
+// Every change notifies the listeners with the names of the fields that changed; views read the
+// state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
+import type { EngineInfo, ModelInfo } from 'attnscope';
+
+import type { Mode, Reply, RunResult } from './protocol.js';
+
+export type View = 'head' | 'rollout' | 'flow';
+/** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
+export type MainPane = 'lines' | 'math';
+export type ToolPane = 'heads' | 'across' | 'compare' | 'intervene' | 'ablate' | 'cost';
+
+export interface Choice {
+  text: string;
+  mode: Mode;
+  /** From 0; the page shows them from 1. */
+  layer: number;
+  head: number;
+  /** The token in focus (chips, head view, map cursor row), or null. */
+  token: number | null;
+  view: View;
+  residual: boolean;
+  /** For the rollout/flow bars: which output token's row. */
+  barToken: number;
+  /** Which heads the head view draws. */
+  activeHeads: boolean[];
+  /** The math view's switches. */
+  scale: boolean;
+  causal: boolean;
+  main: MainPane;
+  tools: ToolPane;
+  /** 'default', a Hub id, or 'files' (cannot be shared). */
+  modelId: string;
+}
+
+export interface Loading {
+  state: 'loading' | 'ok' | 'error';
+  message: string;
+  /** 0…1 while a download says how far it is. */
+  progress?: number;
+}
+
+export interface Data {
+  engine: (EngineInfo & { isolated: boolean }) | null;
+  model: (ModelInfo & { causal: boolean }) | null;
+  loading: Loading;
+  result: RunResult | null;
+  /** The last run's error, cleared by the next result. */
+  runError: string | null;
+  across: Reply<'across'> | null;
+  math: Reply<'math'> | null;
+  compare: Reply<'compare'> | null;
+  intervene: Reply<'intervene'> | null;
+  ablate: Reply<'ablate'> | null;
+  cost: Reply<'cost'> | null;
+  /** A panel's last error, by the request kind that failed. */
+  errors: Partial<Record<'across' | 'math' | 'compare' | 'intervene' | 'ablate' | 'cost', string>>;
+}
+
+export type State = Choice & Data;
+export type Key = keyof State;
+type Listener = (state: Readonly<State>, changed: ReadonlySet<Key>) => void;
+
+export function initialState(): State {
+  return {
+    text: 'The cat sat on the mat because it was warm.',
+    mode: 'model',
+    layer: 0,
+    head: 0,
+    token: null,
+    view: 'head',
+    residual: true,
+    barToken: 0,
+    activeHeads: [],
+    scale: true,
+    causal: false,
+    main: 'lines',
+    tools: 'heads',
+    modelId: 'default',
+    engine: null,
+    model: null,
+    loading: { state: 'loading', message: 'Loading the engine and the model…' },
+    result: null,
+    runError: null,
+    across: null,
+    math: null,
+    compare: null,
+    intervene: null,
+    ablate: null,
+    cost: null,
+    errors: {},
+  };
+}
+
+export class Store {
+  private state: State = initialState();
+  private readonly listeners: Listener[] = [];
+
+  get(): Readonly<State> {
+    return this.state;
+  }
+
+  subscribe(listener: Listener): void {
+    this.listeners.push(listener);
+  }
+
+  /** A choice: layer and head (and tokens) are kept inside what the shown run has. */
+  select(choice: Partial<Choice>): void {
+    this.apply(choice);
+  }
+
+  /** What the worker answered. */
+  put(data: Partial<Data>): void {
+    this.apply(data);
+  }
+
+  private apply(patch: Partial<State>): void {
+    const next = { ...this.state, ...patch };
+    const shape = next.result?.shape;
+    if (shape) {
+      const [layers, heads, n] = shape;
+      next.layer = clamp(next.layer, layers - 1);
+      next.head = clamp(next.head, heads - 1);
+      next.barToken = clamp(next.barToken, n - 1);
+      if (next.token !== null) next.token = clamp(next.token, n - 1);
+      if (next.activeHeads.length !== heads) next.activeHeads = Array<boolean>(heads).fill(true);
+    }
+    const changed = new Set((Object.keys(next) as Key[]).filter((k) => next[k] !== this.state[k]));
+    if (!changed.size) return;
+    this.state = next;
+    for (const listener of this.listeners) listener(next, changed);
+  }
+}
+
+const clamp = (x: number, max: number) => Math.max(0, Math.min(x, max));

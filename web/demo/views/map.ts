@@ -1,0 +1,250 @@
+// The large map: the selected head's weights (or rollout/flow through all layers), with the exact
+// weight under the pointer. It zooms (wheel, + −, buttons) and pans (drag, shift + arrows) about a
+// viewport; the arrow keys move a cell cursor through it, which is also the token in focus.
+import { drawMap, labelRoom, Tiles, type MapFrame } from '../draw/map.js';
+import { Viewport } from '../draw/viewport.js';
+import { headMap } from '../maps.js';
+import type { State, View as Shows } from '../state.js';
+import { $, changes, type Page, type View } from './view.js';
+
+/** The matrix the map shows now, or why it shows none. */
+function shown(s: Readonly<State>): { values: Float32Array } | { empty: string } | null {
+  const r = s.result;
+  if (!r) return null;
+  if (s.view === 'head') return { values: headMap(r, s.layer, s.head) };
+  const a = s.across;
+  if (!a || a.run !== r.run || a.view !== s.view || a.residual !== s.residual)
+    return { empty: s.errors.across ?? `Computing ${s.view} through all ${r.shape[0]} layers…` };
+  return a.matrix ? { values: a.matrix } : { empty: a.note };
+}
+
+export function mapView(page: Page): View {
+  const canvas = $<HTMLCanvasElement>('map');
+  const empty = $('map-empty');
+  const readout = $('cell');
+  const hint = readout.textContent ?? '';
+  const layerSelect = $<HTMLSelectElement>('layer');
+  const headSelect = $<HTMLSelectElement>('head');
+  const vp = new Viewport();
+  const tiles = new Tiles();
+  const dirty = changes();
+  /** Draw times of the last frames, in ms: the test reports them. */
+  const frames: number[] = [];
+  let frame: MapFrame | null = null;
+  let hover: { i: number; j: number } | null = null;
+  /** Colours from 0 to the map's largest weight instead of to 1: long inputs spread thin. */
+  let stretch = false;
+  const stretchButton = $<HTMLButtonElement>('stretch');
+  let cursor: { i: number; j: number } | null = null;
+  let pending = 0;
+
+  const dpr = () => window.devicePixelRatio || 1;
+  const point = (e: MouseEvent) => {
+    const rect = canvas.getBoundingClientRect();
+    return { x: e.clientX - rect.left, y: e.clientY - rect.top };
+  };
+
+  /** Lays the viewport out in the canvas's box on the page. */
+  function layout(n: number): void {
+    const { clientWidth: w, clientHeight: h } = canvas;
+    if (!w || !h) return;
+    if (canvas.width !== Math.round(w * dpr()) || canvas.height !== Math.round(h * dpr())) {
+      canvas.width = Math.round(w * dpr());
+      canvas.height = Math.round(h * dpr());
+    }
+    const room = labelRoom(Math.min(w, h));
+    const side = Math.max(40, Math.min(w - room - 8, h - room - 8));
+    // Square cells; the map sits in the middle of the room it leaves across.
+    const x = room + Math.max(0, Math.floor((w - room - 8 - side) / 2));
+    vp.reset(n, { x, y: room, w: side, h: side });
+  }
+
+  function draw(): void {
+    pending = 0;
+    if (!frame) return;
+    const start = performance.now();
+    const ctx = canvas.getContext('2d')!;
+    ctx.setTransform(dpr(), 0, 0, dpr(), 0, 0);
+    const f = { ...frame, hover, cursor };
+    const cells = drawMap(ctx, canvas.width / dpr(), canvas.height / dpr(), f, vp, tiles);
+    frames.push(performance.now() - start);
+    if (frames.length > 600) frames.splice(0, frames.length - 600);
+    canvas.classList.toggle('zoomed', vp.zoomed);
+    Object.assign(canvas.dataset, {
+      x0: String(vp.x(0)),
+      y0: String(vp.y(0)),
+      cell: String(vp.cell),
+      drawnCells: String(cells),
+    });
+  }
+  const redraw = () => (pending ||= requestAnimationFrame(draw));
+
+  /** Names cell (i, j) in full, with its exact weight. */
+  function read(i: number, j: number): void {
+    if (!frame) return;
+    const w = frame.values[i * frame.tokens.length + j];
+    readout.textContent = `“${frame.tokens[i]}” → “${frame.tokens[j]}”: ${w.toFixed(6)}`;
+    Object.assign(readout.dataset, { row: String(i), col: String(j), weight: String(w) });
+  }
+
+  canvas.addEventListener('pointermove', (e) => {
+    if (!frame) return;
+    const p = point(e);
+    if (drag && e.buttons) {
+      vp.pan(p.x - drag.x, p.y - drag.y);
+      drag.moved ||= Math.abs(p.x - drag.x0) + Math.abs(p.y - drag.y0) > 3;
+      Object.assign(drag, p);
+      canvas.classList.toggle('dragging', drag.moved);
+      return redraw();
+    }
+    const at = vp.cellAt(p.x, p.y);
+    if (at) read(at.i, at.j);
+    if (at?.i !== hover?.i || at?.j !== hover?.j) {
+      hover = at;
+      redraw();
+    }
+  });
+  canvas.addEventListener('pointerleave', () => {
+    hover = null;
+    redraw();
+  });
+  let drag: { x: number; y: number; x0: number; y0: number; moved: boolean } | null = null;
+  canvas.addEventListener('pointerdown', (e) => {
+    if (e.button !== 0 || (e.pointerType === 'touch' && !vp.zoomed)) return;
+    const p = point(e);
+    drag = { ...p, x0: p.x, y0: p.y, moved: false };
+    canvas.setPointerCapture(e.pointerId);
+  });
+  const endDrag = () => {
+    drag = null;
+    canvas.classList.remove('dragging');
+  };
+  canvas.addEventListener('pointerup', endDrag);
+  canvas.addEventListener('pointercancel', endDrag);
+  canvas.addEventListener(
+    'wheel',
+    (e) => {
+      if (!frame) return;
+      e.preventDefault();
+      const p = point(e);
+      vp.zoom(Math.exp(-e.deltaY * (e.deltaMode ? 0.05 : 0.0015)), p.x - vp.box.x, p.y - vp.box.y);
+      redraw();
+    },
+    { passive: false },
+  );
+
+  function zoomBy(factor: number | 'fit'): void {
+    if (factor === 'fit') vp.fitAll();
+    else if (cursor) vp.zoom(factor, vp.x(cursor.j + 0.5) - vp.box.x, vp.y(cursor.i + 0.5) - vp.box.y);
+    else vp.zoom(factor);
+    redraw();
+  }
+  stretchButton.addEventListener('click', () => {
+    stretch = !stretch;
+    stretchButton.setAttribute('aria-pressed', String(stretch));
+    view.render(page.store.get());
+  });
+  for (const b of document.querySelectorAll<HTMLButtonElement>('button[data-zoom]'))
+    b.addEventListener('click', () => zoomBy({ in: 2, out: 0.5, fit: 'fit' as const }[b.dataset.zoom as 'in']));
+
+  const MOVES: Record<string, [number, number]> = {
+    ArrowLeft: [0, -1],
+    ArrowRight: [0, 1],
+    ArrowUp: [-1, 0],
+    ArrowDown: [1, 0],
+  };
+  canvas.addEventListener('keydown', (e) => {
+    if (!frame) return;
+    const zoom = { '+': 2, '=': 2, '-': 0.5, _: 0.5, '0': 'fit' as const }[e.key];
+    if (zoom) {
+      e.preventDefault();
+      return zoomBy(zoom);
+    }
+    const move = MOVES[e.key];
+    if (!move) return;
+    e.preventDefault();
+    if (e.shiftKey) {
+      vp.pan((-move[1] * vp.box.w) / 4, (-move[0] * vp.box.h) / 4);
+      return redraw();
+    }
+    const n = frame.tokens.length;
+    const from = cursor ?? { i: Number(readout.dataset.row ?? 0), j: Number(readout.dataset.col ?? 0) };
+    cursor = { i: clamp(from.i + move[0], n), j: clamp(from.j + move[1], n) };
+    vp.reveal(cursor.i, cursor.j);
+    read(cursor.i, cursor.j);
+    page.store.select({ token: cursor.i });
+    redraw();
+  });
+
+  layerSelect.addEventListener('change', () => page.store.select({ layer: Number(layerSelect.value) }));
+  headSelect.addEventListener('change', () => page.store.select({ head: Number(headSelect.value) }));
+  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=view]'))
+    radio.addEventListener('change', () => {
+      const view = radio.value as Shows;
+      page.store.select(view === 'head' ? { view } : { view, tools: 'across' });
+    });
+
+  new ResizeObserver(() => {
+    if (!frame) return;
+    layout(frame.tokens.length);
+    draw();
+  }).observe(canvas);
+
+  const view: View & { frames: number[] } = {
+    id: 'map',
+    render(s) {
+      const r = s.result;
+      if (!r) return;
+      const [layers, heads] = r.shape;
+      setOptions(layerSelect, layers, s.layer);
+      setOptions(headSelect, heads, s.head);
+      $('layer-label').textContent = String(s.layer + 1);
+      $('head-label').textContent = String(s.head + 1);
+      for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=view]'))
+        radio.checked = radio.value === s.view;
+      const what = shown(s);
+      const values = what && 'values' in what ? what.values : null;
+      Object.assign(canvas.dataset, {
+        tokens: JSON.stringify(r.tokens),
+        layer: String(s.layer),
+        head: String(s.head),
+        view: s.view,
+      });
+      empty.hidden = !!values;
+      empty.textContent = what && 'empty' in what ? what.empty : '';
+      if (!dirty(values, r.tokens, s.token, page.colours().fg, stretch)) return;
+      if (!values) {
+        frame = null;
+        canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
+        return;
+      }
+      const n = r.tokens.length;
+      if (frame?.tokens !== r.tokens) {
+        cursor = hover = null;
+        readout.textContent = hint;
+        delete readout.dataset.row;
+        delete readout.dataset.col;
+      }
+      const top = stretch ? values.reduce((m, x) => (x > m ? x : m), 0) || 1 : 1;
+      frame = { values, top, tokens: r.tokens, token: s.token, hover, cursor, colours: page.colours() };
+      layout(n);
+      draw();
+    },
+    export: {
+      canvas: () => canvas,
+      size: () => ({ width: canvas.width / dpr(), height: canvas.height / dpr() }),
+      draw: (c) =>
+        frame && drawMap(c.getContext('2d')!, c.width, c.height, { ...frame, hover: null, cursor: null }, vp),
+    },
+    frames,
+  };
+  return view;
+}
+
+const clamp = (x: number, n: number) => Math.max(0, Math.min(x, n - 1));
+
+function setOptions(select: HTMLSelectElement, count: number, value: number): void {
+  if (select.options.length !== count)
+    select.replaceChildren(...Array.from({ length: count }, (_, i) => new Option(String(i + 1), String(i))));
+  select.value = String(value);
+}

@@ -1,0 +1,63 @@
+// The tokens exactly as the model's tokenizer split the text, as chips. Click one, or focus the
+// list and use the arrow keys (Home, End; Escape lets go), to put it in focus: its row is marked
+// on the map and the head view draws only its lines. Token text is always text, never HTML.
+import { $, changes, type Page, type View } from './view.js';
+
+export function tokensView(page: Page): View {
+  const list = $<HTMLOListElement>('tokens');
+  const dirty = changes();
+  let marked: HTMLElement | null = null;
+
+  const pick = (token: number | null) => page.store.select({ token });
+  list.addEventListener('click', (e) => {
+    const li = (e.target as Element).closest('li');
+    if (!li) return;
+    const i = [...list.children].indexOf(li);
+    pick(page.store.get().token === i ? null : i);
+  });
+  list.addEventListener('keydown', (e) => {
+    const n = list.children.length;
+    const now = page.store.get().token;
+    const next: Record<string, number | null> = {
+      ArrowRight: Math.min((now ?? -1) + 1, n - 1),
+      ArrowDown: Math.min((now ?? -1) + 1, n - 1),
+      ArrowLeft: Math.max((now ?? n) - 1, 0),
+      ArrowUp: Math.max((now ?? n) - 1, 0),
+      Home: 0,
+      End: n - 1,
+      Escape: null,
+    };
+    if (!(e.key in next) || !n) return;
+    e.preventDefault();
+    pick(next[e.key]);
+  });
+
+  return {
+    id: 'tokens',
+    render(s) {
+      const r = s.result;
+      if (!r) return;
+      if (dirty(r.tokens)) {
+        list.replaceChildren(
+          ...r.tokens.map((t, i) => {
+            const li = document.createElement('li');
+            li.textContent = t;
+            li.id = `token-${i}`;
+            if (r.special[i]) li.className = 'special';
+            return li;
+          }),
+        );
+        marked = null;
+      }
+      const li = s.token === null ? null : (list.children[s.token] as HTMLElement | undefined);
+      if (li === marked) return;
+      marked?.removeAttribute('aria-current');
+      marked = li ?? null;
+      if (marked) {
+        marked.setAttribute('aria-current', 'true');
+        marked.scrollIntoView({ block: 'nearest' });
+        list.setAttribute('aria-activedescendant', marked.id);
+      } else list.removeAttribute('aria-activedescendant');
+    },
+  };
+}

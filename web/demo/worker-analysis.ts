@@ -1,0 +1,223 @@
+// The worker's analyses of a run the page shows: rollout and flow, one head's math, compare,
+// intervene and head ablation. Each reads the run the worker kept (tokens, ids, hidden state,
+// q, k, v) and, where it needs them, the maps the page sent back; every array it returns is new.
+import type { Comparison, Engine, Model, ModelRunResult, MultiHeadParams, Tensor } from 'attnscope';
+
+import { clampHead, headMap } from './maps.js';
+import type { Contrast, Matrix, Mode, Reply, Request, Shape } from './protocol.js';
+
+/** A run as the worker keeps it: the maps are the page's (empty here until sent back). */
+export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
+  mode: Mode;
+  tokens: string[];
+  special: boolean[];
+  attentions: Float32Array;
+  shape: Shape;
+  /** Whether it hid later keys; the parameter-free form's s (models scale each layer by its own 1/√d_k). */
+  causal: boolean;
+  scale?: number;
+}
+
+export interface Session {
+  engine: Engine;
+  model: Model | null;
+  defaultModel: Model | null;
+  runs: Map<number, Kept>;
+  /** Per layer of the loaded model: its attention weights, and per run its heads' outputs side by side. */
+  layerCache: Map<string, MultiHeadParams | Tensor>;
+  kept(run: number, what: string): Kept;
+}
+
+// Flow is one max-flow per (row, input token): every row when that stays quick, else the chosen token's.
+const FLOW_BUDGET = 2e7;
+
+/** Rollout or flow over a run's maps, as a token × token map and the chosen token's bar. */
+export function across(request: Request<'across'>, kept: Kept, s: Session): Reply<'across'> {
+  const run = { ...kept, attentions: request.attentions };
+  const [layers, , n] = run.shape;
+  const token = Math.min(request.token, n - 1);
+  const options = { residual: request.residual };
+  let matrix: Float32Array | undefined;
+  let note: string;
+  if (request.view === 'rollout') {
+    matrix = s.engine.rollout(run, options).data.slice((layers - 1) * n * n);
+    note = `Rollout over ${layers} layer${layers > 1 ? 's' : ''}: each row sums to 1 over the input tokens.`;
+  } else if (n * n * n * n * layers <= FLOW_BUDGET) {
+    matrix = s.engine.attentionFlow(run, options).data;
+    note = `Flow: the maximum flow from each token in the last layer to each input token (${n * n} max-flow problems).`;
+  } else {
+    note = `Flow for ${n} tokens × ${layers} layers is shown for the chosen token only (every row would take long).`;
+  }
+  const bar = matrix
+    ? matrix.slice(token * n, (token + 1) * n)
+    : s.engine.attentionFlow(run, { ...options, rows: [token] }).data;
+  const { id, run: runId, view, residual } = request;
+  return { id, kind: 'across', run: runId, view, residual, token, matrix, bar, note };
+}
+
+const matrix = (t: Tensor): Matrix => ({ data: t.data.slice(), rows: t.shape[0], cols: t.shape[1] });
+
+/** Head h of a [heads, n, d] tensor as a new n×d matrix. */
+function headOf(t: Tensor, h: number): Matrix {
+  const [, rows, cols] = t.shape;
+  return { data: t.data.slice(h * rows * cols, (h + 1) * rows * cols), rows, cols };
+}
+
+/** Columns [begin, begin + width) of a row-major [rows, cols] tensor. */
+function columns(t: Tensor, begin: number, width: number): Matrix {
+  const [rows, cols] = t.shape;
+  const data = new Float32Array(rows * width);
+  for (let i = 0; i < rows; i++) data.set(t.data.subarray(i * cols + begin, i * cols + begin + width), i * width);
+  return { data, rows, cols: width };
+}
+
+const tensor = (m: Matrix): Tensor => ({ data: m.data, shape: [m.rows, m.cols] });
+
+function transpose(m: Matrix): Tensor {
+  const data = new Float32Array(m.data.length);
+  for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.cols; j++) data[j * m.rows + i] = m.data[i * m.cols + j];
+  return { data, shape: [m.cols, m.rows] };
+}
+
+function cached<T extends MultiHeadParams | Tensor>(s: Session, key: string, make: () => T): T {
+  if (!s.layerCache.has(key)) s.layerCache.set(key, make());
+  return s.layerCache.get(key) as T;
+}
+
+/**
+ * One head's steps on the engine's own numbers: X and the head's columns of W_Q, W_K, W_V (model
+ * mode), the run's Q, K, V; Q·Kᵀ by the engine's matrix multiply, scaled and masked as the switches
+ * say; the weights (the run's own, unless the switches differ from it) and weights · V by the
+ * engine's attention; then every head's output side by side, as W_O receives them.
+ */
+export function math(request: Request<'math'>, kept: Kept, s: Session): Reply<'math'> {
+  const { id, run, layer, head, scale, causal } = request;
+  const [qs, ks, vs] = [kept.q![layer], kept.k![layer], kept.v![layer]];
+  const [heads, n] = qs.shape;
+  // Grouped-query attention: several query heads share one key/value head.
+  const kvHead = Math.floor((head * ks.shape[0]) / heads);
+  const [q, k, v] = [headOf(qs, head), headOf(ks, kvHead), headOf(vs, kvHead)];
+  // Layers may differ in d_k (the default model's first has 64, its second 128).
+  const own = kept.scale ?? 1 / Math.sqrt(qs.shape[2]);
+  const factor = scale ? own : 1;
+  const scores = s.engine.linear(tensor(q), transpose(k));
+  const scaled = scores.data.map((x) => x * factor);
+  const masked = scaled.map((x, at) => (causal && at % n > Math.floor(at / n) ? -Infinity : x));
+  const same = scale && causal === kept.causal; // then the run's own map is the weights
+  const options = { scale: factor, causal, returnWeights: !same };
+  const { output, weights } = s.engine.attention(tensor(q), tensor(k), tensor(v), options);
+  const outputs = cached(s, `${run}:${layer}`, () => {
+    const all = s.engine.attention(qs, ks, vs, { scale: own, causal: kept.causal, returnWeights: false });
+    return all.output; // [heads, n, d_v]
+  });
+  const dv = outputs.shape[2];
+  const concat = new Float32Array(n * heads * dv);
+  for (let h = 0; h < heads; h++)
+    for (let i = 0; i < n; i++)
+      concat.set(outputs.data.subarray((h * n + i) * dv, (h * n + i + 1) * dv), (i * heads + h) * dv);
+  const steps: Reply<'math'> = {
+    id,
+    kind: 'math',
+    run,
+    layer,
+    head,
+    scale,
+    causal,
+    factor,
+    q,
+    k,
+    v,
+    scores: { data: scores.data, rows: n, cols: n },
+    scaled: { data: scaled, rows: n, cols: n },
+    masked: { data: masked, rows: n, cols: n },
+    weights: weights && { data: weights.data, rows: n, cols: n },
+    output: { data: output.data, rows: n, cols: dv },
+    concat: { data: concat, rows: n, cols: heads * dv },
+  };
+  if (kept.mode === 'model' && s.model) {
+    const p = cached(s, `weights:${layer}`, () => s.model!.attentionWeights(layer));
+    const [dk, dkv] = [q.cols, k.cols];
+    Object.assign(steps, {
+      x: kept.inputs && matrix(kept.inputs[layer]),
+      wq: columns(p.wq, head * dk, dk),
+      wk: columns(p.wk, kvHead * dkv, dkv),
+      wv: columns(p.wv, kvHead * v.cols, v.cols),
+      wo: matrix(p.wo),
+    });
+  }
+  return steps;
+}
+
+function modelRun(kept: Kept, s: Session, attentions: Float32Array, what: string): ModelRunResult {
+  if (kept.mode !== 'model' || !s.model)
+    throw new Error(`${what} needs the model's heads: choose "The model's learned heads"`);
+  return { ...kept, attentions } as ModelRunResult;
+}
+
+/** The two runs' maps for one layer and head, and their comparison. */
+function contrast(a: ModelRunResult, b: ModelRunResult, c: Comparison, layer: number, head: number): Contrast {
+  const mapOf = (r: ModelRunResult) => headMap(r, ...clampHead(r.shape, layer, head)).slice();
+  const both = layer < Math.min(a.shape[0], b.shape[0]) && head < Math.min(a.shape[1], b.shape[1]);
+  return {
+    tokensA: a.tokens,
+    tokensB: b.tokens,
+    a: mapOf(a),
+    b: mapOf(b),
+    pairs: c.pairs,
+    unaligned: c.unaligned,
+    difference: c.pairs.length && both ? c.difference(layer, head) : undefined,
+    change: c.change,
+    message: c.message ?? (both ? undefined : `Layer ${layer + 1}, head ${head + 1} is not in both models.`),
+    layer,
+    head,
+  };
+}
+
+export async function compare(request: Request<'compare'>, kept: Kept, s: Session): Promise<Reply<'compare'>> {
+  const a = modelRun(kept, s, request.attentions, 'Compare');
+  s.defaultModel ??= await s.engine.loadModel('default');
+  const other = request.model === 'default' ? s.defaultModel : s.model!;
+  const b = other.run(request.text);
+  const c = s.engine.compare(a, b);
+  const { id, layer, head } = request;
+  return { id, kind: 'compare', modelB: other.info.name, ...contrast(a, b, c, layer, head) };
+}
+
+/** The ids a word adds, without the special tokens the tokenizer puts around any text. */
+function wordIds(m: Model, word: string): number[] {
+  const empty = m.tokenize('').tokens; // what the tokenizer adds around any text: [CLS] … [SEP], or nothing
+  const { ids, tokens } = m.tokenize(word);
+  const lead = empty.length && empty[0] === tokens[0] ? 1 : 0;
+  return Array.from(ids.subarray(lead, ids.length - (empty.length - lead)));
+}
+
+export function intervene(request: Request<'intervene'>, kept: Kept, s: Session): Reply<'intervene'> {
+  const a = modelRun(kept, s, request.attentions, 'Intervene');
+  const model = s.model!;
+  const n = a.tokens.length;
+  if (!(request.token >= 0 && request.token < n)) throw new Error(`Intervene: choose one of the ${n} tokens`);
+  let b: ModelRunResult;
+  let description: string;
+  if (request.action === 'mask') {
+    const mask = Array.from({ length: n }, (_, i) => (i === request.token ? 0 : 1));
+    b = model.run(a.ids, { attentionMask: mask });
+    description = `“${a.tokens[request.token]}” hidden from every head (attention mask 0)`;
+  } else {
+    const word = request.replacement.trim();
+    const ids = wordIds(model, word);
+    if (!ids.length) throw new Error('Intervene: type a word to put in its place');
+    b = model.run([...a.ids.subarray(0, request.token), ...ids, ...a.ids.subarray(request.token + 1)]);
+    description = `“${a.tokens[request.token]}” replaced by ${ids.length > 1 ? `${ids.length} tokens` : 'one token'} of “${word}”`;
+  }
+  const { id, layer, head } = request;
+  return { id, kind: 'intervene', description, ...contrast(a, b, s.engine.compare(a, b), layer, head) };
+}
+
+export function ablate(request: Request<'ablate'>, kept: Kept, s: Session): Reply<'ablate'> {
+  const a = modelRun(kept, s, kept.attentions, 'Head ablation');
+  const b = s.model!.run(a.ids, { ablateHeads: [[request.layer, request.head]] });
+  const cosines = s.engine.cosineSimilarity(a.hidden, b.hidden);
+  const mean = cosines.reduce((sum, x) => sum + x, 0) / cosines.length;
+  const { id, layer, head } = request;
+  return { id, kind: 'ablate', layer, head, tokens: a.tokens, cosines, mean };
+}
