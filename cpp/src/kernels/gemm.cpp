@@ -14,20 +14,6 @@ namespace {
 
 constexpr std::int64_t kRows = 4;  // rows of A per register block
 
-#ifdef __wasm_simd128__
-// acc + x·b, four lanes at a time.
-inline v128_t multiply_add(v128_t x, v128_t b, v128_t acc) {
-#ifdef __wasm_relaxed_simd__
-  // Relaxed SIMD's f32x4.relaxed_madd(x, b, acc) = x·b + acc, one fused instruction where the CPU has FMA. Clang 14
-  // emits its prototype opcode instead, which the build rewrites to the shipped one (cpp/tools/relaxed-simd.mjs):
-  // the arguments are in the shipped instruction's order.
-  return __builtin_wasm_fma_f32x4(x, b, acc);
-#else
-  return wasm_f32x4_add(acc, wasm_f32x4_mul(x, b));  // SIMD128 has no fused multiply-add
-#endif
-}
-#endif
-
 // pack[p * 8 + j] = op(B)[p, col + j], zero past the last column. [k, 8]
 void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
   const std::int64_t width = std::min(kPanelColumns, g.n - col);
