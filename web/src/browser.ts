@@ -64,7 +64,7 @@ const platform: Platform = {
     if (!urls)
       throw new Error(
         "loadModel: the default model is opt-in in browsers: add import 'attnscope/models/default' to your app " +
-          '(your bundler then emits its files, 27 MB)',
+          '(your bundler then emits its files, 28 MB)',
       );
     const entries = await Promise.all(Object.entries(urls).map(async ([n, u]) => [n, await download(n, u)]));
     return Object.fromEntries(entries);

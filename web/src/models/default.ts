@@ -1,7 +1,7 @@
 /**
  * `attnscope/models/default`: the opt-in for the embedded default model, Universal Sentence Encoder lite
  * (2 layers × 4 heads), in browsers. Import it once, anywhere in the app, and `engine.loadModel('default')`
- * works; bundlers then emit its files (27 MB: config, vocabulary and two weight shards of at most 20 MiB).
+ * works; bundlers then emit its files (28 MB: config, vocabulary and two weight shards of at most 20 MiB).
  * In Node, `loadModel('default')` reads the files from the package without it.
  *
  * ```ts
