@@ -73,6 +73,18 @@ describe('resources', () => {
     expect(engine.memory().handles).toBe(before.handles);
   }, 120_000);
 
+  it('1,000 one-shot multi-head calls at a transformer width leave the heap where the first ones left it', () => {
+    // The one-shot call copies its weights in, packs them and returns the weights: nothing of it may stay behind.
+    const x = randn([128, 256], 4);
+    const w = () => randn([256, 256], 5, 0.06);
+    const params = { wq: w(), wk: w(), wv: w(), wo: w() };
+    const call = (causal: boolean) => engine.multiHeadAttention(x, params, { heads: 4, causal });
+    for (let i = 0; i < 10; i++) call(i % 2 === 0);
+    const before = engine.memory();
+    for (let i = 0; i < 1000; i++) expect(call(i % 2 === 0).weights.shape).toEqual([4, 128, 128]);
+    expect(engine.memory()).toEqual(before);
+  }, 120_000);
+
   it('running out of heap mid-run is an error naming it; the model then runs as before', async () => {
     // A language model, then the heap filled with held linear layers until the next one is refused: a long run of
     // the model passes its budget check (from shapes alone), but its allocations find no room.
