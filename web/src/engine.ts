@@ -151,6 +151,8 @@ class WasmEngine implements Engine {
       threads: raw.threads(),
       build: this.build,
       maxCallBytes: b.maxCallBytes,
+      maxHeapBytes: b.maxHeapBytes,
+      runningRoomBytes: b.runningRoomBytes,
     };
   }
 
