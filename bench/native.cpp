@@ -126,7 +126,9 @@ int main(int argc, char** argv) {
           if (!default_model) {
             const std::string models = field("models").string();
             ModelFiles files;
-            for (const char* f : {"config.json", "model.safetensors", "vocab.json"}) files[f] = read_file(models + f);
+            for (const char* f : {"config.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors",
+                                  "model-00002-of-00002.safetensors", "vocab.json"})
+              files[f] = read_file(models + f);
             default_model = Model::load(files);
           }
           const std::string text = field("text").string();

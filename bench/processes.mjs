@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { median } from './stats.mjs';
-import { writeWorkloads } from './workloads.mjs';
+import { writeLlm, writeWorkloads } from './workloads.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}build/bench`;
@@ -35,6 +35,12 @@ export function prepare() {
     stdio: 'ignore',
   });
   writeWorkloads(dir);
+}
+
+/** Writes the language model's files (once: about 1.2 GB in build/bench/llm). */
+export function prepareLlm() {
+  console.log("Writing the language model rows' weights, GGUF and ONNX graph (once)…");
+  writeLlm(dir);
 }
 
 /** One engine process, spoken to one JSON line at a time. */

@@ -2,10 +2,11 @@
 // engine (AttnScope wasm, AttnScope native, ONNX Runtime Web, TensorFlow.js) reads
 // exactly the same weights and inputs.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { bertCheckpoint, safetensors, safetensorsViews } from '../tests/checkpoints.mjs';
+import { REAL_SHAPES, realShapeCheckpoint } from '../tests/llm/checkpoints.mjs';
 
 export const D = 768;
 export const HEADS = 12;
@@ -35,6 +36,52 @@ export function readSafetensors(path) {
 }
 
 const matrix = (rows, cols, seed) => ({ data: random(rows * cols, seed), shape: [rows, cols] });
+
+/** The language model of the LLM rows: SmolLM2-135M's shape, random BF16 weights (tests/llm/checkpoints.mjs). */
+export const LLM = 'SmolLM2-135M';
+export const LLM_SHAPE = REAL_SHAPES[LLM];
+export const LLM_PREFILL_N = [128, 512];
+export const LLM_DECODE_CONTEXT = [128, 1024];
+
+/** Token ids of the LLM rows: n ids spread over the vocabulary, the same in every engine. */
+export const llmIds = (n) => Array.from({ length: n }, (_, i) => 1000 + ((i * 7919) % 40000));
+
+/**
+ * What an LLM engine reports for the agreement check: the last 3 rows of the last layer's first head,
+ * and the 5 largest next-token probabilities after the last token.
+ */
+export function llmSample(lastLayerHead0, n, topProbs) {
+  return [...Array.from(lastLayerHead0.subarray((n - 3) * n, n * n)), ...Array.from(topProbs)];
+}
+
+/** The k largest of softmax(logits), largest first. */
+export function topProbabilities(logits, k) {
+  let max = -Infinity;
+  for (const x of logits) max = Math.max(max, x);
+  let sum = 0;
+  for (const x of logits) sum += Math.exp(x - max);
+  return [...logits]
+    .sort((a, b) => b - a)
+    .slice(0, k)
+    .map((x) => Math.exp(x - max) / sum);
+}
+
+/**
+ * The LLM's files in `dir`/llm: config.json and model.safetensors (BF16) for AttnScope, model.gguf (BF16)
+ * for llama.cpp, and llm.onnx (the same values in float32) for onnxruntime-web. 270 MB + 270 MB + 650 MB,
+ * written once: the weights come from a fixed seed.
+ */
+export function writeLlm(dir) {
+  const llm = join(dir, 'llm');
+  if (existsSync(join(llm, 'llm.onnx'))) return;
+  mkdirSync(llm, { recursive: true });
+  const checkpoint = realShapeCheckpoint(LLM);
+  for (const [name, bytes] of Object.entries(checkpoint.files)) writeFileSync(join(llm, name), bytes);
+  writeFileSync(join(llm, 'model.gguf'), checkpoint.gguf());
+  execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, '--llm', llm], {
+    stdio: 'inherit',
+  });
+}
 
 /** Writes every workload's files into `dir`, then the ONNX graphs of the same weights (python3-onnx). */
 export function writeWorkloads(dir) {
@@ -93,11 +140,18 @@ export function serveEngine(setup, handlers = {}) {
       job = await setup(request);
       return { ok: true };
     },
+    // A job returns what the agreement check compares, or { ms, sample } when it times a part of itself.
     async run() {
       const start = performance.now();
       const out = job();
-      last = out instanceof Promise ? await out : out;
-      return { ms: performance.now() - start };
+      const result = out instanceof Promise ? await out : out;
+      const ms = performance.now() - start;
+      if (result && !Array.isArray(result) && 'sample' in result) {
+        last = result.sample;
+        return { ms: result.ms };
+      }
+      last = result;
+      return { ms };
     },
     sample: () => ({ sample: last }),
   };

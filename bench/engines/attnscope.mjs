@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { createEngine } from '../../dist/node.js';
-import { D, HEADS, SENTENCE, bertIds, readSafetensors, sample, serveEngine } from '../workloads.mjs';
+import { D, HEADS, SENTENCE, bertIds, llmIds, llmSample, readSafetensors, sample, serveEngine } from '../workloads.mjs';
+import { memoryBandwidth } from '../bandwidth.mjs';
+import { median } from '../stats.mjs';
 
 const [threads, kind, dir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
 const engine = await createEngine({ threads, build: threads > 1 ? `${kind}-threads` : kind });
@@ -14,9 +16,12 @@ const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
 let bert = null;
 let layer = null;
+let llm = null;
+const loadLlm = async () =>
+  (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
 
 serveEngine(
-  async ({ work, n, rows, k, m }) => {
+  async ({ work, n, rows, k, m, context, tokens }) => {
     if (work === 'mha') {
       // Weights held in the engine, as the peers hold theirs (initializers, tensors).
       layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
@@ -42,11 +47,53 @@ serveEngine(
         const r = model.run(SENTENCE);
         return sample(r.attentions, r.shape[2], r.hidden.data, r.hidden.shape[1]);
       };
+    } else if (work === 'llm-prefill') {
+      // Every layer's maps and the top 5 next tokens after every position (the page's run); no prefix taken.
+      const model = await loadLlm();
+      const ids = llmIds(n);
+      return () => {
+        const r = model.run(ids, { topK: 5, reusePrefix: false });
+        const [layers, heads] = r.shape;
+        const head0 = r.attentions.subarray((layers - 1) * heads * n * n);
+        return llmSample(head0, n, r.predictions.probs.subarray((n - 1) * 5, n * 5));
+      };
+    } else if (work === 'llm-append') {
+      // Typing at the end: the run on n tokens, then (timed) the run on n + 1 that reuses its keys and values.
+      const model = await loadLlm();
+      const [before, after] = [llmIds(n), llmIds(n + 1)];
+      return () => {
+        model.run(before, { topK: 5 });
+        const start = performance.now();
+        const r = model.run(after, { topK: 5 });
+        if (r.reusedTokens !== n) throw new Error(`reused ${r.reusedTokens} tokens, not ${n}`);
+        const ms = performance.now() - start;
+        const [layers, heads] = r.shape;
+        const head0 = r.attentions.subarray((layers - 1) * heads * (n + 1) * (n + 1));
+        return { ms, sample: llmSample(head0, n + 1, r.predictions.probs.subarray(n * 5, (n + 1) * 5)) };
+      };
+    } else if (work === 'llm-decode') {
+      // Greedy tokens after `context` tokens with the KV cache, no maps kept: the median time per token.
+      const model = await loadLlm();
+      const ids = llmIds(context);
+      return async () => {
+        const stamps = [];
+        const r = await model.generate(ids, {
+          maxNewTokens: tokens + 1,
+          temperature: 0,
+          attentions: false,
+          stopAtEos: false,
+          onToken: () => stamps.push(performance.now()),
+        });
+        const steps = stamps.slice(1).map((t, i) => t - stamps[i]);
+        return { ms: median(steps), sample: Array.from(r.ids.slice(context)) };
+      };
     } else throw new Error(`unknown work ${work}`);
   },
   {
     heap: () => ({ bytes: engine.memory().heapBytes }),
     // The micro-kernel's GFLOPS on one thread now (about 0.3 s): the GEMM rows compare against it.
     peak: () => ({ gflops: engine.kernelPeak() }),
+    // This machine's memory bandwidth now (bench/bandwidth.mjs): bytes copied and bytes read per second.
+    bandwidth: () => memoryBandwidth(),
   },
 );

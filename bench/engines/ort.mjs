@@ -1,9 +1,19 @@
 // ONNX Runtime Web (WebAssembly backend, SIMD) as a benchmark engine, on the graphs
 // bench/peers/onnx_graphs.py built from the same weights: node bench/engines/ort.mjs <threads> <dir>
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-web';
 
-import { D, bertIds, readSafetensors, sample, serveEngine } from '../workloads.mjs';
+import {
+  D,
+  bertIds,
+  llmIds,
+  llmSample,
+  readSafetensors,
+  sample,
+  serveEngine,
+  topProbabilities,
+} from '../workloads.mjs';
 
 const [threads, dir] = [Number(process.argv[2]), process.argv[3]];
 ort.env.wasm.numThreads = threads;
@@ -35,5 +45,36 @@ serveEngine(async ({ work, n, rows, k, m }) => {
     const x = inputs[`a${rows}x${k}`];
     const feeds = { X: new ort.Tensor('float32', x.data, x.shape) };
     return async () => Array.from((await s.run(feeds)).Y.data.subarray(0, m));
+  } else if (work === 'llm-prefill') {
+    const s = await session('llm/llm');
+    const config = JSON.parse(readFileSync(join(dir, 'llm', 'config.json'), 'utf8'));
+    const [heads, vocab, layers] = [config.num_attention_heads, config.vocab_size, config.num_hidden_layers];
+    const feeds = llmFeeds(n, config.hidden_size / heads, config.rope_theta);
+    return async () => {
+      const r = await s.run(feeds);
+      const last = r.logits.data.subarray((n - 1) * vocab, n * vocab);
+      return llmSample(r[`P${layers - 1}`].data, n, topProbabilities(last, 5));
+    };
   } else throw new Error(`onnxruntime-web has no ${work} workload here`);
 });
+
+/** The graph's inputs for n tokens: ids, the rotary tables (rotate-half layout, as transformers builds them), the causal mask. */
+function llmFeeds(n, headDim, theta) {
+  const cos = new Float32Array(n * headDim),
+    sin = new Float32Array(n * headDim),
+    mask = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) {
+    for (let f = 0; f < headDim / 2; f++) {
+      const angle = i * theta ** ((-2 * f) / headDim);
+      cos[i * headDim + f] = cos[i * headDim + f + headDim / 2] = Math.cos(angle);
+      sin[i * headDim + f] = sin[i * headDim + f + headDim / 2] = Math.sin(angle);
+    }
+    for (let j = i + 1; j < n; j++) mask[i * n + j] = -Infinity;
+  }
+  return {
+    ids: new ort.Tensor('int64', BigInt64Array.from(llmIds(n), BigInt), [n]),
+    cos: new ort.Tensor('float32', cos, [n, headDim]),
+    sin: new ort.Tensor('float32', sin, [n, headDim]),
+    mask: new ort.Tensor('float32', mask, [n, n]),
+  };
+}

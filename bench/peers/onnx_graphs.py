@@ -7,7 +7,12 @@ folder; this script reads them and writes, beside them:
   bert.onnx         ids, positions [n] int64 -> hidden [n, 768], P0..P11 [12, n, n]
   gemm_<k>x<m>.onnx X [n, k] -> Y [n, m]
 
+and, from a Llama-family checkpoint (config.json, model.safetensors in BF16 or F32, the Hub's names):
+
+  llm.onnx          ids [n] int64, cos, sin [n, head_dim], mask [n, n] -> logits [n, vocab], P0.. [heads, n, n]
+
 Run with Debian's python3-onnx:  /usr/bin/python3 bench/peers/onnx_graphs.py <folder>
+                                 /usr/bin/python3 bench/peers/onnx_graphs.py --llm <checkpoint folder>
 """
 import json
 import struct
@@ -30,8 +35,12 @@ def read_safetensors(path):
         if name == "__metadata__":
             continue
         start, end = info["data_offsets"]
-        assert info["dtype"] == "F32", name
-        out[name] = np.frombuffer(data, np.float32, (end - start) // 4, 8 + length + start).reshape(info["shape"])
+        if info["dtype"] == "BF16":  # float32's top half
+            bits = np.frombuffer(data, np.uint16, (end - start) // 2, 8 + length + start).astype(np.uint32) << 16
+            out[name] = bits.view(np.float32).reshape(info["shape"])
+        else:
+            assert info["dtype"] == "F32", name
+            out[name] = np.frombuffer(data, np.float32, (end - start) // 4, 8 + length + start).reshape(info["shape"])
     return out
 
 
@@ -141,7 +150,61 @@ def bert(folder):
     g.save(folder / "bert.onnx", [ints("ids"), ints("positions")], [f32("hidden", ["n", 768])] + outputs)
 
 
+def llama(folder):
+    """A Llama-family decoder (RMSNorm, rotate-half RoPE from cos/sin inputs, grouped-query attention, SwiGLU),
+    every layer's attention weights and every position's logits returned, as AttnScope's run with topK gives."""
+    t = read_safetensors(folder / "model.safetensors")
+    c = json.loads((folder / "config.json").read_text())
+    d, heads, kv, layers = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"], c["num_hidden_layers"]
+    hd, rep, eps = d // heads, heads // kv, c["rms_norm_eps"]
+    g = Graph()
+    shape = lambda *dims: g.const(np.array(dims, np.int64), "shape")
+
+    def rms_norm(x, w):
+        mean = g.op("ReduceMean", [g.op("Mul", [x, x])], axes=[-1], keepdims=1)
+        inverse = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [mean, g.const(np.array(eps, np.float32))])])])
+        return g.op("Mul", [g.op("Mul", [x, inverse]), g.const(w, "norm")])
+
+    cos = g.op("Reshape", ["cos", shape(-1, 1, hd)])  # [n, 1, hd]: one table for every head
+    sin = g.op("Reshape", ["sin", shape(-1, 1, hd)])
+
+    def rotary(x, count):  # x [n, count * hd] -> [n, count, hd], rotated: x·cos + rotate_half(x)·sin
+        x = g.op("Reshape", [x, shape(-1, count, hd)])
+        first, second = g.op("Split", [x, g.const(np.array([hd // 2, hd // 2], np.int64))], axis=-1, outputs=[g.name("x1"), g.name("x2")])
+        half = g.op("Concat", [g.op("Neg", [second]), first], axis=-1)
+        return g.op("Add", [g.op("Mul", [x, cos]), g.op("Mul", [half, sin])])
+
+    embed = t["model.embed_tokens.weight"]
+    x = g.op("Gather", [g.const(embed, "embed"), "ids"], axis=0)
+    outputs = []
+    for l in range(layers):
+        p = f"model.layers.{l}."
+        w = lambda m: t[p + m + ".weight"].T  # PyTorch [out, in] -> x·W
+        h = rms_norm(x, t[p + "input_layernorm.weight"])
+        q = g.op("Transpose", [g.op("Reshape", [rotary(g.linear(h, w("self_attn.q_proj")), heads), shape(-1, kv, rep, hd)])], perm=[1, 2, 0, 3])  # [kv, rep, n, hd]
+        k = g.op("Transpose", [g.op("Reshape", [rotary(g.linear(h, w("self_attn.k_proj")), kv), shape(-1, kv, 1, hd)])], perm=[1, 2, 3, 0])  # [kv, 1, hd, n]
+        v = g.op("Transpose", [g.op("Reshape", [g.linear(h, w("self_attn.v_proj")), shape(-1, kv, 1, hd)])], perm=[1, 2, 0, 3])  # [kv, 1, n, hd]
+        scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [q, k]), g.const(np.array(1 / np.sqrt(hd), np.float32))]), "mask"])
+        weights = g.op("Softmax", [scores], axis=-1)  # [kv, rep, n, n]: query head kv·rep + r reads key/value head kv
+        g.op("Reshape", [weights, shape(heads, -1, 0)], outputs=[f"P{l}"], allowzero=0)
+        outputs.append(f32(f"P{l}", [heads, "n", "n"]))
+        o = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [weights, v])], perm=[2, 0, 1, 3]), shape(-1, d)])
+        x = g.op("Add", [x, g.linear(o, w("self_attn.o_proj"))])
+        h = rms_norm(x, t[p + "post_attention_layernorm.weight"])
+        gate = g.linear(h, w("mlp.gate_proj"))
+        silu = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
+        x = g.op("Add", [x, g.linear(g.op("Mul", [silu, g.linear(h, w("mlp.up_proj"))]), w("mlp.down_proj"))])
+    head = t["lm_head.weight"] if "lm_head.weight" in t else embed  # tied: the embedding
+    g.op("MatMul", [rms_norm(x, t["model.norm.weight"]), g.const(np.ascontiguousarray(head.T), "head")], outputs=["logits"])
+    table = lambda name: f32(name, ["n", hd])
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, ["n"])
+    g.save(folder / "llm.onnx", [ids, table("cos"), table("sin"), f32("mask", ["n", "n"])], [f32("logits", ["n", c["vocab_size"]])] + outputs)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--llm":
+        llama(Path(sys.argv[2]))
+        sys.exit(0)
     folder = Path(sys.argv[1])
     mha(folder)
     bert(folder)

@@ -50,7 +50,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionVsReference,
                                            Case{1, 5, 9, 3, 4, false, true, 2},     // causal, n_q < n_k
                                            Case{3, 33, 33, 8, 8, true, false, 2},   // blocks straddle 32 rows
                                            Case{4, 70, 70, 16, 16, true, true, 3},  // causal blocks, 3 threads
-                                           Case{2, 100, 40, 64, 32, true, false, 4}),
+                                           Case{2, 100, 40, 64, 32, true, false, 4},
+                                           Case{3, 1, 300, 64, 32, true, true, 2},   // a decoding step
+                                           Case{2, 4, 130, 10, 6, true, false, 1}),  // few rows, odd widths
                          [](const ::testing::TestParamInfo<Case>& info) {
                            const Case& c = info.param;  // e.g. h4_q70_k70_dk16_dv16_causal_t3
                            return "h" + std::to_string(c.heads) + (c.heads_axis ? "" : "noaxis") + "_q" +

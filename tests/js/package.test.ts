@@ -17,23 +17,27 @@ const run = (cmd: string, args: string[], cwd: string) =>
 it('npm pack → npm install in an empty folder → import and compute in Node', () => {
   const tarball = run('npm', ['pack', '--silent', '--pack-destination', work], root).trim().split('\n').pop()!;
   const listing = run('tar', ['-tzf', join(work, tarball)], work);
-  // Ships the four builds for both environments, and no sources or build leftovers.
+  // Ships the four builds for both environments (in browsers the relaxed ones share their twin's glue),
+  // the opt-in default model, and no sources or build leftovers.
+  const builds = ['mt', 'st', 'mt-relaxed', 'st-relaxed'];
   for (const f of [
     'dist/node.js',
     'dist/browser.js',
     'dist/index.d.ts',
+    'dist/models/default.js',
+    'dist/models/default.d.ts',
+    'dist/models/default/model.safetensors.index.json',
     'dist/wasm/node/package.json',
-    ...['web', 'node'].flatMap((env) =>
-      ['mt', 'st', 'mt-relaxed', 'st-relaxed'].flatMap((b) => [
-        `dist/wasm/${env}/attnscope-${b}.js`,
-        `dist/wasm/${env}/attnscope-${b}.wasm`,
-      ]),
-    ),
+    ...builds.flatMap((b) => [`dist/wasm/node/attnscope-${b}.js`, `dist/wasm/node/attnscope-${b}.wasm`]),
+    ...builds.map((b) => `dist/wasm/web/attnscope-${b}.wasm`),
+    'dist/wasm/web/attnscope-mt.js',
+    'dist/wasm/web/attnscope-st.js',
     'dist/wasm/node/attnscope-mt.worker.js',
     'dist/wasm/node/attnscope-mt-relaxed.worker.js',
   ])
     expect(listing).toContain(`package/${f}`);
   expect(listing).not.toMatch(/package\/(cpp|tests|build|web)\//);
+  expect(listing).not.toMatch(/package\/dist\/wasm\/web\/attnscope-(mt|st)-relaxed\.js|model\.safetensors\n/);
 
   const app = join(work, 'app');
   run('mkdir', ['-p', app], work);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type Model } from '../../dist/node.js';
 import { goldenModelFiles } from '../golden-models.mjs';
+import { decoderCheckpoint } from '../llm/checkpoints.mjs';
 import { randn } from './reference.js';
 
 const bertFiles = () => goldenModelFiles('bert');
@@ -70,6 +71,34 @@ describe('resources', () => {
     for (let i = 0; i < 3; i++) (await engine.loadModel('default')).dispose();
     expect(engine.memory().allocatedBytes).toBe(before.allocatedBytes);
     expect(engine.memory().handles).toBe(before.handles);
+  }, 120_000);
+
+  it('running out of heap mid-run is an error naming it; the model then runs as before', async () => {
+    // A language model, then the heap filled with held linear layers until the next one is refused: a long run of
+    // the model passes its budget check (from shapes alone), but its allocations find no room.
+    const fresh = await createEngine({ threads: 1 });
+    const lm = await fresh.loadModel({ files: decoderCheckpoint({ arch: 'llama', maxPositions: 2048 }).files });
+    const ids = Array.from({ length: 24 }, (_, i) => (i * 7) % 96);
+    const before = lm.run(ids, { topK: 3 });
+    const held = [];
+    const w = { data: new Float32Array(2 ** 24), shape: [4096, 4096] }; // 64 MiB each
+    for (let i = 0; i < 40; i++) {
+      try {
+        held.push(fresh.linearLayer(w));
+      } catch (err) {
+        expect(String(err)).toMatch(/memory|MiB/);
+        break;
+      }
+    }
+    expect(held.length).toBeGreaterThan(20); // the heap was filled, not refused at once
+    const long = Array.from({ length: 2048 }, (_, i) => (i * 13) % 96);
+    expect(() => lm.run(long, { topK: 3 })).toThrow(/^run: out of memory \(the wasm heap is limited to 2 GiB\)/);
+    for (const layer of held) layer.dispose();
+    const after = lm.run(ids, { topK: 3 });
+    expect(Array.from(after.attentions)).toEqual(Array.from(before.attentions));
+    expect(Array.from(after.predictions!.probs)).toEqual(Array.from(before.predictions!.probs));
+    expect(lm.run(long, { topK: 3 }).shape).toEqual([2, 4, 2048, 2048]); // with the room back, the long run runs
+    fresh.dispose();
   }, 120_000);
 
   it('hostile text is tokenized or refused clearly, and long input is truncated visibly', () => {

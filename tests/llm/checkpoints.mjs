@@ -49,6 +49,7 @@ export function normals(seed) {
  */
 
 /** @typedef {{ shape: number[], data: Float32Array }} HfTensor */
+/** @typedef {{ shape: number[], data: Float32Array | Uint16Array }} AnyTensor a float32 tensor, or BF16 bits */
 /** @typedef {Required<Pick<DecoderSpec, 'vocab' | 'd' | 'heads' | 'kvHeads' | 'ffn' | 'layers' | 'maxPositions' | 'tied' | 'theta' | 'seed' | 'headScale'>> & DecoderSpec} Resolved */
 /** @typedef {{ rope_type?: string, type?: string, factor: number, low_freq_factor?: number, high_freq_factor?: number, original_max_position_embeddings: number }} RopeScaling */
 
@@ -290,12 +291,13 @@ export function byteLevelTokenizer() {
 
 /**
  * Llama's q/k rows from rotate-half order to llama.cpp's interleaved pairs (the converter's permute).
- * @param {HfTensor} t @param {number} heads
+ * @template {Float32Array | Uint16Array} D
+ * @param {{ shape: number[], data: D }} t @param {number} heads @returns {D}
  */
 function permute({ shape, data }, heads) {
   const [rows, cols] = shape.length === 2 ? shape : [shape[0], 1];
   const per = rows / heads;
-  const out = new Float32Array(data.length);
+  const out = new /** @type {any} */ (data.constructor)(data.length);
   for (let h = 0; h < heads; h++)
     for (let i = 0; i < per / 2; i++)
       for (let j = 0; j < 2; j++) {
@@ -333,7 +335,7 @@ function llama3Factors(s, headDim) {
 
 /**
  * The GGUF twin, as llama.cpp's converter would write it.
- * @param {Resolved} s @param {number} headDim @param {Record<string, HfTensor>} hf
+ * @param {Resolved} s @param {number} headDim @param {Record<string, AnyTensor>} hf (BF16 matrices stay BF16)
  */
 function ggufTwin(s, headDim, hf) {
   const arch = ARCHITECTURES[s.arch].gguf;
@@ -372,12 +374,12 @@ function ggufTwin(s, headDim, hf) {
       Array.from({ length: s.layers }, (_, i) => ((i + 1) % 6 ? 'sliding_attention' : 'full_attention'));
     keys.push([A('attention.sliding_window_pattern'), T.ARRAY, T.BOOL, types.map((t) => t === 'sliding_attention')]);
   }
-  const plusOne = (/** @type {HfTensor} */ t) => (gemma ? t.data.map((x) => x + 1) : t.data);
+  const plusOne = (/** @type {AnyTensor} */ t) => (gemma ? Float32Array.from(t.data, (x) => x + 1) : t.data);
   // llama.cpp scales queries by 1/√head_dim; Gemma's 1/√query_pre_attn_scalar goes into the weights.
   const qScale = gemma ? Math.sqrt(headDim / (s.queryPreAttnScalar ?? headDim)) : 1;
-  /** @type {Array<{ name: string, dims: number[], data: Float32Array }>} */
+  /** @type {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array }>} */
   const tensors = [];
-  /** @type {(name: string, t: HfTensor, data?: Float32Array) => void} */
+  /** @type {(name: string, t: AnyTensor, data?: Float32Array | Uint16Array) => void} */
   const put = (name, t, data = t.data) => tensors.push({ name, dims: [...t.shape].reverse(), data });
   put('token_embd.weight', hf['model.embed_tokens.weight']);
   put('output_norm.weight', hf['model.norm.weight'], plusOne(hf['model.norm.weight']));
@@ -525,16 +527,36 @@ export function realShapeCheckpoint(name) {
     num_attention_heads: s.heads,
     num_key_value_heads: s.kvHeads,
     max_position_embeddings: 8192,
-    rms_norm_eps: 1e-5,
+    rms_norm_eps: 1e-6,
     rope_theta: s.theta,
     tie_word_embeddings: true,
     torch_dtype: 'bfloat16',
   };
+  const arch = /** @type {keyof typeof ARCHITECTURES} */ (
+    Object.keys(ARCHITECTURES).find(
+      (key) => ARCHITECTURES[/** @type {keyof typeof ARCHITECTURES} */ (key)].hf === s.arch,
+    )
+  );
+  /** @type {Resolved} */
+  const resolved = { ...s, arch, maxPositions: 8192, tied: true, seed: 12345, headScale: 1 };
+  // llama.cpp's twin keeps the matrices BF16 and, as its converter does, the norms' vectors F32.
+  const twin = () =>
+    ggufTwin(
+      resolved,
+      hd,
+      Object.fromEntries(
+        Object.entries(tensors).map(([name, { shape, data }]) => [
+          name,
+          { shape, data: shape.length === 1 ? fromBf16(data) : data },
+        ]),
+      ),
+    );
   return {
     params,
     files: {
       'config.json': new TextEncoder().encode(JSON.stringify(config)),
       'model.safetensors': safetensors(tensors),
     },
+    gguf: twin,
   };
 }

@@ -1,4 +1,4 @@
-// A GGUF v3 writer (F32 tensors), for llama.cpp twins of the tests' Hugging Face checkpoints.
+// A GGUF v3 writer (F32 and BF16 tensors), for llama.cpp twins of the tests' Hugging Face checkpoints.
 // The layout, from ggml's gguf.h and gguf.cpp:
 //   "GGUF" · u32 version 3 · i64 tensor count · i64 key count
 //   keys: string key · u32 type · value (an array: u32 element type · u64 count · elements)
@@ -11,6 +11,7 @@
 export const T = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
 const ALIGN = 32;
 const GGML_F32 = 0;
+const GGML_BF16 = 30; // ggml.h's ggml_type
 
 class Writer {
   constructor() {
@@ -73,7 +74,8 @@ const padded = (/** @type {number} */ n) => Math.ceil(n / ALIGN) * ALIGN;
 /**
  * A GGUF file.
  * @param {Array<[string, number, unknown] | [string, 9, number, unknown[]]>} keys `[key, type, value]`, or `[key, T.ARRAY, elementType, values]`
- * @param {Array<{ name: string, dims: number[], data: Float32Array }>} tensors dims innermost first; data row-major over them
+ * @param {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array }>} tensors dims innermost first; data
+ *   row-major over them: float32, or bf16 bits
  * @returns {Uint8Array}
  */
 export function gguf(keys, tensors) {
@@ -102,9 +104,9 @@ export function gguf(keys, tensors) {
     w.string(t.name);
     w.u32(t.dims.length);
     for (const d of t.dims) w.u64(d);
-    w.u32(GGML_F32);
+    w.u32(t.data instanceof Uint16Array ? GGML_BF16 : GGML_F32);
     w.u64(offset);
-    offset += padded(count * 4);
+    offset += padded(t.data.byteLength);
   }
   w.push(new Uint8Array(padded(w.length) - w.length));
   for (const t of tensors) {

@@ -10,6 +10,7 @@ export async function contract(): Promise<void> {
   const build: 'relaxed-simd-threads' | 'relaxed-simd' | 'simd-threads' | 'simd' = info.build;
   const simd: boolean = info.simd;
   const relaxedSimd: boolean = info.relaxedSimd;
+  const reason: string = info.reason; // why this build and thread count
   // @ts-expect-error no such build
   await createEngine({ build: 'relaxed' });
 
@@ -72,5 +73,5 @@ export async function contract(): Promise<void> {
 
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();
-  void [build, simd, relaxedSimd, weights, selfWeights, q, w, heapBytes, allocatedBytes];
+  void [build, simd, relaxedSimd, reason, weights, selfWeights, q, w, heapBytes, allocatedBytes];
 }

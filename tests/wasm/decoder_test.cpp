@@ -33,7 +33,9 @@ int main() {
     const Tensor maps = g->attentions();
     for (std::size_t i = 0; i < maps.data.size(); ++i)
       cached = std::max(cached, double(std::abs(maps.data[i] - r.attentions.data[i])));
-    const bool ok = attention <= 1e-5 && logits <= 1e-4 && cached <= 1e-6;
+    // The cached rows come from the decoding kernels (one dot product per key, few_rows.cpp), the run's from the
+    // GEMM's panels: float32 sums in other orders, held to the same 1e-5 as the float64 reference.
+    const bool ok = attention <= 1e-5 && logits <= 1e-4 && cached <= 1e-5;
     std::printf("%s %s: attention %.2e, logits %.2e, KV cache vs run %.2e\n", ok ? "ok  " : "FAIL", c.name, attention,
                 logits, cached);
     failures += !ok;

@@ -1,5 +1,6 @@
-// The SIMD128 element-wise kernels against libm, run in wasm (node build/wasm/kernels_test.js):
-// native builds take the std:: path, so only here is the four-lane code tested directly.
+// The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js): native
+// builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code tested directly.
+// Element-wise exp and GELU against libm, score masking, and the GEMM on 16-bit weight panels.
 // Prints the largest errors; exits 1 if one is over its bound.
 #include <cmath>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/gemm.hpp"
 #include "kernels/scores.hpp"
 #include "kernels/vexp.hpp"
 
@@ -64,6 +66,50 @@ int mask_scores_mismatches() {
   return mismatches;
 }
 
+// The GEMM from 16-bit (bf16, f16) weight panels against a float64 loop over the same weights
+// widened exactly, for every row count: 1-3 rows widen in registers (a decoding step), 4 and more
+// a panel at a time into scratch. Whole and partial panels, with and without bias. Returns the
+// largest error relative to the sum of the terms' magnitudes (float32 rounding gives about 1e-7).
+double sixteen_bit_gemm_error() {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  double worst = 0;
+  for (k::Precision precision : {k::Precision::bf16, k::Precision::f16})
+    for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {37, 13}, {64, 24}, {200, 33}}) {
+      std::vector<std::uint16_t> raw(static_cast<std::size_t>(n * depth));  // [n, depth]: a Linear's [out, in]
+      for (auto& h : raw) {
+        h = static_cast<std::uint16_t>(rng());
+        if (precision == k::Precision::bf16) h = (h & 0x807f) | (0x3c00 + (h & 0x0380));  // |w| in [2^-8, 2)
+        if (precision == k::Precision::f16) h = (h & 0x83ff) | (0x2000 + (h & 0x1c00));   // |w| in [2^-7, 2)
+      }
+      const k::PackedWeight w(k::MatrixSource{raw.data(), precision, depth, n, true});
+      std::vector<float> pack;
+      for (std::int64_t m : {1, 2, 3, 4, 5, 9})
+        for (bool with_bias : {false, true}) {
+          std::vector<float> a(static_cast<std::size_t>(m * depth)), bias(static_cast<std::size_t>(n)),
+              c(static_cast<std::size_t>(m * n));
+          for (float& v : a) v = uniform(rng);
+          for (float& v : bias) v = uniform(rng);
+          k::GemmArgs g{
+              a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
+          g.packed = w.panels();
+          g.precision = precision;
+          k::gemm_serial(g, pack);
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+              double exact = with_bias ? bias[j] : 0.0, magnitude = std::abs(exact);
+              for (std::int64_t p = 0; p < depth; ++p) {
+                const double term = double(a[i * depth + p]) * k::widen(raw[j * depth + p], precision);
+                exact += term, magnitude += std::abs(term);
+              }
+              worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);
+            }
+        }
+    }
+  return worst;
+}
+
 }  // namespace
 
 int main() {
@@ -95,5 +141,6 @@ int main() {
   const bool edges_ok = edge[0] == INFINITY && edge[1] == 0.0f && edge[2] == 1e30f && edge[3] == 0.0f;
   expect_below("gelu: inf, -1e30, 1e30, -0 give inf, 0, 1e30, 0", edges_ok ? 0 : 1, 0);
   expect_below("mask_scores: rows differing from the plain loop", mask_scores_mismatches(), 0);
+  expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);
   return failures ? 1 : 0;
 }

@@ -33,7 +33,12 @@ export default defineConfig({
   ],
   root: fileURLToPath(new URL('.', import.meta.url)),
   publicDir: `${repo}/public`,
-  resolve: { alias: { attnscope: `${repo}/dist/browser.js` } },
+  resolve: {
+    alias: [
+      { find: /^attnscope$/, replacement: `${repo}/dist/browser.js` },
+      { find: /^attnscope\/models\/default$/, replacement: `${repo}/dist/models/default.js` },
+    ],
+  },
   // Pre-bundling would move the package away from its wasm files (new URL(..., import.meta.url)).
   optimizeDeps: { exclude: ['attnscope'] },
   worker: { format: 'es' },

@@ -3,6 +3,7 @@
 // page's channel decides whether it still counts. A run's maps move to the page (transfer, no
 // copy); the worker keeps the rest of the run (ids, hidden state, q, k, v) for the analyses.
 import { createEngine, type Engine, type Model, type ModelInfo, type Tensor } from 'attnscope';
+import 'attnscope/models/default'; // the embedded model, which the demo opens with
 
 import { embed, tokenize } from './embed.js';
 import type { Kind, Message, Reply, Request, RunResult } from './protocol.js';

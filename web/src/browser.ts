@@ -5,7 +5,8 @@
  * threaded build blocks the calling thread while its pthreads work.
  * @packageDocumentation
  */
-import { chooseBuild, relaxedSimdAvailable } from './builds.js';
+import { chooseBuild, relaxedSimdAvailable, warnOnce } from './builds.js';
+import { defaultModelUrls } from './default-model.js';
 import { bytesOf, openEngine } from './engine.js';
 import pthreadWorker from './generated/pthread-worker.js';
 import { BUILD_FILES, type ModuleFactory, type Platform } from './raw.js';
@@ -13,15 +14,15 @@ import type { CreateEngineOptions, Engine } from './types.js';
 
 export type * from './types.js';
 
-// Written out literally so that bundlers (Vite, webpack, Rollup) see and emit each file.
+// Written out literally so that bundlers (Vite, webpack, Rollup) see and emit each file. The relaxed builds
+// share the glue of their SIMD128 twins: the two differ only in the file names they ask for (.ci/build-wasm
+// checks), so bundlers emit two glue scripts, not four.
 const FILES: Record<string, URL> = {
-  'attnscope-mt-relaxed.js': new URL('./wasm/web/attnscope-mt-relaxed.js', import.meta.url),
-  'attnscope-mt-relaxed.wasm': new URL('./wasm/web/attnscope-mt-relaxed.wasm', import.meta.url),
-  'attnscope-st-relaxed.js': new URL('./wasm/web/attnscope-st-relaxed.js', import.meta.url),
-  'attnscope-st-relaxed.wasm': new URL('./wasm/web/attnscope-st-relaxed.wasm', import.meta.url),
   'attnscope-mt.js': new URL('./wasm/web/attnscope-mt.js', import.meta.url),
-  'attnscope-mt.wasm': new URL('./wasm/web/attnscope-mt.wasm', import.meta.url),
   'attnscope-st.js': new URL('./wasm/web/attnscope-st.js', import.meta.url),
+  'attnscope-mt-relaxed.wasm': new URL('./wasm/web/attnscope-mt-relaxed.wasm', import.meta.url),
+  'attnscope-st-relaxed.wasm': new URL('./wasm/web/attnscope-st-relaxed.wasm', import.meta.url),
+  'attnscope-mt.wasm': new URL('./wasm/web/attnscope-mt.wasm', import.meta.url),
   'attnscope-st.wasm': new URL('./wasm/web/attnscope-st.wasm', import.meta.url),
 };
 /**
@@ -34,13 +35,6 @@ const FILES: Record<string, URL> = {
 function workerScriptUrl(): string {
   return URL.createObjectURL(new Blob([pthreadWorker], { type: 'text/javascript' }));
 }
-
-// The embedded default model (web/models/convert-default.mjs), emitted as assets by bundlers.
-const DEFAULT_MODEL: Record<string, URL> = {
-  'config.json': new URL('./models/default/config.json', import.meta.url),
-  'model.safetensors': new URL('./models/default/model.safetensors', import.meta.url),
-  'vocab.json': new URL('./models/default/vocab.json', import.meta.url),
-};
 
 async function download(name: string, url: URL): Promise<Uint8Array> {
   const response = await fetch(url);
@@ -66,7 +60,13 @@ const hubCache = {
 const platform: Platform = {
   hubCache,
   async defaultModel() {
-    const entries = await Promise.all(Object.entries(DEFAULT_MODEL).map(async ([n, u]) => [n, await download(n, u)]));
+    const urls = defaultModelUrls();
+    if (!urls)
+      throw new Error(
+        "loadModel: the default model is opt-in in browsers: add import 'attnscope/models/default' to your app " +
+          '(your bundler then emits its files, 28 MB)',
+      );
+    const entries = await Promise.all(Object.entries(urls).map(async ([n, u]) => [n, await download(n, u)]));
     return Object.fromEntries(entries);
   },
   async read(op, name, value) {
@@ -76,34 +76,49 @@ const platform: Platform = {
   },
 };
 
-function threadsAvailable(): boolean {
-  const g = globalThis as { crossOriginIsolated?: boolean };
-  return typeof SharedArrayBuffer === 'function' && g.crossOriginIsolated !== false;
+/** True, or why this context cannot have threads. */
+function threadsAvailable(): true | string {
+  const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
+  if (typeof SharedArrayBuffer === 'function' && isolated !== false) return true;
+  return isolated === false
+    ? 'SharedArrayBuffer unavailable: the page is not cross-origin isolated (it needs the headers ' +
+        'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp)'
+    : 'SharedArrayBuffer unavailable in this JavaScript engine';
 }
 
 /** Creates an engine on a fresh WebAssembly instance. */
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
-  const { build, threads } = chooseBuild(options, Math.min(cores, 4), {
-    threads: threadsAvailable(),
-    relaxedSimd: relaxedSimdAvailable(),
-  });
+  const available = { threads: threadsAvailable(), relaxedSimd: relaxedSimdAvailable() };
+  const { build, threads, reason, refused } = chooseBuild(options, Math.min(cores, 4), available);
+  if (refused)
+    warnOnce('threads', `${refused} threads were asked for, but this engine runs on one: ${String(available.threads)}`);
+  const threaded = build.endsWith('-threads');
+  if (threaded && typeof document !== 'undefined')
+    warnOnce(
+      'main thread',
+      `the threaded build '${build}' was created on the page's main thread, which each call blocks while the ` +
+        'threads work (and dispose() waits for them); create engines in a Web Worker, or pass { threads: 1 }',
+    );
   const stem = BUILD_FILES[build];
-  const workerUrl = build.endsWith('-threads') && !options.locateFile ? workerScriptUrl() : '';
-  const locateFile =
-    options.locateFile ??
-    ((path: string) =>
-      path === `${stem}.worker.js` ? workerUrl : (FILES[path] ?? new URL(path, import.meta.url)).href);
+  const glueStem = stem.replace('-relaxed', ''); // the glue asks for its own .wasm name; this build's is `${stem}.wasm`
+  const workerUrl = threaded && !options.locateFile ? workerScriptUrl() : '';
+  const locate = options.locateFile ?? ((path: string) => (FILES[path] ?? new URL(path, import.meta.url)).href);
+  const locateFile = (path: string, prefix: string) =>
+    path === `${glueStem}.wasm`
+      ? locate(`${stem}.wasm`, prefix)
+      : path === `${glueStem}.worker.js` && workerUrl
+        ? workerUrl
+        : locate(path, prefix);
   // Absolute, because the pthread workers (on blob: URLs) import it by this URL.
-  const glue = new URL(locateFile(`${stem}.js`, ''), location.href).href;
+  const glue = new URL(locateFile(`${glueStem}.js`, ''), location.href).href;
   // The glue is loaded by URL, not bundled: its pthread workers import that same URL.
   const factory = ((await import(/* @vite-ignore */ glue)) as { default: ModuleFactory }).default;
   try {
     return await openEngine(
       factory,
       { locateFile, mainScriptUrlOrBlob: glue, wasmBinary: options.wasmBinary },
-      build,
-      threads,
+      { build, threads, reason },
       platform,
     );
   } finally {

@@ -20,28 +20,69 @@ export function relaxedSimdAvailable(): boolean {
 
 const BUILD_NAMES = Object.keys(BUILD_FILES).map((b) => `'${b}'`);
 
-/** Resolves the thread count and the build, or throws naming what is wrong. */
+/** What the JavaScript engine offers: `threads` is true, or the reason threads cannot be had. */
+export interface Available {
+  threads: true | string;
+  relaxedSimd: boolean;
+}
+
+/** The build an engine loads, its thread count, and why (as `info().reason` reports it). */
+export interface Choice {
+  build: BuildName;
+  threads: number;
+  reason: string;
+  /** Threads asked for with `threads` that cannot be had, for a one-time warning. */
+  refused?: number;
+}
+
+/** Resolves the thread count and the build, saying why; throws naming what is wrong. */
 export function chooseBuild(
   options: { threads?: number; build?: BuildName },
   defaultThreads: number,
-  available: { threads: boolean; relaxedSimd: boolean },
-): { build: BuildName; threads: number } {
+  available: Available,
+): Choice {
   const { threads, build } = options;
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS))
     throw new Error(`createEngine: threads must be an integer from 1 to ${MAX_THREADS}, got ${String(threads)}`);
   if (build !== undefined && !Object.hasOwn(BUILD_FILES, build))
     throw new Error(`createEngine: build must be one of ${BUILD_NAMES.join(', ')}, got ${String(build)}`);
-  if (build?.endsWith('-threads') && !available.threads)
-    throw new Error(
-      `createEngine: build '${build}' needs SharedArrayBuffer (and, in a page, cross-origin isolation via COOP/COEP headers)`,
-    );
+  if (build?.endsWith('-threads') && available.threads !== true)
+    throw new Error(`createEngine: build '${build}' cannot run here: ${available.threads}`);
   if (build?.startsWith('relaxed-') && !available.relaxedSimd)
     throw new Error(
       `createEngine: build '${build}' needs relaxed SIMD, which this JavaScript engine lacks (Chrome and Edge 114+, Node 22+, or Node 20 with --experimental-wasm-relaxed-simd)`,
     );
-  const single = build !== undefined && !build.endsWith('-threads');
-  const wanted = threads ?? (single ? 1 : defaultThreads);
-  const chosen: BuildName =
-    build ?? `${available.relaxedSimd ? 'relaxed-' : ''}${available.threads && wanted > 1 ? 'simd-threads' : 'simd'}`;
-  return { build: chosen, threads: chosen.endsWith('-threads') ? wanted : 1 };
+  if (build !== undefined && !build.endsWith('-threads') && threads !== undefined && threads > 1)
+    throw new Error(`createEngine: build '${build}' runs on one thread, got threads: ${threads}`);
+  if (build !== undefined) {
+    const n = build.endsWith('-threads') ? (threads ?? defaultThreads) : 1;
+    return { build, threads: n, reason: `build '${build}' was asked for, on ${n} thread${n > 1 ? 's' : ''}` };
+  }
+  const wanted = threads ?? defaultThreads;
+  const asked = threads === undefined ? 'by default (the cores, at most 4)' : 'asked for';
+  const many = wanted > 1 && available.threads === true;
+  const why =
+    wanted === 1
+      ? `one thread ${asked}`
+      : many
+        ? `${wanted} threads ${asked}, and SharedArrayBuffer is available`
+        : `one thread, not ${wanted} ${asked}: ${available.threads}`;
+  const simd = available.relaxedSimd
+    ? 'relaxed SIMD validates in this JavaScript engine'
+    : 'no relaxed SIMD in this JavaScript engine (Chrome and Edge 114+, Node 22+ have it)';
+  return {
+    build: `${available.relaxedSimd ? 'relaxed-' : ''}${many ? 'simd-threads' : 'simd'}`,
+    threads: many ? wanted : 1,
+    reason: `${why}; ${simd}`,
+    refused: threads !== undefined && threads > 1 && !many ? threads : undefined,
+  };
+}
+
+const warned = new Set<string>();
+
+/** `console.warn` once per message key for the life of the page or process. */
+export function warnOnce(key: string, message: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.warn(`attnscope: ${message}`);
 }

@@ -45,7 +45,7 @@ class WasmEngine implements Engine {
   constructor(
     private readonly module: RawModule,
     raw: RawEngine,
-    private readonly build: BuildName,
+    private readonly choice: { build: BuildName; reason: string },
     private readonly platform: Platform,
   ) {
     this.raw = raw;
@@ -149,7 +149,8 @@ class WasmEngine implements Engine {
       simd: b.simd,
       relaxedSimd: b.relaxedSimd,
       threads: raw.threads(),
-      build: this.build,
+      build: this.choice.build,
+      reason: this.choice.reason,
       maxCallBytes: b.maxCallBytes,
       maxHeapBytes: b.maxHeapBytes,
       runningRoomBytes: b.runningRoomBytes,
@@ -246,14 +247,14 @@ class WasmEngine implements Engine {
 export async function openEngine(
   factory: ModuleFactory,
   args: ModuleArgs,
-  build: BuildName,
-  threads: number,
+  choice: { build: BuildName; threads: number; reason: string },
   platform: Platform,
   afterLoad?: (module: RawModule) => void,
 ): Promise<Engine> {
+  const { build, threads } = choice;
   const module = await factory({ ...args, attnscopePoolSize: build.endsWith('-threads') ? threads - 1 : 0 });
   afterLoad?.(module);
-  return new WasmEngine(module, new module.Engine(threads), build, platform);
+  return new WasmEngine(module, new module.Engine(threads), choice, platform);
 }
 
 /** Bytes of a `{ files }` value that every platform can read. */

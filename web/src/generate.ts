@@ -59,7 +59,25 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
   };
 }
 
-const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+/**
+ * Yields to the event loop between tokens: a Worker's stop request gets in, and nothing is lost.
+ * Not setTimeout(0): Node waits at least 1 ms, and browsers 4 ms once timeouts nest 5 deep, which
+ * at 20 ms a token would cost a fifth of the speed. A MessageChannel message (or Node's
+ * setImmediate) is the next task without a delay.
+ */
+const nextTask: () => Promise<void> = (() => {
+  const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
+  if (immediate) return () => new Promise<void>((resolve) => immediate(resolve));
+  if (typeof MessageChannel === 'undefined') return () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+  const channel = new MessageChannel();
+  const waiting: Array<() => void> = [];
+  channel.port1.onmessage = () => waiting.shift()?.();
+  return () =>
+    new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      channel.port2.postMessage(null);
+    });
+})();
 
 export async function generate(
   model: Generator,

@@ -74,15 +74,16 @@ const platform: Platform = {
  * Node 22+ (or 20 with `--experimental-wasm-relaxed-simd`) a `relaxed-…` one.
  */
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
-  const { build, threads } = chooseBuild(options, Math.min(availableParallelism(), 4), {
-    threads: typeof SharedArrayBuffer === 'function',
+  const available = {
+    threads: typeof SharedArrayBuffer === 'function' || 'SharedArrayBuffer unavailable in this JavaScript engine',
     relaxedSimd: relaxedSimdAvailable(),
-  });
-  const stem = BUILD_FILES[build];
+  } as const;
+  const choice = chooseBuild(options, Math.min(availableParallelism(), 4), available);
+  const stem = BUILD_FILES[choice.build];
   const locateFile = options.locateFile ?? ((path: string) => wasmDir + path);
   const wasmBinary = options.wasmBinary ?? (await readFile(locateFile(`${stem}.wasm`, wasmDir)));
   const factory = require(wasmDir + `${stem}.js`) as ModuleFactory;
-  return openEngine(factory, { wasmBinary, locateFile }, build, threads, platform, (module) => {
+  return openEngine(factory, { wasmBinary, locateFile }, choice, platform, (module) => {
     // Idle pthread workers must not keep the process alive after the user is done.
     for (const worker of module.attnscopeWorkers()) worker.unref?.();
   });

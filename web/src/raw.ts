@@ -113,8 +113,17 @@ export interface ModuleArgs {
 
 export type ModuleFactory = (args: ModuleArgs) => Promise<RawModule>;
 
-/** The embedded default model's files, made by web/models/convert-default.mjs. */
-export const DEFAULT_MODEL_FILES = ['config.json', 'model.safetensors', 'vocab.json'] as const;
+/**
+ * The embedded default model's files, made by web/models/convert-default.mjs: its weights in two shards
+ * of at most 20 MiB each (the per-file limit of static hosts is 25 MiB). models/default.ts lists the same.
+ */
+export const DEFAULT_MODEL_FILES = [
+  'config.json',
+  'model.safetensors.index.json',
+  'model-00001-of-00002.safetensors',
+  'model-00002-of-00002.safetensors',
+  'vocab.json',
+] as const;
 
 /** The file stem of each build: `attnscope-mt.js`, `attnscope-mt.wasm`, ... */
 export const BUILD_FILES = {

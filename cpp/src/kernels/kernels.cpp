@@ -178,6 +178,7 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
 
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
                const ScoreRule& rule, float* out, OutputLayout layout, float* weights) {
+  if (d.n_q <= kFewRows) return few_rows_attention(pool, q, k, v, d, rule, out, layout, weights);
   if (!weights) return fused_attention(pool, q, k, v, d, rule, out, layout);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   const PackedKV packed(pool, k, v, d);

@@ -59,6 +59,12 @@ struct OutputLayout {
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
                const ScoreRule& rule, float* out, OutputLayout layout, float* weights);
 
+// attention() for a few query rows against many keys (a decoding step): k and v read where they
+// lie, no panels packed (few_rows.cpp). attention() sends n_q <= kFewRows here.
+inline constexpr std::int64_t kFewRows = 4;
+void few_rows_attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v,
+                        const AttentionDims& d, const ScoreRule& rule, float* out, OutputLayout layout, float* weights);
+
 // One projection split by head: out [H, m, d] where head h is columns h·d … (h+1)·d − 1
 // of a · w (+ bias), d = w.cols() / H. That is the layout attention() reads, written
 // straight from the GEMM's registers.

@@ -1,9 +1,5 @@
 #include "kernels/packed.hpp"
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
-
 #include "attnscope/error.hpp"
 
 namespace attnscope::kernels {
@@ -43,15 +39,22 @@ std::int64_t packed_size(std::int64_t k, std::int64_t n) {
 
 namespace {
 
-// Element (p, j) of B, as the source's raw bits, copied into a panel slot.
-template <typename T>
-void pack_panels(const T* src, std::int64_t k, std::int64_t n, bool transposed, T* panels) {
-  for (std::int64_t col = 0; col < n; col += kPanelColumns) {
-    T* panel = panels + col * k;
+// Element (p, j) of B, as the source's raw bits (E bytes each), copied into its panel slot. Copied
+// byte-wise: a safetensors file need not place its tensors at multiples of their element size.
+template <std::size_t E>
+void pack_panels(const void* source, std::int64_t k, std::int64_t n, bool transposed, void* panels) {
+  constexpr Precision layout = E == 4 ? Precision::f32 : Precision::bf16;  // every 16-bit panel interleaves
+  const auto* src = static_cast<const std::uint8_t*>(source);
+  auto* out = static_cast<std::uint8_t*>(panels);
+  for (std::int64_t col = 0; col < n; col += kPanelColumns)
     for (std::int64_t p = 0; p < k; ++p)
-      for (std::int64_t j = 0; j < kPanelColumns; ++j)
-        panel[p * kPanelColumns + j] = col + j < n ? (transposed ? src[(col + j) * k + p] : src[p * n + col + j]) : T{};
-  }
+      for (std::int64_t j = 0; j < kPanelColumns; ++j) {
+        std::uint8_t* slot = out + (col * k + p * kPanelColumns + panel_slot(j, layout)) * E;
+        if (col + j < n)
+          std::memcpy(slot, src + (transposed ? (col + j) * k + p : p * n + col + j) * E, E);
+        else
+          std::memset(slot, 0, E);
+      }
 }
 
 }  // namespace
@@ -62,10 +65,9 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
   const std::int64_t count = packed_size(k_, n_);
   panels_.resize(static_cast<std::size_t>(count * bytes_of(precision_)));
   if (precision_ == Precision::f32)
-    pack_panels(static_cast<const float*>(s.data), k_, n_, s.transposed, reinterpret_cast<float*>(panels_.data()));
+    pack_panels<4>(s.data, k_, n_, s.transposed, panels_.data());
   else
-    pack_panels(static_cast<const std::uint16_t*>(s.data), k_, n_, s.transposed,
-                reinterpret_cast<std::uint16_t*>(panels_.data()));
+    pack_panels<2>(s.data, k_, n_, s.transposed, panels_.data());
   std::call_once(once_, [] {});  // packed already
 #ifndef __wasm_simd128__
   matrix_ = unpack().data;  // Eigen multiplies a row-major float32 B
@@ -75,7 +77,7 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
 const void* PackedWeight::panels() const {
   std::call_once(once_, [this] {
     panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
-    pack_panels(b_, k_, n_, false, reinterpret_cast<float*>(panels_.data()));
+    pack_panels<4>(b_, k_, n_, false, panels_.data());
   });
   return panels_.data();
 }
@@ -90,7 +92,8 @@ void PackedWeight::column(std::int64_t j, float* out) const {
     return;
   }
   // Panel j / 8, slot j % 8 of each of its k rows.
-  const std::int64_t base = packed_size(k_, j / kPanelColumns * kPanelColumns) + j % kPanelColumns;
+  const std::int64_t base =
+      packed_size(k_, j / kPanelColumns * kPanelColumns) + panel_slot(j % kPanelColumns, precision_);
   const std::int64_t size = bytes_of(precision_);
   for (std::int64_t p = 0; p < k_; ++p) {
     const std::uint8_t* at = panels_.data() + (base + p * kPanelColumns) * size;

@@ -11,9 +11,27 @@
 
 #include "attnscope/tensor.hpp"
 
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
 namespace attnscope::kernels {
 
 inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
+
+#ifdef __wasm_simd128__
+// acc + x·b, four lanes at a time.
+inline v128_t multiply_add(v128_t x, v128_t b, v128_t acc) {
+#ifdef __wasm_relaxed_simd__
+  // Relaxed SIMD's f32x4.relaxed_madd(x, b, acc) = x·b + acc, one fused instruction where the CPU has FMA. Clang 14
+  // emits its prototype opcode instead, which the build rewrites to the shipped one (cpp/tools/relaxed-simd.mjs):
+  // the arguments are in the shipped instruction's order.
+  return __builtin_wasm_fma_f32x4(x, b, acc);
+#else
+  return wasm_f32x4_add(acc, wasm_f32x4_mul(x, b));  // SIMD128 has no fused multiply-add
+#endif
+}
+#endif
 
 enum class Precision : std::uint8_t { f32, bf16, f16 };
 inline std::int64_t bytes_of(Precision p) { return p == Precision::f32 ? 4 : 2; }
@@ -35,6 +53,34 @@ inline float widen(std::uint16_t h, Precision p) {
 
 // Values v[0 .. count) of `precision` (little-endian) as float32 into out.
 void widen(const void* v, Precision precision, std::int64_t count, float* out);
+
+// A 16-bit panel row holds its eight columns in the order [c0, c4, c1, c5, c2, c6, c3, c7]: read as
+// four 32-bit lanes, the low halves are columns 0-3 and the high halves columns 4-7, so a row widens
+// with one shift or mask per half instead of an extend and a shift. (The decoding step, one row of A
+// against every weight, is bound by these instructions.) Slot of column j:
+inline constexpr std::int64_t panel_slot(std::int64_t j, Precision p) {
+  return p == Precision::f32 ? j : j < 4 ? 2 * j : 2 * (j - 4) + 1;
+}
+
+#ifdef __wasm_simd128__
+// Row p of a 16-bit panel as float32: columns 0-3 into b0, 4-7 into b1.
+template <Precision P>
+inline void widen_panel_row(const std::uint16_t* row, v128_t& b0, v128_t& b1) {
+  const v128_t x = wasm_v128_load(row);
+  if constexpr (P == Precision::bf16) {
+    b0 = wasm_i32x4_shl(x, 16);                                          // low halves: bf16 is float32's top half
+    b1 = wasm_v128_and(x, wasm_i32x4_splat(std::int32_t(0xffff0000u)));  // high halves, already in place
+  } else {
+    const auto f16 = [](v128_t w) {  // w: four f16 values zero-extended to 32 bits, rebiased as widen() does
+      const v128_t magnitude = wasm_i32x4_splat(0x7fff);
+      const v128_t f = wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(w, magnitude), 13), wasm_f32x4_splat(0x1p112f));
+      return wasm_v128_or(f, wasm_i32x4_shl(wasm_v128_andnot(w, magnitude), 16));  // the sign bit
+    };
+    b0 = f16(wasm_v128_and(x, wasm_i32x4_splat(0xffff)));
+    b1 = f16(wasm_u32x4_shr(x, 16));
+  }
+}
+#endif
 
 // B [k, n] as a file holds it: row-major [k, n], or [n, k] read transposed (a Linear's [out, in]).
 struct MatrixSource {

@@ -67,7 +67,8 @@ void check_finite(const char* op, const char* name, const float* data, std::int6
   while (first < count && !any_non_finite(data + first, std::min(kChunk, count - first), allow_negative_infinity))
     first += kChunk;
   for (std::int64_t i = first; i < count; ++i) {
-    const float x = data[i];
+    float x;
+    std::memcpy(&x, data + i, sizeof x);  // data may sit at any byte of a file
     if (std::isfinite(x) || (allow_negative_infinity && x == -INFINITY)) continue;
     std::ostringstream msg;
     msg << op << ": " << name << " has a non-finite value ("

@@ -1,0 +1,75 @@
+// How the bench times engines side by side: each engine warms up on its own (V8 tiers wasm up
+// lazily), then each round runs every engine once, in a new order; medians. A ratio between two
+// engines is the median of their per-round ratios: this VM's speed drifts by up to 2× over
+// minutes, and two calls in the same round see the same speed. Engines must agree numerically.
+import { median } from './stats.mjs';
+
+const WARMUP_MS = 400;
+
+/** A new order every round (a fixed seed per round), so that no engine always follows the same one. */
+function shuffled(list, seed) {
+  const out = [...list];
+  let s = (seed + 1) * 2654435761;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/**
+ * Sets `work` up on every engine that has it, runs interleaved rounds, checks agreement with
+ * `reference` (an engine; engines whose sample is null are not compared). `alongside(e)`, when
+ * given, runs right after each of e's timed calls, in the same rounds; what it returns
+ * (anything; undefined is dropped) comes back per engine as `alongside`.
+ * Returns { [engine name]: { ms, runs, diff, alongside } }.
+ */
+export async function measure(engines, work, { rounds, warmup = 3, alongside = null, reference }) {
+  const ready = [];
+  for (const e of engines) if (!(await e.ask({ op: 'setup', ...work })).error) ready.push(e);
+  const run = async (e) => {
+    const { ms, error } = await e.ask({ op: 'run' });
+    if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
+    await e.settle(); // the next engine runs on quiet cores
+    return ms;
+  };
+  // Warm-up, each engine on its own: at least `warmup` runs and WARMUP_MS of running, since
+  // V8 tiers code up by how much of it has run, and small work needs many calls to get there.
+  for (const e of ready)
+    for (let runs = 0, spent = 0; runs < warmup || (spent < WARMUP_MS && runs < 1000); runs++) spent += await run(e);
+  const times = new Map(ready.map((e) => [e, []]));
+  const beside = new Map(ready.map((e) => [e, []]));
+  for (let r = 0; r < rounds; r++)
+    for (const e of shuffled(ready, r)) {
+      times.get(e).push(await run(e));
+      const x = await alongside?.(e);
+      if (x !== undefined) {
+        beside.get(e).push(x);
+        await e.settle();
+      }
+    }
+  const want = (await reference.ask({ op: 'sample' })).sample;
+  const result = {};
+  for (const e of ready) {
+    const got = (await e.ask({ op: 'sample' })).sample;
+    let diff = !got || !want ? 0 : got.length === want.length ? 0 : Infinity;
+    for (let i = 0; got && want && i < want.length && diff < Infinity; i++)
+      diff = Math.max(diff, Math.abs(got[i] - want[i]));
+    result[e.name] = { ms: median(times.get(e)), runs: times.get(e), diff, alongside: beside.get(e) };
+  }
+  return result;
+}
+
+export const fmt = (ms) => (ms === undefined ? '—' : ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+/** How many times faster `a` ran than `b`: the median over rounds of b's time / a's time in that round. */
+export const speedup = (a, b) => median(a.runs.map((ms, round) => b.runs[round] / ms));
+export const ratio = (a, b) => (a && b ? `${speedup(a, b).toFixed(2)}×` : '—');
+
+/** The targets' report: one line each, `met` or `MISS`. */
+export const target = (what, ok) => console.log(`  ${ok ? 'met ' : 'MISS'}  ${what}`);
+/** `a` at least `goal`× faster than `b`, paired by round; the ratio of the medians is printed too. */
+export const faster = (what, a, b, goal) => {
+  const x = speedup(a, b);
+  target(`${what} ≥ ${goal}× (${x.toFixed(2)}×; medians' ratio ${(b.ms / a.ms).toFixed(2)}×)`, x >= goal);
+};

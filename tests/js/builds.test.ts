@@ -1,0 +1,65 @@
+// How createEngine picks its build, and that it says why: info().reason, and a refusal or a
+// one-time warning instead of a silent fallback. The browser's side (pages with and without
+// cross-origin isolation) runs in Chromium in tests/consumer.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import { chooseBuild, warnOnce } from '../../dist/builds.js';
+import { createEngine } from '../../dist/node.js';
+
+const NOT_ISOLATED = 'SharedArrayBuffer unavailable: the page is not cross-origin isolated';
+
+describe('createEngine says why it chose its build', () => {
+  it('in Node, for asked-for threads, one thread, the default and a named build', async () => {
+    const reasons: Record<string, string> = {};
+    for (const [name, options] of Object.entries({
+      two: { threads: 2 },
+      one: { threads: 1 },
+      default: {},
+      named: { build: 'simd' as const },
+    })) {
+      const engine = await createEngine(options);
+      reasons[name] = engine.info().reason;
+      engine.dispose();
+    }
+    const relaxed = 'relaxed SIMD validates in this JavaScript engine';
+    expect(reasons.two).toBe(`2 threads asked for, and SharedArrayBuffer is available; ${relaxed}`);
+    expect(reasons.one).toBe(`one thread asked for; ${relaxed}`);
+    expect(reasons.default).toMatch(/^(one thread|\d threads) by default \(the cores, at most 4\)/);
+    expect(reasons.named).toBe("build 'simd' was asked for, on 1 thread");
+  });
+
+  it('refuses threads that a named single-threaded build cannot give', async () => {
+    await expect(createEngine({ build: 'simd', threads: 4 })).rejects.toThrow(
+      "createEngine: build 'simd' runs on one thread, got threads: 4",
+    );
+  });
+
+  it('without SharedArrayBuffer: one thread, the reason, and the threads refused if they were asked for', () => {
+    const page = { threads: `${NOT_ISOLATED} (it needs the headers …)`, relaxedSimd: true };
+    const asked = chooseBuild({ threads: 4 }, 2, page);
+    expect(asked).toMatchObject({ build: 'relaxed-simd', threads: 1, refused: 4 });
+    expect(asked.reason).toBe(
+      `one thread, not 4 asked for: ${page.threads}; relaxed SIMD validates in this JavaScript engine`,
+    );
+    const byDefault = chooseBuild({}, 4, { ...page, relaxedSimd: false });
+    expect(byDefault).toMatchObject({ build: 'simd', threads: 1, refused: undefined });
+    expect(byDefault.reason).toMatch(/^one thread, not 4 by default \(the cores, at most 4\): SharedArrayBuffer/);
+    expect(byDefault.reason).toMatch(/no relaxed SIMD in this JavaScript engine/);
+    expect(chooseBuild({ threads: 1 }, 4, page).refused).toBeUndefined();
+    expect(() => chooseBuild({ build: 'simd-threads' }, 4, page)).toThrow(
+      `createEngine: build 'simd-threads' cannot run here: ${NOT_ISOLATED}`,
+    );
+  });
+});
+
+describe('warnOnce', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('warns once per kind of warning', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    warnOnce('test: a', 'first');
+    warnOnce('test: a', 'again');
+    warnOnce('test: b', 'other');
+    expect(warn.mock.calls).toEqual([['attnscope: first'], ['attnscope: other']]);
+  });
+});
