@@ -124,7 +124,10 @@ export async function exportChecks(page, context, engine, shots) {
         await page.emulateMedia({ colorScheme: scheme });
         for (const pane of ['next', 'lens', 'induction', 'heads']) {
           await page.click(`#tab-${pane}`);
-          await page.$eval(`#pane-${pane}`, (el) => el.closest('.dock').scrollIntoView());
+          await page.$eval(`#pane-${pane}`, (el) => {
+            el.closest('.dock').scrollIntoView();
+            el.querySelector('.pane-body').scrollTop = 0; // its top, however an earlier click scrolled it
+          });
           await page.waitForTimeout(200);
           const name = scheme === 'light' ? pane : `${pane}-dark`;
           await page.screenshot({ path: join(shots, `llm-${width}-${name}.png`) });
