@@ -5,7 +5,7 @@
 // leaves the previous model working, and a paste longer than the model is cut at its limit with a notice.
 import { join } from 'node:path';
 
-import { assert, check } from './harness.mjs';
+import { assert, check, stats } from './harness.mjs';
 import { at, load, record, set, settled, state, TEXT } from './llm-page.mjs';
 
 /** The largest difference between the page's maps and an engine run's. */
@@ -210,6 +210,23 @@ export async function generateChecks({ page, context, model, seed, origin, shots
       const reused = Number(/reused the first (\d+) tokens/.exec(typed)?.[1]);
       assert(reused >= n - 2, typed);
       console.log(`     ${typed}`);
+      // The model's map of 2,000 tokens zooms about the pointer and pans, drawing only the cells in view.
+      const fit = Number(await page.getAttribute('#map', 'data-cell'));
+      const box = await page.locator('#map').boundingBox();
+      const centre = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+      const before = (await page.evaluate(() => window.__attnscope.frames())).length;
+      await page.mouse.move(centre.x, centre.y);
+      for (let k = 0; k < 12; k++) await page.mouse.wheel(0, -240);
+      await page.mouse.down();
+      for (let k = 0; k < 20; k++) await page.mouse.move(centre.x - 6 * k, centre.y - 4 * k);
+      await page.mouse.up();
+      await page.waitForTimeout(100);
+      const zoomed = Number(await page.getAttribute('#map', 'data-cell'));
+      const drawn = Number(await page.getAttribute('#map', 'data-drawn-cells'));
+      const draws = (await page.evaluate(() => window.__attnscope.frames())).slice(before);
+      console.log(`     ${n}-token model map, draw per frame while zooming and panning: ${stats(draws, 16)}`);
+      assert(zoomed > fit * 8 && drawn < (n * n) / 50, `zoom ${fit} → ${zoomed} px, ${drawn} cells drawn`);
+      assert(draws.length > 10, `${draws.length} draws`);
       await page.screenshot({ path: join(shots, 'llm-1400-2048.png') });
     },
   );

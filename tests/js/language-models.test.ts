@@ -79,14 +79,21 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     }
   });
 
-  it("gives one position's logits from its hidden row: the run's own, bit for bit; bad input is an Error", async () => {
+  it("gives one position's logits from its hidden row: the run's own to float32 rounding; bad input is an Error", async () => {
     const r = model.run('the cat sat on the mat', { returnLogits: true });
     const [n, d] = r.hidden.shape;
     const vocab = model.info.vocabSize;
     const rows = { data: r.hidden.data.slice(2 * d, 4 * d), shape: [2, d] };
     const logits = model.logits(rows);
     expect(logits.shape).toEqual([2, vocab]);
-    expect(Array.from(logits.data)).toEqual(Array.from(r.logits!.data.subarray(2 * vocab, 4 * vocab)));
+    // A few rows take the decoding steps' kernel (cpp/src/kernels/few_rows.cpp), which sums in another order than
+    // the run's GEMM over every position: the same numbers to float32 rounding, not bit for bit.
+    const want = r.logits!.data.subarray(2 * vocab, 4 * vocab);
+    const worst = logits.data.reduce(
+      (m, x, i) => Math.max(m, Math.abs(x - want[i]) / Math.max(1, Math.abs(want[i]))),
+      0,
+    );
+    expect(worst).toBeLessThan(1e-5);
     expect(n).toBeGreaterThan(4);
     expect(() => model.logits({ data: new Float32Array(d + 1), shape: [1, d + 1] })).toThrow(
       `logits: hidden must be [rows, ${d}] (rows ≥ 1), got [1, ${d + 1}]`,

@@ -60,9 +60,11 @@ function latency(s: Readonly<State>, r: RunResult): string {
     const reused = r.reusedTokens;
     if (reused !== undefined)
       parts.push(
-        reused
-          ? `reused the first ${reused} tokens' keys, values and map rows; computed ${n - reused}`
-          : `computed all ${n} (nothing to reuse)`,
+        reused === n
+          ? `reused all ${n} tokens' keys, values and map rows (nothing new to compute)`
+          : reused
+            ? `reused the first ${reused} tokens' keys, values and map rows; computed ${n - reused}`
+            : `computed all ${n} (nothing to reuse)`,
       );
     const g = s.generated;
     if (g && s.ids) parts.push(`${g.ids.length - g.promptTokens} generated (seed ${g.seed}, ${g.stopReason})`);
