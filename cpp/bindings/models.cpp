@@ -216,6 +216,26 @@ class ModelHandle {
     });
   }
 
+  // hidden { data, shape: [rows, dModel] } → { data, shape: [rows, vocab] }: the language-model head.
+  val logits(const Engine& engine, val hidden) const {
+    return guard("logits", [&] {
+      if (!model_) throw Error("logits: no model is loaded");
+      if (!model_->info().language_model)
+        throw Error("logits: " + model_->info().name + " is an encoder; logits needs a language model");
+      JsTensor h = tensor_arg("logits", "hidden", hidden);
+      if (!h.present()) throw Error("logits: hidden must be a tensor { data, shape }");
+      const std::int64_t d = model_->info().d_model;
+      if (h.shape.size() != 2 || h.shape[0] < 1 || h.shape[1] != d)
+        throw Error("logits: hidden must be [rows, " + std::to_string(d) + "] (rows ≥ 1), got " +
+                    format_shape(h.shape));
+      check_budget("logits", 4.0 * double(h.shape[0]) * double(model_->info().vocab_size + d));
+      bindings::load(h);
+      Tensor t(h.shape);
+      t.data = std::move(h.data);
+      return to_js(model_->logits(engine.runtime(), t));
+    });
+  }
+
   // ids (Int32Array) → { utf8: Uint8Array }
   val decode(val ids, bool skip_special) const {
     return guard("decode", [&] {
@@ -404,6 +424,7 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .function("tokenize", &ModelHandle::tokenize)
       .function("attentionWeights", &ModelHandle::attentionWeights)
       .function("run", &ModelHandle::run)
+      .function("logits", &ModelHandle::logits)
       .function("decode", &ModelHandle::decode);
   using attnscope::TokenizerHandle;
   emscripten::class_<TokenizerHandle>("TokenizerHandle")

@@ -127,6 +127,33 @@ TEST(Decoder, PrefixReuseGivesWhatAFreshRunGives) {
     padded.attention_mask.assign(9, 1);
     padded.attention_mask[8] = 0;
     EXPECT_EQ(model->run_ids(rt, {ids.begin(), ids.begin() + 9}, padded).reused_tokens, 0);
+    // A run that cannot be reused (padding, projections) leaves the last reusable one for the next to extend.
+    RunOptions projections = o;
+    projections.return_projections = true;
+    EXPECT_EQ(model->run_ids(rt, {ids.begin(), ids.begin() + 7}, projections).reused_tokens, 0);
+    same({ids.begin(), ids.begin() + 10}, 9);
+  }
+}
+
+// The language-model head on a run's hidden rows gives the run's own logits for those rows.
+TEST(Decoder, LogitsOfHiddenRowsAreTheRunsLogits) {
+  Runtime rt(1);
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const auto model = Model::load(c.files);
+    RunOptions o;
+    o.return_logits = true;
+    const ModelRun r = model->run_ids(rt, some_ids(7, 40, 4), o);
+    const std::int64_t d = r.hidden.shape[1], vocab = r.logits.shape[1];
+    Tensor rows({2, d});
+    std::copy_n(r.hidden.data.begin() + 3 * d, 2 * d, rows.data.begin());  // rows 3 and 4
+    const Tensor logits = model->logits(rt, rows);
+    ASSERT_EQ(logits.shape, (Shape{2, vocab}));
+    double diff = 0;
+    for (std::int64_t i = 0; i < 2 * vocab; ++i)
+      diff = std::max(diff, double(std::abs(logits.data[i] - r.logits.data[3 * vocab + i])));
+    EXPECT_LE(diff, 1e-5);
+    expect_error([&] { model->logits(rt, Tensor({2, d + 1})); }, "logits: hidden must be [rows, ");
   }
 }
 

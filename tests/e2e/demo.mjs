@@ -14,6 +14,7 @@ import { createEngine } from '../../dist/node.js';
 import { analysisChecks } from './analysis.mjs';
 import { downloadChecks } from './downloads.mjs';
 import { assert, check, chooseTinyBert, finish, hover, launch, open, serve } from './harness.mjs';
+import { llmChecks } from './llm.mjs';
 import { workspaceChecks } from './workspace.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -389,6 +390,7 @@ for (const { name, isolated, start } of targets) {
 }
 await analysisChecks(browser, site, engine, shots);
 await workspaceChecks(browser, site, shots);
+await llmChecks(browser, site, engine, shots);
 engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.

@@ -99,5 +99,11 @@ export async function hover(page, i, j) {
   await page.mouse.move(box.x + at.x0 + (j + 0.5) * at.cell, box.y + at.y0 + (i + 0.5) * at.cell);
 }
 
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+/** Times in ms as a line: median, 95th percentile, max, and how many exceed `over`. */
+export const stats = (xs, over) =>
+  `median ${percentile(xs, 0.5).toFixed(1)} ms, 95th percentile ${percentile(xs, 0.95).toFixed(1)} ms, ` +
+  `max ${Math.max(...xs).toFixed(1)} ms, ${xs.filter((x) => x > over).length} of ${xs.length} over ${over} ms`;
+
 /** Opens a pane of the workspace's docks by its tab. */
 export const open = (page, pane) => page.click(`#tab-${pane}`);

@@ -5,15 +5,11 @@
 // zoomed and panned, with the frame times measured (requestAnimationFrame) and reported.
 import { join } from 'node:path';
 
-import { assert, check, open, serve } from './harness.mjs';
+import { assert, check, open, serve, stats } from './harness.mjs';
 
 const MAIN = ['lines', 'math'];
 const TOOLS = ['heads', 'across', 'compare', 'intervene', 'ablate', 'cost'];
 const state = (page) => page.evaluate(() => window.__attnscope.state());
-const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
-const stats = (xs, over) =>
-  `median ${percentile(xs, 0.5).toFixed(1)} ms, 95th percentile ${percentile(xs, 0.95).toFixed(1)} ms, ` +
-  `max ${Math.max(...xs).toFixed(1)} ms, ${xs.filter((x) => x > over).length} of ${xs.length} over ${over} ms`;
 
 /** Fills every tool pane that waits for an action, so that its screenshot shows a result. */
 async function runEveryTool(page) {

@@ -79,6 +79,43 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     }
   });
 
+  it("gives one position's logits from its hidden row: the run's own to float32 rounding; bad input is an Error", async () => {
+    const r = model.run('the cat sat on the mat', { returnLogits: true });
+    const [n, d] = r.hidden.shape;
+    const vocab = model.info.vocabSize;
+    const rows = { data: r.hidden.data.slice(2 * d, 4 * d), shape: [2, d] };
+    const logits = model.logits(rows);
+    expect(logits.shape).toEqual([2, vocab]);
+    // A few rows take the decoding steps' kernel (cpp/src/kernels/few_rows.cpp), which sums in another order than
+    // the run's GEMM over every position: the same numbers to float32 rounding, not bit for bit.
+    const want = r.logits!.data.subarray(2 * vocab, 4 * vocab);
+    const worst = logits.data.reduce(
+      (m, x, i) => Math.max(m, Math.abs(x - want[i]) / Math.max(1, Math.abs(want[i]))),
+      0,
+    );
+    expect(worst).toBeLessThan(1e-5);
+    expect(n).toBeGreaterThan(4);
+    expect(() => model.logits({ data: new Float32Array(d + 1), shape: [1, d + 1] })).toThrow(
+      `logits: hidden must be [rows, ${d}] (rows ≥ 1), got [1, ${d + 1}]`,
+    );
+    expect(() => model.logits({ data: new Float32Array(d).fill(NaN), shape: [1, d] })).toThrow('not finite');
+    expect(() => model.logits([1, 2] as never)).toThrow('logits: hidden must be { data: Float32Array');
+    const encoder = await engine.loadModel('default');
+    expect(() => encoder.logits({ data: new Float32Array(512), shape: [1, 512] })).toThrow(
+      'logits: Universal Sentence Encoder lite is an encoder; logits needs a language model',
+    );
+    encoder.dispose();
+  });
+
+  it('keeps the last reusable run while runs that cannot be reused (projections, padding) come between', () => {
+    model.run('the cat sat on the', { topK: 2 });
+    model.run('the cat sat', { topK: 2, returnProjections: true });
+    model.run('the cat sat', { topK: 2, attentionMask: [1, 1, 0] });
+    expect(model.run('the cat sat on the mat', { topK: 2 }).reusedTokens).toBe(
+      model.tokenize('the cat sat on the').ids.length,
+    );
+  });
+
   it("reads the logit lens: each layer's top token, the last layer's being the model's own", () => {
     const r = model.run('the cat sat on the mat', { logitLens: true, topK: 1 });
     const n = r.ids.length;

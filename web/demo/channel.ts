@@ -1,10 +1,12 @@
 // The page's one line to the worker. It owns the Worker and the request ids, and it applies the
 // one staleness rule, so no view has to: a reply counts only if it answers the newest request of
 // its kind, and a model load retires everything asked before it (runs, and every analysis of them).
-import type { Ask, Failure, Kind, Message, Progress, Reply, Request } from './protocol.js';
+import type { Ask, Failure, Kind, Message, Progress, Reply, Request, TokenMessage } from './protocol.js';
 
 export type Handlers = { [K in Kind]?: (reply: Reply<K>) => void } & {
   progress?: (progress: Progress) => void;
+  /** A generated token: it belongs to its generate request, and counts while that one does. */
+  token?: (token: TokenMessage) => void;
   error?: (failure: Failure) => void;
   /** The worker itself failed (it did not load, or threw outside a request). */
   crash?: (message: string) => void;
@@ -31,6 +33,11 @@ export class Channel {
     return id;
   }
 
+  /** Retires every request of a kind asked so far: their replies (and tokens) no longer count. */
+  retire(kind: Kind): void {
+    this.newest[kind] = ++this.counter;
+  }
+
   /** Whether a reply to request `id` of this kind would still count. */
   current(kind: Kind, id: number): boolean {
     const load = this.newest.load ?? 0;
@@ -38,9 +45,17 @@ export class Channel {
   }
 
   private receive(message: Message): void {
-    const kind = message.kind === 'progress' ? 'load' : message.kind === 'error' ? message.during : message.kind;
+    const kind =
+      message.kind === 'progress'
+        ? 'load'
+        : message.kind === 'token'
+          ? 'generate'
+          : message.kind === 'error'
+            ? message.during
+            : message.kind;
     if (!this.current(kind, message.id)) return;
     if (message.kind === 'progress') this.handlers.progress?.(message);
+    else if (message.kind === 'token') this.handlers.token?.(message);
     else if (message.kind === 'error') this.handlers.error?.(message);
     else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
   }

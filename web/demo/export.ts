@@ -32,9 +32,12 @@ export function downloadSvg(
   download(`${name}.svg`, new Blob([toSvg(size.width, size.height, background, draw)], { type: 'image/svg+xml' }));
 }
 
-/** The attention tensor with its shape and token labels, nested [layer][head][query][key]. */
-export function attentionsJson(meta: { model: string; text: string }, run: Maps & { tokens: string[] }): string {
-  const { tokens, shape } = run;
+/** The attention tensor with its shape, token labels and ids, nested [layer][head][query][key]. */
+export function attentionsJson(
+  meta: { model: string; text: string; generation?: object },
+  run: Maps & { tokens: string[]; ids: number[] },
+): string {
+  const { tokens, ids, shape } = run;
   const attentions = nested(run);
-  return JSON.stringify({ ...meta, tokens, shape, dims: ['layer', 'head', 'query', 'key'], attentions });
+  return JSON.stringify({ ...meta, tokens, ids, shape, dims: ['layer', 'head', 'query', 'key'], attentions });
 }

@@ -20,6 +20,9 @@ store.select({
   main: restore?.main ?? 'lines',
   // A link to rollout or flow opens the pane with its bars.
   tools: restore?.tools ?? (restore?.view && restore.view !== 'head' ? 'across' : 'heads'),
+  // A seed of its own for every visit, unless a link brings one: it shows, and the link keeps it.
+  seed: restore?.seed ?? Math.floor(Math.random() * 2 ** 31),
+  ...(restore?.sampling && { sampling: restore.sampling }),
 });
 const { page, restoring } = connect(store, colours, restore);
 const views = createViews(page);
@@ -70,7 +73,11 @@ $('copy-link').addEventListener('click', () => {
 $('download-json').addEventListener('click', () => {
   const s = store.get();
   if (!s.result) return;
-  const json = attentionsJson({ model: $('model-name').textContent ?? '', text: s.text }, s.result);
+  const g = s.generated && s.ids ? s.generated : null;
+  // Generated text carries how it was drawn: the prompt's length in tokens, the sampling and the seed.
+  const generation = g && { promptTokens: g.promptTokens, seed: g.seed, ...g.sampling, stopReason: g.stopReason };
+  const meta = { model: $('model-name').textContent ?? '', text: s.text, ...(generation && { generation }) };
+  const json = attentionsJson(meta, s.result);
   download('attentions.json', new Blob([json], { type: 'application/json' }));
 });
 $('download-npy').addEventListener('click', () => {

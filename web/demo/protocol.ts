@@ -1,7 +1,7 @@
 // Everything the page and the worker say to each other: one request type per kind, and the reply
 // the worker sends for it (of the same kind), plus load progress and errors. Both sides import
 // this file and nothing else of each other.
-import type { EngineInfo, HeadSummary, ModelInfo, Tensor } from 'attnscope';
+import type { EngineInfo, HeadSummary, LogitLens, ModelInfo, Tensor } from 'attnscope';
 
 export type Mode = 'model' | 'parameter-free';
 export type Across = 'rollout' | 'flow';
@@ -14,6 +14,25 @@ export interface Matrix {
   rows: number;
   cols: number;
 }
+
+/** How the sampler draws: the next-token pane re-ranks with them, and generation draws with them. */
+export interface Sampling {
+  temperature: number;
+  /** 0: no limit. */
+  topK: number;
+  topP: number;
+}
+
+/** Per head, beside the engine's summaries: the measures people use on language models (measures.ts). */
+export interface HeadMeasures {
+  /** Weight on the first token (BOS, where the model adds one). */
+  sink: number;
+  /** Weight on the token after an earlier copy of the query's token; NaN when no token repeats. */
+  induction: number;
+  /** Weight on earlier copies of the query's token; NaN when no token repeats. */
+  duplicate: number;
+}
+export type Summary = HeadSummary & HeadMeasures;
 
 /** Rollout or flow for one output token. */
 export interface AcrossAsk {
@@ -29,8 +48,19 @@ export interface AcrossAsk {
  */
 interface Asks {
   load: { source: Source };
-  /** `across`: rollout or flow to compute with the run, when the page shows one. */
-  run: { text: string; mode: Mode; across?: AcrossAsk };
+  /**
+   * `across`: rollout or flow to compute with the run, when the page shows one. `ids`: run these token ids
+   * (generated, or a candidate appended) rather than the text's. `lens`: with the logit lens (language models).
+   */
+  run: { text: string; ids?: number[]; mode: Mode; lens: boolean; across?: AcrossAsk };
+  /** The whole next-token distribution after one position of a run (language models). */
+  next: { run: number; position: number };
+  /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */
+  generate: { run: number; maxNewTokens: number; seed: number } & Sampling;
+  /** Stops the generation in progress after its current token. */
+  stop: Record<never, never>;
+  /** The induction test: random tokens repeated twice, every head scored. */
+  induction: { length: number; seed: number };
   across: AcrossAsk & { run: number; attentions: Float32Array };
   /** One head's steps; `scale` and `causal` are the math view's switches. */
   math: { run: number; layer: number; head: number; scale: boolean; causal: boolean };
@@ -120,14 +150,58 @@ export interface RunResult {
   ms: number;
   truncated: boolean;
   totalTokens: number;
-  summaries: HeadSummary[];
+  /** Why it was truncated: the model's position limit, or what every head's map of more tokens would take. */
+  limit?: { tokens: number; why: 'model' | 'memory' | 'page' };
+  summaries: Summary[];
+  ids: number[];
+  /** Language models: the key/value head each query head reads; the tokens taken from the previous run. */
+  kvHead?: number[];
+  reusedTokens?: number;
+  logitLens?: LogitLens;
+  /** Decoded, when the run was asked for ids rather than text. */
+  text?: string;
+  /** Where the maps came from: the text, generation (grown a row per token), or the induction test. */
+  origin: 'text' | 'generation' | 'induction';
   /** Rollout or flow, when the run asked for it: the same as an `across` reply. */
   across?: { id: number; kind: 'across' } & AcrossResult;
 }
 
-interface Replies {
-  load: { engine: EngineInfo; model: ModelInfo; causal: boolean; isolated: boolean };
+/** The next-token distribution after a position: every logit, and the best candidates' text. */
+export interface NextTokens {
+  run: number;
+  position: number;
+  logits: Float32Array; // [vocab]
+  /** The largest logits' ids, best first, and each one's text as the tokenizer decodes it. */
+  top: number[];
+  text: string[];
+}
+
+export interface InductionResult {
+  /** Random tokens per copy; the sequence is them twice (after the model's leading special tokens). */
+  length: number;
+  /** Every head by induction score, best first. */
+  ranking: Array<{ layer: number; head: number; score: number }>;
+  /** Uniform attention's score: what a head that looks nowhere in particular gets. */
+  baseline: number;
+  /** The repeated sequence's run, to show. */
   run: RunResult;
+}
+
+interface Replies {
+  /** `heapInUse`: what the engine's heap holds with this model loaded (for the picker's fits-or-not). */
+  load: { engine: EngineInfo; model: ModelInfo; causal: boolean; isolated: boolean; heapInUse: number };
+  run: RunResult;
+  next: NextTokens;
+  generate: {
+    ids: number[];
+    /** The generated part, decoded without special tokens. */
+    generated: string;
+    promptTokens: number;
+    stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted';
+    seed: number;
+  };
+  stop: Record<never, never>;
+  induction: InductionResult;
   across: AcrossResult;
   math: MathSteps;
   compare: { modelB: string } & Contrast;
@@ -139,5 +213,17 @@ interface Replies {
 export type Reply<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Replies[P] }[K];
 /** Sent while a load downloads, and when any request fails: each belongs to the request with its id. */
 export type Progress = { id: number; kind: 'progress'; file: string; loaded: number; total?: number };
+/** A generated token with its row of every map, `[layers, heads, position + 1]`; it belongs to the generate request. */
+export type TokenMessage = {
+  id: number;
+  kind: 'token';
+  tokenId: number;
+  token: string;
+  position: number;
+  /** The generated text so far. */
+  text: string;
+  special: boolean;
+  rows: Float32Array;
+};
 export type Failure = { id: number; kind: 'error'; message: string; during: Kind };
-export type Message = Reply | Progress | Failure;
+export type Message = Reply | Progress | TokenMessage | Failure;

@@ -1,16 +1,21 @@
 // What the page asks the worker, and what it does with the answers. Replies land in the state
 // (the channel has already dropped the stale ones); requests follow from the state: a run when
-// the text, the mode or the model changes, rollout/flow when the map or its pane needs one, and a
-// head's math when the math pane is open. A shared link's layer and head wait for its model's run.
+// the text (or the ids it stands for), the mode, the model or the logit lens changes, rollout/flow
+// when the map or its pane needs one, a head's math when the math pane is open, and one position's
+// next-token distribution when that pane is open. A shared link's layer and head wait for its model's run.
 import { Channel } from './channel.js';
 import { download } from './export.js';
+import { generationHandlers } from './generation.js';
 import type { Ask, Kind } from './protocol.js';
 import { hubOf, type Shared } from './share.js';
 import type { Data, State, Store } from './state.js';
-import { load } from './views/source.js';
+import { load } from './views/picker.js';
 import type { Page } from './views/view.js';
 
 type Panel = keyof Data['errors'];
+
+/** What a run depends on: a change asks for a new one. */
+const runKey = (s: Readonly<State>, lens: boolean) => JSON.stringify([s.mode, s.ids ?? s.text, lens]);
 
 export function connect(
   store: Store,
@@ -19,6 +24,9 @@ export function connect(
 ): { page: Page; restoring: () => boolean } {
   /** A link's layer and head, applied to the first run of the model it names. */
   let pending: (Shared & { ready: boolean }) | null = restore && { ...restore, ready: false };
+  /** The logit lens, once its pane has been opened for this model: asked for with every run since. */
+  let lens = false;
+  let askedRun = '';
   const settle = (panel: Panel, patch: Partial<Data>) => {
     const errors = { ...store.get().errors };
     delete errors[panel];
@@ -28,19 +36,25 @@ export function connect(
 
   const channel = new Channel({
     load(reply) {
-      const { engine, model, causal, isolated, id } = reply;
+      const { engine, model, causal, isolated, id, heapInUse } = reply;
+      lens = false;
+      askedRun = ''; // the new model runs the text (the state changes below ask for it)
+      // A language model that follows one of another kind opens on its next-token pane, unless a link being
+      // restored names its own pane.
+      const linked = pending && !pending.ready && pending.tools;
+      const opens = model.languageModel && !store.get().model?.languageModel && !linked;
+      store.select({ causal, ids: null, ...(opens && { tools: 'next' as const }) });
       store.put({
-        engine: { ...engine, isolated },
+        engine: { ...engine, isolated, heapInUse },
         model: { ...model, causal },
         loading: { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
         // What was computed with the previous model is retired with it: the panes say so, and offer to run again.
-        ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null, errors: {} },
+        ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null },
+        ...{ next: null, induction: null, generated: null, errors: {} },
       });
-      store.select({ causal });
       const hub = pending && !pending.ready && id === 0 ? hubOf(pending) : null;
       if (hub) queueMicrotask(() => load(page, { kind: 'hub', id: hub }));
       else if (pending) pending.ready = true;
-      run();
     },
     progress({ file, loaded, total }) {
       const mb = (x: number) => (x / 2 ** 20).toFixed(1);
@@ -50,6 +64,8 @@ export function connect(
     run(reply) {
       const before = store.get().result?.tokens;
       store.put({ result: reply, runError: null, ...(reply.across && { across: reply.across }) });
+      // Ids (generated, or a candidate added) come back with their text: the box shows it.
+      if (reply.text !== undefined && store.get().ids) store.select({ text: reply.text });
       // The token in focus was a position in the old tokens: new ones let it go.
       const same = before?.length === reply.tokens.length && before.every((t, i) => t === reply.tokens[i]);
       if (!same) store.select({ token: null });
@@ -65,16 +81,26 @@ export function connect(
     intervene: (reply) => settle('intervene', { intervene: reply }),
     ablate: (reply) => settle('ablate', { ablate: reply }),
     cost: (reply) => settle('cost', { cost: reply }),
+    next: (reply) => settle('next', { next: reply }),
+    generate: (reply) => generation.finish(reply),
+    token: (token) => generation.token(token),
+    induction(reply) {
+      settle('induction', { induction: reply, result: reply.run });
+      const best = reply.ranking[0];
+      store.select({ layer: best.layer, head: best.head, view: 'head', token: null });
+    },
     npy: ({ bytes }) =>
       download('attentions.npy', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' })),
     error({ during, message, id }) {
       if (during === 'load') {
         pending = null;
         const still = id ? ' The previous model is still loaded.' : '';
-        store.put({ loading: { state: 'error', message: `Could not load the model: ${message}${still}` } });
+        const stop = /[.!?]$/.test(message) ? '' : '.';
+        store.put({ loading: { state: 'error', message: `Could not load the model: ${message}${stop}${still}` } });
         run(); // what was typed while it loaded was asked of the old model, and retired with the load
       } else if (during === 'run') store.put({ runError: message });
-      else if (during !== 'npy') fail(during, message);
+      else if (during === 'generate') generation.failed(message);
+      else if (during !== 'npy' && during !== 'stop') fail(during, message);
     },
     crash: (message) => store.put({ runError: `the worker failed (${message})` }),
   });
@@ -83,20 +109,43 @@ export function connect(
     store,
     ask: <K extends Kind>(ask: Ask<K>, transfer: Transferable[] = []) => channel.send(ask, transfer),
     colours,
+    run,
+    stopGeneration() {
+      channel.retire('generate');
+      channel.send({ kind: 'stop' });
+      generation.stopped();
+    },
   };
+  const generation = generationHandlers(page);
 
   function run(): void {
     const s = store.get();
+    askedRun = runKey(s, lens);
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
-    channel.send({ kind: 'run', text: s.text, mode: s.mode, across });
+    channel.send({ kind: 'run', text: s.text, ...(s.ids && { ids: s.ids }), mode: s.mode, lens, across });
+  }
+
+  /** Typing while it generates: its tokens stop counting now, and the worker stops it after the current one. */
+  function cancelGeneration(): void {
+    channel.retire('generate');
+    channel.send({ kind: 'stop' });
+    queueMicrotask(() => store.put({ generation: null }));
   }
 
   let askedAcross = '';
   let askedMath = '';
-  store.subscribe((s: Readonly<State>, changed) => {
-    if (changed.has('text') || changed.has('mode')) return run();
+  let askedNext = '';
+  store.subscribe((s: Readonly<State>) => {
+    lens ||= s.tools === 'lens' && !!s.model?.languageModel && s.mode === 'model';
+    if (runKey(s, lens) !== askedRun) {
+      if (s.generation) cancelGeneration();
+      // The last generation describes the text until it is edited (its ids are the text's while unchanged).
+      if (s.generated && s.ids !== s.generated.ids) queueMicrotask(() => store.put({ generated: null }));
+      return run();
+    }
     const r = s.result;
-    if (!r) return;
+    // Grown maps (generation) and the induction test have no run of the text in the worker to analyse.
+    if (!r || r.run < 0 || s.generation) return;
     if (s.view !== 'head') {
       const a = s.across;
       const key = JSON.stringify([r.run, s.view, s.residual, s.barToken]);
@@ -117,6 +166,15 @@ export function connect(
       if (!current && key !== askedMath) {
         askedMath = key;
         channel.send({ kind: 'math', ...ask });
+      }
+    }
+    if (s.tools === 'next' && s.model?.languageModel && r.mode === 'model') {
+      const position = s.token ?? r.tokens.length - 1;
+      const key = JSON.stringify([r.run, position]);
+      const current = s.next?.run === r.run && s.next.position === position;
+      if (!current && key !== askedNext) {
+        askedNext = key;
+        channel.send({ kind: 'next', run: r.run, position });
       }
     }
   });

@@ -1,6 +1,8 @@
 // The page's state in its URL (after '#', so it never reaches a server): the text, the model, the
-// layer and head, what the map shows and which panes are open. A link restores all of them; the
+// layer and head, what the map shows, which panes are open, and how the next token is drawn (the
+// temperature, top-k, top-p and the seed, so a generation repeats). A link restores all of them; the
 // page keeps its own URL up to date as the state changes (history.replaceState, no new entries).
+import type { Sampling } from './protocol.js';
 import type { MainPane, State, ToolPane, View } from './state.js';
 
 export interface Shared {
@@ -13,11 +15,23 @@ export interface Shared {
   view?: View;
   main?: MainPane;
   tools?: ToolPane;
+  sampling?: Sampling;
+  seed?: number;
 }
 
 const VIEWS: readonly View[] = ['head', 'rollout', 'flow'];
 const MAIN: readonly MainPane[] = ['lines', 'math'];
-const TOOLS: readonly ToolPane[] = ['heads', 'across', 'compare', 'intervene', 'ablate', 'cost'];
+const TOOLS: readonly ToolPane[] = [
+  'next',
+  'lens',
+  'heads',
+  'induction',
+  'across',
+  'compare',
+  'intervene',
+  'ablate',
+  'cost',
+];
 
 /** What a URL's hash holds; anything malformed is ignored, never trusted. */
 export function readShared(hash: string): Shared {
@@ -31,6 +45,12 @@ export function readShared(hash: string): Shared {
     return v && allowed.includes(v) ? v : undefined;
   };
   const text = p.get('text');
+  const number = (name: string, lo: number, hi: number) => {
+    const v = p.get(name) === null ? NaN : Number(p.get(name));
+    return v >= lo && v <= hi ? v : undefined;
+  };
+  const seed = number('seed', 0, Number.MAX_SAFE_INTEGER);
+  const [temperature, topK, topP] = [number('t', 0, 2), number('k', 0, 1e6), number('p', 0.01, 1)];
   return {
     text: text !== null ? text.slice(0, 20_000) : undefined,
     model: p.get('model') ?? undefined,
@@ -39,11 +59,16 @@ export function readShared(hash: string): Shared {
     view: one('view', VIEWS),
     main: one('main', MAIN),
     tools: one('tools', TOOLS),
+    seed: seed !== undefined && Number.isInteger(seed) ? seed : undefined,
+    sampling:
+      temperature !== undefined && topK !== undefined && Number.isInteger(topK) && topP !== undefined
+        ? { temperature, topK, topP }
+        : undefined,
   };
 }
 
 export function writeShared(
-  s: Pick<State, 'text' | 'layer' | 'head' | 'view' | 'main' | 'tools'>,
+  s: Pick<State, 'text' | 'layer' | 'head' | 'view' | 'main' | 'tools' | 'sampling' | 'seed'>,
   model: string,
 ): string {
   const p = new URLSearchParams({
@@ -54,6 +79,10 @@ export function writeShared(
     view: s.view,
     main: s.main,
     tools: s.tools,
+    t: String(s.sampling.temperature),
+    k: String(s.sampling.topK),
+    p: String(s.sampling.topP),
+    seed: String(s.seed),
   });
   return `#${p.toString()}`;
 }

@@ -3,15 +3,17 @@
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
 import type { EngineInfo, ModelInfo } from 'attnscope';
 
-import type { Mode, Reply, RunResult } from './protocol.js';
+import type { Mode, Reply, RunResult, Sampling } from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
 export type MainPane = 'lines' | 'math';
-export type ToolPane = 'heads' | 'across' | 'compare' | 'intervene' | 'ablate' | 'cost';
+export type ToolPane = 'next' | 'lens' | 'heads' | 'induction' | 'across' | 'compare' | 'intervene' | 'ablate' | 'cost';
 
 export interface Choice {
   text: string;
+  /** The token ids the text stands for when they came from generation or a chosen candidate; null: the tokenizer's. */
+  ids: number[] | null;
   mode: Mode;
   /** From 0; the page shows them from 1. */
   layer: number;
@@ -31,6 +33,27 @@ export interface Choice {
   tools: ToolPane;
   /** 'default', a Hub id, or 'files' (cannot be shared). */
   modelId: string;
+  /** How the next-token pane re-ranks and generation draws; the seed makes a generation repeatable. */
+  sampling: Sampling;
+  seed: number;
+  maxNewTokens: number;
+}
+
+/** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
+export interface Generating {
+  request: number;
+  prompt: string;
+  text: string;
+  tokens: number;
+}
+
+/** The last finished generation, for the status line and the JSON export (until the text is edited). */
+export interface Generated {
+  ids: number[];
+  promptTokens: number;
+  seed: number;
+  sampling: Sampling;
+  stopReason: string;
 }
 
 export interface Loading {
@@ -41,7 +64,8 @@ export interface Loading {
 }
 
 export interface Data {
-  engine: (EngineInfo & { isolated: boolean }) | null;
+  /** `heapInUse`: what the engine's heap held once the model loaded (the picker says what else fits). */
+  engine: (EngineInfo & { isolated: boolean; heapInUse: number }) | null;
   model: (ModelInfo & { causal: boolean }) | null;
   loading: Loading;
   result: RunResult | null;
@@ -53,8 +77,14 @@ export interface Data {
   intervene: Reply<'intervene'> | null;
   ablate: Reply<'ablate'> | null;
   cost: Reply<'cost'> | null;
+  next: Reply<'next'> | null;
+  induction: Reply<'induction'> | null;
+  generation: Generating | null;
+  generated: Generated | null;
   /** A panel's last error, by the request kind that failed. */
-  errors: Partial<Record<'across' | 'math' | 'compare' | 'intervene' | 'ablate' | 'cost', string>>;
+  errors: Partial<
+    Record<'across' | 'math' | 'compare' | 'intervene' | 'ablate' | 'cost' | 'next' | 'generate' | 'induction', string>
+  >;
 }
 
 export type State = Choice & Data;
@@ -64,6 +94,7 @@ type Listener = (state: Readonly<State>, changed: ReadonlySet<Key>) => void;
 export function initialState(): State {
   return {
     text: 'The cat sat on the mat because it was warm.',
+    ids: null,
     mode: 'model',
     layer: 0,
     head: 0,
@@ -77,6 +108,9 @@ export function initialState(): State {
     main: 'lines',
     tools: 'heads',
     modelId: 'default',
+    sampling: { temperature: 1, topK: 0, topP: 1 },
+    seed: 1,
+    maxNewTokens: 32,
     engine: null,
     model: null,
     loading: { state: 'loading', message: 'Loading the engine and the model…' },
@@ -88,12 +122,17 @@ export function initialState(): State {
     intervene: null,
     ablate: null,
     cost: null,
+    next: null,
+    induction: null,
+    generation: null,
+    generated: null,
     errors: {},
   };
 }
 
 export class Store {
   private state: State = initialState();
+  private version = 0;
   private readonly listeners: Listener[] = [];
 
   get(): Readonly<State> {
@@ -116,6 +155,8 @@ export class Store {
 
   private apply(patch: Partial<State>): void {
     const next = { ...this.state, ...patch };
+    // A listener that changes the state again has told every listener already; the rest of this round is stale.
+    const version = ++this.version;
     const shape = next.result?.shape;
     if (shape) {
       const [layers, heads, n] = shape;
@@ -128,7 +169,7 @@ export class Store {
     const changed = new Set((Object.keys(next) as Key[]).filter((k) => next[k] !== this.state[k]));
     if (!changed.size) return;
     this.state = next;
-    for (const listener of this.listeners) listener(next, changed);
+    for (const listener of this.listeners) if (version === this.version) listener(next, changed);
   }
 }
 

@@ -4,7 +4,8 @@
 import type { Comparison, Engine, Model, ModelRunResult, MultiHeadParams, Tensor } from 'attnscope';
 
 import { clampHead, headMap } from './maps.js';
-import type { Contrast, Matrix, Mode, Reply, Request, Shape } from './protocol.js';
+import { headMeasures } from './measures.js';
+import type { Contrast, Matrix, Mode, Reply, Request, Shape, Summary } from './protocol.js';
 
 /** A run as the worker keeps it: the maps are the page's (empty here until sent back). */
 export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
@@ -25,7 +26,23 @@ export interface Session {
   runs: Map<number, Kept>;
   /** Per layer of the loaded model: its attention weights, and per run its heads' outputs side by side. */
   layerCache: Map<string, MultiHeadParams | Tensor>;
+  /** The generation in progress, to stop. */
+  generation: AbortController | null;
   kept(run: number, what: string): Kept;
+}
+
+/** Every head's engine summary, with the language-model measures beside it (measures.ts). */
+export function summarize(engine: Engine, kept: Kept, attentions: Float32Array): Summary[] {
+  const maps = { ...kept, attentions };
+  const measures = headMeasures(maps, kept.ids ?? kept.tokens);
+  return engine.headSummaries(maps).map((summary, k) => ({ ...summary, ...measures[k] }));
+}
+
+/** A language model's run leaves out q, k and v (they would stop it reusing its prefix): the math view asks once. */
+function projections(kept: Kept, s: Session): void {
+  if (kept.q || kept.mode !== 'model' || !s.model || !kept.ids) return;
+  const { q, k, v, inputs } = s.model.run(kept.ids, { returnProjections: true, reusePrefix: false });
+  Object.assign(kept, { q, k, v, inputs });
 }
 
 // Flow is one max-flow per (row, input token): every row when that stays quick, else the chosen token's.
@@ -71,6 +88,19 @@ function columns(t: Tensor, begin: number, width: number): Matrix {
   return { data, rows, cols: width };
 }
 
+/** Key or value heads [kv, n, d] repeated for the query heads that share each one: [heads, n, d]. */
+function perQueryHead(t: Tensor, heads: number): Tensor {
+  const [kv, n, d] = t.shape;
+  if (kv === heads) return t;
+  const data = new Float32Array(heads * n * d);
+  for (let h = 0; h < heads; h++)
+    data.set(
+      t.data.subarray(Math.floor((h * kv) / heads) * n * d, (Math.floor((h * kv) / heads) + 1) * n * d),
+      h * n * d,
+    );
+  return { data, shape: [heads, n, d] };
+}
+
 const tensor = (m: Matrix): Tensor => ({ data: m.data, shape: [m.rows, m.cols] });
 
 function transpose(m: Matrix): Tensor {
@@ -92,6 +122,7 @@ function cached<T extends MultiHeadParams | Tensor>(s: Session, key: string, mak
  */
 export function math(request: Request<'math'>, kept: Kept, s: Session): Reply<'math'> {
   const { id, run, layer, head, scale, causal } = request;
+  projections(kept, s);
   const [qs, ks, vs] = [kept.q![layer], kept.k![layer], kept.v![layer]];
   const [heads, n] = qs.shape;
   // Grouped-query attention: several query heads share one key/value head.
@@ -107,7 +138,8 @@ export function math(request: Request<'math'>, kept: Kept, s: Session): Reply<'m
   const options = { scale: factor, causal, returnWeights: !same };
   const { output, weights } = s.engine.attention(tensor(q), tensor(k), tensor(v), options);
   const outputs = cached(s, `${run}:${layer}`, () => {
-    const all = s.engine.attention(qs, ks, vs, { scale: own, causal: kept.causal, returnWeights: false });
+    const [kAll, vAll] = [perQueryHead(ks, heads), perQueryHead(vs, heads)];
+    const all = s.engine.attention(qs, kAll, vAll, { scale: own, causal: kept.causal, returnWeights: false });
     return all.output; // [heads, n, d_v]
   });
   const dv = outputs.shape[2];
@@ -177,7 +209,7 @@ export async function compare(request: Request<'compare'>, kept: Kept, s: Sessio
   const a = modelRun(kept, s, request.attentions, 'Compare');
   s.defaultModel ??= await s.engine.loadModel('default');
   const other = request.model === 'default' ? s.defaultModel : s.model!;
-  const b = other.run(request.text);
+  const b = other.run(request.text, { reusePrefix: false });
   const c = s.engine.compare(a, b);
   const { id, layer, head } = request;
   return { id, kind: 'compare', modelB: other.info.name, ...contrast(a, b, c, layer, head) };

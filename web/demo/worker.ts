@@ -6,8 +6,9 @@ import { createEngine, type Engine, type Model, type ModelInfo, type Tensor } fr
 import 'attnscope/models/default'; // the embedded model, which the demo opens with
 
 import { embed, tokenize } from './embed.js';
-import type { Kind, Message, Reply, Request } from './protocol.js';
-import { ablate, across, compare, intervene, math, type Kept, type Session } from './worker-analysis.js';
+import type { Kind, Message, Reply, Request, RunResult } from './protocol.js';
+import { ablate, across, compare, intervene, math, summarize, type Kept, type Session } from './worker-analysis.js';
+import { generate, induction, next, runLanguageModel } from './worker-llm.js';
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -28,6 +29,7 @@ const w: Session = {
   defaultModel: null,
   runs: new Map(),
   layerCache: new Map(),
+  generation: null,
   kept(run: number, what: string): Kept {
     const kept = this.runs.get(run);
     if (!kept) throw new Error(`${what}: that text has changed since; try again`);
@@ -49,7 +51,9 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
             onProgress: (p) => postMessage({ id, kind: 'progress', ...p } satisfies Message),
           })
         : await w.engine.loadModel({ files: source.files });
-  // Only once the new one is ready: a failed load leaves the old model working.
+  // Only once the new one is ready: a failed load leaves the old model working (and its generation going,
+  // unless the page stopped it). A generation on the model that goes stops with it.
+  w.generation?.abort();
   if (w.model !== w.defaultModel) w.model?.dispose();
   w.model = next;
   if (source.kind === 'default') {
@@ -66,6 +70,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
     model: next.info,
     causal: isCausal(next.info),
     isolated: crossOriginIsolated,
+    heapInUse: w.engine.memory().allocatedBytes,
   };
 }
 
@@ -73,18 +78,19 @@ function run(request: Request<'run'>): Reply<'run'> {
   const { id, text, mode } = request;
   const start = performance.now();
   let kept: Kept;
-  let attentions: Float32Array;
-  if (mode === 'model') {
+  let extra: Partial<RunResult> = {};
+  if (mode === 'model' && w.model?.info.languageModel) {
+    ({ kept, extra } = runLanguageModel(request, w));
+  } else if (mode === 'model') {
     if (!w.model) throw new Error('no model is loaded yet');
     const result = w.model.run(text, { returnProjections: true });
-    attentions = result.attentions;
     kept = { mode, ...result, causal: isCausal(w.model.info) };
   } else {
     const tokens = tokenize(text);
     if (tokens.length === 0) throw new Error('the text has no tokens; give it some text');
     const n = tokens.length;
     const x: Tensor = { data: embed(tokens, DIM), shape: [n, DIM] };
-    attentions = w.engine.selfAttention(x, { scale: SCALE }).weights.data;
+    const attentions = w.engine.selfAttention(x, { scale: SCALE }).weights.data;
     // The parameter-free form's q, k and v are all X itself.
     const xs: Tensor = { data: x.data, shape: [1, n, DIM] };
     const special = tokens.map(() => false);
@@ -104,22 +110,29 @@ function run(request: Request<'run'>): Reply<'run'> {
     };
   }
   const ms = performance.now() - start;
-  const summaries = w.engine.headSummaries(kept);
+  const attentions = kept.attentions;
   let acrossResult: Reply<'across'> | undefined;
   try {
     if (request.across) acrossResult = across({ ...request.across, id, kind: 'across', run: id, attentions }, kept, w);
   } catch {
     // The map still shows; the page asks for rollout or flow on its own and shows that error there.
   }
+  return { ...reply(id, kept, ms, 'text'), ...extra, kind: 'run', across: acrossResult };
+}
+
+/** A run as the page receives it (its maps move there), kept here without them for later analyses. */
+function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']): RunResult & { id: number } {
+  const { attentions } = kept;
+  const summaries = summarize(w.engine, kept, attentions);
   remember(id, kept);
   // The one copy of the maps this keystroke makes is the engine's, out of wasm; from here they move.
   return {
     id,
-    kind: 'run',
     run: id,
-    mode,
+    mode: kept.mode,
     tokens: kept.tokens,
     special: kept.special,
+    ids: kept.ids ? Array.from(kept.ids) : [],
     attentions,
     shape: kept.shape,
     causal: kept.causal,
@@ -128,7 +141,10 @@ function run(request: Request<'run'>): Reply<'run'> {
     truncated: kept.truncated ?? false,
     totalTokens: kept.totalTokens ?? kept.tokens.length,
     summaries,
-    across: acrossResult,
+    kvHead: kept.kvHead && Array.from(kept.kvHead),
+    reusedTokens: kept.reusedTokens,
+    logitLens: kept.logitLens,
+    origin,
   };
 }
 
@@ -195,6 +211,17 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
   ablate: (request) => ablate(request, w.kept(request.run, 'Head ablation'), w),
   npy,
   cost,
+  next: (request) => next(request, w.kept(request.run, 'The next-token pane'), w),
+  generate: (request) => generate(request, w.kept(request.run, 'Generate'), w),
+  stop: ({ id }) => {
+    w.generation?.abort();
+    return { id, kind: 'stop' };
+  },
+  induction: (request) => {
+    const start = performance.now();
+    const { kept, result } = induction(request, w);
+    return { ...result, run: reply(request.id, kept, performance.now() - start, 'induction') };
+  },
 };
 
 const started = (async () => {

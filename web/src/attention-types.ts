@@ -144,6 +144,10 @@ export interface EngineInfo {
   reason: string;
   /** The most memory one call may use; larger requests are refused with an Error. */
   maxCallBytes: number;
+  /** The wasm heap's limit: a model's weights, what the engine already holds and {@link runningRoomBytes} must fit it. */
+  maxHeapBytes: number;
+  /** What a model's weights must leave free of the heap for running; a model that would not is refused before loading. */
+  runningRoomBytes: number;
 }
 
 /** Live wasm heap figures. */

@@ -152,6 +152,8 @@ class WasmEngine implements Engine {
       build: this.choice.build,
       reason: this.choice.reason,
       maxCallBytes: b.maxCallBytes,
+      maxHeapBytes: b.maxHeapBytes,
+      runningRoomBytes: b.runningRoomBytes,
     };
   }
 

@@ -135,7 +135,7 @@ export interface ModelRunResult {
   /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]. */
   attentions: Float32Array;
   shape: [number, number, number, number];
-  /** Last hidden state `[n, dModel]`. */
+  /** Last hidden state `[n, dModel]` (decoders: after the final norm, as {@link Model.logits} takes it). */
   hidden: Tensor;
   /** Pooled sentence embedding, where the model defines one. */
   embedding?: Float32Array;
@@ -288,6 +288,12 @@ export interface Model {
   attentionWeights(layer: number): MultiHeadParams;
   /** The text of token ids, as the tokenizer's decoder spells it; special tokens left out with `skipSpecialTokens`. */
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+  /**
+   * Language models: the next-token logits `[rows, vocabSize]` of final-normed hidden states `[rows, dModel]`, such
+   * as rows of a run's {@link ModelRunResult.hidden}: one position's whole distribution, without
+   * {@link RunOptions.returnLogits} for every position. The same numbers as `returnLogits` gives for those rows.
+   */
+  logits(hidden: Tensor): Tensor;
   /**
    * Language models: continues the text (or token ids) token by token. The prompt runs once; then each new token
    * runs through the model alone, reading the keys and values kept for the tokens before it (a KV cache).

@@ -11,7 +11,7 @@ import type {
   Tensor,
   Tokenizer,
 } from './types.js';
-import { checkOptions, typeName } from './checks.js';
+import { checkOptions, checkTensor, typeName } from './checks.js';
 import { generate } from './generate.js';
 import {
   type RawEngine,
@@ -157,6 +157,15 @@ export class WasmModel implements Model {
       attentions: Tensor;
     };
     return { ...rest, attentions: attentions.data, shape: attentions.shape as ModelRunResult['shape'] };
+  }
+
+  logits(hidden: Tensor): Tensor {
+    const op = 'logits';
+    const handle = this.live(op);
+    checkTensor(op, 'hidden', hidden);
+    const r = handle.logits(this.engine(), hidden);
+    if ('error' in r) throw new Error(r.error);
+    return r;
   }
 
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string {

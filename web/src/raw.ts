@@ -22,6 +22,7 @@ export interface RawModelHandle {
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
   run(engine: RawEngine, input: string | Int32Array, options: object): { error: string } | Record<string, unknown>;
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
+  logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;
   delete(): void;
 }
 

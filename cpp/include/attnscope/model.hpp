@@ -161,6 +161,11 @@ class Model {
   virtual std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
                                                std::uint64_t seed, bool maps = true) const;
 
+  // Language models: the next-token logits [rows, vocab] of final-normed hidden rows [rows, d_model], as a
+  // run's `hidden` holds them (soft-capped where the model caps): one position's whole distribution without
+  // asking a run for every position's.
+  virtual Tensor logits(const Runtime& runtime, const Tensor& hidden) const;
+
  protected:
   // Checks what `options` name against the model, flags special tokens, and runs forward().
   void finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const;

@@ -138,6 +138,18 @@ Matrix DecoderModel::logits(const Runtime& rt, const Matrix& normed) const {
   return out;
 }
 
+Tensor DecoderModel::logits(const Runtime& rt, const Tensor& hidden) const {
+  const std::int64_t d = config_.d_model;
+  if (hidden.shape.size() != 2 || hidden.shape[0] < 1 || hidden.shape[1] != d)
+    throw Error("logits: hidden must be [rows, " + std::to_string(d) + "] (rows ≥ 1, the model's width), got " +
+                format_shape(hidden.shape));
+  check_budget("logits", 4.0 * double(hidden.shape[0]) * double(config_.vocab + d));
+  for (float x : hidden.data)
+    if (!std::isfinite(x)) throw Error("logits: hidden holds a value that is not finite");
+  const Matrix normed = ConstMatrixMap(hidden.data.data(), hidden.shape[0], d);
+  return layers::to_tensor(logits(rt, normed));
+}
+
 Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n,
                             const Extras& e) const {
   const Config& c = config_;

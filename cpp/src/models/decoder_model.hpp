@@ -48,6 +48,7 @@ class DecoderModel final : public Model {
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
                                        bool maps) const override;
+  Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;
 
   const Config& config() const { return config_; }
   const Weights& weights() const { return w_; }

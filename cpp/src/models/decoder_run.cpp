@@ -33,7 +33,8 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   // Reuse needs the same keys and values (no padding, no ablation) and the same outputs kept.
   const bool padded = std::find(o.attention_mask.begin(), o.attention_mask.end(), 0) != o.attention_mask.end();
   const bool reusable = o.reuse_prefix && !padded && o.ablate_heads.empty() && !o.return_projections;
-  std::unique_ptr<Previous> previous = std::move(previous_);
+  // A run that cannot be reused leaves the last reusable one in place, for the next to extend.
+  std::unique_ptr<Previous> previous = reusable ? std::move(previous_) : nullptr;
   std::int64_t p = 0;  // rows kept from the previous run
   if (reusable && previous && same_outputs(previous->options, o)) {
     const std::int64_t common = std::min<std::int64_t>(n, static_cast<std::int64_t>(previous->ids.size()));

@@ -112,6 +112,11 @@ std::unique_ptr<Generation> Model::generate(const Runtime&, const std::vector<st
               ") is not a language model; generate needs a decoder such as GPT-2, Llama, Qwen or Gemma");
 }
 
+Tensor Model::logits(const Runtime&, const Tensor&) const {
+  throw Error("logits: " + info_.name + " (" + info_.architecture +
+              ") is not a language model; logits needs a decoder such as GPT-2, Llama, Qwen or Gemma");
+}
+
 ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options) const {
   Encoding e;
   e.ids = std::move(ids);

@@ -19,6 +19,8 @@ export interface MapFrame {
   cursor: { i: number; j: number } | null;
   /** A token picked elsewhere (chips): its row is marked. */
   token: number | null;
+  /** A local layer's sliding window: query i sees keys i − window + 1 … i, and a dashed line marks the edge. */
+  window?: number;
   colours: { fg: string; muted: string; accent: string };
 }
 
@@ -128,6 +130,24 @@ function marks(ctx: CanvasRenderingContext2D, f: MapFrame, vp: Viewport): void {
     if (j !== null) ctx.strokeRect(vp.x(j), box.y, cell, box.h);
   };
   if (f.token !== null) band(f.token, null, f.colours.muted);
+  const w = f.window ?? 0;
+  const n = f.tokens.length;
+  if (w > 0 && w < n) {
+    // Between key i − window (hidden) and i − window + 1 (seen), from row `window` down to the last row.
+    ctx.save();
+    ctx.setLineDash([5, 4]);
+    ctx.lineWidth = 1.5;
+    ctx.strokeStyle = f.colours.accent;
+    ctx.beginPath();
+    for (let i = w; i < n; i++) {
+      const x = vp.x(i - w + 1);
+      if (i === w) ctx.moveTo(x, vp.y(i));
+      else ctx.lineTo(x, vp.y(i));
+      ctx.lineTo(x, vp.y(i + 1));
+    }
+    ctx.stroke();
+    ctx.restore();
+  }
   if (f.hover && cell >= 3) band(f.hover.i, f.hover.j, f.colours.accent);
   if (f.cursor) {
     ctx.lineWidth = 2;

@@ -1,14 +1,14 @@
 // The navigator: every layer × head as a small map, rows layers and columns heads, sized to its
-// pane. Click one, or use the arrow keys (up and down for layers, left and right for heads).
-// The thumbnails are painted once per run; moving the selection only redraws its outline.
+// pane. Under grouped-query attention the query heads stand in groups under the key/value head they
+// share (bracketed "KV 1", "KV 2", …). Click one, or use the arrow keys (up and down for layers, left
+// and right for heads). The thumbnails are painted once per run; moving the selection only redraws its outline.
 import type { Colours } from '../draw/charts.js';
 import { paintMatrix } from '../draw/heatmap.js';
 import { headMap } from '../maps.js';
 import type { RunResult } from '../protocol.js';
 import { $, changes, type Page, type View } from './view.js';
 
-const LEFT = 30,
-  TOP = 18;
+const LEFT = 30;
 
 interface Geometry {
   thumb: number;
@@ -16,6 +16,8 @@ interface Geometry {
   /** Extra room between groups of query heads that share a key/value head. */
   group: number;
   groupGap: number;
+  /** Room above the thumbnails: head labels, and the key/value groups' brackets when heads share them. */
+  top: number;
 }
 
 function geometry(width: number, heads: number, kvHeads: number): Geometry {
@@ -24,7 +26,7 @@ function geometry(width: number, heads: number, kvHeads: number): Geometry {
   const free = width - LEFT - 4 - (heads / group - 1) * groupGap;
   const step = Math.max(10, Math.min(104, Math.floor(free / heads)));
   const thumb = step - (step >= 40 ? 8 : 2);
-  return { thumb, step, group, groupGap };
+  return { thumb, step, group, groupGap, top: group < heads ? 34 : 18 };
 }
 
 const xOf = (g: Geometry, h: number) => LEFT + h * g.step + Math.floor(h / g.group) * g.groupGap;
@@ -45,15 +47,23 @@ function paint(
   ctx.textAlign = 'center';
   ctx.fillStyle = c.muted;
   const every = Math.ceil(24 / g.step);
-  for (let h = 0; h < heads; h += every) ctx.fillText(`H${h + 1}`, xOf(g, h) + g.thumb / 2, TOP / 2);
+  for (let h = 0; h < heads; h += every) ctx.fillText(`H${h + 1}`, xOf(g, h) + g.thumb / 2, g.top - 9);
+  if (g.group < heads)
+    for (let kv = 0; kv < heads / g.group; kv++) {
+      const [x0, x1] = [xOf(g, kv * g.group), xOf(g, (kv + 1) * g.group - 1) + g.thumb];
+      ctx.fillRect(x0, 13, x1 - x0, 1);
+      ctx.fillRect(x0, 13, 1, 4);
+      ctx.fillRect(x1 - 1, 13, 1, 4);
+      ctx.fillText(x1 - x0 >= 34 ? `KV ${kv + 1}` : `${kv + 1}`, (x0 + x1) / 2, 6);
+    }
   ctx.textAlign = 'left';
   for (let l = 0; l < layers; l++) {
-    if (l % Math.ceil(14 / g.step) === 0) ctx.fillText(`L${l + 1}`, 2, TOP + l * g.step + g.thumb / 2);
-    for (let h = 0; h < heads; h++) paintMatrix(ctx, headMap(r, l, h), n, xOf(g, h), TOP + l * g.step, g.thumb);
+    if (l % Math.ceil(14 / g.step) === 0) ctx.fillText(`L${l + 1}`, 2, g.top + l * g.step + g.thumb / 2);
+    for (let h = 0; h < heads; h++) paintMatrix(ctx, headMap(r, l, h), n, xOf(g, h), g.top + l * g.step, g.thumb);
   }
   ctx.strokeStyle = c.accent;
   ctx.lineWidth = 2.5;
-  ctx.strokeRect(xOf(g, selected.head) - 2, TOP + selected.layer * g.step - 2, g.thumb + 4, g.thumb + 4);
+  ctx.strokeRect(xOf(g, selected.head) - 2, g.top + selected.layer * g.step - 2, g.thumb + 4, g.thumb + 4);
 }
 
 export function gridView(page: Page): View {
@@ -71,7 +81,7 @@ export function gridView(page: Page): View {
     const width = Math.max(120, canvas.clientWidth);
     const kvHeads = (page.store.get().model as { kvHeads?: number } | null)?.kvHeads ?? heads;
     g = geometry(width, heads, kvHeads);
-    const height = TOP + layers * g.step + 4;
+    const height = g.top + layers * g.step + 4;
     if (canvas.width !== width || canvas.height !== height) Object.assign(canvas, { width, height });
     const c = page.colours();
     if (painted(r, width, c.fg) || !thumbs) {
@@ -84,12 +94,14 @@ export function gridView(page: Page): View {
     ctx.drawImage(thumbs, 0, 0);
     ctx.strokeStyle = c.accent;
     ctx.lineWidth = 2.5;
-    ctx.strokeRect(xOf(g, head) - 2, TOP + layer * g.step - 2, g.thumb + 4, g.thumb + 4);
+    ctx.strokeRect(xOf(g, head) - 2, g.top + layer * g.step - 2, g.thumb + 4, g.thumb + 4);
     Object.assign(canvas.dataset, {
       x0: String(LEFT),
-      y0: String(TOP),
+      y0: String(g.top),
       step: String(g.step),
       thumb: String(g.thumb),
+      group: String(g.group),
+      groupGap: String(g.groupGap),
     });
   }
 
@@ -100,7 +112,7 @@ export function gridView(page: Page): View {
     const x = (e.clientX - rect.left) * scale,
       y = (e.clientY - rect.top) * scale;
     const [layers, heads] = state.result.shape;
-    const layer = Math.floor((y - TOP) / g.step);
+    const layer = Math.floor((y - g!.top) / g.step);
     const head = Array.from({ length: heads }, (_, h) => h).find((h) => x >= xOf(g!, h) && x < xOf(g!, h) + g!.step);
     return head !== undefined && layer >= 0 && layer < layers ? { layer, head } : null;
   }

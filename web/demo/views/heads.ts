@@ -1,11 +1,13 @@
-// What each head does: the engine's summaries of every head on this text, in a table sortable by
-// each measure (descending first, again to reverse); a row opens its head. New measures add a row
-// to MEASURES.
-import type { HeadSummary } from 'attnscope';
-
+// What each head does: the engine's summaries of every head on this text, and the measures people use
+// on language models (measures.ts), in a table sortable by each measure (descending first, again to
+// reverse; a measure the text cannot give, "—", sorts last); a row opens its head. New measures add a
+// row to MEASURES.
+import type { Summary } from '../protocol.js';
 import { $, changes, type Page, type View } from './view.js';
 
-export const MEASURES: Array<{ key: keyof HeadSummary & string; title: string; explain: string }> = [
+type Measure = Exclude<keyof Summary, 'layer' | 'head'>;
+
+export const MEASURES: Array<{ key: Measure; title: string; explain: string }> = [
   {
     key: 'entropy',
     title: 'Entropy',
@@ -28,14 +30,40 @@ export const MEASURES: Array<{ key: keyof HeadSummary & string; title: string; e
     title: 'Punctuation',
     explain: 'Weight on tokens that are only punctuation, such as "." and ",".',
   },
+  {
+    key: 'sink',
+    title: 'Sink',
+    explain:
+      'Weight on the first token (BOS where the model adds one): an attention sink, where heads with nothing to do park their attention.',
+  },
+  {
+    key: 'induction',
+    title: 'Induction',
+    explain:
+      'Weight on the token right after an earlier copy of the current token: how induction heads continue a repeated pattern ("—": no token repeats).',
+  },
+  {
+    key: 'duplicate',
+    title: 'Duplicate',
+    explain: 'Weight on earlier copies of the current token: duplicate-token heads ("—": no token repeats).',
+  },
 ];
+
+/** Descending or ascending by a measure; NaN ("—") always last. */
+function order(key: Measure, descending: boolean) {
+  return (a: Summary, b: Summary) => {
+    const [x, y] = [a[key], b[key]];
+    if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
+    return descending ? y - x : x - y;
+  };
+}
 
 export function headsView(page: Page): View {
   const table = $<HTMLTableElement>('summaries');
   const body = table.tBodies[0];
   const header = table.tHead!.rows[0];
   const dirty = changes();
-  let sort: { key: keyof HeadSummary; descending: boolean } = { key: 'entropy', descending: false };
+  let sort: { key: Measure; descending: boolean } = { key: 'entropy', descending: false };
 
   for (const m of MEASURES) {
     const th = document.createElement('th');
@@ -71,10 +99,7 @@ export function headsView(page: Page): View {
     render(s) {
       const r = s.result;
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
-      const sorted = [...r.summaries].sort((a, b) => {
-        const d = (a[sort.key] as number) - (b[sort.key] as number);
-        return sort.descending ? -d : d;
-      });
+      const sorted = [...r.summaries].sort(order(sort.key, sort.descending));
       body.replaceChildren(
         ...sorted.map((h) => {
           const tr = document.createElement('tr');
@@ -82,12 +107,15 @@ export function headsView(page: Page): View {
           tr.dataset.layer = String(h.layer);
           tr.dataset.head = String(h.head);
           if (h.layer === s.layer && h.head === s.head) tr.setAttribute('aria-selected', 'true');
-          const cells = [`L${h.layer + 1}`, `H${h.head + 1}`, ...MEASURES.map((m) => (h[m.key] as number).toFixed(3))];
-          for (const text of cells) {
+          const value = (x: number) => (Number.isNaN(x) ? '—' : x.toFixed(3));
+          const cells = [`L${h.layer + 1}`, `H${h.head + 1}`, ...MEASURES.map((m) => value(h[m.key]))];
+          cells.forEach((text, k) => {
             const td = document.createElement('td');
             td.textContent = text;
+            const m = MEASURES[k - 2];
+            if (m) Object.assign(td.dataset, { measure: m.key, value: String(h[m.key]) });
             tr.append(td);
-          }
+          });
           tr.addEventListener('click', () => open(h.layer, h.head));
           tr.addEventListener('keydown', (e) => e.key === 'Enter' && open(h.layer, h.head));
           return tr;

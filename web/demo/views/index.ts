@@ -1,27 +1,35 @@
 // The view registry: every view of the page, the export table built from them, and the one
-// render pass. A new pane (a next-token pane, a logit lens) is a file here, a line in VIEWS, and
+// render pass. A new pane (the next-token pane, the logit lens) is a file here, a line in VIEWS, and
 // its section in index.html's dock; its exports and its place in the render pass follow.
 import type { State } from '../state.js';
 import { acrossView } from './across.js';
 import { compareView, interveneView } from './compare.js';
 import { gridView } from './grid.js';
 import { headsView } from './heads.js';
+import { inductionView } from './induction.js';
+import { lensView } from './lens.js';
 import { linesView } from './lines.js';
 import { mapView } from './map.js';
 import { mathView } from './math.js';
 import { ablateView, costView } from './measure.js';
+import { nextView } from './next.js';
+import { pickerView } from './picker.js';
 import { sourceView } from './source.js';
 import { tokensView } from './tokens.js';
 import type { Export, Page, View } from './view.js';
 
 const VIEWS: Array<(page: Page) => View> = [
+  pickerView,
   sourceView,
   tokensView,
   gridView,
   mapView,
   linesView,
   mathView,
+  nextView,
+  lensView,
   headsView,
+  inductionView,
   acrossView,
   compareView,
   interveneView,

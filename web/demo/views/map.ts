@@ -22,6 +22,7 @@ export function mapView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('map');
   const empty = $('map-empty');
   const readout = $('cell');
+  const windowNote = $('map-window');
   const hint = readout.textContent ?? '';
   const layerSelect = $<HTMLSelectElement>('layer');
   const headSelect = $<HTMLSelectElement>('head');
@@ -212,7 +213,14 @@ export function mapView(page: Page): View {
       });
       empty.hidden = !!values;
       empty.textContent = what && 'empty' in what ? what.empty : '';
-      if (!dirty(values, r.tokens, s.token, page.colours().fg, stretch)) return;
+      // A local layer's window edge, on a model's own map of that layer.
+      const window = s.view === 'head' && r.mode === 'model' ? (s.model?.window?.[s.layer] ?? 0) : 0;
+      canvas.dataset.window = String(window);
+      windowNote.hidden = !window;
+      windowNote.textContent = window
+        ? `Layer ${s.layer + 1} is local: each token sees itself and the ${window - 1} before it (sliding window of ${window}); the dashed line marks the edge.`
+        : '';
+      if (!dirty(values, r.tokens, s.token, page.colours().fg, stretch, window)) return;
       if (!values) {
         frame = null;
         canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
@@ -226,7 +234,7 @@ export function mapView(page: Page): View {
         delete readout.dataset.col;
       }
       const top = stretch ? values.reduce((m, x) => (x > m ? x : m), 0) || 1 : 1;
-      frame = { values, top, tokens: r.tokens, token: s.token, hover, cursor, colours: page.colours() };
+      frame = { values, top, tokens: r.tokens, token: s.token, hover, cursor, colours: page.colours(), window };
       layout(n);
       draw();
     },

@@ -66,6 +66,12 @@ function steps(s: Readonly<State>, m: NonNullable<State['math']>): Step[] {
   const n = r.tokens.length;
   const weights = m.weights ?? { data: headMap(r, m.layer, m.head), rows: n, cols: n };
   const h = m.head + 1;
+  // Grouped-query attention: this query head reads the keys and values its group shares.
+  const kvHeads = model ? (s.model?.kvHeads ?? heads) : heads;
+  const group = kvHeads > 0 && kvHeads < heads ? heads / kvHeads : 1;
+  const kv = Math.floor(m.head / group);
+  const shared =
+    group > 1 ? `, KV head ${kv + 1}: shared by query heads ${kv * group + 1}–${(kv + 1) * group}` : `, head ${h}'s`;
   const scaled = !s.scale
     ? 'not scaled: the softmax saturates'
     : model
@@ -76,13 +82,25 @@ function steps(s: Readonly<State>, m: NonNullable<State['math']>): Step[] {
       ? [
           { title: 'Input', formula: 'X: each token as a vector', m: m.x },
           { title: 'Query weights', formula: `W_Q, head ${h}'s columns`, m: m.wq },
-          { title: 'Key weights', formula: `W_K, head ${h}'s columns`, m: m.wk },
-          { title: 'Value weights', formula: `W_V, head ${h}'s columns`, m: m.wv },
+          { title: group > 1 ? 'Key weights (shared)' : 'Key weights', formula: `W_K${shared} columns`, m: m.wk },
+          {
+            title: group > 1 ? 'Value weights (shared)' : 'Value weights',
+            formula: `W_V${shared} columns`,
+            m: m.wv,
+          },
         ]
       : []),
     { title: 'Queries', formula: model ? 'Q = X · W_Q (+ b)' : 'Q = X', m: m.q },
-    { title: 'Keys', formula: model ? 'K = X · W_K (+ b)' : 'K = X', m: m.k },
-    { title: 'Values', formula: model ? 'V = X · W_V (+ b)' : 'V = X', m: m.v },
+    {
+      title: group > 1 ? 'Keys (shared)' : 'Keys',
+      formula: model ? `K = X · W_K (+ b)${group > 1 ? shared : ''}` : 'K = X',
+      m: m.k,
+    },
+    {
+      title: group > 1 ? 'Values (shared)' : 'Values',
+      formula: model ? `V = X · W_V (+ b)${group > 1 ? shared : ''}` : 'V = X',
+      m: m.v,
+    },
     { title: 'Scores', formula: 'Q · Kᵀ', m: m.scores },
     { title: 'Scaled', formula: scaled, m: m.scaled },
     { title: 'Masked', formula: s.causal ? 'later keys → −∞ (blank)' : 'no mask', m: m.masked },

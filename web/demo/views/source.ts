@@ -1,21 +1,12 @@
-// The side panel's inputs: which model (the embedded default, a Hub id, files chosen or dropped),
-// the text, and which attention; and what they say back: the model, the load's progress or error,
-// the run's size and time, and the engine's build.
-import type { Mode, Source } from '../protocol.js';
+// The side panel's text and which attention, and what they say back: the model, the run's size and
+// time, what it reused of the previous run and why it was cut short, and the engine's build.
+import type { Mode, RunResult } from '../protocol.js';
+import type { State } from '../state.js';
 import { $, type Page, type View } from './view.js';
-
-/** Starts loading a model; the reply (or an error) lands in the state. */
-export function load(page: Page, source: Source, transfer: Transferable[] = []): void {
-  page.ask({ kind: 'load', source }, transfer);
-  const message = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
-  page.store.put({ loading: { state: 'loading', message, progress: source.kind === 'hub' ? 0 : undefined } });
-  page.store.select({ modelId: source.kind === 'hub' ? source.id : source.kind });
-}
 
 export function sourceView(page: Page): View {
   const text = $<HTMLTextAreaElement>('text');
-  const hub = $<HTMLInputElement>('hub-id');
-  text.addEventListener('input', () => page.store.select({ text: text.value }));
+  text.addEventListener('input', () => page.store.select({ text: text.value, ids: null }));
   for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=mode]'))
     radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
   $('shuffle').addEventListener('click', () => {
@@ -26,30 +17,12 @@ export function sourceView(page: Page): View {
     }
     page.store.select({ text: words.join(' ') });
   });
-  $('load-default').addEventListener('click', () => load(page, { kind: 'default' }));
-  $('load-hub').addEventListener('click', () => load(page, { kind: 'hub', id: hub.value.trim() }));
-  hub.addEventListener('keydown', (e) => e.key === 'Enter' && $('load-hub').click());
-
-  async function loadFiles(list: FileList | File[]): Promise<void> {
-    const files: Record<string, ArrayBuffer> = {};
-    for (const f of list) files[f.name] = await f.arrayBuffer();
-    load(page, { kind: 'files', files }, Object.values(files));
-  }
-  $<HTMLInputElement>('files').addEventListener('change', (e) => {
-    const input = e.target as HTMLInputElement;
-    if (input.files?.length) void loadFiles(input.files);
-  });
-  document.addEventListener('dragover', (e) => e.preventDefault());
-  document.addEventListener('drop', (e) => {
-    e.preventDefault();
-    if (e.dataTransfer?.files.length) void loadFiles(e.dataTransfer.files);
-  });
 
   return {
     id: 'source',
     render(s) {
-      if (text.value !== s.text) text.value = s.text;
-      if (s.modelId !== 'default' && s.modelId !== 'files' && !hub.value) hub.value = s.modelId;
+      const shown = s.text + (s.generation?.text ?? '');
+      if (text.value !== shown) text.value = shown;
       for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=mode]'))
         radio.checked = radio.value === s.mode;
       const name = $('model-name');
@@ -59,21 +32,10 @@ export function sourceView(page: Page): View {
         name.textContent = `${title}: ${m.layers} layers × ${m.heads} heads, up to ${m.maxTokens} tokens`;
         name.dataset.architecture = m.architecture;
       }
-      const loading = $('load-status');
-      loading.textContent = s.loading.message;
-      loading.dataset.state = s.loading.state;
-      const progress = $<HTMLProgressElement>('progress');
-      progress.hidden = s.loading.state !== 'loading' || s.loading.progress === undefined;
-      progress.value = s.loading.progress ?? 0;
       const status = $('status');
       const r = s.result;
       status.dataset.state = s.runError ? 'error' : 'ok';
-      status.textContent = s.runError
-        ? `Error: ${s.runError}`
-        : r
-          ? `${r.tokens.length} tokens · ${r.ms.toFixed(1)} ms` +
-            (r.truncated ? ` · truncated: the model reads at most ${r.tokens.length} of ${r.totalTokens} tokens` : '')
-          : '';
+      status.textContent = s.runError ? `Error: ${s.runError}` : r ? latency(s, r) : '';
       const e = s.engine;
       if (!e) return;
       const info = $('engine-info');
@@ -85,4 +47,38 @@ export function sourceView(page: Page): View {
       info.dataset.build = e.build;
     },
   };
+}
+
+/** The run's line: its size and time, what it reused of the previous run, and why it was cut short. */
+function latency(s: Readonly<State>, r: RunResult): string {
+  const n = r.tokens.length;
+  const parts = [`${n} tokens`];
+  if (s.generation) parts.push(`generating: ${s.generation.tokens} new so far, each a row per head (KV cache)`);
+  else if (r.origin === 'induction') parts.push(`the induction test's sequence, not your text`);
+  else {
+    parts.push(`${r.ms.toFixed(1)} ms`);
+    const reused = r.reusedTokens;
+    if (reused !== undefined)
+      parts.push(
+        reused === n
+          ? `reused all ${n} tokens' keys, values and map rows (nothing new to compute)`
+          : reused
+            ? `reused the first ${reused} tokens' keys, values and map rows; computed ${n - reused}`
+            : `computed all ${n} (nothing to reuse)`,
+      );
+    const g = s.generated;
+    if (g && s.ids) parts.push(`${g.ids.length - g.promptTokens} generated (seed ${g.seed}, ${g.stopReason})`);
+  }
+  if (r.truncated) {
+    const why = r.limit?.why;
+    const [layers, heads] = r.shape;
+    parts.push(
+      why === 'memory'
+        ? `truncated: the page keeps every head's map for at most ${n} of ${r.totalTokens} tokens (${layers} layers × ${heads} heads)`
+        : why === 'page'
+          ? `truncated: the page runs at most ${n} of ${r.totalTokens} tokens`
+          : `truncated: the model reads at most ${n} of ${r.totalTokens} tokens`,
+    );
+  }
+  return parts.join(' · ');
 }

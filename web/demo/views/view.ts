@@ -29,6 +29,10 @@ export interface Page {
   /** Sends a request to the worker (see channel.ts); its reply lands in the state. */
   ask<K extends Kind>(ask: Ask<K>, transfer?: Transferable[]): number;
   colours(): Colours & { bg: string };
+  /** Runs the text (or the ids it stands for) again, e.g. to leave the induction test's sequence. */
+  run(): void;
+  /** Ends the generation in progress where the page shows it: tokens the worker sends later never count. */
+  stopGeneration(): void;
 }
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;

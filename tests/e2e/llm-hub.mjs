@@ -1,0 +1,66 @@
+// The Hugging Face Hub as the language-model browser tests see it: https://huggingface.co answered by the
+// test (Playwright routes the page's and the worker's requests), with small checkpoints of every decoder
+// family the page shows, a model too large to fit, and one whose weights stop short. Every request is
+// recorded, so a test can say which files were (and were not) downloaded.
+import { hubListing } from '../golden-models.mjs';
+import { decoderCheckpoint } from '../llm/checkpoints.mjs';
+import { gpt2Checkpoint } from '../llm/gpt2.mjs';
+import { inductionCheckpoint } from '../llm/planted.mjs';
+
+export const HUB = 'https://huggingface.co';
+
+/** The planted-induction Llama, with 2,048 positions: the page's longest input. */
+export const planted = inductionCheckpoint({ maxPositions: 2048 });
+const gemma = decoderCheckpoint({
+  arch: 'gemma3',
+  layerTypes: ['sliding_attention', 'full_attention'],
+  window: 4,
+  tokenizer: true,
+});
+const weights = planted.files['model.safetensors'];
+
+/** id → [the files the listing describes, the bytes served]. */
+export const REPOS = {
+  'test/planted-llama': [planted.files, planted.files],
+  'test/gemma3-local': [gemma.files, gemma.files],
+  'test/gpt2': [gpt2Checkpoint(), gpt2Checkpoint()],
+  // The listing says 3 GB of weights: the page must refuse before asking for them.
+  'test/huge': [{ ...planted.files, 'model.safetensors': { length: 3e9 } }, planted.files],
+  // The weights stop a third of the way: a failed download.
+  'test/cut-short': [planted.files, { ...planted.files, 'model.safetensors': weights.subarray(0, weights.length / 3) }],
+};
+
+/** Routes the Hub for a browser context; returns the URLs asked for, in order. */
+export async function routeHub(context) {
+  const asked = [];
+  await context.route(`${HUB}/**`, (route) => {
+    const url = new URL(route.request().url());
+    asked.push(url.pathname);
+    const cors = { 'access-control-allow-origin': '*' };
+    const api = /^\/api\/models\/(.+)\/revision\/main$/.exec(url.pathname);
+    const file = /^\/(.+)\/resolve\/main\/([^/]+)$/.exec(url.pathname);
+    const repo = REPOS[api?.[1] ?? file?.[1]];
+    if (!repo) return route.fulfill({ status: 404, headers: cors, body: '{"error":"Repository not found"}' });
+    if (api)
+      return route.fulfill({ status: 200, headers: cors, contentType: 'application/json', body: listing(repo[0]) });
+    const body = repo[1][file[2]];
+    if (!body) return route.fulfill({ status: 404, headers: cors, body: 'Entry not found' });
+    return route.fulfill({ status: 200, headers: cors, body: Buffer.from(body) });
+  });
+  return asked;
+}
+
+/** The listing, with a stated size for files that are only a size (the huge model's weights). */
+function listing(files) {
+  const real = Object.fromEntries(Object.entries(files).filter(([, v]) => v instanceof Uint8Array));
+  const json = JSON.parse(hubListing(real));
+  for (const [name, v] of Object.entries(files))
+    if (!(v instanceof Uint8Array))
+      json.siblings.push({
+        rfilename: name,
+        size: v.length,
+        blobId: '0'.repeat(40),
+        lfs: { sha256: '0'.repeat(64), size: v.length },
+      });
+  return JSON.stringify(json);
+}

@@ -1,0 +1,184 @@
+// Language models in the production page, downloaded through routed Hub requests (llm-hub.mjs): the picker,
+// the next-token bars against the engine's predictions and against softmax(logits / T) computed here,
+// appending a candidate, generation (streaming, stopping, the grown maps against a fresh run, the seed),
+// the logit lens, the heads' measures, grouped-query heads, the induction test on a checkpoint with a planted
+// induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
+// a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
+import { assert, check, serve } from './harness.mjs';
+import { exportChecks } from './llm-exports.mjs';
+import { generateChecks } from './llm-generate.mjs';
+import { headChecks } from './llm-heads.mjs';
+import { planted, routeHub } from './llm-hub.mjs';
+import { barsAt, bars, load, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
+
+export async function llmChecks(browser, site, engine, shots) {
+  const server = await serve(true, site);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const asked = await routeHub(context);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  const model = await engine.loadModel({ files: planted.files });
+  const origin = `http://127.0.0.1:${server.address().port}/`;
+  // A seed under which the planted model writes 60 tokens before any end-of-text: generation then runs long enough to stop.
+  let seed = 1;
+  const promptIds = model.tokenize(TEXT).ids;
+  while ((await model.generate(promptIds, { seed, maxNewTokens: 60 })).stopReason !== 'maxNewTokens') seed++;
+  try {
+    await page.goto(origin);
+    await page.waitForFunction(() => window.__attnscope?.state().result, null, { timeout: 60_000 });
+    await page.click('#hints-close');
+
+    await check(
+      'llm: the planted checkpoint has its induction head (checked here, before the page relies on it)',
+      async () => {
+        const L = 50;
+        const ids = Array.from({ length: L }, (_, t) => (t * 37 + 11) % 300); // distinct tokens
+        const r = model.run([...ids, ...ids], { reusePrefix: false });
+        const [layers, heads, n] = r.shape;
+        const score = (l, h) => {
+          let sum = 0;
+          for (let t = 0; t < L; t++) sum += r.attentions[((l * heads + h) * n + L + t) * n + t + 1];
+          return sum / L;
+        };
+        const { layer, head } = planted.induction;
+        assert(score(layer, head) > 0.95, `the planted head scores ${score(layer, head)}`);
+        for (let l = 0; l < layers; l++)
+          for (let h = 0; h < heads; h++)
+            if (l !== layer || h !== head) assert(score(l, h) < 0.2, `L${l + 1} H${h + 1} scores ${score(l, h)}`);
+      },
+    );
+
+    await check(
+      'llm: the picker names each model with its download and heap; one too large downloads nothing',
+      async () => {
+        const options = await page.$$eval('#model-pick option', (os) => os.slice(1).map((o) => o.textContent));
+        for (const name of ['SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B', 'Gemma 3 270M', 'TinyLlama 1.1B'])
+          assert(
+            options.some((o) => o.startsWith(name) && /\d (MB|GB), needs \d\.\d\d GiB/.test(o)),
+            `${name}: ${options.join(' | ')}`,
+          );
+        assert(options.find((o) => o.startsWith('TinyLlama')).endsWith('(too large)'), options.join(' | '));
+        await page.selectOption('#model-pick', 'TinyLlama/TinyLlama-1.1B-Chat-v1.0');
+        assert((await page.getAttribute('#pick-fit', 'data-fits')) === 'false', 'TinyLlama fits?');
+        await page.click('#load-pick');
+        const refused = await page.textContent('#load-status');
+        assert(refused.includes('will not fit, so nothing was downloaded'), refused);
+        await load(page, 'test/huge');
+        const huge = await page.textContent('#load-status');
+        assert(huge.includes('too large') && huge.includes('nothing was downloaded'), huge);
+        assert(!asked.some((u) => u.includes('TinyLlama')), `asked for TinyLlama: ${asked}`);
+        assert(!asked.some((u) => u.startsWith('/test/huge/resolve/main/model')), `downloaded weights: ${asked}`);
+        assert(
+          (await page.getAttribute('#model-name', 'data-architecture')) === 'UniversalSentenceEncoderLite',
+          'model',
+        );
+      },
+    );
+
+    await check(
+      'llm: with the embedded encoder, the panes say they need a language model; it has no induction heads',
+      async () => {
+        for (const pane of ['next', 'lens']) {
+          await page.click(`#tab-${pane}`);
+          assert(await page.isVisible(`#${pane}-empty`), `${pane}: no empty state`);
+        }
+        await page.click('#tab-induction');
+        await page.click('#induction-run');
+        await page.waitForFunction(() => document.getElementById('induction-note').dataset.found, null, {
+          timeout: 20_000,
+        });
+        const note = await page.textContent('#induction-note');
+        assert(note.includes('Universal Sentence Encoder lite has no induction heads'), note);
+        await page.click('#induction-back');
+        await settled(page);
+      },
+    );
+
+    await check('llm: a language model loads from the Hub and opens on its next-token pane', async () => {
+      await load(page, 'test/planted-llama', 'LlamaForCausalLM');
+      assert((await state(page, () => window.__attnscope.state().tools)) === 'next', 'next-token pane not open');
+      await set(page, 'seed', seed);
+    });
+
+    await check("llm: the bars are the engine's predictions at the selected position (< 1e-6)", async () => {
+      await page.fill('#text', TEXT);
+      const n = promptIds.length;
+      const want = (at) => {
+        const p = model.run(TEXT, { topK: 10 }).predictions;
+        return Array.from({ length: 10 }, (_, k) => ({ id: p.ids[at * 10 + k], p: p.probs[at * 10 + k] }));
+      };
+      same(await barsAt(page), want(n - 1), 'last position');
+      await page.click('#token-3');
+      same(await barsAt(page, 3), want(3), 'position 4');
+      await page.click('#token-3'); // lets go of it
+    });
+
+    await check('llm: temperature, top-k and top-p re-rank live, as softmax(logits / T) computed here', async () => {
+      const r = model.run(TEXT, { returnLogits: true });
+      const vocab = model.info.vocabSize;
+      const row = Array.from(r.logits.data.subarray((promptIds.length - 1) * vocab, promptIds.length * vocab));
+      await barsAt(page);
+      for (const t of [0.5, 1.7]) {
+        await page.fill('#temperature', String(t));
+        same(await bars(page), top(softmax(row, t), 10), `T = ${t}`);
+      }
+      await page.fill('#temperature', '1');
+      await page.fill('#top-k', '3');
+      const three = top(softmax(row), 3);
+      const mass = three.reduce((a, b) => a + b.p, 0);
+      same(
+        await bars(page),
+        three.map((b) => ({ ...b, p: b.p / mass })),
+        'top-k 3',
+      );
+      await page.fill('#top-k', '0');
+      await page.fill('#top-p', '0.5');
+      // As the engine: drop the least likely while what they hold stays within 1 − top-p.
+      const p = softmax(row);
+      const ascending = p.map((x, id) => ({ id, p: x })).sort((a, b) => a.p - b.p || a.id - b.id);
+      let dropped = 0;
+      const kept = new Set(p.map((_, id) => id));
+      for (const x of ascending.slice(0, -1)) {
+        if ((dropped += Math.fround(x.p)) > 0.5) break;
+        kept.delete(x.id);
+      }
+      const keptMass = [...kept].reduce((a, id) => a + p[id], 0);
+      same(
+        await bars(page),
+        top(
+          p.map((x, id) => (kept.has(id) ? x / keptMass : 0)),
+          10,
+        ),
+        'top-p 0.5',
+      );
+      await page.fill('#top-p', '1');
+      await page.fill('#temperature', '0');
+      const greedy = await bars(page);
+      assert(greedy.length === 1 && greedy[0].p === 1 && greedy[0].id === top(p, 1)[0].id, JSON.stringify(greedy));
+      await page.fill('#temperature', '1');
+    });
+
+    await check('llm: clicking a candidate appends its token', async () => {
+      const [, second] = await barsAt(page);
+      await page.click(`#candidates button[data-id="${second.id}"]`);
+      const want = [...promptIds, second.id];
+      await page.waitForFunction((w) => window.__attnscope.state().result.ids.join() === w, want.join());
+      await settled(page);
+      const text = await page.inputValue('#text');
+      assert(text === model.decode(want, { skipSpecialTokens: true }), `text ${JSON.stringify(text)}`);
+      const tokens = JSON.parse(await page.getAttribute('#map', 'data-tokens'));
+      assert(tokens.at(-1) === model.run(want).tokens.at(-1), `last token ${tokens.at(-1)}`);
+    });
+
+    await generateChecks({ page, context, model, seed, origin, shots });
+    await headChecks({ page, model, shots });
+
+    await exportChecks(page, context, engine, shots);
+    await check('llm: no page errors', async () => assert(errors.length === 0, errors.join('\n')));
+  } finally {
+    await context.close();
+    server.close();
+  }
+}

@@ -1,0 +1,95 @@
+// The model picker: the language models by name, each with what it downloads and the heap it needs (one that
+// will not fit says so, and is refused before anything downloads); any Hub id; the embedded default (the
+// offline first load); or files chosen or dropped. It says how the load goes: progress, done, or why not.
+import { gib, heapNeeds, LANGUAGE_MODELS, size } from '../catalogue.js';
+import type { Source } from '../protocol.js';
+import { $, type Page, type View } from './view.js';
+
+/** Starts loading a model; the reply (or an error) lands in the state. A generation in progress stops first. */
+export function load(page: Page, source: Source, transfer: Transferable[] = []): void {
+  const g = page.store.get().generation;
+  if (g) {
+    page.ask({ kind: 'stop' });
+    page.store.put({ generation: null });
+    page.store.select({ text: g.prompt + g.text, ids: null });
+  }
+  page.ask({ kind: 'load', source }, transfer);
+  const message = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
+  page.store.put({ loading: { state: 'loading', message, progress: source.kind === 'hub' ? 0 : undefined } });
+  page.store.select({ modelId: source.kind === 'hub' ? source.id : source.kind });
+}
+
+export function pickerView(page: Page): View {
+  const hub = $<HTMLInputElement>('hub-id');
+  const pick = $<HTMLSelectElement>('model-pick');
+  const fitNote = $('pick-fit');
+  pick.append(...LANGUAGE_MODELS.map((m) => new Option(m.name, m.id)));
+  const chosen = () => LANGUAGE_MODELS.find((m) => m.id === pick.value);
+  pick.addEventListener('change', () => view.render(page.store.get()));
+  $('load-pick').addEventListener('click', () => {
+    const m = chosen();
+    const e = page.store.get().engine;
+    if (!m || !e) return;
+    const fit = heapNeeds(m, e);
+    // Refused here, before anything downloads (the engine would refuse it after the Hub's file list anyway).
+    if (!fit.fits) {
+      const message =
+        `${m.name} needs ${gib(fit.needs)} of heap (${gib(m.weights)} of weights and ${gib(e.runningRoomBytes)} to ` +
+        `run), and ${gib(fit.free)} of the engine's ${gib(e.maxHeapBytes)} is free: it will not fit, so nothing was downloaded.`;
+      page.store.put({ loading: { state: 'error', message } });
+      return;
+    }
+    hub.value = m.id;
+    load(page, { kind: 'hub', id: m.id });
+  });
+  $('load-default').addEventListener('click', () => load(page, { kind: 'default' }));
+  $('load-hub').addEventListener('click', () => load(page, { kind: 'hub', id: hub.value.trim() }));
+  hub.addEventListener('keydown', (e) => e.key === 'Enter' && $('load-hub').click());
+
+  async function loadFiles(list: FileList | File[]): Promise<void> {
+    const files: Record<string, ArrayBuffer> = {};
+    for (const f of list) files[f.name] = await f.arrayBuffer();
+    load(page, { kind: 'files', files }, Object.values(files));
+  }
+  $<HTMLInputElement>('files').addEventListener('change', (e) => {
+    const input = e.target as HTMLInputElement;
+    if (input.files?.length) void loadFiles(input.files);
+  });
+  document.addEventListener('dragover', (e) => e.preventDefault());
+  document.addEventListener('drop', (e) => {
+    e.preventDefault();
+    if (e.dataTransfer?.files.length) void loadFiles(e.dataTransfer.files);
+  });
+
+  const view: View = {
+    id: 'picker',
+    render(s) {
+      if (s.modelId !== 'default' && s.modelId !== 'files' && !hub.value) hub.value = s.modelId;
+      const e = s.engine;
+      if (e) {
+        for (const option of [...pick.options].slice(1)) {
+          const m = LANGUAGE_MODELS.find((x) => x.id === option.value)!;
+          const fit = heapNeeds(m, e);
+          option.text = `${m.name}: ${size(m.weights + m.other)}, needs ${gib(fit.needs)}${fit.fits ? '' : ' (too large)'}`;
+          option.dataset.fits = String(fit.fits);
+        }
+        const m = chosen();
+        const fit = m && heapNeeds(m, e);
+        fitNote.hidden = !m;
+        fitNote.dataset.fits = String(!!fit?.fits);
+        if (m && fit)
+          fitNote.textContent =
+            `${m.id} (${m.about}): ${size(m.weights + m.other)} to download once, then kept; ${gib(fit.needs)} of heap ` +
+            `(${gib(m.weights)} of weights, ${gib(e.runningRoomBytes)} to run), ${gib(fit.free)} free` +
+            (fit.fits ? '.' : ': too large for this page, so it will not be downloaded.');
+      }
+      const loading = $('load-status');
+      loading.textContent = s.loading.message;
+      loading.dataset.state = s.loading.state;
+      const progress = $<HTMLProgressElement>('progress');
+      progress.hidden = s.loading.state !== 'loading' || s.loading.progress === undefined;
+      progress.value = s.loading.progress ?? 0;
+    },
+  };
+  return view;
+}

@@ -1,0 +1,174 @@
+// The worker's language-model requests: a run on the text's tokens (reusing the previous run's prefix,
+// within the tokens this page can hold every head's map of), one position's whole next-token distribution,
+// generation streamed token by token, and the induction test (Olsson et al., 2022).
+import type { Model, ModelInfo } from 'attnscope';
+
+import { inductionScores } from './measures.js';
+import type { Message, Reply, Request, RunResult } from './protocol.js';
+import type { Kept, Session } from './worker-analysis.js';
+
+/** Longest input the page runs (the issue's long context); models and memory may allow fewer. */
+export const PAGE_TOKENS = 2048;
+
+/**
+ * The most tokens the page runs a model on, and what sets it: the model's positions, the page's 2,048, or
+ * every head's map of n tokens (4·layers·heads·n² bytes), which must fit the engine's per-call budget.
+ */
+export function tokenLimit(
+  info: ModelInfo,
+  maxCallBytes: number,
+): { tokens: number; why: 'model' | 'memory' | 'page' } {
+  const memory = Math.floor(Math.sqrt((0.9 * maxCallBytes) / (4 * info.layers * info.heads)));
+  const tokens = Math.min(info.maxTokens, PAGE_TOKENS, memory);
+  const why = tokens === info.maxTokens ? 'model' : tokens === memory ? 'memory' : 'page';
+  return { tokens, why };
+}
+
+function languageModel(s: Session, what: string): Model {
+  if (!s.model?.info.languageModel)
+    throw new Error(`${what} needs a language model; ${s.model?.info.name ?? 'no model'} does not predict tokens`);
+  return s.model;
+}
+
+/** A run of a language model: the text's tokens (or the ids asked for), cut to the page's limit. */
+export function runLanguageModel(request: Request<'run'>, s: Session): { kept: Kept; extra: Partial<RunResult> } {
+  const model = languageModel(s, 'This run');
+  const all = request.ids ? Int32Array.from(request.ids) : model.tokenize(request.text).ids;
+  const limit = tokenLimit(model.info, s.engine.info().maxCallBytes);
+  const ids = all.subarray(0, limit.tokens);
+  if (!ids.length) throw new Error('the text has no tokens; give it some text');
+  const result = model.run(ids, { logitLens: request.lens, reusePrefix: true });
+  const truncated = all.length > ids.length;
+  const kept: Kept = { mode: 'model', ...result, causal: true, truncated, totalTokens: all.length };
+  const text = request.ids ? model.decode(ids, { skipSpecialTokens: true }) : undefined;
+  return { kept, extra: { text, limit: truncated ? limit : undefined } };
+}
+
+/** A token's text as the tokenizer decodes it alone; `#id` for models that hold no tokenizer. */
+function textOf(model: Model, id: number): string {
+  try {
+    return model.decode([id]);
+  } catch {
+    return `#${id}`;
+  }
+}
+
+/** Every logit after one position, from its hidden row and the model's head; the best 64 decoded. */
+export function next(request: Request<'next'>, kept: Kept, s: Session): Reply<'next'> {
+  const model = languageModel(s, 'The next-token pane');
+  const [n, d] = kept.hidden!.shape;
+  const position = Math.max(0, Math.min(request.position, n - 1));
+  const row = { data: kept.hidden!.data.slice(position * d, (position + 1) * d), shape: [1, d] };
+  const logits = model.logits(row).data;
+  const top = Array.from(logits.keys())
+    .sort((a, b) => logits[b] - logits[a] || a - b)
+    .slice(0, 64);
+  const { id, run } = request;
+  return { id, kind: 'next', run, position, logits, top, text: top.map((t) => textOf(model, t)) };
+}
+
+/** Continues the run's tokens; each token goes to the page with its row of every map as it arrives. */
+export async function generate(request: Request<'generate'>, kept: Kept, s: Session): Promise<Reply<'generate'>> {
+  const model = languageModel(s, 'Generate');
+  const room = tokenLimit(model.info, s.engine.info().maxCallBytes).tokens - kept.ids!.length;
+  if (room < 1) throw new Error(`Generate: the text already has the ${kept.ids!.length} tokens this page runs at most`);
+  const { id, temperature, topK, topP, seed } = request;
+  s.generation?.abort();
+  const controller = new AbortController();
+  s.generation = controller;
+  try {
+    const g = await model.generate(kept.ids!, {
+      maxNewTokens: Math.min(request.maxNewTokens, room),
+      ...{ temperature, topK, topP, seed },
+      signal: controller.signal,
+      onToken: (t) => {
+        const special = model.info.eosTokenIds.includes(t.id);
+        const message: Message = {
+          id,
+          kind: 'token',
+          tokenId: t.id,
+          token: t.token,
+          position: t.position,
+          text: t.text,
+          special,
+          rows: t.rows!,
+        };
+        postMessage(message, { transfer: [t.rows!.buffer] });
+      },
+    });
+    const { generated, promptTokens, stopReason } = g;
+    return { id, kind: 'generate', ids: Array.from(g.ids), generated, promptTokens, stopReason, seed: g.seed };
+  } finally {
+    if (s.generation === controller) s.generation = null;
+  }
+}
+
+/** Seeded uniform numbers in [0, 1) (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/**
+ * The induction test: `length` distinct random tokens, then the same again, after the model's leading special
+ * token (BOS, [CLS]) and before its trailing one ([SEP]). A head that copies what followed the earlier
+ * occurrence of the current token puts its weight, in the second copy, on the token after that occurrence.
+ */
+export function induction(
+  request: Request<'induction'>,
+  s: Session,
+): { kept: Kept; result: Omit<Reply<'induction'>, 'run'> } {
+  const model = s.model;
+  if (!model) throw new Error('no model is loaded yet');
+  const { vocabSize, maxTokens } = model.info;
+  let around: number[] = [];
+  try {
+    around = Array.from(model.tokenize('').ids); // what the tokenizer adds to any text
+  } catch {
+    // No tokenizer: the ids run as they are.
+  }
+  const limit = model.info.languageModel ? tokenLimit(model.info, s.engine.info().maxCallBytes).tokens : maxTokens;
+  const avoid = new Set([...around, ...model.info.eosTokenIds]);
+  const length = Math.min(request.length, Math.floor((limit - around.length) / 2), vocabSize - avoid.size);
+  if (length < 2)
+    throw new Error(`Find induction heads: ${model.info.name} has too few tokens or positions for the test`);
+  const draw = random(request.seed);
+  const pick = (): number => {
+    for (;;) {
+      const id = Math.floor(draw() * vocabSize);
+      if (!avoid.has(id)) return id;
+    }
+  };
+  const tokens: number[] = [];
+  for (let attempt = 0; attempt < 8; attempt++) {
+    while (tokens.length < length) {
+      const id = pick();
+      avoid.add(id); // distinct within a copy: each token has exactly one earlier occurrence
+      tokens.push(id);
+    }
+    const ids = [...around.slice(0, 1), ...tokens, ...tokens, ...around.slice(1)];
+    const result = model.run(ids, { reusePrefix: false });
+    // A token the vocabulary marks special (a control token) is drawn again.
+    const special = result.special.slice(around.length ? 1 : 0, (around.length ? 1 : 0) + length);
+    if (attempt < 7 && special.some(Boolean)) {
+      for (let t = length - 1; t >= 0; t--) if (special[t]) tokens.splice(t, 1);
+      continue;
+    }
+    const lead = around.length ? 1 : 0;
+    const scores = inductionScores(result, lead, length);
+    const [, heads, n] = result.shape;
+    const ranking = Array.from(scores, (score, k) => ({ layer: Math.floor(k / heads), head: k % heads, score }));
+    ranking.sort((a, b) => b.score - a.score);
+    // Uniform attention over the keys each query may see.
+    let baseline = 0;
+    for (let t = 0; t < length; t++) baseline += 1 / (model.info.causal ? lead + length + t + 1 : n);
+    const kept: Kept = { mode: 'model', ...result, causal: model.info.causal, truncated: false, totalTokens: n };
+    return { kept, result: { id: request.id, kind: 'induction', length, ranking, baseline: baseline / length } };
+  }
+  throw new Error('Find induction heads: could not draw tokens that are not special');
+}
