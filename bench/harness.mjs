@@ -22,10 +22,12 @@ function shuffled(list, seed) {
  * Sets `work` up on every engine that has it, runs interleaved rounds, checks agreement with
  * `reference` (an engine; engines whose sample is null are not compared). `alongside(e)`, when
  * given, runs right after each of e's timed calls, in the same rounds; what it returns
- * (anything; undefined is dropped) comes back per engine as `alongside`.
- * Returns { [engine name]: { ms, runs, diff, alongside } }.
+ * (anything; undefined is dropped) comes back per engine as `alongside`. `warm`, when given, then
+ * times that many calls of each engine back to back ("warm": its caches, threads and allocations
+ * as its own last call left them), one engine after another.
+ * Returns { [engine name]: { ms, runs, diff, alongside, warm: { ms, runs } } }.
  */
-export async function measure(engines, work, { rounds, warmup = 3, alongside = null, reference }) {
+export async function measure(engines, work, { rounds, warmup = 3, alongside = null, reference, warm = 0 }) {
   const ready = [];
   for (const e of engines) if (!(await e.ask({ op: 'setup', ...work })).error) ready.push(e);
   const run = async (e) => {
@@ -49,6 +51,17 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
         await e.settle();
       }
     }
+  const warmTimes = new Map();
+  for (const e of warm ? ready : []) {
+    const runs = [];
+    for (let i = 0; i < warm; i++) {
+      const { ms, error } = await e.ask({ op: 'run' });
+      if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
+      runs.push(ms);
+    }
+    warmTimes.set(e, { ms: median(runs), runs });
+    await e.settle();
+  }
   const want = (await reference.ask({ op: 'sample' })).sample;
   const result = {};
   for (const e of ready) {
@@ -56,7 +69,13 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
     let diff = !got || !want ? 0 : got.length === want.length ? 0 : Infinity;
     for (let i = 0; got && want && i < want.length && diff < Infinity; i++)
       diff = Math.max(diff, Math.abs(got[i] - want[i]));
-    result[e.name] = { ms: median(times.get(e)), runs: times.get(e), diff, alongside: beside.get(e) };
+    result[e.name] = {
+      ms: median(times.get(e)),
+      runs: times.get(e),
+      diff,
+      alongside: beside.get(e),
+      warm: warmTimes.get(e),
+    };
   }
   return result;
 }
@@ -65,6 +84,8 @@ export const fmt = (ms) => (ms === undefined ? '—' : ms < 10 ? ms.toFixed(2) :
 /** How many times faster `a` ran than `b`: the median over rounds of b's time / a's time in that round. */
 export const speedup = (a, b) => median(a.runs.map((ms, round) => b.runs[round] / ms));
 export const ratio = (a, b) => (a && b ? `${speedup(a, b).toFixed(2)}×` : '—');
+/** The same for warm calls, which are not paired by round: the ratio of the medians. */
+export const warmRatio = (a, b) => (a?.warm && b?.warm ? `${(b.warm.ms / a.warm.ms).toFixed(2)}×` : '—');
 
 /** The targets' report: one line each, `met` or `MISS`. */
 export const target = (what, ok) => console.log(`  ${ok ? 'met ' : 'MISS'}  ${what}`);

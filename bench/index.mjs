@@ -1,5 +1,7 @@
 // AttnScope against its peers, side by side and interleaved in one run (bench/harness.mjs):
 //   attention  multi-head attention, a BERT-base encoder, the default model, GEMM (bench/attention.mjs)
+//   oneshot    one-shot multiHeadAttention against multiHeadLayer, cold and warm (bench/one-shot-and-long.mjs)
+//   long       multi-head attention at n = 2048 and 4096, full and causal, against the kernel's peak (same file)
 //   llm        a SmolLM2-135M-shaped decoder: prefill, decode, typing (bench/language-model.mjs)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
@@ -10,9 +12,10 @@
 import { attention } from './attention.mjs';
 import { measure } from './harness.mjs';
 import { languageModel } from './language-model.mjs';
+import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
-const SECTIONS = { attention, llm: languageModel };
+const SECTIONS = { attention, oneshot: oneShot, long: longInputs, llm: languageModel };
 const chosen = process.argv.slice(2);
 for (const name of chosen)
   if (!(name in SECTIONS)) throw new Error(`bench: no section ${name}; the sections are ${Object.keys(SECTIONS)}`);

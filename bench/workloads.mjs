@@ -11,6 +11,10 @@ import { REAL_SHAPES, realShapeCheckpoint } from '../tests/llm/checkpoints.mjs';
 export const D = 768;
 export const HEADS = 12;
 export const MHA_N = [16, 64, 128, 512, 2048];
+/** One-shot multiHeadAttention (weights passed per call) against the layer that keeps them. */
+export const ONE_SHOT_N = [64, 128, 512];
+/** Long inputs: multi-head attention with every weight returned, full and causal, against the kernel's peak. */
+export const LONG_N = [2048, 4096];
 export const BERT_N = [32, 128];
 /** [rows, k, m]: x [rows, k] · w [k, m], the projections and FFN of a bert-base layer. */
 export const GEMMS = [
@@ -91,7 +95,7 @@ export function writeWorkloads(dir) {
     safetensors({ wq: matrix(D, D, 2), wk: matrix(D, D, 3), wv: matrix(D, D, 4), wo: matrix(D, D, 5) }),
   );
   const inputs = {};
-  for (const n of MHA_N) inputs[`x${n}`] = matrix(n, D, 1);
+  for (const n of new Set([...MHA_N, ...LONG_N])) inputs[`x${n}`] = matrix(n, D, 1);
   for (const [rows, k, m] of GEMMS) {
     inputs[`a${rows}x${k}`] = matrix(rows, k, 6);
     writeFileSync(join(dir, `gemm_${k}x${m}.safetensors`), safetensors({ w: matrix(k, m, k + m) }));

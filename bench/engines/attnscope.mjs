@@ -21,13 +21,20 @@ const loadLlm = async () =>
   (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
 
 serveEngine(
-  async ({ work, n, rows, k, m, context, tokens }) => {
+  async ({ work, n, rows, k, m, context, tokens, causal = false }) => {
     if (work === 'mha') {
       // Weights held in the engine, as the peers hold theirs (initializers, tensors).
       layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
       const x = inputs[`x${n}`];
       return () => {
-        const r = layer.run(x);
+        const r = layer.run(x, { causal });
+        return sample(r.weights.data, n, r.output.data, D);
+      };
+    } else if (work === 'mha-oneshot') {
+      // The stateless call most users make: the weights cross into the engine on every call.
+      const x = inputs[`x${n}`];
+      return () => {
+        const r = engine.multiHeadAttention(x, mha, { heads: HEADS, causal });
         return sample(r.weights.data, n, r.output.data, D);
       };
     } else if (work === 'bert') {

@@ -6,6 +6,7 @@
 #include <emscripten/val.h>
 
 #include <cmath>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -17,14 +18,40 @@ namespace attnscope::bindings {
 
 using emscripten::val;
 
+// Floats copied in from JS: allocated without the zeroing a std::vector would do first, since
+// the copy overwrites every one (a one-shot multiHeadAttention copies 9.4 MB of weights in).
+class Floats {
+ public:
+  void resize(std::size_t n) {
+    if (n != n_) p_.reset(n ? new float[n] : nullptr), n_ = n;
+  }
+  float* data() { return p_.get(); }
+  const float* data() const { return p_.get(); }
+  std::size_t size() const { return n_; }
+  std::vector<float> to_vector() const { return std::vector<float>(p_.get(), p_.get() + n_); }
+
+ private:
+  std::unique_ptr<float[]> p_;
+  std::size_t n_ = 0;
+};
+
 // A JS tensor argument: its shape now, its data once validation has passed.
 struct JsTensor {
   val js = val::undefined();
   Shape shape;
-  std::vector<float> data;
+  Floats data;
+  // Or, for a weight streamed straight into GEMM panels (stream_packed), no row-major data but these.
+  std::shared_ptr<kernels::PackedWeight> packed;
+  const float* panels = nullptr;
 
   bool present() const { return !js.isUndefined() && !js.isNull(); }
-  TensorView view() const { return present() ? TensorView(data.data(), shape) : TensorView(); }
+  TensorView view() const {
+    if (!present()) return TensorView();
+    if (!packed) return TensorView(data.data(), shape);
+    TensorView v(panels, shape);  // in wasm a packed weight's data is never read (kernels::gemm)
+    v.packed = packed.get();
+    return v;
+  }
 };
 
 // String(value): safe for any JS value, unlike calling its toString.

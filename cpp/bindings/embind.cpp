@@ -46,7 +46,7 @@ class MultiHeadLayer {
         bindings::load(w[i]);
         check_finite(op, kParamNames[i], w[i].data.data(), element_count(w[i].shape));
         weights_[i].shape = w[i].shape;
-        weights_[i].data = std::move(w[i].data);
+        weights_[i].data = w[i].data.to_vector();
         if (i < 4) kernels::prepare_weight(weights_[i]);
       }
       heads_ = o.heads;
@@ -90,11 +90,11 @@ class LinearLayer {
       check_finite(op, "w", ws.data.data(), element_count(ws.shape));
       if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
       w_.shape = ws.shape;
-      w_.data = std::move(ws.data);
+      w_.data = ws.data.to_vector();
       kernels::prepare_weight(w_);
       if (bs.present()) {
         b_.shape = bs.shape;
-        b_.data = std::move(bs.data);
+        b_.data = bs.data.to_vector();
       }
       return val::object();
     });

@@ -17,6 +17,29 @@ namespace attnscope::bindings {
 
 inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
 
+// A one-shot call's weight matrix [k, n], streamed from JS into GEMM panels a block of rows at a time: each
+// block is copied into a buffer that stays in cache, then packed and checked in the same pass. The call then reads the
+// weight once and writes its panels once, and its GEMMs read the panels as a layer's do. (Copying the whole weight in,
+// checking it and packing it in the GEMM were three passes over memory: a one-shot multi-head call at n = 64
+// took 1.5× the layer's time; see bench/README.md, "One-shot calls".)
+inline void stream_packed(const char* op, const char* name, JsTensor& w) {
+  const std::int64_t k = w.shape[0], n = w.shape[1];
+  auto packed = std::make_shared<kernels::PackedWeight>(k, n);
+  const std::int64_t block = std::max<std::int64_t>(1, (32 * 1024) / n);  // about 128 KB of rows
+  Floats rows;
+  rows.resize(static_cast<std::size_t>(std::min(block, k) * n));
+  const val data = w.js["data"];
+  for (std::int64_t r = 0; r < k; r += block) {
+    const std::int64_t count = std::min(block, k - r);
+    val(emscripten::typed_memory_view(static_cast<std::size_t>(count * n), rows.data()))
+        .call<void>("set",
+                    data.call<val>("subarray", static_cast<double>(r * n), static_cast<double>((r + count) * n)));
+    if (!packed->pack_rows(rows.data(), r, count)) check_finite(op, name, rows.data(), count * n, false, r * n);
+  }
+  w.panels = static_cast<const float*>(packed->panels());
+  w.packed = std::move(packed);
+}
+
 // The wasm heap's limit (-sMAXIMUM_MEMORY), and what a model's weights must leave free of it for running.
 inline constexpr double kMaxHeapBytes = 2048.0 * 1024 * 1024;
 inline constexpr double kRunningRoom = 256.0 * 1024 * 1024;
@@ -49,7 +72,15 @@ class Engine {
             return data ? params_of(w, [](const JsTensor& t) { return t.view(); }) : params_of(w, shape_view);
           },
           [&] {
-            for (auto& t : w) load(t);
+            // Weights the GEMMs can read as panels: each head's columns start on a whole panel.
+            const std::int64_t heads = heads_of(op, opts);
+            for (int i = 0; i < 8; ++i) {
+              const bool panels = i == 3 || (i < 3 && (w[i].shape[1] / heads) % kernels::kPanelColumns == 0);
+              if (w[i].present() && panels)
+                stream_packed(op, kParamNames[i], w[i]);
+              else
+                load(w[i]);
+            }
           });
     });
   }
@@ -69,7 +100,9 @@ class Engine {
     o.mask = mask.mask();
     o.context = shape_view(context);
     check_multi_head_shapes(op, xs.shape, weights(false), o);
-    check_budget(op, 2.0 * multi_head_bytes(xs.shape, weights(false), o, runtime_.threads()));
+    // The count holds x and the weights, which are copied (or streamed as panels) into the heap once, and
+    // every output; the copies out are JS arrays, outside the heap. So n = 4096 with weights (875 MiB) runs.
+    check_budget(op, multi_head_bytes(xs.shape, weights(false), o, runtime_.threads()));
 
     load(xs);
     load_weights();

@@ -230,8 +230,9 @@ class ModelHandle {
                     format_shape(h.shape));
       check_budget("logits", 4.0 * double(h.shape[0]) * double(model_->info().vocab_size + d));
       bindings::load(h);
-      Tensor t(h.shape);
-      t.data = std::move(h.data);
+      Tensor t;
+      t.shape = h.shape;
+      t.data = h.data.to_vector();
       return to_js(model_->logits(engine.runtime(), t));
     });
   }

@@ -172,6 +172,29 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     }
   });
 
+  it('one-shot weights streamed into panels, over several blocks and with a narrow last panel, match the reference', () => {
+    // d_model 5001: wq and wk (heads of 8 columns) and wo arrive in several blocks of rows, and wo's last
+    // panel holds one column; wv's heads of 12 columns are copied whole instead.
+    const dModel = 5001,
+      heads = 2,
+      n = 5;
+    const p: MultiHeadParams = {
+      wq: randn([dModel, 16], 40, 0.05),
+      wk: randn([dModel, 16], 41, 0.05),
+      wv: randn([dModel, 24], 42, 0.05),
+      wo: randn([24, dModel], 43, 0.3),
+      bq: randn([16], 44),
+      bo: randn([dModel], 45),
+    };
+    const x = randn([n, dModel], 46);
+    for (const causal of [false, true]) {
+      const ref = refMultiHead(x, p, { heads, causal });
+      const r = engine.multiHeadAttention(x, p, { heads, causal });
+      expectClose(r.weights, ref.weights, 1e-5, 1e-4);
+      expectClose(r.output, ref.output, 1e-4, 1e-4);
+    }
+  });
+
   it('linear (the packed SIMD128 matrix multiply) matches the JS reference at ragged shapes', () => {
     for (const [n, k, m] of [
       [1, 1, 1],

@@ -170,7 +170,26 @@ const BAD_CALLS: Array<[string, (e: Engine) => unknown, string]> = [
       e.multiHeadAttention(x, { ...params, wo: { data: new Float32Array(64).fill(NaN), shape: [8, 8] } }, { heads: 2 }),
     'multiHeadAttention: wo has a non-finite value (NaN) at index 0',
   ],
+  // One-shot weights are streamed into the GEMM's panels a block of rows at a time (about 128 KB) and checked
+  // as they pass: a bad value in a later block, or in a last panel narrower than 8 columns, is named as well.
+  [
+    'mha NaN weight past the first block',
+    (e) => e.multiHeadAttention(randn([1, 5001], 11), bigParams({ wq: 36003 }), { heads: 1 }),
+    'multiHeadAttention: wq has a non-finite value (NaN) at index 36003',
+  ],
+  [
+    'mha Infinity in a narrow last panel',
+    (e) => e.multiHeadAttention(randn([1, 5001], 11), bigParams({ wo: 8 * 5001 - 1 }, Infinity), { heads: 1 }),
+    'multiHeadAttention: wo has a non-finite value (Infinity) at index 40007',
+  ],
 ];
+
+/** Multi-head weights for d_model 5001 and one head of 8, with `bad` put at the given index of each named weight. */
+function bigParams(at: Partial<Record<'wq' | 'wo', number>>, bad = NaN) {
+  const p = { wq: w(5001, 8), wk: w(5001, 8), wv: w(5001, 8), wo: w(8, 5001) };
+  for (const [name, i] of Object.entries(at)) p[name as 'wq' | 'wo'].data[i] = bad;
+  return p;
+}
 
 describe.each(BUILDS)('$build build', ({ build, threads }) => {
   let engine: Engine;

@@ -29,9 +29,10 @@ inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 30;
 // [1, kMaxDimension]. `op` and `name` prefix the message: "attention: q ...".
 void check_shape(const char* op, const char* name, const Shape& shape, int min_rank, int max_rank);
 
-// Throws unless all `count` values are finite. Additive masks may hold -inf.
+// Throws unless all `count` values are finite. Additive masks may hold -inf. `first_index`: the
+// index of data[0] in the whole tensor, for the message when data is a block of it.
 void check_finite(const char* op, const char* name, const float* data, std::int64_t count,
-                  bool allow_negative_infinity = false);
+                  bool allow_negative_infinity = false, std::int64_t first_index = 0);
 
 // `s` in double quotes, for error messages that echo names from files: control
 // characters are escaped (a NUL would cut the message short in JS) and anything

@@ -23,6 +23,10 @@ void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
       for (std::int64_t p = 0; p < g.k; ++p) pack[p * kPanelColumns + j] = j < width ? row[p] : 0.0f;
     }
   } else {
+    if (width == kPanelColumns) {  // a whole panel: each row's eight floats as two v128 moves
+      for (std::int64_t p = 0; p < g.k; ++p) std::memcpy(pack + p * kPanelColumns, g.b + p * g.ldb + col, 32);
+      return;
+    }
     for (std::int64_t p = 0; p < g.k; ++p) {
       const float* row = g.b + p * g.ldb + col;
       std::int64_t j = 0;

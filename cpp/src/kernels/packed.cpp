@@ -1,5 +1,8 @@
 #include "kernels/packed.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "attnscope/error.hpp"
 
 namespace attnscope::kernels {
@@ -72,6 +75,52 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
 #ifndef __wasm_simd128__
   matrix_ = unpack().data;  // Eigen multiplies a row-major float32 B
 #endif
+}
+
+PackedWeight::PackedWeight(std::int64_t k, std::int64_t n) : k_(k), n_(n) {
+  panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
+  std::call_once(once_, [] {});  // filled by pack_rows
+}
+
+bool PackedWeight::pack_rows(const float* rows, std::int64_t first, std::int64_t count) {
+  std::uint32_t bad = 0;  // exponent bits all set: NaN or ±Infinity
+  const auto check = [&bad](const std::uint8_t* row, std::int64_t floats) {
+    for (std::int64_t j = 0; j < floats; ++j) {
+      std::uint32_t bits;
+      std::memcpy(&bits, row + j * 4, 4);
+      bad |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+  };
+#ifdef __wasm_simd128__
+  const v128_t exponent = wasm_i32x4_splat(0x7f800000);
+  v128_t bad4 = wasm_i32x4_splat(0);
+#endif
+  for (std::int64_t col = 0; col < n_; col += kPanelColumns) {
+    const std::int64_t width = std::min(kPanelColumns, n_ - col);
+    std::uint8_t* row = panels_.data() + (col * k_ + first * kPanelColumns) * 4;
+    const float* from = rows + col;
+#ifdef __wasm_simd128__
+    if (width == kPanelColumns) {  // eight floats a row, as two v128 moves
+      for (const std::uint8_t* end = row + count * 32; row < end; row += 32, from += n_) {
+        const v128_t a = wasm_v128_load(from), b = wasm_v128_load(from + 4);
+        wasm_v128_store(row, a);
+        wasm_v128_store(row + 16, b);
+        bad4 = wasm_v128_or(bad4, wasm_v128_or(wasm_i32x4_eq(wasm_v128_and(a, exponent), exponent),
+                                               wasm_i32x4_eq(wasm_v128_and(b, exponent), exponent)));
+      }
+      continue;
+    }
+#endif
+    for (std::int64_t p = 0; p < count; ++p, row += kPanelColumns * 4, from += n_) {
+      std::memcpy(row, from, static_cast<std::size_t>(width) * 4);
+      std::memset(row + width * 4, 0, static_cast<std::size_t>(kPanelColumns - width) * 4);
+      check(row, width);
+    }
+  }
+#ifdef __wasm_simd128__
+  bad |= static_cast<std::uint32_t>(wasm_v128_any_true(bad4));
+#endif
+  return bad == 0;
 }
 
 const void* PackedWeight::panels() const {

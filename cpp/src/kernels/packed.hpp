@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "attnscope/tensor.hpp"
@@ -93,6 +95,24 @@ struct MatrixSource {
 // Floats (or 16-bit values) in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.
 std::int64_t packed_size(std::int64_t k, std::int64_t n);
 
+// An allocator that leaves new elements uninitialized: panels are written in full right after.
+template <typename T>
+struct Uninitialized : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = Uninitialized<U>;
+  };
+  Uninitialized() = default;
+  template <typename U>
+  Uninitialized(const Uninitialized<U>&) noexcept {}  // NOLINT: as std::allocator
+  template <typename U>
+  void construct(U*) noexcept {}
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 class PackedWeight {
  public:
   // A float32 B [k, n] at b, which must stay there: packed on first use, thread-safe. The encoders'
@@ -101,6 +121,12 @@ class PackedWeight {
   // Packed now, keeping the source's precision (and natively also a row-major float32 copy of B
   // for Eigen's GEMM, which does its own packing). The source may go away afterwards.
   explicit PackedWeight(const MatrixSource& source);
+  // Float32 panels for B [k, n], filled by pack_rows a block of rows at a time: a weight streamed in
+  // from JS, packed while each block is in cache. Like the 16-bit ones, it has no row-major copy.
+  PackedWeight(std::int64_t k, std::int64_t n);
+  // Rows [first, first + count) of B, row-major [count, n], into their panels; false if any of
+  // them is NaN or ±Infinity (checked as they pass, so the caller need not read them again).
+  bool pack_rows(const float* rows, std::int64_t first, std::int64_t count);
 
   std::int64_t k() const { return k_; }
   std::int64_t n() const { return n_; }
@@ -123,7 +149,7 @@ class PackedWeight {
   std::int64_t k_, n_;
   Precision precision_ = Precision::f32;
   mutable std::once_flag once_;
-  mutable std::vector<std::uint8_t> panels_;
+  mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;
   std::vector<float> matrix_;  // natively, for packed sources
 };
 

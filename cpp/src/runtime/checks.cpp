@@ -60,8 +60,8 @@ bool any_non_finite(const float* x, std::int64_t n, bool allow_negative_infinity
 
 }  // namespace
 
-void check_finite(const char* op, const char* name, const float* data, std::int64_t count,
-                  bool allow_negative_infinity) {
+void check_finite(const char* op, const char* name, const float* data, std::int64_t count, bool allow_negative_infinity,
+                  std::int64_t first_index) {
   constexpr std::int64_t kChunk = 4096;
   std::int64_t first = 0;  // scanned fast a chunk at a time; the element loop below only names the culprit
   while (first < count && !any_non_finite(data + first, std::min(kChunk, count - first), allow_negative_infinity))
@@ -75,7 +75,7 @@ void check_finite(const char* op, const char* name, const float* data, std::int6
         << (std::isnan(x) ? "NaN"
             : x > 0       ? "Infinity"
                           : "-Infinity")
-        << ") at index " << i;
+        << ") at index " << first_index + i;
     throw Error(msg.str());
   }
 }

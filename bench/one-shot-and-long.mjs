@@ -1,0 +1,115 @@
+// Issue 21's sections, AttnScope's builds only (the peers are in section 1):
+//   8. one-shot multiHeadAttention, weights passed on every call, against multiHeadLayer, which keeps
+//      them packed in the engine: cold (interleaved) and warm (back to back); target within 10%;
+//   9. multi-head attention at n = 2048 and 4096 with every weight returned, full and causal: GFLOPS on
+//      the work needed, against the micro-kernel's peak measured in the same rounds; target ≥ 70%.
+import { fmt, target } from './harness.mjs';
+import { ATTNSCOPE_BUILDS as VARIANTS } from './processes.mjs';
+import { median } from './stats.mjs';
+import { D, LONG_N, ONE_SHOT_N } from './workloads.mjs';
+
+const REFERENCE = 'AttnScope wasm ×1';
+const ours = (engines) => engines.filter((e) => e.name.startsWith('AttnScope'));
+
+/** Section 8 (see `attention` for the arguments). */
+export async function oneShot({ engines, measure }) {
+  const attnscope = ours(engines);
+  const rows = [];
+  const misses = [];
+  for (const n of ONE_SHOT_N) {
+    const options = { rounds: n >= 512 ? 7 : 15, warmup: 3, warm: n >= 512 ? 7 : 15 };
+    const layer = await measure(`MHA layer n=${n}`, { work: 'mha', n }, options, attnscope, REFERENCE);
+    const once = await measure(`MHA one-shot n=${n}`, { work: 'mha-oneshot', n }, options, attnscope, REFERENCE);
+    for (const e of attnscope) {
+      const [l, o] = [layer[e.name], once[e.name]];
+      const cold = o.ms / l.ms;
+      const warm = o.warm.ms / l.warm.ms;
+      rows.push({
+        n,
+        engine: e.name,
+        'layer cold': fmt(l.ms),
+        'one-shot cold': fmt(o.ms),
+        'cold one-shot / layer': `${cold.toFixed(2)}×`,
+        'layer warm': fmt(l.warm.ms),
+        'one-shot warm': fmt(o.warm.ms),
+        'warm one-shot / layer': `${warm.toFixed(2)}×`,
+      });
+      for (const [regime, r] of [
+        ['cold', cold],
+        ['warm', warm],
+      ])
+        if (!(r <= 1.1)) misses.push(`n=${n} ${e.name} ${regime} ${r.toFixed(2)}×`);
+    }
+  }
+  console.log(
+    '\n8. One-shot engine.multiHeadAttention (weights passed on every call) against engine.multiHeadLayer ' +
+      '(weights kept), d 768, 12 heads, weights returned (median ms; cold: interleaved with the other builds; ' +
+      'warm: back to back)',
+  );
+  console.table(rows);
+  target(
+    `one-shot within 10% of the layer, n ≥ 64, cold and warm, 1 and 2 threads${misses.length ? ` (over: ${misses.join('; ')})` : ''}`,
+    misses.length === 0,
+  );
+}
+
+/** FLOPs of multi-head attention on n tokens, d_model D: q·kᵀ and weights·v on the pairs needed, plus 4 projections. */
+const flops = (n, causal) => {
+  const pairs = causal ? (n * (n + 1)) / 2 : n * n;
+  return 4 * pairs * D + 4 * 2 * n * D * D;
+};
+
+/** Section 9 (see `attention` for the arguments). */
+export async function longInputs({ engines, measure }) {
+  const attnscope = ours(engines);
+  const peakAlongside = (e) =>
+    VARIANTS.some(({ name }) => e.name === `AttnScope ${name} ×1`)
+      ? e.ask({ op: 'peak' }).then((r) => r.gflops)
+      : undefined;
+  const rows = [];
+  const shares = Object.fromEntries(VARIANTS.map(({ name }) => [name, []]));
+  for (const n of LONG_N)
+    for (const causal of [false, true]) {
+      const r = await measure(
+        `MHA n=${n}${causal ? ' causal' : ''}`,
+        { work: 'mha', n, causal },
+        { rounds: 3, warmup: 1, warm: 3, alongside: peakAlongside },
+        attnscope,
+        REFERENCE,
+      );
+      const row = { n, mask: causal ? 'causal' : 'none', GFLOP: (flops(n, causal) / 1e9).toFixed(1) };
+      for (const e of attnscope) {
+        const gf = (ms) => flops(n, causal) / ms / 1e6;
+        row[`${e.name} cold`] = gf(r[e.name].ms).toFixed(1);
+        row[`${e.name} warm`] = gf(r[e.name].warm.ms).toFixed(1);
+      }
+      for (const { name } of VARIANTS) {
+        const x = r[`AttnScope ${name} ×1`];
+        const peak = median(x.alongside);
+        const cold = flops(n, causal) / x.ms / 1e6 / peak;
+        const warm = flops(n, causal) / x.warm.ms / 1e6 / peak;
+        row[`${name} ×1 peak`] = peak.toFixed(1);
+        row[`${name} ×1 % of peak cold / warm`] = `${(cold * 100).toFixed(0)}% / ${(warm * 100).toFixed(0)}%`;
+        shares[name].push({ what: `n=${n}${causal ? ' causal' : ''}`, cold, warm });
+      }
+      rows.push(row);
+    }
+  console.log(
+    '\n9. Multi-head attention on long inputs, d 768, 12 heads, every weight returned (multiHeadLayer): GFLOPS on ' +
+      'the work needed (q·kᵀ and ·v on the pairs attended, plus the projections), and one thread against the ' +
+      "micro-kernel's peak measured in the same rounds",
+  );
+  console.table(rows);
+  for (const { name, build } of VARIANTS) {
+    const worst = shares[name].reduce((a, b) => (b.warm < a.warm ? b : a));
+    target(
+      `long inputs, ${build} ×1, warm: ≥ 70% of the micro-kernel peak (worst: ${worst.what}, ${(worst.warm * 100).toFixed(0)}%)`,
+      worst.warm >= 0.7,
+    );
+    const coldWorst = shares[name].reduce((a, b) => (b.cold < a.cold ? b : a));
+    target(
+      `long inputs, ${build} ×1, cold: ≥ 70% of the micro-kernel peak (worst: ${coldWorst.what}, ${(coldWorst.cold * 100).toFixed(0)}%)`,
+      coldWorst.cold >= 0.7,
+    );
+  }
+}
