@@ -2,6 +2,7 @@
 //   node bench/engines/attnscope.mjs <threads> <simd|relaxed-simd> <dir>
 // The build is named without its -threads suffix; two or more threads select it.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { createEngine } from '../../dist/node.js';
@@ -11,6 +12,12 @@ import { median } from '../stats.mjs';
 
 const [threads, kind, dir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
 const engine = await createEngine({ threads, build: threads > 1 ? `${kind}-threads` : kind });
+// The micro-kernel of the same build, for the peak the GEMM and long-input rows compare with (bench/kernel_peak.cpp).
+const require = createRequire(import.meta.url);
+const peakBuild = `../../build/wasm/bench/kernel_peak_${kind === 'relaxed-simd' ? 'st-relaxed' : 'st'}`;
+const kernel = await require(`${peakBuild}.js`)({
+  wasmBinary: readFileSync(new URL(`${peakBuild}.wasm`, import.meta.url)),
+});
 const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
 const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
@@ -99,7 +106,7 @@ serveEngine(
   {
     heap: () => ({ bytes: engine.memory().heapBytes }),
     // The micro-kernel's GFLOPS on one thread now (about 0.3 s): the GEMM rows compare against it.
-    peak: () => ({ gflops: engine.kernelPeak() }),
+    peak: () => ({ gflops: kernel._kernel_peak(0.3) }),
     // This machine's memory bandwidth now (bench/bandwidth.mjs): bytes copied and bytes read per second.
     bandwidth: () => memoryBandwidth(),
   },

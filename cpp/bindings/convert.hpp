@@ -13,6 +13,7 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/error.hpp"
+#include "attnscope/packing.hpp"
 
 namespace attnscope::bindings {
 
@@ -40,17 +41,12 @@ struct JsTensor {
   val js = val::undefined();
   Shape shape;
   Floats data;
-  // Or, for a weight streamed straight into GEMM panels (stream_packed), no row-major data but these.
-  std::shared_ptr<kernels::PackedWeight> packed;
-  const float* panels = nullptr;
+  std::unique_ptr<StreamedWeight> streamed;  // instead of data: a weight streamed into GEMM panels
 
   bool present() const { return !js.isUndefined() && !js.isNull(); }
   TensorView view() const {
     if (!present()) return TensorView();
-    if (!packed) return TensorView(data.data(), shape);
-    TensorView v(panels, shape);  // in wasm a packed weight's data is never read (kernels::gemm)
-    v.packed = packed.get();
-    return v;
+    return streamed ? streamed->view() : TensorView(data.data(), shape);
   }
 };
 

@@ -47,7 +47,7 @@ class MultiHeadLayer {
         check_finite(op, kParamNames[i], w[i].data.data(), element_count(w[i].shape));
         weights_[i].shape = w[i].shape;
         weights_[i].data = w[i].data.to_vector();
-        if (i < 4) kernels::prepare_weight(weights_[i]);
+        if (i < 4) pack_on_first_use(weights_[i]);
       }
       heads_ = o.heads;
       return val::object();
@@ -91,7 +91,7 @@ class LinearLayer {
       if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
       w_.shape = ws.shape;
       w_.data = ws.data.to_vector();
-      kernels::prepare_weight(w_);
+      pack_on_first_use(w_);
       if (bs.present()) {
         b_.shape = bs.shape;
         b_.data = bs.data.to_vector();
@@ -156,7 +156,6 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("selfAttention", &Engine::selfAttention)
       .function("multiHeadAttention", &Engine::multiHeadAttention)
       .function("linear", &Engine::linear)
-      .function("kernelPeak", &Engine::kernelPeak)
       .function("memory", &Engine::memory)
       .function("threads", &Engine::threads);
   using attnscope::MultiHeadLayer;

@@ -6,12 +6,13 @@
 #include <emscripten/heap.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 
 #include "attnscope/attnscope.hpp"
 #include "convert.hpp"
-#include "kernels/gemm.hpp"
 
 namespace attnscope::bindings {
 
@@ -24,7 +25,7 @@ inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk
 // took 1.5× the layer's time; see bench/README.md, "One-shot calls".)
 inline void stream_packed(const char* op, const char* name, JsTensor& w) {
   const std::int64_t k = w.shape[0], n = w.shape[1];
-  auto packed = std::make_shared<kernels::PackedWeight>(k, n);
+  auto packed = std::make_unique<StreamedWeight>(k, n);
   const std::int64_t block = std::max<std::int64_t>(1, (32 * 1024) / n);  // about 128 KB of rows
   Floats rows;
   rows.resize(static_cast<std::size_t>(std::min(block, k) * n));
@@ -34,10 +35,9 @@ inline void stream_packed(const char* op, const char* name, JsTensor& w) {
     val(emscripten::typed_memory_view(static_cast<std::size_t>(count * n), rows.data()))
         .call<void>("set",
                     data.call<val>("subarray", static_cast<double>(r * n), static_cast<double>((r + count) * n)));
-    if (!packed->pack_rows(rows.data(), r, count)) check_finite(op, name, rows.data(), count * n, false, r * n);
+    if (!packed->write_rows(rows.data(), r, count)) check_finite(op, name, rows.data(), count * n, false, r * n);
   }
-  w.panels = static_cast<const float*>(packed->panels());
-  w.packed = std::move(packed);
+  w.streamed = std::move(packed);
 }
 
 // The wasm heap's limit (-sMAXIMUM_MEMORY), and what a model's weights must leave free of it for running.
@@ -75,7 +75,7 @@ class Engine {
             // Weights the GEMMs can read as panels: each head's columns start on a whole panel.
             const std::int64_t heads = heads_of(op, opts);
             for (int i = 0; i < 8; ++i) {
-              const bool panels = i == 3 || (i < 3 && (w[i].shape[1] / heads) % kernels::kPanelColumns == 0);
+              const bool panels = i == 3 || (i < 3 && heads_on_whole_panels(w[i].shape[1], heads));
               if (w[i].present() && panels)
                 stream_packed(op, kParamNames[i], w[i]);
               else
@@ -149,9 +149,6 @@ class Engine {
       return r;
     });
   }
-
-  // The SIMD128 micro-kernel's GFLOPS on one thread, operands in L1: the GEMM's ceiling here.
-  double kernelPeak() const { return kernels::micro_kernel_gflops(0.3); }
 
   // Live heap figures, for leak checks and the benchmark's peak-heap column.
   val memory() const {

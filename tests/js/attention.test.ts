@@ -315,11 +315,6 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     mha.dispose();
   });
 
-  it('measures its micro-kernel: a positive, finite GFLOPS figure', () => {
-    const peak = engine.kernelPeak();
-    expect(Number.isFinite(peak) && peak > 0.1).toBe(true);
-  });
-
   it('rows of weights sum to 1', () => {
     const x = randn([3, 64, 16], 20, 2);
     for (const causal of [false, true]) {

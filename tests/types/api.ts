@@ -68,8 +68,7 @@ export async function contract(): Promise<void> {
   const dense = engine.linearLayer(t);
   const projected: Tensor = dense.run(t);
   dense.dispose();
-  const peak: number = engine.kernelPeak();
-  void [special, flow, entropy, change, difference, npy, cosines, product, peak, layerWeights, projected];
+  void [special, flow, entropy, change, difference, npy, cosines, product, layerWeights, projected];
 
   const { heapBytes, allocatedBytes } = engine.memory();
   engine.dispose();

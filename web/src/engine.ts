@@ -226,10 +226,6 @@ class WasmEngine implements Engine {
     return unwrap(raw.linear(x, w, b)).output;
   }
 
-  kernelPeak(): number {
-    return this.live('kernelPeak').kernelPeak();
-  }
-
   memory(): MemoryInfo {
     return { ...this.live('memory').memory(), handles: this.module.count_emval_handles() };
   }

@@ -9,7 +9,6 @@ export interface RawEngine {
   selfAttention(x: unknown, options: object): RawResult;
   multiHeadAttention(x: unknown, params: unknown, options: object): RawResult;
   linear(x: unknown, w: unknown, b: unknown): RawResult;
-  kernelPeak(): number;
   memory(): Omit<MemoryInfo, 'handles'>;
   threads(): number;
   delete(): void;

@@ -70,11 +70,6 @@ export interface Engine {
   linearLayer(w: Tensor, b?: Tensor): LinearLayer;
   /** `x·w (+ b)`: `x` `[n, k]`, `w` `[k, m]`, `b` `[m]` → `[n, m]`, with the engine's packed SIMD128 matrix multiply and threads. */
   linear(x: Tensor, w: Tensor, b?: Tensor): Tensor;
-  /**
-   * For benchmarks: the GFLOPS of the engine's 4 × 8 SIMD128 micro-kernel on one thread with its operands in L1
-   * cache, measured now for about 0.3 s. Matrix multiplies are measured against it.
-   */
-  kernelPeak(): number;
   /** Loads a model: the embedded default, or your own files. */
   loadModel(source: ModelSource): Promise<Model>;
   /**

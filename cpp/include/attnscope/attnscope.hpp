@@ -3,6 +3,7 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/error.hpp"
+#include "attnscope/packing.hpp"
 #include "attnscope/tensor.hpp"
 
 namespace attnscope {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attnscope/error.hpp"
+#include "attnscope/packing.hpp"
 
 namespace attnscope::kernels {
 
@@ -174,3 +175,26 @@ void prepare_weight(Tensor& w) {
 }
 
 }  // namespace attnscope::kernels
+
+namespace attnscope {
+
+void pack_on_first_use(Tensor& w) { kernels::prepare_weight(w); }
+
+StreamedWeight::StreamedWeight(std::int64_t k, std::int64_t n)
+    : packed_(std::make_shared<kernels::PackedWeight>(k, n)), shape_{k, n} {}
+
+bool StreamedWeight::write_rows(const float* rows, std::int64_t first, std::int64_t count) {
+  return packed_->pack_rows(rows, first, count);
+}
+
+TensorView StreamedWeight::view() const {
+  TensorView v(static_cast<const float*>(packed_->panels()), shape_);  // never read as rows in wasm (kernels::gemm)
+  v.packed = packed_.get();
+  return v;
+}
+
+bool heads_on_whole_panels(std::int64_t n, std::int64_t heads) {
+  return heads > 0 && n % heads == 0 && (n / heads) % kernels::kPanelColumns == 0;
+}
+
+}  // namespace attnscope
