@@ -134,7 +134,10 @@ export async function exportChecks(page, context, engine, shots) {
         }
       }
       await page.emulateMedia({ colorScheme: 'light' });
-      await page.$eval('#source', (el) => el.scrollIntoView());
+      await page.$eval('#chooser', (el) => {
+        el.closest('.pane-body').scrollTop = 0; // the picker, however far the text pane was scrolled
+        el.scrollIntoView();
+      });
       await page.screenshot({ path: join(shots, `llm-${width}-picker.png`) });
       const wide = await page.evaluate(() => document.documentElement.scrollWidth);
       assert(wide <= width, `the page is ${wide} px wide at ${width} px`);

@@ -45,7 +45,7 @@ export async function headChecks({ page, model, shots }) {
       await page.mouse.click(box.x + +c.x0 + 2.5 * +c.cellW, box.y + +c.y0 + 1.5 * +c.cellH);
       const at = await state(page, () => [window.__attnscope.state().layer, window.__attnscope.state().token]);
       assert(at.join() === `1,${position}`, `selected ${at}`);
-      await page.screenshot({ path: join(shots, 'llm-1400-lens.png') });
+      await page.screenshot({ path: join(shots, 'llm-1400-lens-clicked.png') });
     },
   );
 
@@ -170,7 +170,7 @@ export async function headChecks({ page, model, shots }) {
         (await page.getAttribute('#induction-note', 'data-found')) === '1',
         await page.textContent('#induction-note'),
       );
-      await page.screenshot({ path: join(shots, 'llm-1400-induction.png') });
+      await page.screenshot({ path: join(shots, 'llm-1400-induction-planted.png') });
       await page.click('#induction-back');
       await settled(page);
     },
@@ -196,6 +196,13 @@ export async function headChecks({ page, model, shots }) {
         return sum;
       });
       assert(outside === 0, `weight beyond the window: ${outside}`);
+      // The induction test of the model before (the planted Llama) does not stay on show for this one.
+      assert(
+        !(await page.getAttribute('#induction-note', 'data-found')) &&
+          (await page.$$('#induction-best li')).length === 0 &&
+          !(await page.textContent('#induction-note')),
+        `stale induction result: ${await page.textContent('#induction-note')}`,
+      );
       await page.screenshot({ path: join(shots, 'llm-1400-window.png') });
       await page.selectOption('#layer', { value: '1' });
       await page.waitForFunction(() => document.getElementById('map').dataset.window === '0');

@@ -46,6 +46,10 @@ describe('createEngine says why it chose its build', () => {
     expect(byDefault.reason).toMatch(/^one thread, not 4 by default \(the cores, at most 4\): SharedArrayBuffer/);
     expect(byDefault.reason).toMatch(/no relaxed SIMD in this JavaScript engine/);
     expect(chooseBuild({ threads: 1 }, 4, page).refused).toBeUndefined();
+    // One core: one thread by default, and the reason still says why more could not be had.
+    expect(chooseBuild({}, 1, page).reason).toBe(
+      `one thread by default (the cores, at most 4) (more could not be had: ${page.threads}); relaxed SIMD validates in this JavaScript engine`,
+    );
     expect(() => chooseBuild({ build: 'simd-threads' }, 4, page)).toThrow(
       `createEngine: build 'simd-threads' cannot run here: ${NOT_ISOLATED}`,
     );

@@ -63,7 +63,7 @@ export function chooseBuild(
   const many = wanted > 1 && available.threads === true;
   const why =
     wanted === 1
-      ? `one thread ${asked}`
+      ? `one thread ${asked}${available.threads === true ? '' : ` (more could not be had: ${available.threads})`}`
       : many
         ? `${wanted} threads ${asked}, and SharedArrayBuffer is available`
         : `one thread, not ${wanted} ${asked}: ${available.threads}`;

@@ -15,7 +15,9 @@ export function inductionView(page: Page): View {
   const list = $<HTMLOListElement>('induction-best');
   const parts = { empty: $('induction-empty'), note, chart, page, dirty: changes() };
   const selected = changes();
+  let running = false;
   $('induction-run').addEventListener('click', () => {
+    running = true;
     note.dataset.state = 'ok';
     note.textContent = 'Running the test…';
     page.ask({ kind: 'induction', length: LENGTH, seed: page.store.get().seed });
@@ -42,6 +44,14 @@ export function inductionView(page: Page): View {
       const x = s.induction;
       $('induction-back').hidden = s.result?.origin !== 'induction';
       const fresh = toolPane(x, s.errors.induction, parts);
+      if (x || s.errors.induction) running = false;
+      else if (!running) {
+        // No result (a new model cleared it): nothing of the last model's test stays on show.
+        note.textContent = '';
+        delete note.dataset.found;
+        list.replaceChildren();
+        return;
+      }
       if (!selected(s.layer, s.head) && !fresh) return;
       if (!x || s.errors.induction) return;
       const found = x.ranking.filter((h) => h.score >= INDUCTION_HEAD);
