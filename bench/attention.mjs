@@ -3,7 +3,7 @@
 // SIMD, 1 and 2 threads), TensorFlow.js's wasm backend (XNNPACK, SIMD), and AttnScope native
 // (-march=native: the ceiling), on the same weights (bench/workloads.mjs, bench/peers/onnx_graphs.py).
 import { fmt, faster, ratio, speedup, target, warmRatio } from './harness.mjs';
-import { ATTNSCOPE_BUILDS as VARIANTS, defaultModelDir } from './processes.mjs';
+import { ATTNSCOPE_BUILDS as VARIANTS, defaultModelDir, peakAlongside } from './processes.mjs';
 import { median } from './stats.mjs';
 import { BERT_N, GEMMS, MHA_N, SENTENCE } from './workloads.mjs';
 
@@ -27,12 +27,6 @@ export async function attention({ engines, measure }) {
   // 1. Multi-head self-attention, d_model 768, 12 heads, projections and weights output.
   const mha = {};
   const heap = {};
-  // The micro-kernel's peak alongside AttnScope's one-thread calls: where both engines are GEMM-bound,
-  // the target is the ceiling, not a ratio.
-  const peakAlongside = (e) =>
-    VARIANTS.some(({ name }) => e.name === `AttnScope ${name} ×1`)
-      ? e.ask({ op: 'peak' }).then((r) => r.gflops)
-      : undefined;
   for (const n of MHA_N) {
     const rounds = n >= 2048 ? 3 : n >= 512 ? 9 : 25;
     mha[n] = await measure(

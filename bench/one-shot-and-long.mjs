@@ -4,7 +4,7 @@
 //   9. multi-head attention at n = 2048 and 4096 with every weight returned, full and causal: GFLOPS on
 //      the work needed, against the micro-kernel's peak measured in the same rounds; target ≥ 70%.
 import { fmt, target } from './harness.mjs';
-import { ATTNSCOPE_BUILDS as VARIANTS } from './processes.mjs';
+import { ATTNSCOPE_BUILDS as VARIANTS, peakAlongside } from './processes.mjs';
 import { median } from './stats.mjs';
 import { D, LONG_N, ONE_SHOT_N } from './workloads.mjs';
 
@@ -62,10 +62,6 @@ const flops = (n, causal) => {
 /** Section 9 (see `attention` for the arguments). */
 export async function longInputs({ engines, measure }) {
   const attnscope = ours(engines);
-  const peakAlongside = (e) =>
-    VARIANTS.some(({ name }) => e.name === `AttnScope ${name} ×1`)
-      ? e.ask({ op: 'peak' }).then((r) => r.gflops)
-      : undefined;
   const rows = [];
   const shares = Object.fromEntries(VARIANTS.map(({ name }) => [name, []]));
   for (const n of LONG_N)

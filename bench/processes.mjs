@@ -158,6 +158,15 @@ export const ATTNSCOPE_BUILDS = [
   { name: 'relaxed', build: 'relaxed-simd' },
 ];
 
+/**
+ * For `measure`'s `alongside`: the micro-kernel's GFLOPS right after each of AttnScope's one-thread calls
+ * (bench/kernel_peak.cpp), the peak that GEMM and attention rows are held to, measured in the same rounds.
+ */
+export const peakAlongside = (e) =>
+  ATTNSCOPE_BUILDS.some(({ name }) => e.name === `AttnScope ${name} ×1`)
+    ? e.ask({ op: 'peak' }).then((r) => r.gflops)
+    : undefined;
+
 /** AttnScope wasm, each kind of build on 1 and 2 threads: `AttnScope wasm ×1`, ... */
 export const attnscopeEngines = () =>
   ATTNSCOPE_BUILDS.flatMap(({ name, build }) =>

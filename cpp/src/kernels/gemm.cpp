@@ -285,8 +285,11 @@ void pack_b(const GemmArgs& g, float* panels) {
 double micro_kernel_gflops(double seconds) {
   constexpr std::int64_t k = 256;
   std::vector<float> a(kRows * k, 0.5f), b(k * kPanelColumns, 0.25f), pack(k * kPanelColumns), c(kRows * kPanelColumns);
-  const GemmArgs g{a.data(),      k, b.data(), kPanelColumns, false, c.data(), kPanelColumns, kRows,
-                   kPanelColumns, k, nullptr};
+  const GemmArgs g = GemmArgs()
+                         .lhs(a.data(), k)
+                         .rhs(b.data(), kPanelColumns)
+                         .out(c.data(), kPanelColumns)
+                         .shape(kRows, kPanelColumns, k);
   pack_panel(g, 0, pack.data());
   using clock = std::chrono::steady_clock;
   const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };

@@ -23,19 +23,48 @@
 namespace attnscope::kernels {
 
 struct GemmArgs {
-  const float* a;
-  std::int64_t lda;  // A [m, k], row stride lda
-  const float* b;
-  std::int64_t ldb;  // B [k, n] (row stride ldb), or [n, k] when b_transposed
-  bool b_transposed;
-  float* c;
-  std::int64_t ldc;  // C [m, n], row stride ldc
-  std::int64_t m, n, k;
-  const float* bias;                     // [n] or null
+  const float* a = nullptr;
+  std::int64_t lda = 0;  // A [m, k], row stride lda
+  const float* b = nullptr;
+  std::int64_t ldb = 0;  // B [k, n] (row stride ldb), or [n, k] when b_transposed
+  bool b_transposed = false;
+  float* c = nullptr;
+  std::int64_t ldc = 0;  // C [m, n], row stride ldc
+  std::int64_t m = 0, n = 0, k = 0;
+  const float* bias = nullptr;           // [n] or null
   const void* packed = nullptr;          // B already in panels (PackedWeight::panels, pack_b), or null
   std::int64_t packed_k = 0;             // rows per packed panel when B is their leading k rows; 0: k
   bool streamed = false;                 // B is packed and comes from memory (a model's weight): load panels ahead
   Precision precision = Precision::f32;  // of the packed panels: 16-bit ones are widened a panel at a time
+
+  // A small builder, so that each call names what it sets:
+  //   GemmArgs().lhs(a, lda).rhs(b, ldb).out(c, ldc).shape(m, n, k).add(bias)
+  GemmArgs& lhs(const float* data, std::int64_t stride) {
+    a = data;
+    lda = stride;
+    return *this;
+  }
+  GemmArgs& rhs(const float* data, std::int64_t stride, bool transposed = false) {
+    b = data;
+    ldb = stride;
+    b_transposed = transposed;
+    return *this;
+  }
+  GemmArgs& out(float* data, std::int64_t stride) {
+    c = data;
+    ldc = stride;
+    return *this;
+  }
+  GemmArgs& shape(std::int64_t rows, std::int64_t cols, std::int64_t depth) {
+    m = rows;
+    n = cols;
+    k = depth;
+    return *this;
+  }
+  GemmArgs& add(const float* row_bias) {
+    bias = row_bias;
+    return *this;
+  }
 };
 
 // Whether gemm_columns multiplies from panels (wasm). Natively Eigen reads B as it is,

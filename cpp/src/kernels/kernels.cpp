@@ -80,10 +80,9 @@ class PackedKV {
     v_.resize(static_cast<std::size_t>(d.heads / d.group * v_size_));
     pool.parallel_for(static_cast<std::size_t>(d.heads / d.group), [&](std::size_t task, int) {
       const std::int64_t h = static_cast<std::int64_t>(task);
-      pack_b({nullptr, 0, k.data + h * d.kv_rows() * d.d_k, d.d_k, true, nullptr, 0, 0, d.n_k, d.d_k, nullptr},
+      pack_b(GemmArgs().rhs(k.data + h * d.kv_rows() * d.d_k, d.d_k, /*transposed=*/true).shape(0, d.n_k, d.d_k),
              k_.data() + h * k_size_);
-      pack_b({nullptr, 0, v.data + h * d.kv_rows() * d.d_v, d.d_v, false, nullptr, 0, 0, d.d_v, d.n_k, nullptr},
-             v_.data() + h * v_size_);
+      pack_b(GemmArgs().rhs(v.data + h * d.kv_rows() * d.d_v, d.d_v).shape(0, d.d_v, d.n_k), v_.data() + h * v_size_);
     });
   }
   // Key/value head h's kᵀ [d_k, n_k] from key `key0` on (a multiple of 8), or null natively.
@@ -272,7 +271,7 @@ void parallel_gemm(ThreadPool& pool, GemmArgs g, const PackedWeight* packed) {
 void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
           const PackedWeight* packed) {
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
-  parallel_gemm(pool, {a.data(), k, b.data(), n, false, c.data(), n, m, n, k, bias}, packed);
+  parallel_gemm(pool, GemmArgs().lhs(a.data(), k).rhs(b.data(), n).out(c.data(), n).shape(m, n, k).add(bias), packed);
 }
 
 void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections) {
@@ -285,15 +284,20 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
     const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
     if (!p.w.data() && d % kPanelColumns) {
       whole.emplace_back(&p, std::vector<float>(static_cast<std::size_t>(m * p.w.cols())));
-      GemmArgs g{p.a.data(), k, nullptr,    p.w.cols(), false, whole.back().second.data(),
-                 p.w.cols(), m, p.w.cols(), k,          p.bias};
+      GemmArgs g = GemmArgs()
+                       .lhs(p.a.data(), k)
+                       .rhs(nullptr, p.w.cols())
+                       .out(whole.back().second.data(), p.w.cols())
+                       .shape(m, p.w.cols(), k)
+                       .add(p.bias);
       g.packed = p.packed->panels(), g.streamed = true, g.precision = p.packed->precision();
       per_head.push_back(g);
       continue;
     }
     for (std::int64_t h = 0; h < p.heads; ++h) {
       // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
-      GemmArgs g{p.a.data(), k, p.w.data() + h * d, p.w.cols(), false, p.out + h * m * d, d, m, d, k, nullptr};
+      GemmArgs g =
+          GemmArgs().lhs(p.a.data(), k).rhs(p.w.data() + h * d, p.w.cols()).out(p.out + h * m * d, d).shape(m, d, k);
       if (p.bias) g.bias = p.bias + h * d;
 #ifdef __wasm_simd128__
       // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
