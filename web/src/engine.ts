@@ -191,7 +191,7 @@ class WasmEngine implements Engine {
     if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
-    return unwrap(raw.multiHeadAttention(x, params, o)) as MultiHeadResult<O>;
+    return unwrap(raw.multiHeadAttention(x, params, { ...o, heads: o.heads })) as MultiHeadResult<O>;
   }
 
   multiHeadLayer(params: MultiHeadParams, options: { heads: number }): MultiHeadLayer {
@@ -200,7 +200,8 @@ class WasmEngine implements Engine {
     checkParams(op, params);
     const o = checkOptions(op, options, { heads: 'number' });
     if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
-    const handle = loaded(new this.module.MultiHeadLayer(), (h) => h.load(params, o));
+    const heads = o.heads;
+    const handle = loaded(new this.module.MultiHeadLayer(), (h) => h.load(params, { heads }));
     const layer = new WasmMultiHeadLayer(handle, () => this.live('multiHeadLayer.run'));
     this.owned.add(layer);
     return layer;

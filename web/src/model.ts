@@ -152,10 +152,8 @@ export class WasmModel implements Model {
     if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
     const handle = this.live(op);
     const r = handle.run(this.engine(), this.prepare(op, input), o);
-    if ('error' in r && typeof r.error === 'string') throw new Error(r.error);
-    const { attentions, ...rest } = r as unknown as Omit<ModelRunResult, 'attentions' | 'shape'> & {
-      attentions: Tensor;
-    };
+    if ('error' in r) throw new Error(r.error);
+    const { attentions, ...rest } = r;
     return { ...rest, attentions: attentions.data, shape: attentions.shape as ModelRunResult['shape'] };
   }
 

@@ -1,14 +1,22 @@
 // The raw Emscripten module, typed. Internal: the public API is engine.ts.
-import type { MemoryInfo, Tensor } from './types.js';
+import type {
+  AttentionOptions,
+  FlowOptions,
+  MemoryInfo,
+  MultiHeadOptions,
+  MultiHeadParams,
+  RunOptions,
+  Tensor,
+} from './types.js';
 
 /** A raw call's result: the outputs, or a message to throw. */
 export type RawResult = { error: string } | Record<string, { data: Float32Array; shape: number[] }>;
 
 export interface RawEngine {
-  attention(q: unknown, k: unknown, v: unknown, options: object): RawResult;
-  selfAttention(x: unknown, options: object): RawResult;
-  multiHeadAttention(x: unknown, params: unknown, options: object): RawResult;
-  linear(x: unknown, w: unknown, b: unknown): RawResult;
+  attention(q: Tensor, k: Tensor, v: Tensor, options: AttentionOptions): RawResult;
+  selfAttention(x: Tensor, options: AttentionOptions): RawResult;
+  multiHeadAttention(x: Tensor, params: MultiHeadParams, options: MultiHeadOptions): RawResult;
+  linear(x: Tensor, w: Tensor, b: Tensor | undefined): RawResult;
   memory(): Omit<MemoryInfo, 'handles'>;
   threads(): number;
   delete(): void;
@@ -19,7 +27,12 @@ export interface RawModelHandle {
   info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
   tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
-  run(engine: RawEngine, input: string | Int32Array, options: object): { error: string } | Record<string, unknown>;
+  /** `RunOptions` checked, with `attentionMask` as bytes; the result is `ModelRunResult` with `attentions` a tensor. */
+  run(
+    engine: RawEngine,
+    input: string | Int32Array,
+    options: Omit<RunOptions, 'attentionMask'> & { attentionMask?: Uint8Array },
+  ): { error: string } | (Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape'> & { attentions: Tensor });
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;
   delete(): void;
@@ -39,14 +52,14 @@ export interface RawGenerationHandle {
 }
 
 export interface RawMultiHeadLayer {
-  load(params: unknown, options: object): { error?: string };
-  run(engine: RawEngine, x: unknown, options: object): RawResult;
+  load(params: MultiHeadParams, options: { heads: number }): { error?: string };
+  run(engine: RawEngine, x: Tensor, options: Omit<MultiHeadOptions, 'heads'>): RawResult;
   delete(): void;
 }
 
 export interface RawLinearLayer {
-  load(w: unknown, b: unknown): { error?: string };
-  run(engine: RawEngine, x: unknown): RawResult;
+  load(w: Tensor, b: Tensor | undefined): { error?: string };
+  run(engine: RawEngine, x: Tensor): RawResult;
   delete(): void;
 }
 
@@ -70,8 +83,8 @@ export interface Platform {
 
 /** The analysis functions (cpp/bindings/analysis.cpp); tensors are `{ data, shape }`. */
 export interface RawAnalysis {
-  rollout(attentions: Tensor, options: object): { error: string } | Tensor;
-  attentionFlow(attentions: Tensor, options: object): { error: string } | Tensor;
+  rollout(attentions: Tensor, options: FlowOptions): { error: string } | Tensor;
+  attentionFlow(attentions: Tensor, options: FlowOptions): { error: string } | Tensor;
   headSummaries(attentions: Tensor, tokens: string[], special: number[]): { error: string } | Tensor;
   alignTokens(a: string[], b: string[]): { error: string } | { pairs: Int32Array };
   attentionChange(a: Tensor, b: Tensor, pairs: Int32Array): { error: string } | Tensor;
