@@ -34,7 +34,12 @@ void widen(const void* v, Precision precision, std::int64_t count, float* out) {
     wasm_v128_store(out + i + 4, hi);
   }
 #endif
-  for (; i < count; ++i) out[i] = widen(h[i], precision);
+  // Copied out, not read as uint16_t: a safetensors file need not align its 16-bit tensors to 2 bytes.
+  for (; i < count; ++i) {
+    std::uint16_t x;
+    std::memcpy(&x, h + i, sizeof x);
+    out[i] = widen(x, precision);
+  }
 }
 
 std::int64_t packed_size(std::int64_t k, std::int64_t n) {

@@ -38,8 +38,10 @@ class Matcher {
       std::size_t& depth;
       ~Leave() { --depth; }
     } leave{depth_};
+    // Past finished sequences; a group's iteration that ends here (a loop continuation, which has no sequence)
+    // decides whether the group goes round again.
+    while (k && !k->loop && k->index == k->seq->children.size()) k = k->next;
     if (k && k->loop) return iterate(*k->loop, k->count, pos, k->next, end, k->start == pos);
-    while (k && k->index == k->seq->children.size()) k = k->next;
     if (!k) {
       end = pos;
       return true;
