@@ -111,6 +111,33 @@ inline std::vector<std::pair<std::string, Tensor>> llama_family(const Sizes& s, 
   return t;
 }
 
+// The same tensors as Phi-3 stores them: q, k, v stacked by rows in qkv_proj, gate and up in gate_up_proj.
+inline std::vector<std::pair<std::string, Tensor>> phi3(std::vector<std::pair<std::string, Tensor>> llama) {
+  const auto stack = [&](const std::vector<std::string>& names, const std::string& into) {
+    std::vector<float> data;
+    std::int64_t rows = 0, cols = 0;
+    std::size_t at = 0;
+    for (const std::string& name : names) {
+      const auto it = std::find_if(llama.begin(), llama.end(), [&](const auto& t) { return t.first == name; });
+      data.insert(data.end(), it->second.data.begin(), it->second.data.end());
+      rows += it->second.shape[0], cols = it->second.shape[1];
+      at = static_cast<std::size_t>(it - llama.begin());
+      llama.erase(it);
+    }
+    Tensor t({rows, cols});
+    t.data = data;
+    llama.insert(llama.begin() + static_cast<std::ptrdiff_t>(at), {into, t});
+  };
+  for (std::int64_t l = 0;; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    if (std::none_of(llama.begin(), llama.end(), [&](const auto& t) { return t.first.rfind(p, 0) == 0; })) break;
+    stack({p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight"},
+          p + "self_attn.qkv_proj.weight");
+    stack({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"}, p + "mlp.gate_up_proj.weight");
+  }
+  return llama;
+}
+
 inline std::string dims(const Sizes& s) {
   return "\"vocab_size\": " + std::to_string(s.vocab) + ", \"hidden_size\": " + std::to_string(s.d) +
          ", \"num_attention_heads\": " + std::to_string(s.heads) +
@@ -157,6 +184,12 @@ inline std::vector<Case> cases() {
       "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8}, "
       "\"layer_types\": [\"sliding_attention\", \"full_attention\"]",
       llama_family(s, false, false, true, true, true, false));
+  // Phi-4-mini's RoPE: a quarter of each head unrotated, longrope's short factors and attention factor (64 / 32
+  // positions: √(1 + ln 2 / ln 32)).
+  add("phi3: stacked q, k, v and gate, up; partial rotary; longrope", "Phi3ForCausalLM",
+      ", \"partial_rotary_factor\": 0.75, \"original_max_position_embeddings\": 32, \"rope_scaling\": {\"type\": "
+      "\"longrope\", \"short_factor\": [1.0, 1.5, 3.0], \"long_factor\": [2.0, 4.0, 8.0]}",
+      phi3(llama_family(s, false, false, false, false, false, true)));
   // 16-bit checkpoints: matrices stay 16-bit in the packed panels, widened inside the multiply.
   add("qwen3 in bf16", "Qwen3ForCausalLM", ", \"tie_word_embeddings\": true",
       llama_family(s, false, false, true, false, false, false), "BF16");

@@ -1,4 +1,4 @@
-// Decoders (Llama, Mistral, Qwen 2 and 3, Gemma 2 and 3, GPT-2) loaded from checkpoints in the
+// Decoders (Llama, Mistral, Qwen 2 and 3, Gemma 2 and 3, Phi-3, GPT-2) loaded from checkpoints in the
 // Hub's names and layout, held to the float64 plain-loop reference; generation against runs.
 #include "models/decoder.hpp"
 
@@ -191,8 +191,10 @@ TEST(Decoder, BadConfigsAndOptionsAreErrorsNamingTheField) {
   };
   expect_error([&] { Model::load(with("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3")); },
                "num_key_value_heads=3 does not divide num_attention_heads=4");
+  expect_error([&] { Model::load(with("\"rope_type\": \"llama3\"", "\"rope_type\": \"yarn\"")); },
+               "rope_scaling type \"yarn\" is not supported");
   expect_error([&] { Model::load(with("\"rope_type\": \"llama3\"", "\"rope_type\": \"longrope\"")); },
-               "rope_scaling type \"longrope\" is not supported");
+               "rope_scaling.short_factor must list 4 numbers (rotary dims / 2)");
   expect_error([&] { Model::load(with("\"head_dim\": 8", "\"head_dim\": 8, \"partial_rotary_factor\": 0.5")); },
                "partial_rotary_factor is not supported");
   expect_error([&] { Model::load(with("\"hidden_size\": 32", "\"hidden_size\": 1e12")); },

@@ -3,7 +3,8 @@
 // through node-llama-cpp's prebuilt binary, loads), run on the same token ids. At every position the
 // next-token probabilities agree within 1e-4 with the same five most likely ids, and greedy generation
 // gives the same 32 tokens. A GGUF whose q/k rows miss the converter's permutation (interleaved RoPE
-// instead of rotate-half) must fail the same comparison.
+// instead of rotate-half) must fail the same comparison, and so must a Phi-3 GGUF that rotates the whole head where
+// the checkpoint rotates half of it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,6 +60,15 @@ const ROWS: Record<string, DecoderSpec> = {
     layerTypes: ['sliding_attention', 'full_attention', 'sliding_attention'],
     ropeScaling: { rope_type: 'linear', factor: 8 },
   },
+  // Phi-4-mini's RoPE: 6 of each head's 8 dims turn; longrope's short factors and its attention factor
+  // √(1 + ln 2 / ln 256), as llama.cpp reads them from rope_factors_short and rope.scaling.attn_factor.
+  'phi3: stacked q, k, v and gate, up; partial rotary 0.75; longrope': {
+    arch: 'phi3',
+    kvHeads: 4,
+    partialRotary: 0.75,
+    maxPositions: 512,
+    longrope: { short: [1, 1.5, 3], long: [2, 4, 8], original: 256 },
+  },
 };
 
 const IDS = Array.from({ length: 24 }, (_, i) => (i * 37 + 11) % 96);
@@ -110,14 +120,17 @@ function agreement(logits: { data: Float32Array; shape: number[] }, reference: n
 
 const NAMES = Object.keys(ROWS);
 const WRONG: DecoderSpec = { arch: 'llama', tied: true };
+const HALF_ROTARY: DecoderSpec = { arch: 'phi3', kvHeads: 4, partialRotary: 0.5 };
 const answers = llamaCpp([
   ...NAMES.map((name) => ({ name, spec: ROWS[name], ids: IDS })),
   ...NAMES.map((name) => ({ name: `${name} greedy`, spec: ROWS[name], ids: IDS.slice(0, 8), greedy: 32 })),
   { name: 'wrong rope', spec: { ...WRONG, interleavedRope: true }, ids: IDS },
+  { name: 'whole-head rope', spec: { ...HALF_ROTARY, ggufRotaryDims: 8 }, ids: IDS },
 ]);
 const fullLogits = Object.fromEntries(NAMES.map((name, i) => [name, answers[i]]));
 const expected = Object.fromEntries(NAMES.map((name, i) => [name, answers[NAMES.length + i]]));
 const wrongRope = answers[2 * NAMES.length];
+const wholeHeadRope = answers[2 * NAMES.length + 1];
 
 describe.each(BUILDS)('$build build', ({ build, threads }) => {
   let engine: Engine;
@@ -150,6 +163,14 @@ describe('a deliberate mistake', () => {
     const { worst, differentTop5 } = agreement(model.run(IDS, { returnLogits: true }).logits!, wrongRope.logits);
     expect(worst).toBeGreaterThan(1e-2);
     expect(differentTop5.length).toBeGreaterThan(IDS.length / 2);
+    engine.dispose();
+  });
+
+  it('Phi-3 with half its head rotary fails against a GGUF that rotates the whole head', async () => {
+    const engine = await engineFor('simd', 1);
+    const model = await engine.loadModel({ files: decoderCheckpoint(HALF_ROTARY).files });
+    const { worst } = agreement(model.run(IDS, { returnLogits: true }).logits!, wholeHeadRope.logits);
+    expect(worst).toBeGreaterThan(1e-2);
     engine.dispose();
   });
 });

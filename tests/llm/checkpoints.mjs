@@ -15,6 +15,7 @@ export const ARCHITECTURES = {
   qwen3: { hf: 'Qwen3ForCausalLM', gguf: 'qwen3' },
   gemma2: { hf: 'Gemma2ForCausalLM', gguf: 'gemma2' },
   gemma3: { hf: 'Gemma3ForCausalLM', gguf: 'gemma3' },
+  phi3: { hf: 'Phi3ForCausalLM', gguf: 'phi3' }, // q, k, v and gate, up stacked by rows; partial rotary; longrope
 };
 
 /**
@@ -42,6 +43,10 @@ export function normals(seed) {
  * @property {number} [window] sliding window (Mistral, Gemma) @property {string[]} [layerTypes] Gemma 3
  * @property {number} [queryPreAttnScalar] Gemma @property {number | null} [attnSoftcap] Gemma 2 @property {number | null} [finalSoftcap] Gemma
  * @property {number} [localTheta] Gemma 3 @property {number} [seed] @property {number} [headScale] the untied LM head's spread, × 1/√d
+ * @property {number} [partialRotary] Phi-3: partial_rotary_factor, the share of each head RoPE turns
+ * @property {{ short: number[], long: number[], original: number }} [longrope] Phi-3: rope_scaling longrope's factors
+ *   (rotary dims / 2 each) and original_max_position_embeddings
+ * @property {number} [ggufRotaryDims] a deliberate mistake: the GGUF's rope.dimension_count, not the converter's
  * @property {boolean} [interleavedRope] a deliberate mistake: Llama's q/k rows left unpermuted in the GGUF
  * @property {'f32' | 'bf16'} [dtype] how model.safetensors stores the weights (bf16: rounded to nearest even; the GGUF
  *   twin and `tensors` then hold those rounded values, so both are the same model)
@@ -119,6 +124,7 @@ export function decoderCheckpoint(spec) {
   }
   hf['model.norm.weight'] = norm(s.d);
   if (!s.tied) hf['lm_head.weight'] = tensor([s.vocab, s.d], s.headScale / Math.sqrt(s.d));
+  if (arch === 'phi3') stackPhi3(hf, s.layers);
 
   const config = hfConfig(s, headDim);
   if (s.dtype === 'bf16') for (const t of Object.values(hf)) t.data = fromBf16(toBf16(t.data));
@@ -136,6 +142,30 @@ export function decoderCheckpoint(spec) {
     files,
     gguf: () => ggufTwin(s, headDim, hf),
   };
+}
+
+/**
+ * Phi-3's layout: q, k, v rows stacked in qkv_proj, gate and up in gate_up_proj.
+ * @param {Record<string, HfTensor>} hf @param {number} layers
+ */
+function stackPhi3(hf, layers) {
+  /** @type {(names: string[], into: string) => void} */
+  const stack = (names, into) => {
+    const parts = names.map((n) => hf[n]);
+    const data = new Float32Array(parts.reduce((a, t) => a + t.data.length, 0));
+    let at = 0;
+    for (const t of parts) data.set(t.data, (at += t.data.length) - t.data.length);
+    hf[into] = { shape: [parts.reduce((a, t) => a + t.shape[0], 0), parts[0].shape[1]], data };
+    for (const n of names) delete hf[n];
+  };
+  for (let l = 0; l < layers; l++) {
+    const p = `model.layers.${l}.`;
+    stack(
+      ['q', 'k', 'v'].map((x) => `${p}self_attn.${x}_proj.weight`),
+      `${p}self_attn.qkv_proj.weight`,
+    );
+    stack([`${p}mlp.gate_proj.weight`, `${p}mlp.up_proj.weight`], `${p}mlp.gate_up_proj.weight`);
+  }
 }
 
 /**
@@ -176,6 +206,13 @@ function hfConfig(s, headDim) {
     });
   }
   if (s.arch === 'gemma2') c.attn_logit_softcapping = s.attnSoftcap ?? null;
+  if (s.arch === 'phi3') {
+    Object.assign(c, { hidden_act: 'silu', sliding_window: null, partial_rotary_factor: s.partialRotary ?? 1 });
+    if (s.longrope) {
+      c.original_max_position_embeddings = s.longrope.original;
+      c.rope_scaling = { type: 'longrope', short_factor: s.longrope.short, long_factor: s.longrope.long };
+    }
+  }
   if (s.arch === 'gemma3') {
     c.rope_local_base_freq = s.localTheta ?? 1e4;
     if (s.layerTypes) c.layer_types = s.layerTypes;
@@ -367,6 +404,19 @@ function ggufTwin(s, headDim, hf) {
     if (s.arch === 'gemma2' || s.finalSoftcap)
       keys.push([A('final_logit_softcapping'), T.FLOAT32, s.finalSoftcap ?? 1e6]);
   }
+  if (s.arch === 'phi3') {
+    // the converter: int(partial_rotary_factor × hidden_size) // heads rotary dims, longrope's attention factor
+    const dims = s.ggufRotaryDims ?? Math.floor(Math.floor((s.partialRotary ?? 1) * s.d) / s.heads);
+    keys.push([A('rope.dimension_count'), T.UINT32, dims], [A('attention.sliding_window'), T.UINT32, 0]);
+    if (s.longrope) {
+      const scale = s.maxPositions / s.longrope.original;
+      const factor = scale > 1 ? Math.sqrt(1 + Math.log(scale) / Math.log(s.longrope.original)) : 1;
+      keys.push(
+        [A('rope.scaling.original_context_length'), T.UINT32, s.longrope.original],
+        [A('rope.scaling.attn_factor'), T.FLOAT32, factor],
+      );
+    }
+  }
   if (s.arch === 'gemma3') {
     keys.push([A('rope.freq_base_swa'), T.FLOAT32, s.localTheta ?? 1e4]);
     const types =
@@ -386,12 +436,25 @@ function ggufTwin(s, headDim, hf) {
   if (!s.tied) put('output.weight', hf['lm_head.weight']);
   if (scaling && (scaling.rope_type ?? scaling.type) === 'llama3')
     tensors.push({ name: 'rope_freqs.weight', dims: [headDim / 2], data: llama3Factors(s, headDim) });
+  if (s.longrope) {
+    const { long, short } = s.longrope;
+    tensors.push({ name: 'rope_factors_long.weight', dims: [long.length], data: Float32Array.from(long) });
+    tensors.push({ name: 'rope_factors_short.weight', dims: [short.length], data: Float32Array.from(short) });
+  }
   const permuted = arch === 'llama' && !s.interleavedRope;
   for (let l = 0; l < s.layers; l++) {
     const p = `model.layers.${l}.`;
     const b = `blk.${l}.`;
     const t = (/** @type {string} */ n) => hf[p + n];
     put(`${b}attn_norm.weight`, t('input_layernorm.weight'), plusOne(t('input_layernorm.weight')));
+    if (s.arch === 'phi3') {
+      put(`${b}attn_qkv.weight`, t('self_attn.qkv_proj.weight'));
+      put(`${b}attn_output.weight`, t('self_attn.o_proj.weight'));
+      put(`${b}ffn_norm.weight`, t('post_attention_layernorm.weight'));
+      put(`${b}ffn_up.weight`, t('mlp.gate_up_proj.weight')); // llama.cpp's fused SwiGLU: gate rows, then up
+      put(`${b}ffn_down.weight`, t('mlp.down_proj.weight'));
+      continue;
+    }
     const wq = t('self_attn.q_proj.weight');
     put(
       `${b}attn_q.weight`,

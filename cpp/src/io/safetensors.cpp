@@ -26,13 +26,15 @@ kernels::Precision precision_of(const std::string& dtype) {
 
 // Throws, as check_finite() would, at the first non-finite value of raw 16-bit floats (exponent bits
 // all ones): widened, they would not all stay non-finite (an f16 infinity widens to 65536 by widen()'s rebias).
-void check_finite_16(const std::string& what, const std::uint8_t* raw, std::int64_t count, kernels::Precision p) {
+void check_finite_16(const std::string& what, const std::uint8_t* raw, std::int64_t count, kernels::Precision p,
+                     std::int64_t first_index = 0) {
   const std::uint16_t exponent = p == kernels::Precision::bf16 ? 0x7f80 : 0x7c00;
   for (std::int64_t i = 0; i < count; ++i) {
     const std::uint16_t h = static_cast<std::uint16_t>(raw[2 * i] | (raw[2 * i + 1] << 8));
     if ((h & exponent) != exponent) continue;
     const char* kind = (h & ~exponent & 0x7fff) ? "NaN" : h & 0x8000 ? "-Infinity" : "Infinity";
-    throw Error("loadModel: " + what + " has a non-finite value (" + kind + ") at index " + std::to_string(i));
+    throw Error("loadModel: " + what + " has a non-finite value (" + kind + ") at index " +
+                std::to_string(first_index + i));
   }
 }
 
@@ -145,17 +147,21 @@ Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
 }
 
 std::shared_ptr<const kernels::PackedWeight> SafeTensors::matrix(const std::string& name, std::int64_t rows,
-                                                                 std::int64_t cols, bool transposed) const {
+                                                                 std::int64_t cols, bool transposed, std::int64_t first,
+                                                                 std::int64_t count) const {
   std::vector<std::uint8_t> scratch;
-  const std::uint8_t* src = raw(name, {rows, cols}, scratch);
+  const std::uint8_t* whole = raw(name, {rows, cols}, scratch);
   const kernels::Precision p = precision_of(tensors_.at(name).dtype);
-  const std::int64_t count = rows * cols;
+  if (count < 0) count = rows;
+  if (first < 0 || first + count > rows) throw Error(what_ + ": tensor " + quote(name) + ": rows out of range");
+  const std::uint8_t* src = whole + first * cols * (p == kernels::Precision::f32 ? 4 : 2);
   if (p == kernels::Precision::f32)
-    check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), reinterpret_cast<const float*>(src), count);
+    check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), reinterpret_cast<const float*>(src),
+                 count * cols, false, first * cols);
   else
-    check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
-  // B [k, n]: the matrix, or its transpose
-  const std::int64_t k = transposed ? cols : rows, n = transposed ? rows : cols;
+    check_finite_16(what_ + ": tensor " + quote(name), src, count * cols, p, first * cols);
+  // B [k, n]: the rows, or their transpose
+  const std::int64_t k = transposed ? cols : count, n = transposed ? count : cols;
   return std::make_shared<kernels::PackedWeight>(kernels::MatrixSource{src, p, k, n, transposed});
 }
 

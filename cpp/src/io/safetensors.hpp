@@ -52,8 +52,10 @@ class SafeTensors {
   Tensor read(const std::string& name, const Shape& expected) const;
   // A matrix [rows, cols] packed for the GEMM in its own precision (F32, F16, BF16) and checked
   // for finite values: B = the matrix, or its transpose when `transposed` (a Linear's [out, in]).
+  // With `count` >= 0, only rows [first, first + count) of it (Phi-3's q, k, v stacked in one tensor).
   std::shared_ptr<const kernels::PackedWeight> matrix(const std::string& name, std::int64_t rows, std::int64_t cols,
-                                                      bool transposed) const;
+                                                      bool transposed, std::int64_t first = 0,
+                                                      std::int64_t count = -1) const;
 
  private:
   // The tensor's bytes (checked against `expected`): in memory, or read into `scratch`.

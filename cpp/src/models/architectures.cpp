@@ -1,7 +1,8 @@
 // The decoder architectures: one row each (checkpoints.cpp reads their tensors). A row says
 // how its config.json reads into decoder::Config; defaults are those of the transformers config class, used when a
 // field is absent, as transformers uses them. A field this engine does not implement (a rope_scaling type, partial
-// rotary) is an Error naming it, never a silently different model.
+// rotary where the class does not apply it) is an Error naming it, never a silently different model.
+#include <algorithm>
 #include <cmath>
 
 #include "attnscope/error.hpp"
@@ -13,7 +14,7 @@ namespace attnscope::decoder {
 
 namespace {
 
-enum class Family { llama, gpt2 };                             // how the checkpoint names its tensors
+enum class Family { llama, phi3, gpt2 };                       // how the checkpoint names its tensors
 enum class Bias { none, qkv, attention_bias, llama };          // Qwen 2: q, k, v always; attention_bias: q, k, v, o
 enum class Windows { none, all, qwen, every_other, pattern };  // which layers attend through a sliding window
 
@@ -24,24 +25,26 @@ struct Row {
   Windows windows;
   bool gemma;    // (1 + w) norms, sandwich norms, √d embedding scale, query_pre_attn_scalar, tied by default
   bool qk_norm;  // Qwen 3, Gemma 3
+  bool partial;  // transformers applies partial_rotary_factor (Phi-3); the others' classes fail on it or ignore it
   // The config class's defaults.
   std::int64_t vocab, hidden, ffn, layers, heads, kv_heads, head_dim, max_positions;
-  double theta;
+  double theta, eps;
   const char* activation;
 };
 
 // clang-format off
 const Row kRows[] = {
-  // architecture                 family          bias                  windows               gemma  qk_norm vocab   hidden ffn    layers heads kv  head_dim max_pos  theta    activation
-  {"LlamaForCausalLM",            Family::llama,  Bias::llama,          Windows::none,        false, false,  32000,  4096,  11008, 32,    32,   0,  0,       2048,    1e4,     "silu"},
-  {"MistralForCausalLM",          Family::llama,  Bias::none,           Windows::all,         false, false,  32000,  4096,  14336, 32,    32,   8,  0,       131072,  1e4,     "silu"},
-  {"Qwen2ForCausalLM",            Family::llama,  Bias::qkv,            Windows::qwen,        false, false,  151936, 4096,  22016, 32,    32,   0,  0,       32768,   1e4,     "silu"},
-  {"Qwen3ForCausalLM",            Family::llama,  Bias::attention_bias, Windows::qwen,        false, true,   151936, 4096,  22016, 32,    32,   0,  128,     32768,   1e4,     "silu"},
-  {"Gemma2ForCausalLM",           Family::llama,  Bias::attention_bias, Windows::every_other, true,  false,  256000, 2304,  9216,  26,    8,    4,  256,     8192,    1e4,     "gelu_pytorch_tanh"},
-  {"Gemma3ForCausalLM",           Family::llama,  Bias::attention_bias, Windows::pattern,     true,  true,   262208, 2304,  9216,  26,    8,    4,  256,     131072,  1e6,     "gelu_pytorch_tanh"},
-  {"Gemma3ForConditionalGeneration", Family::llama, Bias::attention_bias, Windows::pattern,   true,  true,   262208, 2304,  9216,  26,    8,    4,  256,     131072,  1e6,     "gelu_pytorch_tanh"},
-  {"GPT2LMHeadModel",             Family::gpt2,   Bias::none,           Windows::none,        false, false,  50257,  768,   0,     12,    12,   0,  0,       1024,    0,       "gelu_new"},
-  {"GPT2Model",                   Family::gpt2,   Bias::none,           Windows::none,        false, false,  50257,  768,   0,     12,    12,   0,  0,       1024,    0,       "gelu_new"},
+  // architecture                    family         bias                  windows               gemma  qk_norm partial vocab   hidden ffn    layers heads kv head_dim max_pos theta eps   activation
+  {"LlamaForCausalLM",               Family::llama, Bias::llama,          Windows::none,        false, false,  false,  32000,  4096,  11008, 32,    32,   0, 0,       2048,   1e4,  1e-6, "silu"},
+  {"MistralForCausalLM",             Family::llama, Bias::none,           Windows::all,         false, false,  false,  32000,  4096,  14336, 32,    32,   8, 0,       131072, 1e4,  1e-6, "silu"},
+  {"Qwen2ForCausalLM",               Family::llama, Bias::qkv,            Windows::qwen,        false, false,  false,  151936, 4096,  22016, 32,    32,   0, 0,       32768,  1e4,  1e-6, "silu"},
+  {"Qwen3ForCausalLM",               Family::llama, Bias::attention_bias, Windows::qwen,        false, true,   false,  151936, 4096,  22016, 32,    32,   0, 128,     32768,  1e4,  1e-6, "silu"},
+  {"Gemma2ForCausalLM",              Family::llama, Bias::attention_bias, Windows::every_other, true,  false,  false,  256000, 2304,  9216,  26,    8,    4, 256,     8192,   1e4,  1e-6, "gelu_pytorch_tanh"},
+  {"Gemma3ForCausalLM",              Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
+  {"Gemma3ForConditionalGeneration", Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
+  {"Phi3ForCausalLM",                Family::phi3,  Bias::none,           Windows::all,         false, false,  true,   32064,  3072,  8192,  32,    32,   0, 0,       4096,   1e4,  1e-5, "silu"},
+  {"GPT2LMHeadModel",                Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
+  {"GPT2Model",                      Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
 };
 // clang-format on
 
@@ -62,22 +65,60 @@ Activation activation_of(const std::string& name) {
 
 std::string context(const std::string& what) { return "config.json: " + what; }
 
+// RoPE as one kind of layer rotates: inverse frequencies [dim / 2] over the head's first `dim` dims, the factor cos and
+// sin are scaled by, and the longest sequence the frequencies hold for.
+struct Rotary {
+  std::vector<double> inv_freq;
+  double attention_factor = 1.0;
+  std::int64_t max_tokens;
+};
+
+// longrope (Phi-3 128k, Phi-4-mini): inv_freq[i] = 1 / (short_factor[i] · base^(2i / dim)), cos and sin × attention
+// factor. transformers turns every position to long_factor once a sequence passes original_max_position_embeddings,
+// which would change keys already cached; AttnScope stops at that length instead.
+void longrope(Rotary& r, const Json& c, const Json& scaling, double max_positions) {
+  const Json* top = c.find("original_max_position_embeddings");
+  const bool from_config = top && !top->is_null();
+  const double original = from_config
+                              ? config_number(c, "original_max_position_embeddings", 1, 1e8)
+                              : optional_number(scaling, "original_max_position_embeddings", max_positions, 1, 1e8);
+  const double factor = from_config ? max_positions / original : optional_number(scaling, "factor", 1.0, 1e-6, 1e6);
+  const double computed = factor <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(factor) / std::log(original));
+  r.attention_factor = optional_number(scaling, "attention_factor", computed, 1e-6, 1e6);
+  for (const char* key : {"short_factor", "long_factor"}) {
+    const Json* f = scaling.find(key);
+    if (!f || !f->is_array() || f->array().size() != r.inv_freq.size())
+      throw Error(context(std::string("rope_scaling.") + key + " must list " + std::to_string(r.inv_freq.size()) +
+                          " numbers (rotary dims / 2)"));
+    for (const Json& x : f->array())
+      if (!x.is_number() || !(x.number() > 0) || !std::isfinite(x.number()))
+        throw Error(context(std::string("rope_scaling.") + key + " must hold positive numbers"));
+  }
+  const std::vector<Json>& short_factor = scaling.find("short_factor")->array();
+  for (std::size_t i = 0; i < r.inv_freq.size(); ++i) r.inv_freq[i] /= short_factor[i].number();
+  r.max_tokens = std::min(r.max_tokens, static_cast<std::int64_t>(original));
+}
+
 // inv_freq[i] = 1 / base^(2i / dim), then the rope_scaling type's change (transformers'
-// modeling_rope_utils: default, linear, dynamic, llama3). `scaling` may be null.
-std::vector<double> inverse_frequencies(double base, std::int64_t dim, const Json* scaling,
-                                        std::int64_t max_positions) {
-  std::vector<double> inv(static_cast<std::size_t>(dim / 2));
+// modeling_rope_utils: default, linear, dynamic, llama3, longrope). `scaling` may be null.
+Rotary rotary(double base, std::int64_t dim, const Json* scaling, const Json& c, std::int64_t max_positions) {
+  Rotary r{std::vector<double>(static_cast<std::size_t>(dim / 2)), 1.0, max_positions};
+  std::vector<double>& inv = r.inv_freq;
   for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = 1.0 / std::pow(base, 2.0 * double(i) / double(dim));
-  if (!scaling || scaling->is_null()) return inv;
+  if (!scaling || scaling->is_null()) return r;
   if (!scaling->is_object()) throw Error(context("rope_scaling must be an object or null"));
   std::string type = optional_string(*scaling, "rope_type", optional_string(*scaling, "type", "default"));
-  if (type == "default") return inv;
+  if (type == "default") return r;
   // Dynamic NTK changes the base only past max_position_embeddings, and AttnScope stops there.
-  if (type == "dynamic") return inv;
+  if (type == "dynamic") return r;
+  if (type == "longrope" || type == "su") {  // "su": early Phi-3 configs' name for it
+    longrope(r, c, *scaling, double(max_positions));
+    return r;
+  }
   const double factor = config_number(*scaling, "factor", 1e-6, 1e6);
   if (type == "linear") {
     for (double& f : inv) f /= factor;
-    return inv;
+    return r;
   }
   if (type == "llama3") {
     const double low = optional_number(*scaling, "low_freq_factor", 1.0, 1e-6, 1e6);
@@ -93,9 +134,10 @@ std::vector<double> inverse_frequencies(double base, std::int64_t dim, const Jso
       const bool medium = !(wavelen < high_wavelen) && !(wavelen > low_wavelen);
       f = medium ? (1.0 - smooth) * scaled / factor + smooth * scaled : scaled;
     }
-    return inv;
+    return r;
   }
-  throw Error(context("rope_scaling type " + quote(type) + " is not supported (default, linear, dynamic, llama3)"));
+  throw Error(
+      context("rope_scaling type " + quote(type) + " is not supported (default, linear, dynamic, llama3, longrope)"));
 }
 
 // Whether layer i attends through a sliding window, from layer_types when given, else the row's rule.
@@ -180,7 +222,8 @@ Config read_llama_family(const Row& row, const Json& c) {
   k.ffn = optional_int(c, "intermediate_size", row.ffn, 1, 1 << 20);
   k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
   k.max_tokens = optional_int(c, "max_position_embeddings", row.max_positions, 1, 100'000'000);
-  k.eps = static_cast<float>(optional_number(c, "rms_norm_eps", 1e-6, 0, 1));
+  k.eps = static_cast<float>(optional_number(c, "rms_norm_eps", row.eps, 0, 1));
+  k.stacked = row.family == Family::phi3;
   const bool attention_bias = optional_bool(c, "attention_bias", false);
   k.qkv_bias =
       row.bias == Bias::qkv || ((row.bias == Bias::attention_bias || row.bias == Bias::llama) && attention_bias);
@@ -203,9 +246,15 @@ Config read_llama_family(const Row& row, const Json& c) {
   } else if (row.gemma) {
     k.final_softcap = static_cast<float>(optional_number(c, "final_logit_softcapping", 0, 0, 1e9));
   }
-  if (optional_number(c, "partial_rotary_factor", 1.0, 0, 1) != 1.0)
+  // transformers: rotary dims = int(head_dim × partial_rotary_factor), the rest of each head unrotated.
+  const double partial = optional_number(c, "partial_rotary_factor", 1.0, 0, 1);
+  if (partial != 1.0 && !row.partial)
     throw Error(context("partial_rotary_factor is not supported for " + std::string(row.architecture) +
                         ": transformers rotates the whole head for it (v4 fails on a factor below 1, v5 ignores it)"));
+  const std::int64_t dims = static_cast<std::int64_t>(double(k.head_dim) * partial);
+  if (dims < 2 || dims % 2)
+    throw Error(context("partial_rotary_factor × head_dim = " + std::to_string(dims) +
+                        " rotary dims; RoPE needs an even number, at least 2"));
   // RoPE: transformers v4 writes rope_theta and rope_scaling, v5 rope_parameters (per layer type for Gemma 3).
   const Json* params = c.find("rope_parameters");
   const Json* scaling = c.find("rope_scaling");
@@ -215,12 +264,15 @@ Config read_llama_family(const Row& row, const Json& c) {
   const double theta = global && global->is_object() && global->find("rope_theta")
                            ? config_number(*global, "rope_theta", 1e-6, 1e12)
                            : optional_number(c, "rope_theta", row.theta, 1e-6, 1e12);
-  k.inv_freq_global = inverse_frequencies(theta, k.head_dim, global, k.max_tokens);
+  const Rotary rope = rotary(theta, dims, global, c, k.max_tokens);
+  k.inv_freq_global = rope.inv_freq;
+  k.rope_attention_factor = static_cast<float>(rope.attention_factor);
+  k.max_tokens = rope.max_tokens;
   if (row.windows == Windows::pattern) {  // Gemma 3's local layers: their own base, never scaled
     const double local_theta = local && local->find("rope_theta")
                                    ? config_number(*local, "rope_theta", 1e-6, 1e12)
                                    : optional_number(c, "rope_local_base_freq", 1e4, 1e-6, 1e12);
-    k.inv_freq_local = inverse_frequencies(local_theta, k.head_dim, local, k.max_tokens);
+    k.inv_freq_local = rotary(local_theta, dims, local, c, k.max_tokens).inv_freq;
   } else {
     k.inv_freq_local = k.inv_freq_global;
   }

@@ -1,6 +1,7 @@
 // Reading a decoder's weights in its checkpoint's own tensor names into the canonical
-// decoder::Weights: one reader for the Llama family's names (Llama, Mistral, Qwen, Gemma) and
-// one for GPT-2's. The x·W layout throughout: Linear weights [out, in] are read transposed.
+// decoder::Weights: one reader for the Llama family's names (Llama, Mistral, Qwen, Gemma, and Phi-3, which
+// stacks q, k, v in one tensor and gate, up in another) and one for GPT-2's. The x·W layout throughout: Linear weights
+// [out, in] are read transposed.
 #include "attnscope/error.hpp"
 #include "models/decoder.hpp"
 #include "models/weights.hpp"
@@ -48,9 +49,16 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
     } else {
       B.ffn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
     }
-    B.wq = w.linear(b + "self_attn.q_proj.weight", d, q);
-    B.wk = w.linear(b + "self_attn.k_proj.weight", d, kv);
-    B.wv = w.linear(b + "self_attn.v_proj.weight", d, kv);
+    if (k.stacked) {
+      const std::string qkv = b + "self_attn.qkv_proj.weight";
+      B.wq = w.linear_rows(qkv, d, q + 2 * kv, 0, q);
+      B.wk = w.linear_rows(qkv, d, q + 2 * kv, q, kv);
+      B.wv = w.linear_rows(qkv, d, q + 2 * kv, q + kv, kv);
+    } else {
+      B.wq = w.linear(b + "self_attn.q_proj.weight", d, q);
+      B.wk = w.linear(b + "self_attn.k_proj.weight", d, kv);
+      B.wv = w.linear(b + "self_attn.v_proj.weight", d, kv);
+    }
     B.wo = w.linear(b + "self_attn.o_proj.weight", q, d);
     if (k.qkv_bias) {
       B.bq = w.read(b + "self_attn.q_proj.bias", {q});
@@ -62,8 +70,13 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
       B.q_norm = norm_weight(k, w, b + "self_attn.q_norm.weight", k.head_dim);
       B.k_norm = norm_weight(k, w, b + "self_attn.k_norm.weight", k.head_dim);
     }
-    B.w_gate = w.linear(b + "mlp.gate_proj.weight", d, k.ffn);
-    B.w_up = w.linear(b + "mlp.up_proj.weight", d, k.ffn);
+    if (k.stacked) {
+      B.w_gate = w.linear_rows(b + "mlp.gate_up_proj.weight", d, 2 * k.ffn, 0, k.ffn);
+      B.w_up = w.linear_rows(b + "mlp.gate_up_proj.weight", d, 2 * k.ffn, k.ffn, k.ffn);
+    } else {
+      B.w_gate = w.linear(b + "mlp.gate_proj.weight", d, k.ffn);
+      B.w_up = w.linear(b + "mlp.up_proj.weight", d, k.ffn);
+    }
     B.w_down = w.linear(b + "mlp.down_proj.weight", k.ffn, d);
     if (k.mlp_bias) {
       B.b_gate = w.read(b + "mlp.gate_proj.bias", {k.ffn});

@@ -29,16 +29,17 @@ void rms_norm(float* x, std::int64_t rows, std::int64_t width, const Tensor& w, 
   }
 }
 
-// RoPE, rotate-half, in place on x [heads, n, hd]: row i sits at position p0 + i.
+// RoPE, rotate-half, in place on x [heads, n, hd]: row i sits at position p0 + i. Pairs (j, j + half) of the
+// first 2 · half = rotary dims turn, scaled by `factor`; the dims past them pass as they are (partial rotary).
 void rope(float* x, std::int64_t heads, std::int64_t n, std::int64_t hd, std::int64_t p0,
-          const std::vector<double>& inv_freq) {
-  const std::int64_t half = hd / 2;
+          const std::vector<double>& inv_freq, double factor) {
+  const std::int64_t half = static_cast<std::int64_t>(inv_freq.size());
   std::vector<float> cos(static_cast<std::size_t>(n * half)), sin(cos.size());
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < half; ++j) {
       const double angle = double(p0 + i) * inv_freq[j];
-      cos[i * half + j] = static_cast<float>(std::cos(angle));
-      sin[i * half + j] = static_cast<float>(std::sin(angle));
+      cos[i * half + j] = static_cast<float>(std::cos(angle) * factor);
+      sin[i * half + j] = static_cast<float>(std::sin(angle) * factor);
     }
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -185,8 +186,8 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
     }
     if (!c.learned_positions) {
       const std::vector<double>& inv_freq = c.window[l] ? c.inv_freq_local : c.inv_freq_global;
-      rope(q.data.data(), c.heads, n, hd, p0, inv_freq);
-      rope(k.data.data(), c.kv_heads, n, hd, p0, inv_freq);
+      rope(q.data.data(), c.heads, n, hd, p0, inv_freq, c.rope_attention_factor);
+      rope(k.data.data(), c.kv_heads, n, hd, p0, inv_freq, c.rope_attention_factor);
     }
     for (std::int64_t g = 0; g < c.kv_heads; ++g) {  // rows p0 .. p0+n of the cache
       std::copy_n(k.data.begin() + g * n * hd, n * hd, cache.k[l].begin() + (g * cache.capacity + p0) * hd);

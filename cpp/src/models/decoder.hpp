@@ -1,5 +1,5 @@
 // One decoder block for every decoder-only language model AttnScope runs: GPT-2, Llama
-// (SmolLM, TinyLlama, Llama 2 and 3), Mistral, Qwen 2 and 3, Gemma 2 and 3. What differs
+// (SmolLM, TinyLlama, Llama 2 and 3), Mistral, Qwen 2 and 3, Gemma 2 and 3, Phi-3 and Phi-4-mini. What differs
 // between them is a row of DecoderConfig (read from config.json by architectures.cpp) and
 // the names their checkpoints give the tensors (one reader per naming family); the forward
 // pass is written once, here and in decoder.cpp.
@@ -8,7 +8,7 @@
 //   per layer:  h = norm_attn(x)
 //               q = h·Wq (+bq) [H, n, hd]   k, v = h·Wk, h·Wv (+b) [KV, n, hd]
 //               q, k = qk_norm(q), qk_norm(k)          (per head, when qk_norm)
-//               q, k = rope(q), rope(k)                (rotate-half, at positions p .. p+n)
+//               q, k = rope(q), rope(k)                (rotate-half over the first rotary dims, at positions p .. p+n)
 //               a = softmax(cap(q·kᵀ · scale) + causal/window mask) · v      head h reads kv head h / (H / KV)
 //               a = concat_h(a)·Wo (+bo);  a = post_attn_norm(a) when sandwiched
 //               x = x + a
@@ -47,16 +47,19 @@ struct Config {
   bool gated = true;  // down(act(gate(h)) ⊙ up(h)); else down(act(up(h)))
   Activation act = Activation::silu;
   bool learned_positions = false;  // GPT-2: a position embedding; else RoPE
-  // RoPE's inverse frequencies [head_dim / 2] for full-attention layers and sliding-window layers
-  // (Gemma 3 gives them their own base), scaling included.
+  // RoPE's inverse frequencies [rotary dims / 2] for full-attention layers and sliding-window layers
+  // (Gemma 3 gives them their own base), scaling included. The rotary dims are the head's first
+  // 2 · size() (partial_rotary_factor × head_dim); the rest pass unrotated.
   std::vector<double> inv_freq_global, inv_freq_local;
-  float scale = 1.0f;                // attention scores are q·k · scale
-  float attn_softcap = 0.0f;         // > 0: scores become cap · tanh(score / cap) (Gemma 2)
-  float final_softcap = 0.0f;        // > 0: the same on the logits
-  float embed_scale = 1.0f;          // Gemma: √d_model
-  std::vector<std::int64_t> window;  // per layer: 0 = full attention, else the sliding window's width
-  bool tied = false;                 // the LM head is the embedding table
-  std::vector<std::int32_t> eos;     // eos_token_id (generation_config.json's when given)
+  float rope_attention_factor = 1.0f;  // cos and sin scaled by it (rope_scaling longrope's attention_factor)
+  float scale = 1.0f;                  // attention scores are q·k · scale
+  float attn_softcap = 0.0f;           // > 0: scores become cap · tanh(score / cap) (Gemma 2)
+  float final_softcap = 0.0f;          // > 0: the same on the logits
+  float embed_scale = 1.0f;            // Gemma: √d_model
+  std::vector<std::int64_t> window;    // per layer: 0 = full attention, else the sliding window's width
+  bool tied = false;                   // the LM head is the embedding table
+  bool stacked = false;                // Phi-3: qkv_proj holds q, k, v and gate_up_proj gate, up, stacked by rows
+  std::vector<std::int32_t> eos;       // eos_token_id (generation_config.json's when given)
 };
 
 // The weights of one block, canonical whatever the checkpoint calls them. Matrices are packed for

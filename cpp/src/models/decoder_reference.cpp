@@ -51,12 +51,14 @@ double activation(Activation a, double x) {
   return x;
 }
 
-// One head's vector [hd] rotated for position `pos`: x[j], x[j + hd/2] as a pair (rotate-half).
-void rotate(double* x, std::int64_t hd, std::int64_t pos, const std::vector<double>& inv_freq) {
-  for (std::int64_t j = 0; j < hd / 2; ++j) {
-    const double angle = double(pos) * inv_freq[j], a = x[j], b = x[j + hd / 2];
-    x[j] = a * std::cos(angle) - b * std::sin(angle);
-    x[j + hd / 2] = b * std::cos(angle) + a * std::sin(angle);
+// One head's vector rotated for position `pos`: x[j], x[j + half] as a pair (rotate-half) over the first
+// 2 · half = rotary dims, scaled by `factor`; the rest stay.
+void rotate(double* x, std::int64_t pos, const std::vector<double>& inv_freq, double factor) {
+  const std::size_t half = inv_freq.size();
+  for (std::size_t j = 0; j < half; ++j) {
+    const double angle = double(pos) * inv_freq[j], a = x[j], b = x[j + half];
+    x[j] = (a * std::cos(angle) - b * std::sin(angle)) * factor;
+    x[j + half] = (b * std::cos(angle) + a * std::sin(angle)) * factor;
   }
 }
 
@@ -96,16 +98,17 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
     const Block& b = w.blocks[static_cast<std::size_t>(l)];
     const Matrices m(b);
     std::vector<Vec> q(static_cast<std::size_t>(n)), k(q.size()), v(q.size());
+    const std::vector<double>& freq = c.window[l] ? c.inv_freq_local : c.inv_freq_global;
     for (std::int64_t i = 0; i < n; ++i) {
       const Vec h = normalize(c, x[i], b.attn_norm, b.attn_norm_bias);
       q[i] = linear(h, m.wq, b.bq), k[i] = linear(h, m.wk, b.bk), v[i] = linear(h, m.wv, b.bv);
       for (std::int64_t g = 0; g < H; ++g) {
         if (c.qk_norm) head_norm(&q[i][g * hd], hd, b.q_norm, c.eps);
-        if (!c.learned_positions) rotate(&q[i][g * hd], hd, i, c.window[l] ? c.inv_freq_local : c.inv_freq_global);
+        if (!c.learned_positions) rotate(&q[i][g * hd], i, freq, c.rope_attention_factor);
       }
       for (std::int64_t g = 0; g < KV; ++g) {
         if (c.qk_norm) head_norm(&k[i][g * hd], hd, b.k_norm, c.eps);
-        if (!c.learned_positions) rotate(&k[i][g * hd], hd, i, c.window[l] ? c.inv_freq_local : c.inv_freq_global);
+        if (!c.learned_positions) rotate(&k[i][g * hd], i, freq, c.rope_attention_factor);
       }
     }
     for (std::int64_t i = 0; i < n; ++i) {

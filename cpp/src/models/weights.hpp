@@ -62,6 +62,11 @@ class WeightStore {
   Weight linear(const std::string& name, std::int64_t in, std::int64_t out) const {
     return matrix(name, out, in, /*transposed=*/true);
   }
+  // Rows [first, first + count) of a Linear's [out, in] weight, as the GEMM's B [in, count] (Phi-3 stacks q, k, v).
+  Weight linear_rows(const std::string& name, std::int64_t in, std::int64_t out, std::int64_t first,
+                     std::int64_t count) const {
+    return shard(name).matrix(name, out, in, /*transposed=*/true, first, count);
+  }
   // A [rows, cols] tensor as the GEMM's B: as stored (Conv1D's [in, out]), or transposed. Packed in its own precision.
   Weight matrix(const std::string& name, std::int64_t rows, std::int64_t cols, bool transposed) const {
     return shard(name).matrix(name, rows, cols, transposed);
