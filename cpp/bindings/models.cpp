@@ -31,12 +31,24 @@ std::vector<std::int32_t> ids_arg(const val& ids) {
   return out;
 }
 
-// { utf8 } of ids, each checked against the vocabulary.
-val decoded(const Tokenizer& t, const std::vector<std::int32_t>& ids, bool skip_special) {
+void check_vocabulary(const char* op, const Tokenizer& t, const std::vector<std::int32_t>& ids) {
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || ids[i] >= t.vocab_size())
-      throw Error("decode: id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+      throw Error(std::string(op) + ": id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
                   " is outside the vocabulary [0, " + std::to_string(t.vocab_size()) + ")");
+}
+
+// Each id's label (Tokenizer::label), each checked against the vocabulary → string[]
+val labelled(const Tokenizer& t, const std::vector<std::int32_t>& ids) {
+  check_vocabulary("labels", t, ids);
+  val out = val::array();
+  for (std::int32_t id : ids) out.call<void>("push", t.label(id));
+  return out;
+}
+
+// { utf8 } of ids, each checked against the vocabulary.
+val decoded(const Tokenizer& t, const std::vector<std::int32_t>& ids, bool skip_special) {
+  check_vocabulary("decode", t, ids);
   // As bytes: embind hands strings to JS through a TextDecoder that drops a leading U+FEFF.
   const std::string text = t.decode(ids, skip_special);
   val out = val::object();
@@ -146,6 +158,13 @@ class TokenizerHandle {
       return decoded(*tokenizer_, ids_arg(ids), skip_special);
     });
   }
+  // ids (Int32Array) → string[]
+  val labels(val ids) const {
+    return guard("labels", [&] {
+      if (!tokenizer_) throw Error("labels: no tokenizer is loaded");
+      return labelled(*tokenizer_, ids_arg(ids));
+    });
+  }
   val tokenize(const std::string& text) const {
     return guard("tokenize", [&] {
       if (!tokenizer_) throw Error("tokenize: no tokenizer is loaded");
@@ -244,6 +263,15 @@ class ModelHandle {
       const Tokenizer* t = model_->tokenizer();
       if (!t) throw Error("decode: this model's files hold no tokenizer AttnScope reads");
       return decoded(*t, ids_arg(ids), skip_special);
+    });
+  }
+  // ids (Int32Array) → string[]
+  val labels(val ids) const {
+    return guard("labels", [&] {
+      if (!model_) throw Error("labels: no model is loaded");
+      const Tokenizer* t = model_->tokenizer();
+      if (!t) throw Error("labels: this model's files hold no tokenizer AttnScope reads");
+      return labelled(*t, ids_arg(ids));
     });
   }
 
@@ -426,14 +454,16 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .function("attentionWeights", &ModelHandle::attentionWeights)
       .function("run", &ModelHandle::run)
       .function("logits", &ModelHandle::logits)
-      .function("decode", &ModelHandle::decode);
+      .function("decode", &ModelHandle::decode)
+      .function("labels", &ModelHandle::labels);
   using attnscope::TokenizerHandle;
   emscripten::class_<TokenizerHandle>("TokenizerHandle")
       .constructor<>()
       .function("load", &TokenizerHandle::load)
       .function("info", &TokenizerHandle::info)
       .function("tokenize", &TokenizerHandle::tokenize)
-      .function("decode", &TokenizerHandle::decode);
+      .function("decode", &TokenizerHandle::decode)
+      .function("labels", &TokenizerHandle::labels);
   using attnscope::GenerationHandle;
   emscripten::class_<GenerationHandle>("GenerationHandle")
       .constructor<>()

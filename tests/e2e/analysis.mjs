@@ -57,7 +57,7 @@ export async function analysisChecks(browser, site, engine, shots) {
     await page.goto(`${origin}#text=${encodeURIComponent(TEXT)}`);
     await page.waitForFunction(
       (want) => document.getElementById('map').dataset.tokens === want,
-      JSON.stringify(run.tokens),
+      JSON.stringify(model.labels(run.ids)),
       {
         timeout: 60_000,
       },
@@ -202,7 +202,7 @@ export async function analysisChecks(browser, site, engine, shots) {
       await page.fill('#text', TEXT);
       await page.waitForFunction(
         (want) => document.getElementById('map').dataset.tokens === want,
-        JSON.stringify(run.tokens),
+        JSON.stringify(model.labels(run.ids)),
       );
     });
 
@@ -211,7 +211,8 @@ export async function analysisChecks(browser, site, engine, shots) {
       const json = JSON.parse(readFileSync(await downloaded(page, '#download-json', dir), 'utf8'));
       assert(
         JSON.stringify(json.shape) === JSON.stringify(run.shape) &&
-          JSON.stringify(json.tokens) === JSON.stringify(run.tokens),
+          JSON.stringify(json.tokens) === JSON.stringify(run.tokens) &&
+          JSON.stringify(json.labels) === JSON.stringify(model.labels(run.ids)),
         'JSON shape/tokens',
       );
       assert(close(json.attentions.flat(3), Array.from(run.attentions), 0), 'JSON values');

@@ -82,12 +82,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 5: {
         auto t = attnscope::make_tokenizer(llama3());
-        t->decode(t->encode(rest).ids, false);
+        const auto ids = t->encode(rest).ids;
+        t->decode(ids, false);
+        for (std::int32_t id : ids) t->label(id);
         break;
       }
       case 6: {
         auto t = attnscope::make_tokenizer(mistral());
-        t->decode(t->encode(rest).ids, true);
+        const auto ids = t->encode(rest).ids;
+        t->decode(ids, true);
+        for (std::int32_t id : ids) t->label(id);
         break;
       }
       case 7:  // a fuzzed regex on fixed text

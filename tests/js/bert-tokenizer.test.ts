@@ -113,6 +113,10 @@ describe('BERT WordPiece (bert-base-uncased)', () => {
       tokens: ['[CLS]', '[MASK]', 'hello', '[SEP]'],
       ids: Int32Array.from([101, 103, 7592, 102]),
     });
+    // WordPiece's labels are its pieces: ## marks a continuation, special tokens stay as they are.
+    const { ids, tokens } = fromJson.tokenize('tokenizing');
+    expect(tokens).toEqual(['[CLS]', 'token', '##izing', '[SEP]']);
+    expect(fromJson.labels(ids)).toEqual(tokens);
   });
 
   it("gives Hugging Face's ids on 1,000+ varied strings, from tokenizer.json and from vocab.txt", () => {

@@ -75,6 +75,12 @@ describe('default model: Universal Sentence Encoder lite', () => {
     });
   });
 
+  it("labels its SentencePiece pieces as a person reads them: ␣ for ▁, the pieces' own text otherwise", () => {
+    const { ids, tokens } = model.tokenize('The cat sat.');
+    expect(tokens).toEqual(['▁The', '▁cat', '▁sat', '.']);
+    expect(model.labels(ids)).toEqual(['␣The', '␣cat', '␣sat', '.']);
+  });
+
   it('tokenizes 1,000+ varied strings exactly as the original Tokenizer', () => {
     const original = originalTokenizer();
     const strings = corpus(SENTENCES);

@@ -42,6 +42,16 @@ describe('GPT-2 byte-level BPE', () => {
     expect(tokenizer.tokenize('The dog')).toEqual({ tokens: ['The', 'Ġdog'], ids: Int32Array.from([464, 3290]) });
   });
 
+  it('labels tokens as a person reads them: ␣ for the space Ġ stands for, <0xNN> for part of a character', () => {
+    const { ids } = tokenizer.tokenize('The dog\n🤖');
+    // 🤖 is F0 9F A4 96: GPT-2 holds it as three pieces, none a character on its own.
+    expect(tokenizer.labels(ids)).toEqual(['The', '␣dog', '⏎', '<0xF0><0x9F>', '<0xA4>', '<0x96>']);
+    expect(tokenizer.tokenize('The dog\n🤖').tokens.slice(0, 3)).toEqual(['The', 'Ġdog', 'Ċ']);
+    expect(() => tokenizer.labels([50257])).toThrow(
+      'labels: id 50257 at position 0 is outside the vocabulary [0, 50257)',
+    );
+  });
+
   it('gives gpt-3-encoder ids on 1,000+ varied strings', () => {
     const strings = corpus(SENTENCES);
     expect(strings.length).toBeGreaterThanOrEqual(1000);

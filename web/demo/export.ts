@@ -32,12 +32,15 @@ export function downloadSvg(
   download(`${name}.svg`, new Blob([toSvg(size.width, size.height, background, draw)], { type: 'image/svg+xml' }));
 }
 
-/** The attention tensor with its shape, token labels and ids, nested [layer][head][query][key]. */
+/**
+ * The attention tensor with its shape, nested [layer][head][query][key]; the tokens as the vocabulary spells them,
+ * their labels as the page shows them, and their ids.
+ */
 export function attentionsJson(
   meta: { model: string; text: string; generation?: object },
-  run: Maps & { tokens: string[]; ids: number[] },
+  run: Maps & { tokens: string[]; pieces: string[]; ids: number[] },
 ): string {
-  const { tokens, ids, shape } = run;
+  const { pieces: tokens, tokens: labels, ids, shape } = run;
   const attentions = nested(run);
-  return JSON.stringify({ ...meta, tokens, ids, shape, dims: ['layer', 'head', 'query', 'key'], attentions });
+  return JSON.stringify({ ...meta, tokens, labels, ids, shape, dims: ['layer', 'head', 'query', 'key'], attentions });
 }

@@ -20,6 +20,7 @@ export function grow(r: RunResult, t: TokenMessage): RunResult {
     ...r,
     run: -1, // the worker keeps no run of these maps: analyses wait for the run that follows
     tokens: [...r.tokens, t.token],
+    pieces: [...r.pieces, t.piece],
     special: [...r.special, t.special],
     ids: [...r.ids, t.tokenId],
     attentions,

@@ -140,7 +140,10 @@ export interface MathSteps {
 export interface RunResult {
   run: number;
   mode: Mode;
+  /** As the page shows them: a model's token labels (␣ for a leading space, <0xNN> for part of a character). */
   tokens: string[];
+  /** As the vocabulary spells them (`Ġcat`, `▁cat`, `##ing`). */
+  pieces: string[];
   special: boolean[];
   attentions: Float32Array; // [layers, heads, n, n]
   shape: Shape;
@@ -218,7 +221,9 @@ export type TokenMessage = {
   id: number;
   kind: 'token';
   tokenId: number;
+  /** Its label, as the page shows tokens; `piece`: as the vocabulary spells it. */
   token: string;
+  piece: string;
   position: number;
   /** The generated text so far. */
   text: string;

@@ -44,12 +44,15 @@ export function runLanguageModel(request: Request<'run'>, s: Session): { kept: K
   return { kept, extra: { text, limit: truncated ? limit : undefined } };
 }
 
-/** A token's text as the tokenizer decodes it alone; `#id` for models that hold no tokenizer. */
-function textOf(model: Model, id: number): string {
+/**
+ * Tokens as the page shows them: the tokenizer's labels (␣ where a piece stands for a space, <0xNN> for bytes that
+ * are part of a character); `#id` for models that hold no tokenizer.
+ */
+export function labelsOf(model: Model, ids: ArrayLike<number>): string[] {
   try {
-    return model.decode([id]);
+    return model.labels(ids);
   } catch {
-    return `#${id}`;
+    return Array.from(ids, (id) => `#${id}`);
   }
 }
 
@@ -64,7 +67,7 @@ export function next(request: Request<'next'>, kept: Kept, s: Session): Reply<'n
     .sort((a, b) => logits[b] - logits[a] || a - b)
     .slice(0, 64);
   const { id, run } = request;
-  return { id, kind: 'next', run, position, logits, top, text: top.map((t) => textOf(model, t)) };
+  return { id, kind: 'next', run, position, logits, top, text: labelsOf(model, top) };
 }
 
 /** Continues the run's tokens; each token goes to the page with its row of every map as it arrives. */
@@ -87,7 +90,8 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
           id,
           kind: 'token',
           tokenId: t.id,
-          token: t.token,
+          token: labelsOf(model, [t.id])[0],
+          piece: t.token,
           position: t.position,
           text: t.text,
           special,

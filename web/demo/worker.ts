@@ -8,7 +8,7 @@ import 'attnscope/models/default'; // the embedded model, which the demo opens w
 import { embed, tokenize } from './embed.js';
 import type { Kind, Message, Reply, Request, RunResult } from './protocol.js';
 import { ablate, across, compare, intervene, math, summarize, type Kept, type Session } from './worker-analysis.js';
-import { generate, induction, next, runLanguageModel } from './worker-llm.js';
+import { generate, induction, labelsOf, next, runLanguageModel } from './worker-llm.js';
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -125,12 +125,18 @@ function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']):
   const { attentions } = kept;
   const summaries = summarize(w.engine, kept, attentions);
   remember(id, kept);
+  // A model's tokens as a person reads them; the pieces as its vocabulary spells them go along for tooltips.
+  const model = kept.mode === 'model' && kept.ids ? w.model : null;
+  const labels = model ? labelsOf(model, kept.ids!) : kept.tokens;
+  const lens = kept.logitLens;
+  const n = kept.tokens.length;
   // The one copy of the maps this keystroke makes is the engine's, out of wasm; from here they move.
   return {
     id,
     run: id,
     mode: kept.mode,
-    tokens: kept.tokens,
+    tokens: labels,
+    pieces: kept.tokens,
     special: kept.special,
     ids: kept.ids ? Array.from(kept.ids) : [],
     attentions,
@@ -143,7 +149,12 @@ function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']):
     summaries,
     kvHead: kept.kvHead && Array.from(kept.kvHead),
     reusedTokens: kept.reusedTokens,
-    logitLens: kept.logitLens,
+    logitLens: lens && {
+      ...lens,
+      tokens: lens.tokens.map((_, l) =>
+        model ? labelsOf(model, lens.ids.subarray(l * n, (l + 1) * n)) : lens.tokens[l],
+      ),
+    },
     origin,
   };
 }

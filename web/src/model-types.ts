@@ -289,6 +289,12 @@ export interface Model {
   /** The text of token ids, as the tokenizer's decoder spells it; special tokens left out with `skipSpecialTokens`. */
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   /**
+   * How a person reads each token: the text its bytes spell, whitespace shown (␣ ⏎ ⇥) and a leading space kept, so
+   * byte-level BPE's `Ġcat` and SentencePiece's `▁cat` both read `␣cat`; bytes that spell no character on their own
+   * (part of a UTF-8 sequence) as `<0xNN>`; special tokens and WordPiece's `##ing` as the vocabulary spells them.
+   */
+  labels(ids: ArrayLike<number>): string[];
+  /**
    * Language models: the next-token logits `[rows, vocabSize]` of final-normed hidden states `[rows, dModel]`, such
    * as rows of a run's {@link ModelRunResult.hidden}: one position's whole distribution, without
    * {@link RunOptions.returnLogits} for every position. The same numbers as `returnLogits` gives for those rows.
@@ -310,5 +316,11 @@ export interface Tokenizer {
   tokenize(text: string): { tokens: string[]; ids: Int32Array };
   /** The text of token ids, as the tokenizer's decoder spells it; special tokens left out with `skipSpecialTokens`. */
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+  /**
+   * How a person reads each token: the text its bytes spell, whitespace shown (␣ ⏎ ⇥) and a leading space kept, so
+   * byte-level BPE's `Ġcat` and SentencePiece's `▁cat` both read `␣cat`; bytes that spell no character on their own
+   * (part of a UTF-8 sequence) as `<0xNN>`; special tokens and WordPiece's `##ing` as the vocabulary spells them.
+   */
+  labels(ids: ArrayLike<number>): string[];
   dispose(): void;
 }

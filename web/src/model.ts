@@ -98,6 +98,12 @@ export class WasmTokenizer implements Tokenizer {
     return utf8(orThrow(this.handle.decode(idsOf(op, ids), o.skipSpecialTokens ?? false)).utf8);
   }
 
+  labels(ids: ArrayLike<number>): string[] {
+    const op = 'labels';
+    if (!this.handle) throw new Error(`${op}: this tokenizer was disposed`);
+    return orThrow(this.handle.labels(idsOf(op, ids)));
+  }
+
   dispose(): void {
     this.handle?.delete();
     this.handle = null;
@@ -170,6 +176,10 @@ export class WasmModel implements Model {
     const op = 'decode';
     const o = checkOptions(op, options, { skipSpecialTokens: 'boolean' }) as { skipSpecialTokens?: boolean };
     return utf8(orThrow(this.live(op).decode(idsOf(op, ids), o.skipSpecialTokens ?? false)).utf8);
+  }
+
+  labels(ids: ArrayLike<number>): string[] {
+    return orThrow(this.live('labels').labels(idsOf('labels', ids)));
   }
 
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult> {

@@ -34,6 +34,7 @@ export interface RawModelHandle {
     options: Omit<RunOptions, 'attentionMask'> & { attentionMask?: Uint8Array },
   ): { error: string } | (Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape'> & { attentions: Tensor });
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
+  labels(ids: Int32Array): { error: string } | string[];
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;
   delete(): void;
 }
@@ -68,6 +69,7 @@ export interface RawTokenizerHandle {
   info(): { vocabSize: number; normalization: string };
   tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
+  labels(ids: Int32Array): { error: string } | string[];
   delete(): void;
 }
 

@@ -37,6 +37,11 @@ class Tokenizer {
   // tokens left out when `skip_special`. Byte pieces that do not complete a character decode to
   // U+FFFD, as TextDecoder does.
   virtual std::string decode(const std::vector<std::int32_t>& ids, bool skip_special) const = 0;
+  // How a person reads `id`: the text its bytes spell, with whitespace shown (␣ ⏎ ⇥) and a leading
+  // space kept; bytes that spell no character (half of a UTF-8 sequence) as <0xNN>. Byte-level
+  // pieces ("Ġcat") become "␣cat", SentencePiece's "▁cat" too; special tokens and WordPiece's
+  // "##ing" stay as the vocabulary spells them.
+  virtual std::string label(std::int32_t id) const;
 };
 
 // Most vocabulary entries any tokenizer accepts.

@@ -60,6 +60,9 @@ class Decoder {
   // Tokens as the vocabulary spells them → pieces of text (joined by the caller). `added`:
   // added tokens' contents, which ByteLevel passes through as they are.
   std::vector<std::string> decode(std::vector<std::string> tokens, const std::unordered_set<std::string>& added) const;
+  // One token's bytes as they stand for text, for its label: what decode() makes of it, but bytes kept as bytes
+  // (never U+FFFD) and no space stripped. `added`: an added token, which ByteLevel keeps as it is.
+  std::string label(std::string token, bool added) const;
 
  private:
   enum class Kind { byte_level, replace, byte_fallback, fuse, strip, metaspace, sequence };

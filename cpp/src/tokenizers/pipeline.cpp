@@ -75,6 +75,11 @@ class Pipeline final : public Tokenizer {
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(names_.size()); }
   std::string token(std::int32_t id) const override { return names_.at(static_cast<std::size_t>(id)); }
   bool is_special(std::int32_t id) const override { return special_.count(id) > 0; }
+  std::string label(std::int32_t id) const override {
+    const std::string& t = names_.at(static_cast<std::size_t>(id));
+    if (special_.count(id)) return t;
+    return unicode::readable(decoder_ ? decoder_->label(t, added_.count(t) > 0) : t);
+  }
   void mark_special(const std::string& token) {
     const std::int32_t id = bpe_->id(token);
     if (id >= 0 && bpe_->has(token)) special_.insert(id);

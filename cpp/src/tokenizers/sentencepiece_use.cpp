@@ -8,11 +8,13 @@
 // - consecutive unknowns merge into one id 0;
 // - a null score (the shipped vocabulary has some, e.g. ":") counts as 0, as
 //   `null + number` does in JS, so those pieces are strongly preferred.
+#include <algorithm>
 #include <unordered_map>
 
 #include "attnscope/error.hpp"
 #include "attnscope/tokenizer.hpp"
 #include "io/json.hpp"
+#include "tokenizers/unicode.hpp"
 
 namespace attnscope {
 
@@ -44,6 +46,11 @@ class SentencePieceUse final : public Tokenizer {
   std::string normalization() const override { return "NFKC"; }
   std::int64_t vocab_size() const override { return static_cast<std::int64_t>(pieces_.size()); }
   std::string token(std::int32_t id) const override { return utf16_to_utf8(pieces_.at(static_cast<std::size_t>(id))); }
+  std::string label(std::int32_t id) const override {
+    std::u16string piece = pieces_.at(static_cast<std::size_t>(id));
+    std::replace(piece.begin(), piece.end(), kSeparator, u' ');
+    return unicode::readable(utf16_to_utf8(piece));
+  }
 
   // The pieces joined, '▁' back to spaces, without the leading one.
   std::string decode(const std::vector<std::int32_t>& ids, bool skip_special) const override {

@@ -47,4 +47,9 @@ std::string encode_utf8(const std::vector<std::uint32_t>& cps, std::size_t begin
 // Bytes as TextDecoder decodes them: each maximal invalid subpart becomes one U+FFFD (WHATWG).
 std::string whatwg_utf8(std::string_view bytes);
 
+// Bytes as a person reads a token: valid UTF-8 as text with whitespace shown (␣ ⏎ ⇥), control
+// bytes, U+FEFF (invisible, and dropped by TextDecoder) and bytes that do not form a character
+// as <0xNN> (one per byte).
+std::string readable(std::string_view bytes);
+
 }  // namespace attnscope::unicode

@@ -51,36 +51,61 @@ std::string encode_utf8(const std::vector<std::uint32_t>& cps, std::size_t begin
   return out;
 }
 
+namespace {
+
+// The UTF-8 sequence at s[i]: its length when valid, else 0 with `end` past its maximal subpart
+// (WHATWG: the bytes that could still have begun a valid sequence).
+std::size_t sequence_at(std::string_view s, std::size_t i, std::size_t& end) {
+  const unsigned char b = static_cast<unsigned char>(s[i]);
+  if (b < 0x80) return end = i + 1, 1;
+  std::size_t need = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (b >= 0xC2 && b <= 0xDF)
+    need = 1;
+  else if (b >= 0xE0 && b <= 0xEF)
+    need = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
+  else if (b >= 0xF0 && b <= 0xF4)
+    need = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
+  std::size_t j = i + 1;
+  for (std::size_t k = 0; need && k < need && j < s.size(); ++k, ++j) {
+    const unsigned char c = static_cast<unsigned char>(s[j]);
+    if (c < (k == 0 ? lo : 0x80) || c > (k == 0 ? hi : 0xBF)) break;
+  }
+  end = std::max(j, i + 1);
+  return need && j == i + 1 + need ? need + 1 : 0;
+}
+
+}  // namespace
+
 std::string whatwg_utf8(std::string_view s) {
   std::string out;
-  std::size_t i = 0;
-  while (i < s.size()) {
+  for (std::size_t i = 0, end = 0; i < s.size(); i = end)
+    if (const std::size_t n = sequence_at(s, i, end))
+      out.append(s.substr(i, n));
+    else
+      out += "\xEF\xBF\xBD";  // U+FFFD for the maximal subpart s[i, end)
+  return out;
+}
+
+std::string readable(std::string_view s) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string out;
+  for (std::size_t i = 0, end = 0; i < s.size(); i = end) {
+    const std::size_t n = sequence_at(s, i, end);
     const unsigned char b = static_cast<unsigned char>(s[i]);
-    std::size_t need = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-    if (b < 0x80) {
-      out += static_cast<char>(b);
-      ++i;
-      continue;
-    }
-    if (b >= 0xC2 && b <= 0xDF)
-      need = 1;
-    else if (b >= 0xE0 && b <= 0xEF)
-      need = 2, lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
-    else if (b >= 0xF0 && b <= 0xF4)
-      need = 3, lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
-    std::size_t j = i + 1;
-    for (std::size_t k = 0; need && k < need && j < s.size(); ++k, ++j) {
-      const unsigned char c = static_cast<unsigned char>(s[j]);
-      if (c < (k == 0 ? lo : 0x80) || c > (k == 0 ? hi : 0xBF)) break;
-    }
-    if (need && j == i + 1 + need) {
-      out.append(s.substr(i, need + 1));
-    } else {
-      out += "\xEF\xBF\xBD";  // U+FFFD for the maximal subpart s[i, j)
-      j = std::max(j, i + 1);
-    }
-    i = j;
+    if (n == 1 && b == ' ')
+      out += "\u2423";  // ␣
+    else if (n == 1 && b == '\n')
+      out += "\u23CE";  // ⏎
+    else if (n == 1 && b == '\t')
+      out += "\u21E5";  // ⇥
+    else if ((n > 1 && s.compare(i, n, "\xEF\xBB\xBF") != 0) || (n == 1 && b >= 0x20 && b != 0x7F))
+      out.append(s.substr(i, n));
+    else
+      for (std::size_t k = i; k < end; ++k) {
+        const unsigned char c = static_cast<unsigned char>(s[k]);
+        out += std::string("<0x") + kHex[c >> 4] + kHex[c & 15] + ">";
+      }
   }
   return out;
 }

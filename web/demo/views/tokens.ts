@@ -42,6 +42,7 @@ export function tokensView(page: Page): View {
           ...r.tokens.map((t, i) => {
             const li = document.createElement('li');
             li.textContent = t;
+            li.title = r.ids.length ? `${r.pieces[i]} · id ${r.ids[i]}` : t;
             li.id = `token-${i}`;
             if (r.special[i]) li.className = 'special';
             return li;
