@@ -300,7 +300,7 @@ class ModelHandle {
   }
 
   // input: text (already normalized as info().normalization says) or an Int32Array of ids;
-  // opts: { returnProjections }
+  // opts: RunOptions (model-types.ts) → ModelRunResult, attentions [mapLayers.length, heads, n, n]
   val run(const Engine& engine, val input, val opts) const {
     return guard("run", [&] {
       if (!model_) throw Error("run: no model is loaded");
@@ -310,6 +310,8 @@ class ModelHandle {
       o.return_logits = flag(opts, "returnLogits", false);
       o.reuse_prefix = flag(opts, "reusePrefix", true);
       if (!opts["topK"].isUndefined()) o.top_k = whole_number("run", "topK", opts["topK"], 1, 1'000'000);
+      if (!opts["mapLayers"].isUndefined())  // the model checks each against its layers
+        o.map_layers = integers_arg("run", "mapLayers", opts["mapLayers"], -1e9, 1e9);
       const bool lm = model_->info().language_model;
       if ((o.top_k || o.logit_lens || o.return_logits) && !lm)
         throw Error("run: topK, logitLens and returnLogits need a language model; " + model_->info().name +
@@ -341,6 +343,9 @@ class ModelHandle {
       out.set("special", special);
       out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
       out.set("attentions", to_js(r.attentions));
+      val map_layers = val::array();
+      for (std::int64_t l : r.map_layers) map_layers.call<void>("push", static_cast<double>(l));
+      out.set("mapLayers", map_layers);
       out.set("hidden", to_js(r.hidden));
       if (!r.embedding.empty()) out.set("embedding", to_js(r.embedding)["data"]);
       if (!r.kv_head.empty()) out.set("kvHead", int32_array(r.kv_head));

@@ -135,6 +135,58 @@ TEST(Decoder, PrefixReuseGivesWhatAFreshRunGives) {
   }
 }
 
+// The maps of chosen layers (map_layers) are those layers' maps of a run of every layer: fresh, from the kept
+// queries and keys of the same tokens (nothing else computed), while typing at the end, and with padding.
+TEST(Decoder, ChosenLayersMapsAreThoseOfARunOfEveryLayer) {
+  Runtime rt(2);
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const auto model = Model::load(c.files), every = Model::load(c.files);
+    const std::int64_t layers = model->info().layers, heads = model->info().heads;
+    const std::vector<std::int32_t> ids = some_ids(12, 40, 4);
+    const auto layers_of = [&](const std::vector<std::int32_t>& now, std::vector<std::int64_t> chosen,
+                               const RunOptions& base) {
+      RunOptions o = base;
+      o.map_layers = chosen;
+      const ModelRun a = model->run_ids(rt, now, o);
+      RunOptions all = base;
+      all.reuse_prefix = false;
+      const ModelRun b = every->run_ids(rt, now, all);
+      const std::int64_t n = static_cast<std::int64_t>(now.size()), block = heads * n * n;
+      EXPECT_EQ(a.map_layers, chosen);
+      EXPECT_EQ(a.attentions.shape, (Shape{static_cast<std::int64_t>(chosen.size()), heads, n, n}));
+      float worst = 0, hidden = 0;
+      for (std::size_t i = 0; i < chosen.size(); ++i)
+        for (std::int64_t x = 0; x < block; ++x)
+          worst =
+              std::max(worst, std::abs(a.attentions.data[i * block + x] - b.attentions.data[chosen[i] * block + x]));
+      for (std::size_t x = 0; x < a.hidden.data.size(); ++x)
+        hidden = std::max(hidden, std::abs(a.hidden.data[x] - b.hidden.data[x]));
+      EXPECT_LE(worst, 1e-6f);
+      EXPECT_LE(hidden, 1e-4f);
+      return a.reused_tokens;
+    };
+    const RunOptions plain;
+    EXPECT_EQ(layers_of({ids.begin(), ids.begin() + 8}, {layers - 1, 0}, plain), 0);
+    EXPECT_EQ(layers_of({ids.begin(), ids.begin() + 8}, {0}, plain), 8);  // another layer: from the kept queries
+    EXPECT_EQ(layers_of(ids, {layers - 1}, plain), 8);                    // typing at the end
+    EXPECT_EQ(layers_of(ids, {}, plain), 12);                             // no maps at all
+    // Every layer's maps need every row of every map: a run that kept only some cannot give them.
+    EXPECT_EQ(model->run_ids(rt, ids).reused_tokens, 0);
+    RunOptions padded;
+    padded.attention_mask.assign(12, 1);
+    padded.attention_mask[3] = 0;
+    EXPECT_EQ(layers_of(ids, {0}, padded), 0);
+    RunOptions wrong;
+    wrong.map_layers = std::vector<std::int64_t>{0, layers};
+    expect_error([&] { model->run_ids(rt, ids, wrong); }, "run: mapLayers[1] = " + std::to_string(layers) +
+                                                              " is outside the model's " + std::to_string(layers) +
+                                                              " layers (counting from 0)");
+    wrong.map_layers = std::vector<std::int64_t>{0, 0};
+    expect_error([&] { model->run_ids(rt, ids, wrong); }, "run: mapLayers names layer 0 twice");
+  }
+}
+
 // The language-model head on a run's hidden rows gives the run's own logits for those rows.
 TEST(Decoder, LogitsOfHiddenRowsAreTheRunsLogits) {
   Runtime rt(1);

@@ -264,6 +264,53 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     fresh.dispose();
   });
 
+  it("returns the chosen layers' maps (mapLayers): a run of every layer's, fresh, from the kept queries, typing", async () => {
+    const files = decoderCheckpoint({ arch: 'gemma3', layers: 3, window: 4, tokenizer: true }).files;
+    const chosen = await engine.loadModel({ files });
+    const every = await engine.loadModel({ files });
+    const text = 'the cat sat on the mat and the dog';
+    const check = (now: string, mapLayers: number[], reused: number) => {
+      const a = chosen.run(now, { mapLayers });
+      const b = every.run(now, { reusePrefix: false });
+      const [, heads, n] = b.shape;
+      const block = heads * n * n;
+      expect(a.shape).toEqual([mapLayers.length, heads, n, n]);
+      expect(a.mapLayers).toEqual(mapLayers);
+      expect(b.mapLayers).toEqual([0, 1, 2]);
+      expect(a.reusedTokens).toBe(reused);
+      mapLayers.forEach((l, i) => {
+        const want = b.attentions.subarray(l * block, (l + 1) * block);
+        expect(worst(a.attentions.subarray(i * block, (i + 1) * block), want)).toBeLessThan(1e-6);
+      });
+      expect(worst(a.hidden.data, b.hidden.data)).toBeLessThan(1e-4);
+      return n;
+    };
+    const n = check(text.slice(0, 20), [2, 0], 0);
+    check(text.slice(0, 20), [1], n); // another layer of the same text: its attention alone, from the kept queries
+    const [before, after] = [chosen.tokenize(text.slice(0, 20)).ids, chosen.tokenize(text).ids];
+    let shared = 0;
+    while (before[shared] === after[shared]) shared++;
+    expect(shared).toBeGreaterThan(3);
+    check(text, [1], shared); // typing at the end
+    expect(chosen.run(text, { mapLayers: [] }).attentions.length).toBe(0);
+    expect(() => chosen.run(text, { mapLayers: [3] })).toThrow(
+      "run: mapLayers[0] = 3 is outside the model's 3 layers (counting from 0)",
+    );
+    expect(() => chosen.run(text, { mapLayers: [1, 1] })).toThrow('run: mapLayers names layer 1 twice');
+    expect(() => chosen.run(text, { mapLayers: 1 as never })).toThrow(
+      'run: mapLayers must be an array of whole numbers',
+    );
+    // Encoders compute every layer and keep the chosen ones.
+    const bert = await engine.loadModel({ files: goldenModelFiles('bert') });
+    const all = bert.run([2, 5, 7, 3]);
+    const last = bert.run([2, 5, 7, 3], { mapLayers: [all.shape[0] - 1] });
+    expect(last.shape).toEqual([1, ...all.shape.slice(1)]);
+    expect(Array.from(last.attentions)).toEqual(
+      Array.from(all.attentions.subarray(all.attentions.length - last.attentions.length)),
+    );
+    for (const m of [chosen, every, bert]) m.dispose();
+  });
+
   it('refuses bad options with errors naming them, and stays usable with its heap where it was', async () => {
     const g = (o: object) => model.generate('the cat', o);
     await g({ maxNewTokens: 2, temperature: 0 });

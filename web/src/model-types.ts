@@ -101,6 +101,14 @@ export interface RunOptions {
    * padding, ablation or projections always run fresh. Default true.
    */
   reusePrefix?: boolean;
+  /**
+   * The layers whose maps to return, in this order, each once: `attentions` is then `[mapLayers.length, heads, n, n]`
+   * and the result's `mapLayers` says which. Default: every layer. Decoders compute only these (attention runs fused
+   * in the others, and a later run on the same tokens computes another layer's maps from the kept queries and keys,
+   * at the cost of that layer's attention alone), so a long input fits where every layer's maps would not. `[]`: no
+   * maps, the fastest run.
+   */
+  mapLayers?: number[];
 }
 
 /** The most likely next tokens after each position, best first. */
@@ -132,9 +140,11 @@ export interface ModelRunResult {
   /** Per token: is it a special token (`[CLS]`, `[SEP]`, `<|endoftext|>`, ...)? */
   special: boolean[];
   ids: Int32Array;
-  /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]. */
+  /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]: the layers `mapLayers` names. */
   attentions: Float32Array;
   shape: [number, number, number, number];
+  /** The layers `attentions` holds, in its order: every layer, unless {@link RunOptions.mapLayers} chose. */
+  mapLayers: number[];
   /** Last hidden state `[n, dModel]` (decoders: after the final norm, as {@link Model.logits} takes it). */
   hidden: Tensor;
   /** Pooled sentence embedding, where the model defines one. */

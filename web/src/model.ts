@@ -30,6 +30,7 @@ const RUN_OPTIONS = {
   logitLens: 'boolean',
   returnLogits: 'boolean',
   reusePrefix: 'boolean',
+  mapLayers: 'other',
 } as const;
 
 /** Token ids as an Int32Array, or an Error naming the first bad one. */

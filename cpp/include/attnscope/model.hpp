@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,11 @@ struct RunOptions {
   // Decoders: reuse what the previous run computed for the tokens this one starts with (its keys,
   // values and rows), when both ask for the same outputs without padding, ablation or projections.
   bool reuse_prefix = true;
+  // The layers whose maps the run returns, in this order (each once): attentions is then
+  // [map_layers.size(), heads, n, n]. Absent: every layer. Decoders compute only these (attention runs fused in
+  // the others, and a later run on the same tokens computes another layer's maps from the kept queries and keys),
+  // so long inputs fit where every layer's maps would not.
+  std::optional<std::vector<std::int64_t>> map_layers;
 };
 
 // The most likely next tokens after each position, best first: [n, k] each.
@@ -67,16 +73,17 @@ struct ModelRun {
   std::vector<std::uint8_t> special;  // 1 where the token is a special token ([CLS], [SEP], ...)
   std::int64_t total_tokens = 0;      // before truncation to max_tokens
   bool truncated = false;
-  Tensor attentions;                  // [layers, heads, n, n]
-  Tensor hidden;                      // last hidden state [n, d_model]
-  Tensor embedding;                   // pooled sentence embedding [d] where the model defines one, else empty
-  std::vector<Tensor> q, k, v;        // per layer: [heads, n, d_k], [heads, n, d_k], [heads, n, d_v]
-  std::vector<Tensor> inputs;         // per layer: X [n, d_in], the matrix the projections multiply
-  std::vector<std::int32_t> kv_head;  // [heads]: the key/value head each query head reads
-  Predictions predictions;            // on request (top_k)
-  LogitLens logit_lens;               // on request
-  Tensor logits;                      // [n, vocab] on request
-  std::int64_t reused_tokens = 0;     // decoders: leading tokens taken from the previous run, not recomputed
+  Tensor attentions;                     // [layers, heads, n, n]: the layers map_layers names, in its order
+  std::vector<std::int64_t> map_layers;  // which layers attentions holds (every one unless the options chose)
+  Tensor hidden;                         // last hidden state [n, d_model]
+  Tensor embedding;                      // pooled sentence embedding [d] where the model defines one, else empty
+  std::vector<Tensor> q, k, v;           // per layer: [heads, n, d_k], [heads, n, d_k], [heads, n, d_v]
+  std::vector<Tensor> inputs;            // per layer: X [n, d_in], the matrix the projections multiply
+  std::vector<std::int32_t> kv_head;     // [heads]: the key/value head each query head reads
+  Predictions predictions;               // on request (top_k)
+  LogitLens logit_lens;                  // on request
+  Tensor logits;                         // [n, vocab] on request
+  std::int64_t reused_tokens = 0;        // decoders: leading tokens taken from the previous run, not recomputed
 };
 
 // How generate() picks each next token, as transformers' sampling does: logits / temperature,
@@ -171,6 +178,9 @@ class Model {
   void finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const;
   // Fills attentions, hidden, embedding and projections for the tokens in `r`.
   virtual void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const = 0;
+  // Whether forward() computes only the layers options.map_layers names (and sets r.map_layers); else it
+  // computes every layer's maps and finish_and_forward() keeps the ones asked for.
+  virtual bool selects_map_layers() const { return false; }
 
   ModelInfo info_;
   std::unique_ptr<Tokenizer> tokenizer_;

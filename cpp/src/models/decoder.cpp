@@ -73,15 +73,18 @@ void activate(Activation act, Eigen::Ref<Matrix> x) {
 
 }  // namespace
 
-Cache::Cache(const Config& c) : k(static_cast<std::size_t>(c.layers)), v(static_cast<std::size_t>(c.layers)) {}
+Cache::Cache(const Config& c, bool queries)
+    : k(static_cast<std::size_t>(c.layers)),
+      v(static_cast<std::size_t>(c.layers)),
+      q(queries ? static_cast<std::size_t>(c.layers) : 0) {}
 
 void Cache::reserve(const Config& c, std::int64_t rows) {
   if (rows <= capacity) return;
   const std::int64_t grown = std::max(rows, std::min(c.max_tokens, 2 * capacity));
-  for (std::vector<std::vector<float>>* per_layer : {&k, &v})
-    for (auto& t : *per_layer) {  // [KV, capacity, hd] → [KV, grown, hd]
-      std::vector<float> wider(static_cast<std::size_t>(c.kv_heads * grown * c.head_dim));
-      for (std::int64_t h = 0; h < c.kv_heads && length > 0; ++h)
+  for (auto [per_layer, heads] : {std::pair{&k, c.kv_heads}, {&v, c.kv_heads}, {&q, c.heads}})
+    for (auto& t : *per_layer) {  // [heads, capacity, hd] → [heads, grown, hd]
+      std::vector<float> wider(static_cast<std::size_t>(heads * grown * c.head_dim));
+      for (std::int64_t h = 0; h < heads && length > 0; ++h)
         std::copy_n(t.begin() + h * capacity * c.head_dim, length * c.head_dim, wider.begin() + h * grown * c.head_dim);
       t = std::move(wider);
     }
@@ -193,21 +196,12 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
       std::copy_n(k.data.begin() + g * n * hd, n * hd, cache.k[l].begin() + (g * cache.capacity + p0) * hd);
       std::copy_n(v.data.begin() + g * n * hd, n * hd, cache.v[l].begin() + (g * cache.capacity + p0) * hd);
     }
-    AttentionDims dims{c.heads, n, total, hd, hd, true};
-    dims.group = c.heads / c.kv_heads;
-    dims.kv_capacity = cache.capacity;
-    kernels::ScoreRule rule;
-    rule.scale = c.scale;
-    rule.causal = true;
-    rule.offset = p0;
-    rule.window = c.window[l];
-    rule.softcap = c.attn_softcap;
-    rule.mask = e.mask;
+    if (!cache.q.empty())
+      for (std::int64_t g = 0; g < c.heads; ++g)
+        std::copy_n(q.data.begin() + g * n * hd, n * hd, cache.q[l].begin() + (g * cache.capacity + p0) * hd);
     Tensor concat({n, c.heads * hd});  // the heads side by side, as W_O multiplies them
-    float* weights = e.weights ? e.weights + l * c.heads * n * total : nullptr;
-    kernels::attention(pool, q.view(), TensorView(cache.k[l].data(), {c.kv_heads, cache.capacity, hd}),
-                       TensorView(cache.v[l].data(), {c.kv_heads, cache.capacity, hd}), dims, rule, concat.data.data(),
-                       kernels::OutputLayout::side_by_side(dims), weights);
+    attend(pool, cache, l, q.view(), p0, e.mask, concat.data.data(),
+           e.weights ? e.weights + l * c.heads * n * total : nullptr);
     if (e.options) ablate_heads(*e.options, l, c.heads, concat);
     Matrix a = linear(rt, concat.matrix(), b.wo, b.bo);
     if (c.sandwich) norm(rt, a, b.post_attn_norm, {});
@@ -239,6 +233,36 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
   cache.length = total;
   norm(rt, x, w_.final_norm, w_.final_norm_bias);
   return x;
+}
+
+void DecoderModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
+                          const Mask& mask, float* concat, float* weights) const {
+  const Config& c = config_;
+  const std::int64_t n = q.shape[1], total = p0 + n, hd = c.head_dim;
+  AttentionDims dims{c.heads, n, total, hd, hd, true};
+  dims.group = c.heads / c.kv_heads;
+  dims.kv_capacity = cache.capacity;
+  kernels::ScoreRule rule;
+  rule.scale = c.scale;
+  rule.causal = true;
+  rule.offset = p0;
+  rule.window = c.window[l];
+  rule.softcap = c.attn_softcap;
+  rule.mask = mask;
+  kernels::attention(pool, q, TensorView(cache.k[l].data(), {c.kv_heads, cache.capacity, hd}),
+                     TensorView(cache.v[l].data(), {c.kv_heads, cache.capacity, hd}), dims, rule, concat,
+                     kernels::OutputLayout::side_by_side(dims), weights);
+}
+
+void DecoderModel::layer_maps(const Runtime& rt, const Cache& cache, std::int64_t l, const Mask& mask,
+                              float* out) const {
+  const Config& c = config_;
+  const std::int64_t n = cache.length, hd = c.head_dim;
+  Tensor q({c.heads, n, hd});  // the cached queries [H, capacity, hd], packed to n rows
+  for (std::int64_t g = 0; g < c.heads; ++g)
+    std::copy_n(cache.q[l].begin() + g * cache.capacity * hd, n * hd, q.data.begin() + g * n * hd);
+  Tensor concat({n, c.heads * hd});
+  attend(rt.pool(), cache, l, q.view(), 0, mask, concat.data.data(), out);
 }
 
 void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const {

@@ -9,14 +9,15 @@
 
 namespace attnscope::decoder {
 
-// Every layer's keys and values for the tokens so far, after RoPE: [KV, capacity, hd] per layer.
+// Every layer's keys and values for the tokens so far, after RoPE: [KV, capacity, hd] per layer; with
+// `queries`, their queries too, [H, capacity, hd] per layer, from which any layer's maps can be computed again.
 struct Cache {
-  explicit Cache(const Config& c);
+  explicit Cache(const Config& c, bool queries = false);
   // Room for `rows` tokens (growing by doubling, up to max_tokens), keeping those there.
   void reserve(const Config& c, std::int64_t rows);
 
   std::int64_t length = 0, capacity = 0;
-  std::vector<std::vector<float>> k, v;
+  std::vector<std::vector<float>> k, v, q;
 };
 
 // What extend() writes besides the hidden state; each may be null.
@@ -33,8 +34,9 @@ struct Extras {
 struct Previous {
   std::vector<std::int32_t> ids;
   RunOptions options;
-  Cache cache;
-  std::vector<float> maps;  // [layers, heads] lower triangles of [n, n]: row i holds keys 0 .. i
+  Cache cache;              // with the queries
+  std::vector<float> maps;  // [layers, heads] lower triangles of [n, n]: row i holds keys 0 .. i (every layer's
+                            // maps were asked for; else empty)
   Matrix hidden;            // [n, d]
   Predictions predictions;  // [n, k]
   LogitLens lens;           // [layers, n]
@@ -58,15 +60,23 @@ class DecoderModel final : public Model {
   Matrix extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n, const Extras& e) const;
   // The next-token logits [rows, vocab] of final-normed hidden rows (soft-capped where the model caps).
   Matrix logits(const Runtime& rt, const Matrix& normed) const;
+  // Layer `layer`'s maps [heads, n, n] of the cache's n tokens, from its queries and keys, into `out`: what the run
+  // that filled the cache computed (with the same `mask`, [n, n] or none), by the same kernel.
+  void layer_maps(const Runtime& rt, const Cache& cache, std::int64_t layer, const Mask& mask, float* out) const;
 
  protected:
   void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const override;
+  bool selects_map_layers() const override { return true; }
 
  private:
   // x·W (+ b), W packed in its file's precision.
   Matrix linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const;
   // x = norm(x) with weight w (and bias b for LayerNorm), row by row across the threads.
   void norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const;
+  // softmax(q·kᵀ · scale, soft-capped, causal and windowed, + mask)·v of layer l's queries q [H, n, hd] at positions
+  // p0 .. p0+n against the cache's keys and values 0 .. p0+n → concat [n, H·hd]; weights [H, n, p0+n] unless null.
+  void attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
+              const Mask& mask, float* concat, float* weights) const;
   // The logit lens of layer `layer`'s output x [n, d]: its most likely token and probability per row.
   void lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const;
 

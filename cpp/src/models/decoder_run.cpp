@@ -1,8 +1,11 @@
-// DecoderModel::run: a run keeps its keys and values, rows of every map and per-token outputs, so
+// DecoderModel::run: a run keeps its keys, values and queries, rows of every map and per-token outputs, so
 // that the next run on text that extends it (a person typing at the end) computes only the new
 // tokens: its cost grows with the new tokens × n, not with n². Rows of a token depend only on the
 // tokens up to it, so the kept rows are exactly what a fresh run computes (tests hold them equal).
+// A run that asks for some layers' maps (map_layers) computes the rest fused, and those layers' maps from the
+// kept queries and keys: another layer's maps of the same text cost that layer's attention alone.
 #include <algorithm>
+#include <numeric>
 
 #include "attnscope/error.hpp"
 #include "models/decoder_model.hpp"
@@ -25,8 +28,15 @@ bool same_outputs(const RunOptions& a, const RunOptions& b) {
 void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
   const Config& c = config_;
   const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = c.vocab, maps = c.layers * c.heads;
+  const bool every_map = !o.map_layers;
+  if (every_map) {
+    r.map_layers.resize(static_cast<std::size_t>(c.layers));
+    std::iota(r.map_layers.begin(), r.map_layers.end(), 0);
+  } else {
+    r.map_layers = *o.map_layers;
+  }
   const double logit_bytes = 4.0 * double(n) * double(vocab);
-  check_budget("run", 4.0 * double(maps) * double(n) * double(n) +
+  check_budget("run", 4.0 * double(r.map_layers.size() * c.heads) * double(n) * double(n) +
                           (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0));
   for (std::int64_t h = 0; h < c.heads; ++h) r.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
 
@@ -36,7 +46,8 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   // A run that cannot be reused leaves the last reusable one in place, for the next to extend.
   std::unique_ptr<Previous> previous = reusable ? std::move(previous_) : nullptr;
   std::int64_t p = 0;  // rows kept from the previous run
-  if (reusable && previous && same_outputs(previous->options, o)) {
+  // Every map's rows come from the previous run's triangles, which it kept only when it too returned every map.
+  if (reusable && previous && same_outputs(previous->options, o) && (!every_map || !previous->options.map_layers)) {
     const std::int64_t common = std::min<std::int64_t>(n, static_cast<std::int64_t>(previous->ids.size()));
     while (p < common && previous->ids[p] == r.ids[p]) ++p;
   }
@@ -44,25 +55,29 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   const std::int64_t m = n - p;  // rows to compute
   r.reused_tokens = p;
 
-  Cache cache = previous ? std::move(previous->cache) : Cache(c);
+  Cache cache = previous ? std::move(previous->cache) : Cache(c, /*queries=*/true);
   cache.length = std::min(cache.length, p);  // keys and values past the shared prefix are stale
-  r.attentions = Tensor({c.layers, c.heads, n, n});
+  r.attentions = Tensor({static_cast<std::int64_t>(r.map_layers.size()), c.heads, n, n});
   std::vector<float> fresh;  // [layers, heads, m, n]: the new rows, when they do not fill r.attentions
-  if (p > 0) fresh.resize(static_cast<std::size_t>(maps * m * n));
+  if (p > 0 && every_map) fresh.resize(static_cast<std::size_t>(maps * m * n));
   LogitLens lens;
   if (o.logit_lens) lens.ids.resize(static_cast<std::size_t>(c.layers * m)), lens.probs.resize(lens.ids.size());
   Extras e;
   const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));  // checks its length too
   if (padded) e.mask = Mask::keep_mask(padding.data(), {n, n});  // [n, n]: padding runs fresh (p = 0)
-  e.weights = p > 0 ? fresh.data() : r.attentions.data.data();
+  e.weights = !every_map ? nullptr : p > 0 ? fresh.data() : r.attentions.data.data();
   e.options = &o;
   e.run = &r;
   e.lens = o.logit_lens ? &lens : nullptr;
   const Matrix computed = m > 0 ? extend(rt, cache, r.ids.data() + p, m, e) : Matrix(0, c.d_model);
 
   Matrix hidden(n, c.d_model);
+  if (!every_map)
+    for (std::size_t i = 0; i < r.map_layers.size(); ++i)
+      layer_maps(rt, cache, r.map_layers[i], e.mask,
+                 r.attentions.data.data() + static_cast<std::int64_t>(i) * c.heads * n * n);
   if (p > 0) {
-    for (std::int64_t map = 0; map < maps; ++map)
+    for (std::int64_t map = 0; every_map && map < maps; ++map)
       for (std::int64_t i = 0; i < n; ++i) {
         float* row = r.attentions.data.data() + (map * n + i) * n;
         if (i < p)
@@ -120,8 +135,8 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
                                                   r.predictions,
                                                   r.logit_lens,
                                                   o.return_logits ? std::move(logits_all) : Matrix()});
-  next->maps.resize(static_cast<std::size_t>(maps * triangle(n)));
-  for (std::int64_t map = 0; map < maps; ++map)
+  if (every_map) next->maps.resize(static_cast<std::size_t>(maps * triangle(n)));
+  for (std::int64_t map = 0; every_map && map < maps; ++map)
     for (std::int64_t i = 0; i < n; ++i)
       std::copy_n(r.attentions.data.begin() + (map * n + i) * n, i + 1,
                   next->maps.begin() + map * triangle(n) + triangle(i));

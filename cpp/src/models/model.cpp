@@ -2,6 +2,9 @@
 // truncates to the model's limit and hands over to the architecture.
 #include "attnscope/model.hpp"
 
+#include <algorithm>
+#include <numeric>
+
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
 #include "models/decoder.hpp"
@@ -35,11 +38,11 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
                   " entries, more than config.json's vocab_size=" + std::to_string(model->info().vocab_size));
     return model;
   }
-  throw Error(
-      "loadModel: architecture " + quote(arch) +
-      " is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-      "Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (text), GPT2LMHeadModel, GPT2Model, "
-      "BertModel, DistilBertModel, BertFor*/DistilBertFor* checkpoints and UniversalSentenceEncoderLite)");
+  throw Error("loadModel: architecture " + quote(arch) +
+              " is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+              "Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (text), Phi3ForCausalLM, "
+              "GPT2LMHeadModel, GPT2Model, "
+              "BertModel, DistilBertModel, BertFor*/DistilBertFor* checkpoints and UniversalSentenceEncoderLite)");
 }
 
 namespace {
@@ -94,8 +97,30 @@ void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOpt
       throw Error("run: ablateHeads names layer " + std::to_string(l) + ", head " + std::to_string(h) +
                   ", outside the model's " + std::to_string(info_.layers) + " layers × " + std::to_string(info_.heads) +
                   " heads (both count from 0)");
+  if (options.map_layers)
+    for (std::size_t i = 0; i < options.map_layers->size(); ++i) {
+      const std::int64_t l = (*options.map_layers)[i];
+      if (l < 0 || l >= info_.layers)
+        throw Error("run: mapLayers[" + std::to_string(i) + "] = " + std::to_string(l) + " is outside the model's " +
+                    std::to_string(info_.layers) + " layers (counting from 0)");
+      if (std::find(options.map_layers->begin(), options.map_layers->begin() + i, l) != options.map_layers->begin() + i)
+        throw Error("run: mapLayers names layer " + std::to_string(l) + " twice");
+    }
   for (std::int32_t id : r.ids) r.special.push_back(tokenizer_ && tokenizer_->is_special(id) ? 1 : 0);
   forward(runtime, r, options);
+  if (selects_map_layers()) return;
+  // [layers, heads, n, n] → the layers asked for, in their order.
+  r.map_layers.resize(static_cast<std::size_t>(info_.layers));
+  std::iota(r.map_layers.begin(), r.map_layers.end(), 0);
+  if (!options.map_layers || r.attentions.empty()) return;
+  const std::int64_t block = static_cast<std::int64_t>(r.attentions.data.size()) / info_.layers;
+  Tensor kept({static_cast<std::int64_t>(options.map_layers->size()), r.attentions.shape[1], r.attentions.shape[2],
+               r.attentions.shape[3]});
+  for (std::size_t i = 0; i < options.map_layers->size(); ++i)
+    std::copy_n(r.attentions.data.begin() + (*options.map_layers)[i] * block, block,
+                kept.data.begin() + static_cast<std::int64_t>(i) * block);
+  r.attentions = std::move(kept);
+  r.map_layers = *options.map_layers;
 }
 
 ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
