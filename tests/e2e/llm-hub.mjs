@@ -17,6 +17,15 @@ const gemma = decoderCheckpoint({
   window: 4,
   tokenizer: true,
 });
+/** Twelve layers of eight heads, 2,048 positions: past about 1,590 tokens every layer's maps do not fit one call. */
+export const deep = decoderCheckpoint({
+  arch: 'llama',
+  layers: 12,
+  heads: 8,
+  kvHeads: 2,
+  maxPositions: 2048,
+  tokenizer: true,
+});
 const weights = planted.files['model.safetensors'];
 
 /** id → [the files the listing describes, the bytes served]. */
@@ -24,6 +33,7 @@ export const REPOS = {
   'test/planted-llama': [planted.files, planted.files],
   'test/gemma3-local': [gemma.files, gemma.files],
   'test/gpt2': [gpt2Checkpoint(), gpt2Checkpoint()],
+  'test/deep-llama': [deep.files, deep.files],
   // The listing says 3 GB of weights: the page must refuse before asking for them.
   'test/huge': [{ ...planted.files, 'model.safetensors': { length: 3e9 } }, planted.files],
   // The weights stop a third of the way: a failed download.

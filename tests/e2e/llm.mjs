@@ -8,6 +8,7 @@ import { assert, check, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { generateChecks } from './llm-generate.mjs';
 import { headChecks } from './llm-heads.mjs';
+import { longChecks } from './llm-long.mjs';
 import { planted, routeHub } from './llm-hub.mjs';
 import { barsAt, bars, load, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
 
@@ -169,13 +170,14 @@ export async function llmChecks(browser, site, engine, shots) {
       const text = await page.inputValue('#text');
       assert(text === model.decode(want, { skipSpecialTokens: true }), `text ${JSON.stringify(text)}`);
       const tokens = JSON.parse(await page.getAttribute('#map', 'data-tokens'));
-      assert(tokens.at(-1) === model.run(want).tokens.at(-1), `last token ${tokens.at(-1)}`);
+      assert(tokens.at(-1) === model.labels(want).at(-1), `last token ${tokens.at(-1)}`);
     });
 
     await generateChecks({ page, context, model, seed, origin, shots });
     await headChecks({ page, model, shots });
 
     await exportChecks(page, context, engine, shots);
+    await longChecks({ page, engine, shots });
     await check('llm: no page errors', async () => assert(errors.length === 0, errors.join('\n')));
   } finally {
     await context.close();

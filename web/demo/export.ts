@@ -40,7 +40,8 @@ export function attentionsJson(
   meta: { model: string; text: string; generation?: object },
   run: Maps & { tokens: string[]; pieces: string[]; ids: number[] },
 ): string {
-  const { pieces: tokens, tokens: labels, ids, shape } = run;
+  const { pieces: tokens, tokens: labels, ids, shape, mapLayers } = run;
   const attentions = nested(run);
-  return JSON.stringify({ ...meta, tokens, labels, ids, shape, dims: ['layer', 'head', 'query', 'key'], attentions });
+  const dims = ['layer', 'head', 'query', 'key'];
+  return JSON.stringify({ ...meta, tokens, labels, ids, shape, mapLayers, dims, attentions });
 }

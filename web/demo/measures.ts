@@ -4,7 +4,7 @@
 //   induction  the weight on the token right after an earlier copy of the query's token (Olsson et al., 2022).
 // The last two average over the queries whose token came before, and are NaN when no token repeats. Each
 // query's earlier copies come from a list per token, so a head costs O(n + copies), not O(n²).
-import { headMap, type Maps } from './maps.js';
+import { heldMap, type Maps } from './maps.js';
 import type { HeadMeasures } from './protocol.js';
 
 /** Per query i, the positions j < i holding the same token (by id, or by spelling without ids). */
@@ -19,7 +19,7 @@ function earlierCopies(keys: ArrayLike<number | string>): number[][] {
   });
 }
 
-/** Every head's measures, layer by layer (the engine's summaries' order). */
+/** Every head's measures, layer by layer of the layers the maps hold (the engine's summaries' order). */
 export function headMeasures(maps: Maps, keys: ArrayLike<number | string>): HeadMeasures[] {
   const [layers, heads, n] = maps.shape;
   const copies = earlierCopies(keys);
@@ -27,7 +27,7 @@ export function headMeasures(maps: Maps, keys: ArrayLike<number | string>): Head
   const out: HeadMeasures[] = [];
   for (let l = 0; l < layers; l++)
     for (let h = 0; h < heads; h++) {
-      const map = headMap(maps, l, h);
+      const map = heldMap(maps, l, h);
       let sink = 0,
         duplicate = 0,
         induction = 0;
@@ -57,7 +57,7 @@ export function inductionScores(maps: Maps, lead: number, length: number): Float
   const scores = new Float64Array(layers * heads);
   for (let l = 0; l < layers; l++)
     for (let h = 0; h < heads; h++) {
-      const map = headMap(maps, l, h);
+      const map = heldMap(maps, l, h);
       let sum = 0;
       for (let t = 0; t < length; t++) sum += map[(lead + length + t) * n + lead + t + 1];
       scores[l * heads + h] = sum / length;

@@ -51,8 +51,9 @@ interface Asks {
   /**
    * `across`: rollout or flow to compute with the run, when the page shows one. `ids`: run these token ids
    * (generated, or a candidate appended) rather than the text's. `lens`: with the logit lens (language models).
+   * `layer`: the layer whose maps to return when the text is too long for every layer's (see RunResult.mapLayers).
    */
-  run: { text: string; ids?: number[]; mode: Mode; lens: boolean; across?: AcrossAsk };
+  run: { text: string; ids?: number[]; mode: Mode; lens: boolean; layer: number; across?: AcrossAsk };
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
   /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */
@@ -145,7 +146,13 @@ export interface RunResult {
   /** As the vocabulary spells them (`Ġcat`, `▁cat`, `##ing`). */
   pieces: string[];
   special: boolean[];
-  attentions: Float32Array; // [layers, heads, n, n]
+  attentions: Float32Array; // [mapLayers.length, heads, n, n]
+  /**
+   * The layers `attentions` holds, in its order: every one of the model's `layers`, unless every layer's maps of
+   * this many tokens would not fit; then the one layer the run asked for, and another layer is a run away.
+   */
+  mapLayers: number[];
+  layers: number;
   shape: Shape;
   /** Whether the run hid later keys (decoders); the parameter-free form's s. */
   causal: boolean;

@@ -14,8 +14,14 @@ import type { Page } from './views/view.js';
 
 type Panel = keyof Data['errors'];
 
-/** What a run depends on: a change asks for a new one. */
-const runKey = (s: Readonly<State>, lens: boolean) => JSON.stringify([s.mode, s.ids ?? s.text, lens]);
+/**
+ * What a run depends on: a change asks for a new one. A text too long for every layer's maps comes back with the
+ * shown layer's maps only: then the layer is part of what the run depends on, and choosing another asks for it.
+ */
+const runKey = (s: Readonly<State>, lens: boolean) => {
+  const partial = s.result && s.result.mapLayers.length < s.result.layers;
+  return JSON.stringify([s.mode, s.ids ?? s.text, lens, partial ? s.layer : null]);
+};
 
 export function connect(
   store: Store,
@@ -62,6 +68,8 @@ export function connect(
       store.put({ loading: { state: 'loading', message, progress: total ? loaded / total : 0 } });
     },
     run(reply) {
+      // A run with the shown layer's maps answers the key it makes with them, not only the one it was asked under.
+      if (reply.mapLayers.includes(store.get().layer)) askedRun = runKey({ ...store.get(), result: reply }, lens);
       const before = store.get().result?.tokens;
       store.put({ result: reply, runError: null, ...(reply.across && { across: reply.across }) });
       // Ids (generated, or a candidate added) come back with their text: the box shows it.
@@ -122,7 +130,8 @@ export function connect(
     const s = store.get();
     askedRun = runKey(s, lens);
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
-    channel.send({ kind: 'run', text: s.text, ...(s.ids && { ids: s.ids }), mode: s.mode, lens, across });
+    const ask = { text: s.text, ...(s.ids && { ids: s.ids }), mode: s.mode, lens, layer: s.layer, across };
+    channel.send({ kind: 'run', ...ask });
   }
 
   /** Typing while it generates: its tokens stop counting now, and the worker stops it after the current one. */

@@ -159,8 +159,8 @@ export class Store {
     const version = ++this.version;
     const shape = next.result?.shape;
     if (shape) {
-      const [layers, heads, n] = shape;
-      next.layer = clamp(next.layer, layers - 1);
+      const [, heads, n] = shape;
+      next.layer = clamp(next.layer, next.result!.layers - 1);
       next.head = clamp(next.head, heads - 1);
       next.barToken = clamp(next.barToken, n - 1);
       if (next.token !== null) next.token = clamp(next.token, n - 1);

@@ -31,18 +31,31 @@ export interface Session {
   kept(run: number, what: string): Kept;
 }
 
-/** Every head's engine summary, with the language-model measures beside it (measures.ts). */
+/** Every head's engine summary, with the language-model measures beside it (measures.ts): of the layers the run holds. */
 export function summarize(engine: Engine, kept: Kept, attentions: Float32Array): Summary[] {
   const maps = { ...kept, attentions };
   const measures = headMeasures(maps, kept.ids ?? kept.tokens);
-  return engine.headSummaries(maps).map((summary, k) => ({ ...summary, ...measures[k] }));
+  const layerOf = (slot: number) => kept.mapLayers?.[slot] ?? slot;
+  return engine
+    .headSummaries(maps)
+    .map((summary, k) => ({ ...summary, layer: layerOf(summary.layer), ...measures[k] }));
 }
 
 /** A language model's run leaves out q, k and v (they would stop it reusing its prefix): the math view asks once. */
 function projections(kept: Kept, s: Session): void {
   if (kept.q || kept.mode !== 'model' || !s.model || !kept.ids) return;
-  const { q, k, v, inputs } = s.model.run(kept.ids, { returnProjections: true, reusePrefix: false });
+  // No maps: the math view has the run's own (and long texts have room for no other layer's).
+  const { q, k, v, inputs } = s.model.run(kept.ids, { returnProjections: true, reusePrefix: false, mapLayers: [] });
   Object.assign(kept, { q, k, v, inputs });
+}
+
+/** Analyses that combine every layer's maps cannot run on a long text's run, which holds one layer's. */
+function needsEveryLayer(kept: Kept, s: Session, what: string): void {
+  if (kept.shape[0] < (s.model && kept.mode === 'model' ? s.model.info.layers : kept.shape[0]))
+    throw new Error(
+      `${what} reads every layer's maps, and this text's ${kept.tokens.length} tokens are more than the page holds ` +
+        `every layer's maps of: shorten it, or look at one layer's heads`,
+    );
 }
 
 // Flow is one max-flow per (row, input token): every row when that stays quick, else the chosen token's.
@@ -50,6 +63,7 @@ const FLOW_BUDGET = 2e7;
 
 /** Rollout or flow over a run's maps, as a token × token map and the chosen token's bar. */
 export function across(request: Request<'across'>, kept: Kept, s: Session): Reply<'across'> {
+  needsEveryLayer(kept, s, request.view === 'rollout' ? 'Rollout' : 'Flow');
   const run = { ...kept, attentions: request.attentions };
   const [layers, , n] = run.shape;
   const token = Math.min(request.token, n - 1);
@@ -183,12 +197,13 @@ export function math(request: Request<'math'>, kept: Kept, s: Session): Reply<'m
 function modelRun(kept: Kept, s: Session, attentions: Float32Array, what: string): ModelRunResult {
   if (kept.mode !== 'model' || !s.model)
     throw new Error(`${what} needs the model's heads: choose "The model's learned heads"`);
+  needsEveryLayer(kept, s, what);
   return { ...kept, attentions } as ModelRunResult;
 }
 
 /** The two runs' maps for one layer and head, and their comparison. */
 function contrast(a: ModelRunResult, b: ModelRunResult, c: Comparison, layer: number, head: number): Contrast {
-  const mapOf = (r: ModelRunResult) => headMap(r, ...clampHead(r.shape, layer, head)).slice();
+  const mapOf = (r: ModelRunResult) => headMap(r, ...clampHead(r.shape, layer, head))!.slice();
   const both = layer < Math.min(a.shape[0], b.shape[0]) && head < Math.min(a.shape[1], b.shape[1]);
   return {
     tokensA: a.tokens,

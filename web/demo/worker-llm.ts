@@ -1,6 +1,6 @@
-// The worker's language-model requests: a run on the text's tokens (reusing the previous run's prefix,
-// within the tokens this page can hold every head's map of), one position's whole next-token distribution,
-// generation streamed token by token, and the induction test (Olsson et al., 2022).
+// The worker's language-model requests: a run on the text's tokens (reusing the previous run's prefix; every
+// layer's maps while they fit, past that the maps of the layer the page shows), one position's whole next-token
+// distribution, generation streamed token by token, and the induction test (Olsson et al., 2022).
 import type { Model, ModelInfo } from 'attnscope';
 
 import { inductionScores } from './measures.js';
@@ -11,17 +11,20 @@ import type { Kept, Session } from './worker-analysis.js';
 export const PAGE_TOKENS = 2048;
 
 /**
- * The most tokens the page runs a model on, and what sets it: the model's positions, the page's 2,048, or
- * every head's map of n tokens (4·layers·heads·n² bytes), which must fit the engine's per-call budget.
+ * The most tokens the page runs a model on, and what sets it: the model's positions, the page's 2,048, or one
+ * layer's maps of n tokens (4·heads·n² bytes), which must fit the engine's per-call budget; and up to how many
+ * tokens a run returns every layer's maps (4·layers·heads·n² bytes). Between the two, a run returns the maps of
+ * the layer the page shows, and another layer's maps are a run away (computed from the kept queries and keys).
  */
 export function tokenLimit(
   info: ModelInfo,
   maxCallBytes: number,
-): { tokens: number; why: 'model' | 'memory' | 'page' } {
-  const memory = Math.floor(Math.sqrt((0.9 * maxCallBytes) / (4 * info.layers * info.heads)));
+): { tokens: number; why: 'model' | 'memory' | 'page'; everyLayer: number } {
+  const fit = (layers: number) => Math.floor(Math.sqrt((0.9 * maxCallBytes) / (4 * layers * info.heads)));
+  const memory = fit(1);
   const tokens = Math.min(info.maxTokens, PAGE_TOKENS, memory);
   const why = tokens === info.maxTokens ? 'model' : tokens === memory ? 'memory' : 'page';
-  return { tokens, why };
+  return { tokens, why, everyLayer: Math.min(tokens, fit(info.layers)) };
 }
 
 function languageModel(s: Session, what: string): Model {
@@ -37,7 +40,9 @@ export function runLanguageModel(request: Request<'run'>, s: Session): { kept: K
   const limit = tokenLimit(model.info, s.engine.info().maxCallBytes);
   const ids = all.subarray(0, limit.tokens);
   if (!ids.length) throw new Error('the text has no tokens; give it some text');
-  const result = model.run(ids, { logitLens: request.lens, reusePrefix: true });
+  const layer = Math.max(0, Math.min(request.layer, model.info.layers - 1));
+  const mapLayers = ids.length > limit.everyLayer ? [layer] : undefined;
+  const result = model.run(ids, { logitLens: request.lens, reusePrefix: true, mapLayers });
   const truncated = all.length > ids.length;
   const kept: Kept = { mode: 'model', ...result, causal: true, truncated, totalTokens: all.length };
   const text = request.ids ? model.decode(ids, { skipSpecialTokens: true }) : undefined;
@@ -73,8 +78,15 @@ export function next(request: Request<'next'>, kept: Kept, s: Session): Reply<'n
 /** Continues the run's tokens; each token goes to the page with its row of every map as it arrives. */
 export async function generate(request: Request<'generate'>, kept: Kept, s: Session): Promise<Reply<'generate'>> {
   const model = languageModel(s, 'Generate');
-  const room = tokenLimit(model.info, s.engine.info().maxCallBytes).tokens - kept.ids!.length;
-  if (room < 1) throw new Error(`Generate: the text already has the ${kept.ids!.length} tokens this page runs at most`);
+  const limit = tokenLimit(model.info, s.engine.info().maxCallBytes);
+  // The maps grow a row per token for every layer: generation stays within the tokens every layer's maps fit.
+  const room = limit.everyLayer - kept.ids!.length;
+  if (room < 1)
+    throw new Error(
+      limit.everyLayer < limit.tokens
+        ? `Generate: it grows every layer's maps, which fit for at most ${limit.everyLayer} tokens here; the text has ${kept.ids!.length}`
+        : `Generate: the text already has the ${kept.ids!.length} tokens this page runs at most`,
+    );
   const { id, temperature, topK, topP, seed } = request;
   s.generation?.abort();
   const controller = new AbortController();
@@ -136,7 +148,7 @@ export function induction(
   } catch {
     // No tokenizer: the ids run as they are.
   }
-  const limit = model.info.languageModel ? tokenLimit(model.info, s.engine.info().maxCallBytes).tokens : maxTokens;
+  const limit = model.info.languageModel ? tokenLimit(model.info, s.engine.info().maxCallBytes).everyLayer : maxTokens;
   const avoid = new Set([...around, ...model.info.eosTokenIds]);
   const length = Math.min(request.length, Math.floor((limit - around.length) / 2), vocabSize - avoid.size);
   if (length < 2)

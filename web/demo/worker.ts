@@ -130,6 +130,7 @@ function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']):
   const labels = model ? labelsOf(model, kept.ids!) : kept.tokens;
   const lens = kept.logitLens;
   const n = kept.tokens.length;
+  const layers = model ? model.info.layers : kept.shape[0];
   // The one copy of the maps this keystroke makes is the engine's, out of wasm; from here they move.
   return {
     id,
@@ -141,6 +142,8 @@ function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']):
     ids: kept.ids ? Array.from(kept.ids) : [],
     attentions,
     shape: kept.shape,
+    mapLayers: kept.mapLayers ?? Array.from({ length: layers }, (_, l) => l),
+    layers,
     causal: kept.causal,
     scale: kept.scale,
     ms,

@@ -54,6 +54,7 @@ export function drawHeadView(
     if (!active[h]) continue;
     ctx.strokeStyle = HEAD_COLOURS[h % HEAD_COLOURS.length];
     const map = headMap(maps, layer, h);
+    if (!map) continue; // the run holds another layer's maps; the page asks for this one's
     for (let i = 0; i < n; i++) {
       if (focus !== null && i !== focus) continue;
       for (let j = 0; j < n; j++) {

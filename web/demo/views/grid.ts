@@ -39,13 +39,15 @@ function paint(
   c: Colours,
   selected: { layer: number; head: number },
 ): void {
-  const [layers, heads, n] = r.shape;
+  const [, heads, n] = r.shape;
+  const layers = r.layers;
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
   ctx.textAlign = 'center';
   ctx.fillStyle = c.muted;
+  ctx.strokeStyle = c.muted;
   const every = Math.ceil(24 / g.step);
   for (let h = 0; h < heads; h += every) ctx.fillText(`H${h + 1}`, xOf(g, h) + g.thumb / 2, g.top - 9);
   if (g.group < heads)
@@ -59,7 +61,11 @@ function paint(
   ctx.textAlign = 'left';
   for (let l = 0; l < layers; l++) {
     if (l % Math.ceil(14 / g.step) === 0) ctx.fillText(`L${l + 1}`, 2, g.top + l * g.step + g.thumb / 2);
-    for (let h = 0; h < heads; h++) paintMatrix(ctx, headMap(r, l, h), n, xOf(g, h), g.top + l * g.step, g.thumb);
+    for (let h = 0; h < heads; h++) {
+      const map = headMap(r, l, h);
+      if (map) paintMatrix(ctx, map, n, xOf(g, h), g.top + l * g.step, g.thumb);
+      else ctx.strokeRect(xOf(g, h) + 0.5, g.top + l * g.step + 0.5, g.thumb - 1, g.thumb - 1); // another run away
+    }
   }
   ctx.strokeStyle = c.accent;
   ctx.lineWidth = 2.5;
@@ -77,7 +83,7 @@ export function gridView(page: Page): View {
   function draw(): void {
     if (!state) return;
     const { result: r, layer, head } = state;
-    const [layers, heads] = r.shape;
+    const [layers, heads] = [r.layers, r.shape[1]];
     const width = Math.max(120, canvas.clientWidth);
     const kvHeads = (page.store.get().model as { kvHeads?: number } | null)?.kvHeads ?? heads;
     g = geometry(width, heads, kvHeads);
@@ -96,6 +102,7 @@ export function gridView(page: Page): View {
     ctx.lineWidth = 2.5;
     ctx.strokeRect(xOf(g, head) - 2, g.top + layer * g.step - 2, g.thumb + 4, g.thumb + 4);
     Object.assign(canvas.dataset, {
+      held: r.mapLayers.join(),
       x0: String(LEFT),
       y0: String(g.top),
       step: String(g.step),
@@ -111,7 +118,7 @@ export function gridView(page: Page): View {
     const scale = canvas.width / rect.width;
     const x = (e.clientX - rect.left) * scale,
       y = (e.clientY - rect.top) * scale;
-    const [layers, heads] = state.result.shape;
+    const [layers, heads] = [state.result.layers, state.result.shape[1]];
     const layer = Math.floor((y - g!.top) / g.step);
     const head = Array.from({ length: heads }, (_, h) => h).find((h) => x >= xOf(g!, h) && x < xOf(g!, h) + g!.step);
     return head !== undefined && layer >= 0 && layer < layers ? { layer, head } : null;
@@ -123,7 +130,10 @@ export function gridView(page: Page): View {
   });
   canvas.addEventListener('mousemove', (e) => {
     const at = headAt(e);
-    canvas.title = at ? `Layer ${at.layer + 1}, head ${at.head + 1}` : '';
+    const held = at && state && state.result.mapLayers.includes(at.layer);
+    canvas.title = at
+      ? `Layer ${at.layer + 1}, head ${at.head + 1}${held ? '' : ': choose it to compute its maps'}`
+      : '';
   });
   canvas.addEventListener('keydown', (e) => {
     const moves: Record<string, [number, number]> = {

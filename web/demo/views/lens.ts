@@ -165,7 +165,7 @@ export function lensView(page: Page): View {
       frame = {
         lens,
         inputs: r.tokens,
-        layers: r.shape[0],
+        layers: r.layers,
         selected: { layer: s.layer, position: s.token },
         hover: null,
       };

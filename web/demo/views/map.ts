@@ -11,7 +11,10 @@ import { $, changes, type Page, type View } from './view.js';
 function shown(s: Readonly<State>): { values: Float32Array } | { empty: string } | null {
   const r = s.result;
   if (!r) return null;
-  if (s.view === 'head') return { values: headMap(r, s.layer, s.head) };
+  if (s.view === 'head') {
+    const values = headMap(r, s.layer, s.head);
+    return values ? { values } : { empty: `Computing layer ${s.layer + 1}'s maps…` };
+  }
   const a = s.across;
   if (!a || a.run !== r.run || a.view !== s.view || a.residual !== s.residual)
     return { empty: s.errors.across ?? `Computing ${s.view} through all ${r.shape[0]} layers…` };
@@ -196,8 +199,8 @@ export function mapView(page: Page): View {
     render(s) {
       const r = s.result;
       if (!r) return;
-      const [layers, heads] = r.shape;
-      setOptions(layerSelect, layers, s.layer);
+      const heads = r.shape[1];
+      setOptions(layerSelect, r.layers, s.layer);
       setOptions(headSelect, heads, s.head);
       $('layer-label').textContent = String(s.layer + 1);
       $('head-label').textContent = String(s.head + 1);

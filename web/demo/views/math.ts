@@ -64,7 +64,8 @@ function steps(s: Readonly<State>, m: NonNullable<State['math']>): Step[] {
   const model = r.mode === 'model';
   const heads = r.shape[1];
   const n = r.tokens.length;
-  const weights = m.weights ?? { data: headMap(r, m.layer, m.head), rows: n, cols: n };
+  const own = headMap(r, m.layer, m.head);
+  const weights = m.weights ?? (own ? { data: own, rows: n, cols: n } : undefined);
   const h = m.head + 1;
   // Grouped-query attention: this query head reads the keys and values its group shares.
   const kvHeads = model ? (s.model?.kvHeads ?? heads) : heads;

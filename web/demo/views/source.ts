@@ -58,23 +58,31 @@ function latency(s: Readonly<State>, r: RunResult): string {
   else {
     parts.push(`${r.ms.toFixed(1)} ms`);
     const reused = r.reusedTokens;
+    const kept = r.mapLayers.length < r.layers ? 'keys, values and queries' : 'keys, values and map rows';
     if (reused !== undefined)
       parts.push(
         reused === n
-          ? `reused all ${n} tokens' keys, values and map rows (nothing new to compute)`
+          ? `reused all ${n} tokens' ${kept} (nothing new to compute)`
           : reused
-            ? `reused the first ${reused} tokens' keys, values and map rows; computed ${n - reused}`
+            ? `reused the first ${reused} tokens' ${kept}; computed ${n - reused}`
             : `computed all ${n} (nothing to reuse)`,
       );
     const g = s.generated;
     if (g && s.ids) parts.push(`${g.ids.length - g.promptTokens} generated (seed ${g.seed}, ${g.stopReason})`);
   }
+  if (r.mapLayers.length < r.layers) {
+    const gib = (4 * r.layers * r.shape[1] * n * n) / 2 ** 30;
+    parts.push(
+      `layer ${r.mapLayers.map((l) => l + 1).join(', ')}'s maps: every layer's maps of ${n} tokens would take ` +
+        `${gib.toFixed(1)} GiB, so the page computes the layer you choose (from the kept queries and keys)`,
+    );
+  }
   if (r.truncated) {
     const why = r.limit?.why;
-    const [layers, heads] = r.shape;
+    const heads = r.shape[1];
     parts.push(
       why === 'memory'
-        ? `truncated: the page keeps every head's map for at most ${n} of ${r.totalTokens} tokens (${layers} layers × ${heads} heads)`
+        ? `truncated: the page holds a layer's maps for at most ${n} of ${r.totalTokens} tokens (${heads} heads)`
         : why === 'page'
           ? `truncated: the page runs at most ${n} of ${r.totalTokens} tokens`
           : `truncated: the model reads at most ${n} of ${r.totalTokens} tokens`,

@@ -1,0 +1,102 @@
+// A text longer than every layer's maps fit (a 12-layer, 8-head checkpoint: every layer's maps of n tokens take
+// 384·n² bytes, past the engine's 1 GiB per call from about 1,590 tokens): the page computes the maps of the layer
+// it shows, held to the engine's own run of that layer; choosing another layer computes its maps from the kept
+// queries and keys (every token reused); the status says so; analyses that read every layer say why they cannot.
+import { join } from 'node:path';
+
+import { assert, check } from './harness.mjs';
+import { deep } from './llm-hub.mjs';
+import { load, state } from './llm-page.mjs';
+
+/** A few rows of (layer, head)'s map as the page holds it: null when it holds another layer's. */
+const rowsShown = (page, layer, head, rows) =>
+  page.evaluate(
+    ({ layer, head, rows }) => {
+      const r = window.__attnscope.state().result;
+      const slot = r.mapLayers.indexOf(layer);
+      if (slot < 0) return null;
+      const [, heads, n] = r.shape;
+      const at = (slot * heads + head) * n * n;
+      return rows.map((i) => Array.from(r.attentions.subarray(at + i * n, at + (i + 1) * n)));
+    },
+    { layer, head, rows },
+  );
+
+export async function longChecks({ page, engine, shots }) {
+  await check(
+    "llm: past every layer's maps, the page computes the layer it shows, the engine's own; another layer is a run away",
+    async () => {
+      await load(page, 'test/deep-llama', 'LlamaForCausalLM');
+      const model = await engine.loadModel({ files: deep.files });
+      try {
+        const sentence = 'the cat sat on the mat. ';
+        const per = model.tokenize(sentence.repeat(10)).ids.length / 10;
+        const text = sentence.repeat(Math.ceil(1700 / per)).trimEnd();
+        const ids = model.tokenize(text).ids;
+        const n = ids.length;
+        assert(n > 1600 && n < 2048, `${n} tokens`);
+        const shows = (layer, reused) =>
+          page.waitForFunction(
+            ({ n, layer, reused }) => {
+              const r = window.__attnscope.state().result;
+              return (
+                r?.run >= 0 &&
+                r.tokens.length === n &&
+                r.mapLayers.join() === String(layer) &&
+                (reused === undefined || r.reusedTokens === reused)
+              );
+            },
+            { n, layer, reused },
+            { timeout: 120_000 },
+          );
+        await page.selectOption('#layer', { value: '0' });
+        await page.fill('#text', text);
+        await shows(0);
+        const status = await page.textContent('#status');
+        assert(status.startsWith(`${n} tokens · `) && status.includes("layer 1's maps: every layer's maps of"), status);
+        const empty = await page.getAttribute('#grid', 'data-held');
+        assert(empty === '0', `the grid says it holds layers ${empty}`);
+        assert(!status.includes('truncated'), status);
+        const rows = [0, 7, n - 1];
+        const near = async (layer) => {
+          const want = model.run(ids, { mapLayers: [layer], reusePrefix: false });
+          for (const head of [0, 5]) {
+            const shown = await rowsShown(page, layer, head, rows);
+            assert(shown, `layer ${layer + 1} is not held`);
+            let worst = 0;
+            rows.forEach((i, k) =>
+              shown[k].forEach((x, j) => {
+                worst = Math.max(worst, Math.abs(x - want.attentions[(head * n + i) * n + j]));
+              }),
+            );
+            assert(worst < 1e-6, `layer ${layer + 1}, head ${head + 1}: differs from the engine by ${worst}`);
+          }
+        };
+        await near(0);
+        // Another layer: nothing run again but that layer's attention, from the kept queries and keys.
+        await page.selectOption('#layer', { value: '9' }); // layer 10
+        await shows(9, n);
+        await near(9);
+        await page.screenshot({ path: join(shots, 'llm-1400-long-layer.png') });
+        // Typing at the end keeps the layer shown and reuses the rest.
+        await page.focus('#text');
+        await page.keyboard.press('End');
+        await page.keyboard.type(' the');
+        await page.waitForFunction((n) => window.__attnscope.state().result?.tokens.length > n, n, { timeout: 60_000 });
+        const typed = await state(page, () => {
+          const r = window.__attnscope.state().result;
+          return { mapLayers: r.mapLayers, reused: r.reusedTokens, n: r.tokens.length };
+        });
+        assert(typed.mapLayers.join() === '9' && typed.reused >= n - 2, JSON.stringify(typed));
+        // Rollout combines every layer's maps: the map pane says why it cannot, and offers the way out.
+        await page.check('input[name=view][value=rollout]');
+        await page.waitForFunction(() => !document.getElementById('map-empty').hidden, null, { timeout: 30_000 });
+        const why = await page.textContent('#map-empty');
+        assert(why.includes("Rollout reads every layer's maps") && why.includes('shorten it'), why);
+        await page.check('input[name=view][value=head]');
+      } finally {
+        model.dispose();
+      }
+    },
+  );
+}
