@@ -13,6 +13,7 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/error.hpp"
+#include "attnscope/messages.hpp"
 #include "attnscope/packing.hpp"
 
 namespace attnscope::bindings {
@@ -61,20 +62,25 @@ inline Shape read_shape(const char* op, const std::string& name, const val& t) {
   for (int i = 0; i < rank; ++i) {
     const double d = js_shape[i].as<double>();
     if (!(d >= 0 && d <= double(kMaxDimension)) || std::floor(d) != d)
-      throw Error(std::string(op) + ": " + name + ".shape[" + std::to_string(i) +
-                  "] must be a whole number from 0 to " + std::to_string(kMaxDimension) + ", got " +
-                  js_string(js_shape[i]));
+      throw Error(messages::format("shape_entry", {{"op", op},
+                                                   {"name", name},
+                                                   {"index", std::to_string(i)},
+                                                   {"max", std::to_string(kMaxDimension)},
+                                                   {"got", js_string(js_shape[i])}}));
     shape.push_back(static_cast<std::int64_t>(d));
   }
   const double length = t["data"]["length"].as<double>();
   // element_count of validated dims fits in a double exactly enough to compare.
   double count = rank ? 1.0 : 0.0;
   for (auto d : shape) count *= double(d);
-  if (length != count) {
-    std::string msg = std::string(op) + ": " + name + ".data has " + std::to_string(static_cast<long long>(length)) +
-                      " values but shape " + format_shape(shape) + " needs ";
-    throw Error(msg + (count > 9e15 ? std::string("more") : std::to_string(static_cast<long long>(count))));
-  }
+  if (length != count)
+    throw Error(messages::format(
+        "data_length",
+        {{"op", op},
+         {"name", name},
+         {"length", std::to_string(static_cast<long long>(length))},
+         {"shape", format_shape(shape)},
+         {"count", count > 9e15 ? std::string("more") : std::to_string(static_cast<long long>(count))}}));
   return shape;
 }
 
@@ -187,9 +193,11 @@ inline std::vector<std::int64_t> integers_arg(const char* op, const char* name, 
     const val v = js[i];
     const double x = v.isNumber() ? v.as<double>() : NAN;
     if (!(x >= lo && x <= hi) || std::floor(x) != x)
-      throw Error(std::string(op) + ": " + name + "[" + std::to_string(i) + "] must be a whole number from " +
-                  std::to_string(static_cast<long long>(lo)) + " to " + std::to_string(static_cast<long long>(hi)) +
-                  ", got " + js_string(v));
+      throw Error(messages::format("whole_number", {{"op", op},
+                                                    {"name", std::string(name) + "[" + std::to_string(i) + "]"},
+                                                    {"lo", std::to_string(static_cast<long long>(lo))},
+                                                    {"hi", std::to_string(static_cast<long long>(hi))},
+                                                    {"got", js_string(v)}}));
     out.push_back(static_cast<std::int64_t>(x));
   }
   return out;

@@ -144,6 +144,13 @@ val build_info() {
   return info;
 }
 
+// The input checks' message table (attnscope/messages.hpp) → { kind: text }, for the package's own checks.
+val message_table() {
+  val out = val::object();
+  for (std::size_t i = 0; i < messages::count(); ++i) out.set(messages::table()[i].kind, messages::table()[i].text);
+  return out;
+}
+
 }  // namespace
 }  // namespace attnscope
 
@@ -169,4 +176,5 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("load", &LinearLayer::load)
       .function("run", &LinearLayer::run);
   emscripten::function("buildInfo", &attnscope::build_info);
+  emscripten::function("messages", &attnscope::message_table);
 }

@@ -63,8 +63,11 @@ val decoded(const Tokenizer& t, const std::vector<std::int32_t>& ids, bool skip_
 std::int64_t whole_number(const char* op, const char* name, const val& v, double lo, double hi) {
   const double x = v.isNumber() ? v.as<double>() : NAN;
   if (!(x >= lo && x <= hi) || std::floor(x) != x)
-    throw Error(std::string(op) + ": " + name + " must be a whole number from " + std::to_string(std::int64_t(lo)) +
-                " to " + std::to_string(std::int64_t(hi)) + ", got " + js_string(v));
+    throw Error(messages::format("whole_number", {{"op", op},
+                                                  {"name", name},
+                                                  {"lo", std::to_string(std::int64_t(lo))},
+                                                  {"hi", std::to_string(std::int64_t(hi))},
+                                                  {"got", js_string(v)}}));
   return static_cast<std::int64_t>(x);
 }
 

@@ -1,6 +1,8 @@
 // Bad input: a JS Error naming the argument and shapes, and an engine that still
 // works afterwards with its heap back where it was.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -207,6 +209,56 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(Error);
+  });
+
+  it('words every input message from the one table both sides share, each kind reached from one side or the other', async () => {
+    // The table as the module holds it, read from a module of its own.
+    const factory = createRequire(import.meta.url)('../../dist/wasm/node/attnscope-st.js') as (args: {
+      wasmBinary: Uint8Array;
+    }) => Promise<{ messages(): Record<string, string> }>;
+    const wasmBinary = readFileSync(new URL('../../dist/wasm/node/attnscope-st.wasm', import.meta.url));
+    const table = (await factory({ wasmBinary })).messages();
+    // A template as a pattern: its {names} stand for any text.
+    const pattern = (text: string) =>
+      new RegExp(
+        `^${text
+          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+          .replace(/\{\w+\}/g, '.+')
+          .replace(/[{}]/g, '\\$&')}$`,
+      );
+    const thrown = (call: () => unknown) => {
+      try {
+        call();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error('no error');
+    };
+    const nan = tensor([2, 2]);
+    nan.data[3] = NaN;
+    const calls: Record<string, () => unknown> = {
+      tensor: () => engine.attention(null as never, k, v), // the package's side
+      tensor_data: () => engine.attention({ data: [1, 2], shape: [1, 2] } as never, k, v),
+      shape_list: () => engine.attention({ data: new Float32Array(2), shape: '1,2' } as never, k, v),
+      mask: () => engine.attention(q, k, v, { mask: 3 as never }),
+      mask_data: () => engine.attention(q, k, v, { mask: { data: [1], shape: [1, 1] } as never }),
+      options: () => engine.attention(q, k, v, 3 as never),
+      option_type: () => engine.attention(q, k, v, { causal: 'yes' as never }),
+      unknown_option: () => engine.attention(q, k, v, { casual: true } as never),
+      shape_entry: () => engine.attention({ data: new Float32Array(2), shape: [1, 2.5] }, k, v), // C++'s side
+      data_length: () => engine.attention({ data: new Float32Array(3), shape: [1, 2] }, k, v),
+      rank: () => engine.attention(tensor([32]), k, v),
+      empty: () => engine.attention(tensor([0, 32]), k, v),
+      non_finite: () => engine.selfAttention(nan),
+      whole_number: () =>
+        engine.attentionFlow({ attentions: new Float32Array(8), shape: [1, 2, 2, 2] }, { rows: [0.5] }),
+    };
+    expect(Object.keys(calls).sort()).toEqual(Object.keys(table).sort());
+    for (const [kind, call] of Object.entries(calls)) {
+      const message = thrown(call);
+      expect(message, kind).toMatch(pattern(table[kind]));
+      expect(message, kind).not.toMatch(/\{\w+\}/);
+    }
   });
 
   it('1,000 mixed calls: the engine keeps working and the heap does not grow', () => {

@@ -1,5 +1,20 @@
-// Checks of what JS types can get wrong, shared by the engine and the analysis calls;
-// C++ checks shapes and values and names them in its own errors.
+// Checks of what JS types can get wrong, shared by the engine and the analysis calls; C++ checks shapes and
+// values. Both sides word their messages from one table, C++'s (cpp/src/runtime/messages.cpp), which the module
+// hands over when it loads.
+
+let table: Record<string, string> = {};
+
+/** Takes the message table of a loaded module (every build holds the same). */
+export function useMessages(messages: Record<string, string>): void {
+  table = messages;
+}
+
+/** The table's message of `kind`, each {name} filled in from `values`. */
+export function message(kind: string, values: Record<string, string | number>): string {
+  const text = table[kind];
+  if (text === undefined) throw new Error(`attnscope: the wasm module has no message of kind '${kind}'`);
+  return text.replace(/\{(\w+)\}/g, (whole: string, name: string) => (name in values ? String(values[name]) : whole));
+}
 
 export function typeName(x: unknown): string {
   if (x === null) return 'null';
@@ -11,27 +26,24 @@ export function typeName(x: unknown): string {
 export function checkTensor(op: string, name: string, t: unknown, optional = false): void {
   if (t === undefined && optional) return;
   if (typeof t !== 'object' || t === null || !('data' in t) || !('shape' in t))
-    throw new Error(`${op}: ${name} must be { data: Float32Array, shape: number[] }, got ${typeName(t)}`);
+    throw new Error(message('tensor', { op, name, got: typeName(t) }));
   const { data, shape } = t as { data: unknown; shape: unknown };
-  if (!(data instanceof Float32Array))
-    throw new Error(`${op}: ${name}.data must be a Float32Array, got ${typeName(data)}`);
+  if (!(data instanceof Float32Array)) throw new Error(message('tensor_data', { op, name, got: typeName(data) }));
   checkShapeList(op, name, shape);
 }
 
 export function checkShapeList(op: string, name: string, shape: unknown): void {
   if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number'))
-    throw new Error(`${op}: ${name}.shape must be an array of numbers, got ${typeName(shape)}`);
+    throw new Error(message('shape_list', { op, name, got: typeName(shape) }));
 }
 
 export function checkMask(op: string, mask: unknown): void {
   if (mask === undefined) return;
   if (typeof mask !== 'object' || mask === null || !('data' in mask) || !('shape' in mask))
-    throw new Error(`${op}: mask must be { data: Uint8Array | Float32Array, shape: number[] }, got ${typeName(mask)}`);
+    throw new Error(message('mask', { op, got: typeName(mask) }));
   const { data, shape } = mask as { data: unknown; shape: unknown };
   if (!(data instanceof Uint8Array) && !(data instanceof Float32Array))
-    throw new Error(
-      `${op}: mask.data must be a Uint8Array (1 = attend) or a Float32Array (additive), got ${typeName(data)}`,
-    );
+    throw new Error(message('mask_data', { op, got: typeName(data) }));
   checkShapeList(op, 'mask', shape);
 }
 
@@ -43,7 +55,7 @@ export function checkOption(
 ): void {
   const v = options[name];
   if (v !== undefined && typeof v !== type)
-    throw new Error(`${op}: options.${name} must be a ${type}, got ${typeName(v)}`);
+    throw new Error(message('option_type', { op, name, type, got: typeName(v) }));
 }
 
 export function checkOptions(
@@ -53,11 +65,11 @@ export function checkOptions(
 ): Record<string, unknown> {
   if (options === undefined) return {};
   if (typeof options !== 'object' || options === null)
-    throw new Error(`${op}: options must be an object, got ${typeName(options)}`);
+    throw new Error(message('options', { op, got: typeName(options) }));
   const o = options as Record<string, unknown>;
   for (const key of Object.keys(o)) {
     const kind = known[key];
-    if (!kind) throw new Error(`${op}: unknown option '${key}' (known: ${Object.keys(known).join(', ')})`);
+    if (!kind) throw new Error(message('unknown_option', { op, name: key, known: Object.keys(known).join(', ') }));
     if (kind !== 'other') checkOption(op, o, key, kind);
   }
   return o;

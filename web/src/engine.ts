@@ -21,7 +21,7 @@ import type {
   Tokenizer,
 } from './types.js';
 import { Analysis } from './analysis.js';
-import { checkMask, checkOptions, checkTensor, typeName } from './checks.js';
+import { checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
 import { fetchHubModel } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
 import { WasmModel, WasmTokenizer } from './model.js';
@@ -50,6 +50,7 @@ class WasmEngine implements Engine {
   ) {
     this.raw = raw;
     this.analysis = new Analysis(module);
+    useMessages(module.messages());
   }
 
   rollout(...args: Parameters<Engine['rollout']>): Tensor {
@@ -188,7 +189,8 @@ class WasmEngine implements Engine {
     checkTensor(op, 'x', x);
     checkParams(op, params);
     const o = checkOptions(op, options, MULTI_HEAD_OPTIONS);
-    if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
+    if (typeof o.heads !== 'number')
+      throw new Error(message('option_type', { op, name: 'heads', type: 'number', got: typeName(o.heads) }));
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
     return unwrap(raw.multiHeadAttention(x, params, { ...o, heads: o.heads })) as MultiHeadResult<O>;
@@ -199,7 +201,8 @@ class WasmEngine implements Engine {
     this.live(op);
     checkParams(op, params);
     const o = checkOptions(op, options, { heads: 'number' });
-    if (typeof o.heads !== 'number') throw new Error(`${op}: options.heads must be a number, got ${typeName(o.heads)}`);
+    if (typeof o.heads !== 'number')
+      throw new Error(message('option_type', { op, name: 'heads', type: 'number', got: typeName(o.heads) }));
     const heads = o.heads;
     const handle = loaded(new this.module.MultiHeadLayer(), (h) => h.load(params, { heads }));
     const layer = new WasmMultiHeadLayer(handle, () => this.live('multiHeadLayer.run'));

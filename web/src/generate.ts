@@ -2,7 +2,7 @@
 // C++ (sampling.cpp: temperature, top-k, top-p, a seeded draw). Between tokens the loop yields
 // to the event loop, so a Worker can take a stop request, and onToken sees each token's rows.
 import type { GenerateOptions, GenerateResult, GeneratedToken, ModelInfo } from './types.js';
-import { checkOptions, typeName } from './checks.js';
+import { checkOptions, message, typeName } from './checks.js';
 import { type RawEngine, type RawGenerationHandle, type RawModelHandle, orThrow } from './raw.js';
 
 const GENERATE_OPTIONS = {
@@ -28,7 +28,7 @@ interface Generator {
 
 function whole(op: string, name: string, v: number, lo: number, hi: number): number {
   if (!Number.isInteger(v) || v < lo || v > hi)
-    throw new Error(`${op}: ${name} must be a whole number from ${lo} to ${hi}, got ${String(v)}`);
+    throw new Error(message('whole_number', { op, name, lo, hi, got: String(v) }));
   return v;
 }
 

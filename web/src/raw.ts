@@ -111,6 +111,8 @@ export interface RawModule extends RawAnalysis {
     maxHeapBytes: number;
     runningRoomBytes: number;
   };
+  /** The input checks' message templates, by kind (cpp/src/runtime/messages.cpp). */
+  messages(): Record<string, string>;
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;
   count_emval_handles(): number;
   attnscopeTerminateWorkers(): void;

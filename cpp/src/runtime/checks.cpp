@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "attnscope/attention.hpp"
+#include "attnscope/messages.hpp"
 
 namespace attnscope {
 
@@ -28,15 +29,14 @@ std::int64_t element_count(const Shape& shape) {
 void check_shape(const char* op, const char* name, const Shape& shape, int min_rank, int max_rank) {
   const int rank = static_cast<int>(shape.size());
   if (rank < min_rank || rank > max_rank) {
-    std::ostringstream msg;
-    msg << op << ": " << name << " must have rank " << min_rank;
-    if (max_rank != min_rank) msg << " or " << max_rank;
-    msg << ", got shape " << format_shape(shape);
-    throw Error(msg.str());
+    const std::string ranks =
+        std::to_string(min_rank) + (max_rank != min_rank ? " or " + std::to_string(max_rank) : "");
+    throw Error(
+        messages::format("rank", {{"op", op}, {"name", name}, {"ranks", ranks}, {"shape", format_shape(shape)}}));
   }
   for (auto d : shape) {
-    if (d < 1) throw Error(std::string(op) + ": " + name + " is empty (shape " + format_shape(shape) + ")");
-    if (d > kMaxDimension)
+    if (d < 1) throw Error(messages::format("empty", {{"op", op}, {"name", name}, {"shape", format_shape(shape)}}));
+    if (d > kMaxDimension)  // C++ callers only: from JS, the bindings' shape_entry check comes first
       throw Error(std::string(op) + ": " + name + " has a dimension above " + std::to_string(kMaxDimension) +
                   " (shape " + format_shape(shape) + ")");
   }
@@ -70,13 +70,9 @@ void check_finite(const char* op, const char* name, const float* data, std::int6
     float x;
     std::memcpy(&x, data + i, sizeof x);  // data may sit at any byte of a file
     if (std::isfinite(x) || (allow_negative_infinity && x == -INFINITY)) continue;
-    std::ostringstream msg;
-    msg << op << ": " << name << " has a non-finite value ("
-        << (std::isnan(x) ? "NaN"
-            : x > 0       ? "Infinity"
-                          : "-Infinity")
-        << ") at index " << first_index + i;
-    throw Error(msg.str());
+    const char* value = std::isnan(x) ? "NaN" : x > 0 ? "Infinity" : "-Infinity";
+    throw Error(messages::format(
+        "non_finite", {{"op", op}, {"name", name}, {"value", value}, {"index", std::to_string(first_index + i)}}));
   }
 }
 

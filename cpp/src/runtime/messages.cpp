@@ -1,0 +1,60 @@
+// The table of messages/messages.hpp. Each names the operation first, then the argument, what it must be, and
+// what it was.
+#include "attnscope/messages.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace attnscope::messages {
+
+namespace {
+
+const Template kTable[] = {
+    // A tensor argument as JS gives it (checked by the package before anything is copied).
+    {"tensor", "{op}: {name} must be { data: Float32Array, shape: number[] }, got {got}"},
+    {"tensor_data", "{op}: {name}.data must be a Float32Array, got {got}"},
+    {"shape_list", "{op}: {name}.shape must be an array of numbers, got {got}"},
+    {"mask", "{op}: mask must be { data: Uint8Array | Float32Array, shape: number[] }, got {got}"},
+    {"mask_data", "{op}: mask.data must be a Uint8Array (1 = attend) or a Float32Array (additive), got {got}"},
+    // Its shape and values (checked in C++, where the shape is read).
+    {"shape_entry", "{op}: {name}.shape[{index}] must be a whole number from 0 to {max}, got {got}"},
+    {"data_length", "{op}: {name}.data has {length} values but shape {shape} needs {count}"},
+    {"rank", "{op}: {name} must have rank {ranks}, got shape {shape}"},
+    {"empty", "{op}: {name} is empty (shape {shape})"},
+    {"non_finite", "{op}: {name} has a non-finite value ({value}) at index {index}"},
+    // Options.
+    {"options", "{op}: options must be an object, got {got}"},
+    {"option_type", "{op}: options.{name} must be a {type}, got {got}"},
+    {"unknown_option", "{op}: unknown option '{name}' (known: {known})"},
+    {"whole_number", "{op}: {name} must be a whole number from {lo} to {hi}, got {got}"},
+};
+
+}  // namespace
+
+const Template* table() { return kTable; }
+std::size_t count() { return sizeof kTable / sizeof kTable[0]; }
+
+std::string format(const char* kind, std::initializer_list<std::pair<const char*, std::string>> values) {
+  const Template* t = nullptr;
+  for (const Template& x : kTable)
+    if (std::strcmp(x.kind, kind) == 0) t = &x;
+  if (!t) throw std::logic_error(std::string("no message of kind ") + kind);
+  std::string out;
+  for (const char* p = t->text; *p;) {
+    const char* close = *p == '{' ? std::strchr(p, '}') : nullptr;
+    const std::string name = close ? std::string(p + 1, close) : "";
+    const auto* value = close
+                            ? std::find_if(values.begin(), values.end(), [&](const auto& v) { return name == v.first; })
+                            : values.end();
+    if (value != values.end()) {
+      out += value->second;
+      p = close + 1;
+    } else {
+      out += *p++;
+    }
+  }
+  return out;
+}
+
+}  // namespace attnscope::messages
