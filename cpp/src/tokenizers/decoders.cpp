@@ -22,6 +22,25 @@ bool byte_token(const std::string& t, char& byte) {
   return true;
 }
 
+// Runs of tokens that stand for bytes (`bytes_of` sets them and says so) become the text those bytes spell, U+FFFD
+// where they spell none (as TextDecoder does); the other tokens pass as they are.
+template <typename BytesOf>
+std::vector<std::string> spell_byte_runs(const std::vector<std::string>& tokens, BytesOf bytes_of) {
+  std::vector<std::string> out;
+  std::string bytes, raw;
+  for (const std::string& t : tokens) {
+    raw.clear();
+    if (bytes_of(t, raw)) {
+      bytes += raw;
+      continue;
+    }
+    if (!bytes.empty()) out.push_back(unicode::whatwg_utf8(bytes)), bytes.clear();
+    out.push_back(t);
+  }
+  if (!bytes.empty()) out.push_back(unicode::whatwg_utf8(bytes));
+  return out;
+}
+
 }  // namespace
 
 Decoder::~Decoder() = default;
@@ -73,49 +92,20 @@ std::vector<std::string> Decoder::decode(std::vector<std::string> tokens,
     case Kind::sequence:
       for (const auto& step : steps_) tokens = step->decode(std::move(tokens), added);
       return tokens;
-    case Kind::byte_level: {  // runs of tokens back to bytes, then UTF-8 (invalid bytes: U+FFFD)
-      std::vector<std::string> out;
-      std::string bytes;
-      const auto flush = [&] {
-        if (bytes.empty()) return;
-        out.push_back(unicode::whatwg_utf8(bytes));
-        bytes.clear();
-      };
-      for (const std::string& t : tokens) {
-        std::string raw;
-        if (added.count(t) || !from_byte_alphabet(t, raw)) {
-          flush();
-          out.push_back(t);
-        } else {
-          bytes += raw;
-        }
-      }
-      flush();
-      return out;
-    }
+    case Kind::byte_level:  // every token but an added one is bytes in the byte alphabet
+      return spell_byte_runs(tokens, [&](const std::string& t, std::string& raw) {
+        return !added.count(t) && from_byte_alphabet(t, raw);
+      });
     case Kind::replace:
       for (std::string& t : tokens) replace_all(t, text_, with_);
       return tokens;
-    case Kind::byte_fallback: {  // runs of <0xNN> tokens become the text their bytes spell
-      std::vector<std::string> out;
-      std::string bytes;
-      const auto flush = [&] {
-        if (bytes.empty()) return;
-        out.push_back(unicode::whatwg_utf8(bytes));
-        bytes.clear();
-      };
-      for (const std::string& t : tokens) {
+    case Kind::byte_fallback:  // <0xNN> tokens are one byte each
+      return spell_byte_runs(tokens, [](const std::string& t, std::string& raw) {
         char byte;
-        if (byte_token(t, byte)) {
-          bytes += byte;
-        } else {
-          flush();
-          out.push_back(t);
-        }
-      }
-      flush();
-      return out;
-    }
+        if (!byte_token(t, byte)) return false;
+        raw = byte;
+        return true;
+      });
     case Kind::fuse:
       return {join(tokens)};
     case Kind::strip:
