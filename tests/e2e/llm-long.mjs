@@ -77,6 +77,11 @@ export async function longChecks({ page, engine, shots }) {
         await page.selectOption('#layer', { value: '9' }); // layer 10
         await shows(9, n);
         await near(9);
+        await page.click('#tab-heads');
+        const note = await page.textContent('#heads-note');
+        assert(note.startsWith('The heads of layer 10, the one shown'), note);
+        const tableRows = await page.$$eval('#summaries tbody tr', (trs) => trs.map((tr) => tr.dataset.layer));
+        assert(tableRows.length === 8 && tableRows.every((l) => l === '9'), `heads table rows of layers ${tableRows}`);
         await page.screenshot({ path: join(shots, 'llm-1400-long-layer.png') });
         // Typing at the end keeps the layer shown and reuses the rest.
         await page.focus('#text');

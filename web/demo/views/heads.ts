@@ -92,6 +92,7 @@ export function headsView(page: Page): View {
     }),
   );
   const open = (layer: number, head: number) => page.store.select({ layer, head });
+  const note = $('heads-note');
 
   const view: View = {
     id: 'heads',
@@ -99,6 +100,12 @@ export function headsView(page: Page): View {
     render(s) {
       const r = s.result;
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
+      const which =
+        r.mapLayers.length < r.layers
+          ? `The heads of layer ${r.mapLayers.map((l) => l + 1).join(', ')}, the one shown (this text is too long for ` +
+            `every layer's maps: choose another layer to measure its heads)`
+          : 'Every head on this text';
+      note.textContent = `${which}, averaged over its query tokens. Click a column to sort, a row to open its head.`;
       const sorted = [...r.summaries].sort(order(sort.key, sort.descending));
       body.replaceChildren(
         ...sorted.map((h) => {
