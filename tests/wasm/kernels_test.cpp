@@ -68,22 +68,31 @@ int mask_scores_mismatches() {
 
 // The GEMM from 16-bit (bf16, f16) weight panels against a float64 loop over the same weights
 // widened exactly, for every row count: 1-3 rows widen in registers (a decoding step), 4 and more
-// a panel at a time into scratch. Whole and partial panels, with and without bias. Returns the
-// largest error relative to the sum of the terms' magnitudes (float32 rounding gives about 1e-7).
+// a panel at a time into scratch. Whole and partial panels, with and without bias; panel counts
+// that the decoding step's streams (four panels at once for one row, two for two) divide and do
+// not, a partial last panel inside a stream and after them, and column ranges that start past
+// 0 (a thread's block). Returns the largest error relative to the sum of the terms' magnitudes
+// (float32 rounding gives about 1e-7).
 double sixteen_bit_gemm_error() {
   namespace k = attnscope::kernels;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   double worst = 0;
-  for (k::Precision precision : {k::Precision::bf16, k::Precision::f16})
-    for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {37, 13}, {64, 24}, {200, 33}}) {
+  // f32: float32 panels of bf16 values (a float32 checkpoint's decoding step takes the same kernel)
+  for (k::Precision precision : {k::Precision::bf16, k::Precision::f16, k::Precision::f32})
+    for (auto [depth, n] :
+         {std::pair<std::int64_t, std::int64_t>{1, 8}, {37, 13}, {64, 24}, {200, 33}, {19, 29}, {41, 75}, {9, 128}}) {
+      const k::Precision bits = precision == k::Precision::f16 ? k::Precision::f16 : k::Precision::bf16;
       std::vector<std::uint16_t> raw(static_cast<std::size_t>(n * depth));  // [n, depth]: a Linear's [out, in]
       for (auto& h : raw) {
         h = static_cast<std::uint16_t>(rng());
-        if (precision == k::Precision::bf16) h = (h & 0x807f) | (0x3c00 + (h & 0x0380));  // |w| in [2^-8, 2)
-        if (precision == k::Precision::f16) h = (h & 0x83ff) | (0x2000 + (h & 0x1c00));   // |w| in [2^-7, 2)
+        if (bits == k::Precision::bf16) h = (h & 0x807f) | (0x3c00 + (h & 0x0380));  // |w| in [2^-8, 2)
+        if (bits == k::Precision::f16) h = (h & 0x83ff) | (0x2000 + (h & 0x1c00));   // |w| in [2^-7, 2)
       }
-      const k::PackedWeight w(k::MatrixSource{raw.data(), precision, depth, n, true});
+      std::vector<float> wide(raw.size());
+      k::widen(raw.data(), bits, static_cast<std::int64_t>(raw.size()), wide.data());
+      const void* source = precision == k::Precision::f32 ? static_cast<const void*>(wide.data()) : raw.data();
+      const k::PackedWeight w(k::MatrixSource{source, precision, depth, n, true});
       std::vector<float> pack;
       for (std::int64_t m : {1, 2, 3, 4, 5, 9})
         for (bool with_bias : {false, true}) {
@@ -95,12 +104,14 @@ double sixteen_bit_gemm_error() {
               a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
           g.packed = w.panels();
           g.precision = precision;
-          k::gemm_serial(g, pack);
+          const std::int64_t split = n > 24 ? 24 : n;  // two blocks of columns, as two tasks would
+          k::gemm_columns(g, 0, split, pack);
+          k::gemm_columns(g, split, n, pack);
           for (std::int64_t i = 0; i < m; ++i)
             for (std::int64_t j = 0; j < n; ++j) {
               double exact = with_bias ? bias[j] : 0.0, magnitude = std::abs(exact);
               for (std::int64_t p = 0; p < depth; ++p) {
-                const double term = double(a[i * depth + p]) * k::widen(raw[j * depth + p], precision);
+                const double term = double(a[i * depth + p]) * wide[j * depth + p];
                 exact += term, magnitude += std::abs(term);
               }
               worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);

@@ -52,7 +52,6 @@ constexpr std::int64_t kLineBytes = 64;
 // A panel of B as the register blocks read it: eight float32 columns of a row, as two v128.
 struct FloatPanel {
   using Element = float;
-  const float* data;
 #ifdef __wasm_simd128__
   static void row(const float* at, v128_t& b0, v128_t& b1) {
     b0 = wasm_v128_load(at);
@@ -67,7 +66,6 @@ struct FloatPanel {
 template <Precision P>
 struct HalfPanel {
   using Element = std::uint16_t;
-  const std::uint16_t* data;
   static void row(const std::uint16_t* at, v128_t& b0, v128_t& b1) { widen_panel_row<P>(at, b0, b1); }
 };
 
@@ -105,54 +103,60 @@ void store_rows(const GemmArgs& g, std::int64_t r0, std::int64_t col, const v128
   }
 }
 
-// The 1-3 rows of A in a decoding step (or a GEMM's last rows) against one panel. Here the loop's
-// own instructions decide the speed, not memory (measured: the same weights per second whether the
-// model's weights sit in cache or not), so it walks pointers through A and the panel four steps of k
-// at a time, the offsets constant in the loads, with four partial sums per row. Measured on a
-// SmolLM2-135M-shaped BF16 decode (one thread, context 128): 21 → 16.7 ms per token.
-template <int R, typename Panel>
-void narrow_block(const GemmArgs& g, std::int64_t col, Panel panel) {
-  constexpr int S = 4;  // steps of k per pass, each into its own partial sums
-  v128_t lo[S][R], hi[S][R];
-  for (int s = 0; s < S; ++s)
-    for (int r = 0; r < R; ++r) lo[s][r] = hi[s][r] = wasm_f32x4_splat(0.0f);
-  const float* a[R];
-  for (int r = 0; r < R; ++r) a[r] = g.a + r * g.lda;
-  const typename Panel::Element* b = panel.data;
-  const auto step = [&](int s) {
-    v128_t b0, b1;
-    Panel::row(b + s * kPanelColumns, b0, b1);
-    for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_f32x4_splat(a[r][s]);
-      lo[s][r] = multiply_add(x, b0, lo[s][r]);
-      hi[s][r] = multiply_add(x, b1, hi[s][r]);
+// The 1-3 rows of A in a decoding step (or a GEMM's last rows) against T panels at once, `apart`
+// columns apart. A decoding step reads every weight once and does little with it, so two things
+// decide its speed (measured on one thread, bench/decode_kernels.cpp):
+// - registers: V8 has 16 vector registers. The R·T·2 sums, R broadcasts and a row of each panel
+//   must fit, or V8 keeps sums on the stack, and each step waits for a store and a load: at 16
+//   sums the kernel ran at 9 GB/s of BF16 weights in cache, at 8 sums 33.
+// - streams: a single thread reads one sequential stream at 12-14 GB/s here; four streams at
+//   least four panels apart read at 20-21 (as the CPU's prefetchers follow each). Panels side by
+//   side count as one.
+// So one row of A goes against four panels far apart, two rows against two, three against one.
+template <int R, int T, typename Panel>
+void narrow_panels(const GemmArgs& g, std::int64_t col, std::int64_t apart, const typename Panel::Element* first,
+                   std::int64_t panel_elements) {
+  v128_t lo[T][R], hi[T][R];
+  for (int t = 0; t < T; ++t)
+    for (int r = 0; r < R; ++r) lo[t][r] = hi[t][r] = wasm_f32x4_splat(0.0f);
+  const typename Panel::Element* b[T];
+  for (int t = 0; t < T; ++t) b[t] = first + t * (apart / kPanelColumns) * panel_elements;
+  const float* a = g.a;
+  for (std::int64_t p = 0; p < g.k; ++p, ++a) {
+    v128_t x[R];
+    for (int r = 0; r < R; ++r) x[r] = wasm_v128_load32_splat(a + r * g.lda);
+    for (int t = 0; t < T; ++t) {
+      v128_t b0, b1;
+      Panel::row(b[t] + p * kPanelColumns, b0, b1);
+      for (int r = 0; r < R; ++r) {
+        lo[t][r] = multiply_add(x[r], b0, lo[t][r]);
+        hi[t][r] = multiply_add(x[r], b1, hi[t][r]);
+      }
     }
-  };
-  std::int64_t p = 0;
-  for (; p + S <= g.k; p += S) {
-    for (int s = 0; s < S; ++s) step(s);
-    b += S * kPanelColumns;
-    for (int r = 0; r < R; ++r) a[r] += S;
   }
-  for (; p < g.k; ++p) {
-    step(0);
-    b += kPanelColumns;
-    for (int r = 0; r < R; ++r) a[r] += 1;
-  }
-  for (int s = 1; s < S; ++s)
-    for (int r = 0; r < R; ++r) {
-      lo[0][r] = wasm_f32x4_add(lo[0][r], lo[s][r]);
-      hi[0][r] = wasm_f32x4_add(hi[0][r], hi[s][r]);
-    }
-  store_rows<R>(g, 0, col, lo[0], hi[0]);
+  for (int t = 0; t < T; ++t) store_rows<R>(g, 0, col + t * apart, lo[t], hi[t]);
 }
 
-// Every row of C when A has fewer than kRows rows, from one panel.
+// Every row of C, columns [col_begin, col_end), when A has fewer than kRows rows and B is packed:
+// T streams over equal shares of the panels, then the panels left over one at a time.
+template <int R, typename Panel>
+void narrow(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, const typename Panel::Element* panels,
+            std::int64_t panel_elements) {
+  constexpr int T = R == 1 ? 4 : R == 2 ? 2 : 1;
+  const std::int64_t count = (col_end - col_begin + kPanelColumns - 1) / kPanelColumns;
+  const std::int64_t share = count / T, apart = share * kPanelColumns;
+  for (std::int64_t i = 0; i < share; ++i)
+    narrow_panels<R, T, Panel>(g, col_begin + i * kPanelColumns, apart, panels + i * panel_elements, panel_elements);
+  for (std::int64_t i = share * T; i < count; ++i)
+    narrow_panels<R, 1, Panel>(g, col_begin + i * kPanelColumns, 0, panels + i * panel_elements, panel_elements);
+}
+
 template <typename Panel>
-void narrow(const GemmArgs& g, std::int64_t col, Panel panel) {
-  if (g.m == 1) narrow_block<1>(g, col, panel);
-  if (g.m == 2) narrow_block<2>(g, col, panel);
-  if (g.m == 3) narrow_block<3>(g, col, panel);
+void narrow_rows(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, const typename Panel::Element* panels,
+                 std::int64_t panel_elements) {
+  if (g.m == 1) narrow<1, Panel>(g, col_begin, col_end, panels, panel_elements);
+  if (g.m == 2) narrow<2, Panel>(g, col_begin, col_end, panels, panel_elements);
+  if (g.m == 3) narrow<3, Panel>(g, col_begin, col_end, panels, panel_elements);
 }
 #endif
 
@@ -206,24 +210,31 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 
 void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack) {
 #ifdef __wasm_simd128__
-  const bool widened = g.packed && g.precision != Precision::f32;  // 16-bit panels become float32 in `pack`
   const std::int64_t panel_rows = g.packed_k ? g.packed_k : g.k, element = bytes_of(g.precision);
+  const std::int64_t panel_elements = panel_rows * kPanelColumns;
+  if (g.m < kRows && g.packed) {  // a decoding step: 16-bit panels widen in registers
+    const std::uint8_t* first =
+        static_cast<const std::uint8_t*>(g.packed) + (col_begin / kPanelColumns) * panel_elements * element;
+    const auto* half = reinterpret_cast<const std::uint16_t*>(first);
+    if (g.precision == Precision::bf16)
+      narrow_rows<HalfPanel<Precision::bf16>>(g, col_begin, col_end, half, panel_elements);
+    else if (g.precision == Precision::f16)
+      narrow_rows<HalfPanel<Precision::f16>>(g, col_begin, col_end, half, panel_elements);
+    else
+      narrow_rows<FloatPanel>(g, col_begin, col_end, reinterpret_cast<const float*>(first), panel_elements);
+    return;
+  }
+  const bool widened = g.packed && g.precision != Precision::f32;  // 16-bit panels become float32 in `pack`
   if ((!g.packed || widened) && static_cast<std::int64_t>(pack.size()) < panel_rows * kPanelColumns)
     pack.resize(static_cast<std::size_t>(panel_rows * kPanelColumns));
   const auto* packed = static_cast<const std::uint8_t*>(g.packed);
   for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
-    const std::int64_t panel_elements = panel_rows * kPanelColumns;
     const std::uint8_t* source = g.packed ? packed + (col / kPanelColumns) * panel_elements * element : nullptr;
     if (!g.packed) pack_panel(g, col, pack.data());
     const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
     const auto* half = reinterpret_cast<const std::uint16_t*>(source);
-    if (g.m < kRows) {  // a decoding step: 16-bit panels widen in registers
-      if (widened && g.precision == Precision::bf16)
-        narrow(g, col, HalfPanel<Precision::bf16>{half});
-      else if (widened)
-        narrow(g, col, HalfPanel<Precision::f16>{half});
-      else
-        narrow(g, col, FloatPanel{panel});
+    if (g.m < kRows) {  // B packed here, a panel at a time
+      narrow_rows<FloatPanel>(g, col, col + kPanelColumns, panel, panel_elements);
       continue;
     }
     if (widened && g.precision == Precision::bf16)
@@ -252,9 +263,9 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
 #else
   // Natively, Eigen's own GEMM (SSE/AVX/AVX-512 packets) is the faster kernel: use it for this column range.
   using Strided =
-      Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<> >;
+      Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
   using StridedOut =
-      Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<> >;
+      Eigen::Map<Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0, Eigen::OuterStride<>>;
   const std::int64_t width = std::min(col_end, g.n) - col_begin;
   if (width <= 0) return;
   const Strided a(g.a, g.m, g.k, Eigen::OuterStride<>(g.lda));

@@ -22,6 +22,9 @@ constexpr std::int64_t kTasksPerThread = 16;
 #else
 constexpr std::int64_t kTasksPerThread = 4;
 #endif
+// A decoding step's GEMMs (fewer than kFewRows rows) read their panels in four streams far apart
+// (gemm.cpp, narrow), which needs long column blocks: two per thread.
+constexpr std::int64_t kFewRowTasksPerThread = 2;
 }  // namespace
 
 namespace {
@@ -224,8 +227,13 @@ namespace {
 // spans two of them); each task packs its own panels of b once for all rows.
 void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms) {
   std::int64_t panels = 0;
-  for (const GemmArgs& g : gemms) panels += (g.n + kPanelColumns - 1) / kPanelColumns;
-  const std::int64_t per_task = std::max<std::int64_t>(1, panels / (kTasksPerThread * pool.size())) * kPanelColumns;
+  bool few_rows = true;
+  for (const GemmArgs& g : gemms) {
+    panels += (g.n + kPanelColumns - 1) / kPanelColumns;
+    few_rows = few_rows && g.m < kFewRows;
+  }
+  const std::int64_t task_count = (few_rows ? kFewRowTasksPerThread : kTasksPerThread) * pool.size();
+  const std::int64_t per_task = std::max<std::int64_t>(1, panels / task_count) * kPanelColumns;
   std::vector<std::pair<std::size_t, std::int64_t>> tasks;  // (which GEMM, first column)
   for (std::size_t i = 0; i < gemms.size(); ++i)
     for (std::int64_t col = 0; col < gemms[i].n; col += per_task) tasks.emplace_back(i, col);

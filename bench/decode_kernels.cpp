@@ -1,0 +1,80 @@
+// How fast does one thread read a decoding step's weights? A decoding step multiplies one row by
+// every weight of the model once, so its GEMMs are bound by how fast the BF16 panels (gemm.cpp's
+// layout: k rows of 8 columns) stream in, and by the work each 16 bytes of them costs. This
+// times the engine's few-rows path (kernels::gemm_columns with 1, 2 and 3 rows, depth 576) on
+// panels in cache (768 columns, 0.9 MB) and from memory (196,608 columns, 226 MB; a
+// SmolLM2-135M step reads 257 MiB), in GB/s of weights, best of 6 interleaved rounds, beside a
+// pass that only reads the panels (one stream, no multiply).
+//
+// What it showed (bench/README.md, "Decoding step"): the kernel before this one ran 9 GB/s in
+// cache and 8 from memory, because V8 kept its 16 sums on the stack; one step of k over four
+// panels far apart (8 sums) runs 32 in cache and 21-23 from memory, above the 14-15 of a single
+// read stream: the CPU's prefetchers follow four streams.
+//
+//   npm run bench:decode        (built with the wasm builds: build/wasm/bench/decode_kernels.js)
+#include <wasm_simd128.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "kernels/gemm.hpp"
+
+namespace {
+
+namespace k = attnscope::kernels;
+using Clock = std::chrono::steady_clock;
+
+std::vector<float> g_pack;  // the engine's scratch (the few-rows path needs none)
+
+void engine(int rows, const float* a, const std::uint16_t* panels, std::int64_t depth, std::int64_t n, float* c) {
+  k::GemmArgs g = k::GemmArgs().lhs(a, depth).out(c, n).shape(rows, n, depth);
+  g.packed = panels;
+  g.precision = k::Precision::bf16;
+  g.streamed = true;
+  k::gemm_columns(g, 0, n, g_pack);
+}
+
+[[gnu::noinline]] void read_only(const std::uint16_t* panels, std::int64_t count, float* c) {
+  v128_t s0 = wasm_i32x4_splat(0), s1 = s0, s2 = s0, s3 = s0;
+  for (const std::uint16_t *p = panels, *end = panels + count; p < end; p += 32) {
+    s0 = wasm_v128_or(s0, wasm_v128_load(p));
+    s1 = wasm_v128_or(s1, wasm_v128_load(p + 8));
+    s2 = wasm_v128_or(s2, wasm_v128_load(p + 16));
+    s3 = wasm_v128_or(s3, wasm_v128_load(p + 24));
+  }
+  wasm_v128_store(c, wasm_v128_or(wasm_v128_or(s0, s1), wasm_v128_or(s2, s3)));
+}
+
+}  // namespace
+
+int main() {
+  volatile std::int64_t depth_now = 576;  // not a constant, as in the engine
+  const std::int64_t depth = depth_now;
+  const char* names[] = {"engine, 1 row (decoding step)", "engine, 2 rows", "engine, 3 rows", "read only"};
+  double best[2][4] = {};
+  const std::int64_t sizes[2] = {768, 196608};
+  for (int s = 0; s < 2; ++s) {
+    const std::int64_t n = sizes[s];
+    std::vector<std::uint16_t> panels(static_cast<std::size_t>(n * depth), 0x3f80);
+    std::vector<float> a(static_cast<std::size_t>(3 * depth), 0.5f), c(static_cast<std::size_t>(3 * n));
+    const int reps = s == 0 ? 2000 : 8;
+    for (int round = 0; round < 6; ++round)
+      for (int r = 0; r < 4; ++r) {
+        const auto start = Clock::now();
+        for (int i = 0; i < reps; ++i) {
+          if (r < 3)
+            engine(r + 1, a.data(), panels.data(), depth, n, c.data());
+          else
+            read_only(panels.data(), n * depth, c.data());
+        }
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        const double gbs = 2.0 * static_cast<double>(depth * n) * reps / seconds / 1e9;
+        if (gbs > best[s][r]) best[s][r] = gbs;
+      }
+  }
+  std::printf("GB/s of BF16 weights (depth %lld), one thread, best of 6 rounds\n", static_cast<long long>(depth));
+  std::printf("%-32s %10s %12s\n", "", "in cache", "from memory");
+  for (int r = 0; r < 4; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
+}
