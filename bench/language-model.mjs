@@ -20,8 +20,20 @@ function weightBytes() {
   return 2 * (S.layers * layer + S.vocab * S.d);
 }
 
+/**
+ * Bytes of keys and values a decoding step reads after `context` tokens: every layer's, float32 in
+ * AttnScope (`bytes` 4), F16 in llama.cpp's default cache (2).
+ */
+function cacheBytes(context, bytes) {
+  return S.layers * S.kvHeads * (S.d / S.heads) * 2 * context * bytes;
+}
+
 /** Sections 5-7 and their targets (see `attention` for the arguments). */
-export async function languageModel({ engines, measure }) {
+export const languageModel = (args) => llmSections(args, ['prefill', 'decode', 'typing']);
+/** Section 6 alone: `npm run bench -- decode`. */
+export const llmDecode = (args) => llmSections(args, ['decode']);
+
+async function llmSections({ engines, measure }, parts) {
   prepareLlm();
   const llama = [1, 2].map((t) => new EngineProcess(`llama.cpp ×${t}`, ...nodeEngine('llamacpp.mjs', t)));
   const all = [...engines, ...llama];
@@ -31,7 +43,7 @@ export async function languageModel({ engines, measure }) {
 
   // 5. Prefill
   const prefill = {};
-  for (const n of LLM_PREFILL_N)
+  for (const n of parts.includes('prefill') ? LLM_PREFILL_N : [])
     prefill[n] = await measure(
       `LLM prefill n=${n}`,
       { work: 'llm-prefill', n },
@@ -39,27 +51,32 @@ export async function languageModel({ engines, measure }) {
       all,
       REFERENCE,
     );
-  console.log(`\n5. ${LLM}-shaped decoder (BF16), prefill with every layer's maps and next tokens (median ms)`);
-  console.table(
-    LLM_PREFILL_N.map((n) => {
-      const r = prefill[n];
-      return {
-        n,
-        ...Object.fromEntries(shown.map((name) => [name, fmt(r[name]?.ms)])),
-        ...Object.fromEntries(
-          VARIANTS.flatMap(({ name }) =>
-            [1, 2].map((t) => [`${name} ×${t} vs ORT ×${t}`, ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`])]),
+  if (parts.includes('prefill'))
+    console.log(`\n5. ${LLM}-shaped decoder (BF16), prefill with every layer's maps and next tokens (median ms)`);
+  if (parts.includes('prefill'))
+    console.table(
+      LLM_PREFILL_N.map((n) => {
+        const r = prefill[n];
+        return {
+          n,
+          ...Object.fromEntries(shown.map((name) => [name, fmt(r[name]?.ms)])),
+          ...Object.fromEntries(
+            VARIANTS.flatMap(({ name }) =>
+              [1, 2].map((t) => [
+                `${name} ×${t} vs ORT ×${t}`,
+                ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`]),
+              ]),
+            ),
           ),
-        ),
-      };
-    }),
-  );
+        };
+      }),
+    );
 
   // 6. Decode, with this machine's memory bandwidth measured in the same rounds, after each ×1 engine's run.
   const bandwidthAlongside = (e) =>
     e.name.startsWith('AttnScope') && e.name.endsWith('×1') ? e.ask({ op: 'bandwidth' }) : undefined;
   const decode = {};
-  for (const context of LLM_DECODE_CONTEXT)
+  for (const context of parts.includes('decode') ? LLM_DECODE_CONTEXT : [])
     decode[context] = await measure(
       `LLM decode context=${context}`,
       { work: 'llm-decode', context, tokens: DECODED },
@@ -68,58 +85,79 @@ export async function languageModel({ engines, measure }) {
       REFERENCE,
     );
   const bytes = weightBytes();
-  const samples = LLM_DECODE_CONTEXT.flatMap((c) => Object.values(decode[c]).flatMap((x) => x.alongside));
+  const samples = Object.values(decode).flatMap((r) => Object.values(r).flatMap((x) => x.alongside));
   const bandwidth = { copied: median(samples.map((s) => s.copied)), read: median(samples.map((s) => s.read)) };
   const limit = bandwidth.read / bytes; // tokens per second if each step only read the weights, at read speed
   const copyLimit = bandwidth.copied / bytes;
   const perSecond = (x) => (x ? 1000 / x.ms : undefined);
   const share = (x, of) => `${((perSecond(x) / of) * 100).toFixed(0)}%`;
-  console.log(
-    `\n6. Decode with the KV cache, tokens per second (median of ${DECODED} steps per run); ${(bytes / 2 ** 20).toFixed(0)} MiB ` +
-      `of weights per step. Read bandwidth ${(bandwidth.read / 1e9).toFixed(1)} GB/s (memcmp), so at most ` +
-      `${limit.toFixed(1)} tokens/s; copy bandwidth ${(bandwidth.copied / 1e9).toFixed(1)} GB/s copied (memcpy), ` +
-      `${copyLimit.toFixed(1)} tokens/s`,
-  );
-  console.table(
-    LLM_DECODE_CONTEXT.map((context) => {
-      const r = decode[context];
-      return {
-        context,
-        ...Object.fromEntries(
-          [...ours, 'llama.cpp ×1', 'llama.cpp ×2'].map((name) => [name, perSecond(r[name])?.toFixed(1) ?? '—']),
-        ),
-        ...Object.fromEntries(
-          [...VARIANTS.map(({ name }) => `AttnScope ${name} ×1`), 'llama.cpp ×1'].flatMap((name) => [
-            [`${name.replace('AttnScope ', '')} % of read limit`, share(r[name], limit)],
-            [`${name.replace('AttnScope ', '')} % of copy limit`, share(r[name], copyLimit)],
-          ]),
-        ),
-        ...Object.fromEntries(
-          VARIANTS.map(({ name }) => [
-            `${name} ×1 vs llama.cpp ×1`,
-            ratio(r[`AttnScope ${name} ×1`], r['llama.cpp ×1']),
-          ]),
-        ),
-      };
-    }),
-  );
+  // The same bound counting the keys and values each step also reads (float32 here, F16 in llama.cpp).
+  const withCache = (name, context) =>
+    bandwidth.read / (bytes + cacheBytes(context, name.startsWith('llama.cpp') ? 2 : 4));
+  if (parts.includes('decode')) {
+    console.log(
+      `\n6. Decode with the KV cache, tokens per second (median of ${DECODED} steps per run); ${(bytes / 2 ** 20).toFixed(0)} MiB ` +
+        `of weights per step. Read bandwidth ${(bandwidth.read / 1e9).toFixed(1)} GB/s (memcmp), so at most ` +
+        `${limit.toFixed(1)} tokens/s; copy bandwidth ${(bandwidth.copied / 1e9).toFixed(1)} GB/s copied (memcpy), ` +
+        `${copyLimit.toFixed(1)} tokens/s. "+ KV": the read limit counting the keys and values read too.`,
+    );
+    console.table(
+      LLM_DECODE_CONTEXT.map((context) => {
+        const r = decode[context];
+        return {
+          context,
+          ...Object.fromEntries(
+            [...ours, 'llama.cpp ×1', 'llama.cpp ×2'].map((name) => [name, perSecond(r[name])?.toFixed(1) ?? '—']),
+          ),
+          ...Object.fromEntries(
+            [...VARIANTS.map(({ name }) => `AttnScope ${name} ×1`), 'llama.cpp ×1'].flatMap((name) => [
+              [`${name.replace('AttnScope ', '')} % of read limit`, share(r[name], limit)],
+              [`${name.replace('AttnScope ', '')} % + KV`, share(r[name], withCache(name, context))],
+            ]),
+          ),
+          ...Object.fromEntries(
+            VARIANTS.map(({ name }) => [
+              `${name} ×1 vs llama.cpp ×1`,
+              ratio(r[`AttnScope ${name} ×1`], r['llama.cpp ×1']),
+            ]),
+          ),
+        };
+      }),
+    );
+  }
 
   // 7. Typing at the end
-  const typing = await measure('LLM typing n=128', { work: 'llm-append', n: 128 }, { rounds: 7 }, attnscope, REFERENCE);
-  const fresh = await measure('LLM fresh n=129', { work: 'llm-prefill', n: 129 }, { rounds: 7 }, attnscope, REFERENCE);
-  console.log('\n7. Typing: one token appended to 128 (the prefix reused) against a fresh run on the 129 (median ms)');
-  console.table(
-    ours.map((name) => ({
-      engine: name,
-      appended: fmt(typing[name]?.ms),
-      fresh: fmt(fresh[name]?.ms),
-      'fresh / appended': ratio(typing[name], fresh[name]),
-    })),
-  );
+  if (parts.includes('typing')) {
+    const typing = await measure(
+      'LLM typing n=128',
+      { work: 'llm-append', n: 128 },
+      { rounds: 7 },
+      attnscope,
+      REFERENCE,
+    );
+    const fresh = await measure(
+      'LLM fresh n=129',
+      { work: 'llm-prefill', n: 129 },
+      { rounds: 7 },
+      attnscope,
+      REFERENCE,
+    );
+    console.log(
+      '\n7. Typing: one token appended to 128 (the prefix reused) against a fresh run on the 129 (median ms)',
+    );
+    console.table(
+      ours.map((name) => ({
+        engine: name,
+        appended: fmt(typing[name]?.ms),
+        fresh: fmt(fresh[name]?.ms),
+        'fresh / appended': ratio(typing[name], fresh[name]),
+      })),
+    );
+  }
 
   for (const { name, build } of VARIANTS) {
     console.log(`\nLLM targets, AttnScope's ${build} builds ("${name}"):`);
-    for (const n of LLM_PREFILL_N)
+    for (const n of Object.keys(prefill))
       for (const t of [1, 2])
         faster(
           `prefill n=${n}: ${name} ×${t} vs ORT-web ×${t}`,
@@ -127,7 +165,7 @@ export async function languageModel({ engines, measure }) {
           prefill[n][`ORT-web ×${t}`],
           1.5,
         );
-    for (const context of LLM_DECODE_CONTEXT) {
+    for (const context of Object.keys(decode)) {
       const r = decode[context];
       const reached = perSecond(r[`AttnScope ${name} ×1`]) / limit;
       target(
