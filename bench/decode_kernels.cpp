@@ -6,6 +6,10 @@
 // SmolLM2-135M step reads 257 MiB), in GB/s of weights, best of 6 interleaved rounds, beside a
 // pass that only reads the panels (one stream, no multiply).
 //
+// Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
+// of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128 and
+// 1,024 tokens, best of 20: the cache is the same for every layer here, so it is warm.
+//
 // What it showed (bench/README.md, "Decoding step"): the kernel before this one ran 9 GB/s in
 // cache and 8 from memory, because V8 kept its 16 sums on the stack; one step of k over four
 // panels far apart (8 sums) runs 32 in cache and 21-23 from memory, above the 14-15 of a single
@@ -14,12 +18,15 @@
 //   npm run bench:decode        (built with the wasm builds: build/wasm/bench/decode_kernels.js)
 #include <wasm_simd128.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include "kernels/gemm.hpp"
+#include "kernels/kernels.hpp"
+#include "runtime/thread_pool.hpp"
 
 namespace {
 
@@ -45,6 +52,31 @@ void engine(int rows, const float* a, const std::uint16_t* panels, std::int64_t 
     s3 = wasm_v128_or(s3, wasm_v128_load(p + 24));
   }
   wasm_v128_store(c, wasm_v128_or(wasm_v128_or(s0, s1), wasm_v128_or(s2, s3)));
+}
+
+// Milliseconds for 30 layers of a decoding step's attention after `context` tokens, best of 20.
+double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context) {
+  constexpr std::int64_t kHeads = 9, kKvHeads = 3, kWidth = 64, kLayers = 30;
+  const std::int64_t capacity = 2 * context;  // as the cache grows, by doubling
+  std::vector<float> q(kHeads * kWidth, 0.01f), k(kKvHeads * capacity * kWidth, 0.02f),
+      v(kKvHeads * capacity * kWidth, 0.03f), out(kHeads * kWidth);
+  attnscope::AttentionDims dims{kHeads, 1, context, kWidth, kWidth, true};
+  dims.group = kHeads / kKvHeads;
+  dims.kv_capacity = capacity;
+  k::ScoreRule rule;
+  rule.scale = 0.125f;
+  rule.causal = true;
+  rule.offset = context - 1;
+  const attnscope::TensorView tq(q.data(), {kHeads, 1, kWidth}), tk(k.data(), {kKvHeads, capacity, kWidth}),
+      tv(v.data(), {kKvHeads, capacity, kWidth});
+  double best = 1e30;
+  for (int round = 0; round < 20; ++round) {
+    const auto start = Clock::now();
+    for (std::int64_t l = 0; l < kLayers; ++l)
+      k::attention(pool, tq, tk, tv, dims, rule, out.data(), k::OutputLayout::side_by_side(dims), nullptr);
+    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  return best;
 }
 
 }  // namespace
@@ -77,4 +109,8 @@ int main() {
   std::printf("GB/s of BF16 weights (depth %lld), one thread, best of 6 rounds\n", static_cast<long long>(depth));
   std::printf("%-32s %10s %12s\n", "", "in cache", "from memory");
   for (int r = 0; r < 4; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
+  attnscope::ThreadPool pool(1);
+  std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");
+  for (std::int64_t context : {128, 1024})
+    std::printf("  after %4lld tokens %8.2f\n", static_cast<long long>(context), step_attention_ms(pool, context));
 }

@@ -1,6 +1,13 @@
 // The attention kernel against the plain-loop reference, over shapes, masks and threads.
+#include <algorithm>
+#include <cmath>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
+#include "kernels/kernels.hpp"
+#include "runtime/thread_pool.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {
@@ -115,6 +122,61 @@ TEST(Attention, FusedPathMatchesReferenceAcrossKeyTilesAndMasks) {
           << "causal=" << causal << " mask kind " << kind;
     }
   }
+}
+
+// A decoding step's few query rows with grouped-query heads (few_rows.cpp): the heads of a key/value
+// head take its keys together, and when there are fewer (key/value head, row) pairs than threads
+// the heads of one are shared between tasks. Each head against the reference on its own key/value
+// head, over group sizes, rows, threads, a cache wider than its keys, a window and weights kept or not.
+TEST(Attention, FewRowsWithGroupedHeadsMatchTheReferencePerHead) {
+  const std::int64_t d_k = 12, d_v = 20, n_k = 150, capacity = 160;  // 150 keys > the 64-key blocks
+  for (auto [heads, kv_heads] : {std::pair<std::int64_t, std::int64_t>{4, 1}, {6, 2}, {3, 3}})
+    for (std::int64_t n_q : {1, 3})
+      for (int threads : {1, 2, 3})
+        for (bool keep_weights : {true, false}) {
+          const Tensor q = random_tensor({heads, n_q, d_k}, 40), k = random_tensor({kv_heads, capacity, d_k}, 41),
+                       v = random_tensor({kv_heads, capacity, d_v}, 42);
+          AttentionDims dims{heads, n_q, n_k, d_k, d_v, true};
+          dims.group = heads / kv_heads;
+          dims.kv_capacity = capacity;
+          kernels::ScoreRule rule;
+          rule.scale = 0.3f;
+          rule.causal = true;
+          rule.offset = n_k - n_q;  // the last n_q positions
+          rule.window = n_q == 3 ? 100 : 0;
+          Tensor out({n_q, heads * d_v}), weights({heads, n_q, n_k});
+          ThreadPool pool(threads);
+          kernels::attention(pool, q.view(), k.view(), v.view(), dims, rule, out.data.data(),
+                             kernels::OutputLayout::side_by_side(dims), keep_weights ? weights.data.data() : nullptr);
+          for (std::int64_t h = 0; h < heads; ++h) {
+            const std::int64_t g = h / dims.group;
+            Tensor qh({n_q, d_k}), kh({n_k, d_k}), vh({n_k, d_v});
+            std::copy_n(q.data.begin() + h * n_q * d_k, n_q * d_k, qh.data.begin());
+            std::copy_n(k.data.begin() + g * capacity * d_k, n_k * d_k, kh.data.begin());
+            std::copy_n(v.data.begin() + g * capacity * d_v, n_k * d_v, vh.data.begin());
+            for (float& x : qh.data) x *= rule.scale * std::sqrt(float(d_k));  // the reference scales by 1/√d_k
+            std::vector<std::uint8_t> keep(static_cast<std::size_t>(n_q * n_k), 0);
+            for (std::int64_t i = 0; i < n_q; ++i)
+              for (std::int64_t j = 0; j < n_k; ++j) {
+                const std::int64_t position = rule.offset + i;
+                keep[static_cast<std::size_t>(i * n_k + j)] =
+                    j <= position && (rule.window == 0 || j > position - rule.window);
+              }
+            AttentionOptions o;
+            o.mask = Mask::keep_mask(keep.data(), {n_q, n_k});
+            const AttentionResult ref = reference::attention(qh.view(), kh.view(), vh.view(), o);
+            Tensor got({n_q, d_v}), got_weights({n_q, n_k});
+            for (std::int64_t i = 0; i < n_q; ++i) {
+              std::copy_n(out.data.begin() + i * heads * d_v + h * d_v, d_v, got.data.begin() + i * d_v);
+              std::copy_n(weights.data.begin() + (h * n_q + i) * n_k, n_k, got_weights.data.begin() + i * n_k);
+            }
+            const std::string where = "heads " + std::to_string(heads) + "/" + std::to_string(kv_heads) + " rows " +
+                                      std::to_string(n_q) + " threads " + std::to_string(threads) + " head " +
+                                      std::to_string(h) + (keep_weights ? " with weights" : "");
+            EXPECT_TRUE(all_close(got, ref.output)) << where;
+            if (keep_weights) EXPECT_TRUE(all_close(got_weights, ref.weights)) << where;
+          }
+        }
 }
 
 TEST(Attention, RowsOfWeightsSumToOne) {
