@@ -37,6 +37,15 @@ serveEngine(
         const r = layer.run(x, { causal });
         return sample(r.weights.data, n, r.output.data, D);
       };
+    } else if (work === 'mha-into') {
+      // The layer writing into the caller's arrays, the same two every call (options.into): no new arrays to touch.
+      layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
+      const x = inputs[`x${n}`];
+      const into = { output: new Float32Array(n * D), weights: new Float32Array(HEADS * n * n) };
+      return () => {
+        const r = layer.run(x, { causal, into });
+        return sample(r.weights.data, n, r.output.data, D);
+      };
     } else if (work === 'mha-oneshot') {
       // The stateless call most users make: the weights cross into the engine on every call.
       const x = inputs[`x${n}`];

@@ -133,17 +133,50 @@ inline MultiHeadParams params_of(const JsTensor (&w)[8], ViewFn view) {
 }
 
 // { data: Float32Array, shape }; new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
-inline val to_js(const float* data, const Shape& shape) {
+// { data, shape } around a JS array of the tensor's values.
+inline val js_tensor(val data, const Shape& shape) {
   val obj = val::object();
-  obj.set("data", val::global("Float32Array")
-                      .new_(val(emscripten::typed_memory_view(static_cast<std::size_t>(element_count(shape)), data))));
+  obj.set("data", data);
   val js_shape = val::array();
   for (auto d : shape) js_shape.call<void>("push", static_cast<double>(d));
   obj.set("shape", js_shape);
   return obj;
 }
 
+inline val to_js(const float* data, const Shape& shape) {
+  return js_tensor(val::global("Float32Array")
+                       .new_(val(emscripten::typed_memory_view(static_cast<std::size_t>(element_count(shape)), data))),
+                   shape);
+}
+
 inline val to_js(const Tensor& t) { return to_js(t.data.data(), t.shape); }
+
+// options.into.<name>: the caller's Float32Array for that result (the package checked its type), or undefined.
+// Its length must be the result's; checked before any work, with the result's shape.
+inline val into_array(const char* op, const val& opts, const char* name, const Shape& shape, bool returned,
+                      const char* why) {
+  const val into = opts["into"];
+  if (into.isUndefined() || into.isNull()) return val::undefined();
+  const val array = into[name];
+  if (array.isUndefined()) return array;
+  if (!returned) throw Error(messages::format("into_unused", {{"op", op}, {"name", name}, {"why", why}}));
+  const double length = array["length"].as<double>(), count = double(element_count(shape));
+  if (length != count)
+    throw Error(messages::format("into_length", {{"op", op},
+                                                 {"name", name},
+                                                 {"length", js_string(array["length"])},
+                                                 {"shape", format_shape(shape)},
+                                                 {"count", std::to_string(element_count(shape))}}));
+  return array;
+}
+
+// The result into `array` when the caller gave one (reused across calls: no new array, and no first touch of
+// its pages), else into a new Float32Array.
+inline val to_js(const Tensor& t, const val& array) {
+  if (array.isUndefined()) return to_js(t);
+  array.call<void>("set", val(emscripten::typed_memory_view(t.data.size(), t.data.data())));
+  return js_tensor(array, t.shape);
+}
 inline val to_js(const Matrix& m) { return to_js(m.data(), {m.rows(), m.cols()}); }
 
 inline bool flag(const val& opts, const char* name, bool fallback) {

@@ -54,7 +54,7 @@ class MultiHeadLayer {
     });
   }
 
-  // x [n, d_model]; opts { causal, mask, context, returnWeights, returnProjections }
+  // x [n, d_model]; opts { causal, mask, context, returnWeights, returnProjections, into }
   val run(Engine& engine, val x, val opts) {
     const char* op = "multiHeadLayer.run";
     return guard(op, [&] {

@@ -59,7 +59,7 @@ class Engine {
   }
 
   // x [n, d_model]; params { wq, wk, wv, wo, bq?, bk?, bv?, bo? };
-  // opts { heads, causal, mask, context, returnWeights, returnProjections }
+  // opts { heads, causal, mask, context, returnWeights, returnProjections, into }
   val multiHeadAttention(val x, val params, val opts) {
     const char* op = "multiHeadAttention";
     return guard(op, [&] {
@@ -100,6 +100,10 @@ class Engine {
     o.mask = mask.mask();
     o.context = shape_view(context);
     check_multi_head_shapes(op, xs.shape, weights(false), o);
+    const std::int64_t n = xs.shape[0], n_k = context.present() ? context.shape[0] : n;
+    const val into_output = into_array(op, opts, "output", {n, weights(false).wo.shape[1]}, true, "");
+    const val into_weights =
+        into_array(op, opts, "weights", {heads, n, n_k}, o.return_weights, "returnWeights is false");
     // The count holds x and the weights, which are copied (or streamed as panels) into the heap once, and
     // every output; the copies out are JS arrays, outside the heap. So n = 4096 with weights (875 MiB) runs.
     check_budget(op, multi_head_bytes(xs.shape, weights(false), o, runtime_.threads()));
@@ -112,8 +116,8 @@ class Engine {
     o.context = context.view();
     const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
     val out = val::object();
-    out.set("output", to_js(r.output));
-    if (o.return_weights) out.set("weights", to_js(r.weights));
+    out.set("output", to_js(r.output, into_output));
+    if (o.return_weights) out.set("weights", to_js(r.weights, into_weights));
     if (o.return_projections) {
       out.set("q", to_js(r.q));
       out.set("k", to_js(r.k));
@@ -183,6 +187,14 @@ class Engine {
         check_attention_shapes(op, qs.shape, (self ? qs : ks).shape, (self ? qs : vs).shape, o.mask);
     // Inputs are copied into the heap once more than the kernel counts.
     check_budget(op, 2.0 * attention_bytes(d, o, runtime_.threads()));
+    const Shape rows = d.heads_axis ? Shape{d.heads, d.n_q} : Shape{d.n_q};
+    const auto with = [&](std::int64_t last) {
+      Shape s = rows;
+      s.push_back(last);
+      return s;
+    };
+    const val into_output = into_array(op, opts, "output", with(d.d_v), true, "");
+    const val into_weights = into_array(op, opts, "weights", with(d.n_k), o.return_weights, "returnWeights is false");
 
     load(qs);
     load(ks);
@@ -192,8 +204,8 @@ class Engine {
     const AttentionResult r =
         self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);
     val out = val::object();
-    out.set("output", to_js(r.output));
-    if (o.return_weights) out.set("weights", to_js(r.weights));
+    out.set("output", to_js(r.output, into_output));
+    if (o.return_weights) out.set("weights", to_js(r.weights, into_weights));
     return out;
   }
 

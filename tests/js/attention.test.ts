@@ -48,6 +48,60 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(info.maxCallBytes).toBe(2 ** 30);
   });
 
+  it('writes results into the arrays the caller gives (options.into), call after call, and the heap stays flat', () => {
+    const q = randn([2, 9, 16], 50),
+      k = randn([2, 11, 16], 51),
+      v = randn([2, 11, 12], 52);
+    const output = new Float32Array(2 * 9 * 12),
+      weights = new Float32Array(2 * 9 * 11);
+    const fresh = engine.attention(q, k, v, { causal: true });
+    const into = engine.attention(q, k, v, { causal: true, into: { output, weights } });
+    expect(into.output.data).toBe(output);
+    expect(into.weights.data).toBe(weights);
+    expect(into.output.shape).toEqual([2, 9, 12]);
+    expect(into.weights.shape).toEqual([2, 9, 11]);
+    expect(Array.from(output)).toEqual(Array.from(fresh.output.data));
+    expect(Array.from(weights)).toEqual(Array.from(fresh.weights.data));
+    // Another input into the same arrays overwrites them; one of the two may be given alone.
+    const q2 = randn([2, 9, 16], 53);
+    engine.attention(q2, k, v, { into: { weights } });
+    expect(Array.from(weights)).toEqual(Array.from(engine.attention(q2, k, v).weights.data));
+    const self = randn([7, 16], 54),
+      selfWeights = new Float32Array(49);
+    engine.selfAttention(self, { into: { weights: selfWeights } });
+    expectClose({ data: selfWeights, shape: [7, 7] }, refAttention(self, self, self, { scale: 1 }).weights);
+    // Multi-head attention, one-shot and from a layer: output [n, d_model] and weights [heads, n, n].
+    const d = 32,
+      params = randomParams(d, 55, 0.2, ['bq', 'bo']),
+      x = randn([10, d], 60);
+    const mhaOutput = new Float32Array(10 * d),
+      mhaWeights = new Float32Array(4 * 10 * 10);
+    const expected = engine.multiHeadAttention(x, params, { heads: 4 });
+    engine.multiHeadAttention(x, params, { heads: 4, into: { output: mhaOutput, weights: mhaWeights } });
+    expect(Array.from(mhaOutput)).toEqual(Array.from(expected.output.data));
+    expect(Array.from(mhaWeights)).toEqual(Array.from(expected.weights.data));
+    const layer = engine.multiHeadLayer(params, { heads: 4 });
+    mhaOutput.fill(0);
+    const fromLayer = layer.run(x, { into: { output: mhaOutput } });
+    expect(fromLayer.output.data).toBe(mhaOutput);
+    expectClose(fromLayer.output, expected.output, 1e-6);
+    // A wrong length is an error before any work, and the arrays and the engine are as they were.
+    const before = Array.from(weights);
+    expect(() => engine.attention(q, k, v, { into: { weights: new Float32Array(5) } })).toThrowError(
+      'attention: options.into.weights has 5 values but the result [2, 9, 11] needs 198',
+    );
+    expect(() => layer.run(x, { into: { weights: new Float32Array(400), output: new Float32Array(3) } })).toThrowError(
+      'multiHeadLayer.run: options.into.output has 3 values but the result [10, 32] needs 320',
+    );
+    expect(Array.from(weights)).toEqual(before);
+    // Calls into the same arrays do not grow the heap.
+    engine.attention(q, k, v, { into: { output, weights } });
+    const baseline = engine.memory().allocatedBytes;
+    for (let i = 0; i < 200; i++) engine.attention(q, k, v, { into: { output, weights } });
+    expect(engine.memory().allocatedBytes).toBe(baseline);
+    layer.dispose();
+  });
+
   it(`multiplies ${build.startsWith('relaxed-') ? 'with' : 'without'} a fused multiply-add`, () => {
     // x² − (1 + 2⁻¹¹) with x = 1 + 2⁻¹²: the exact value is 2⁻²⁴, but x² alone rounds to
     // 1 + 2⁻¹¹ (a tie, to even), so a separate multiply and add gives 0. Only the relaxed-simd

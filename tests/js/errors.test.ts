@@ -19,7 +19,24 @@ const w = (r: number, c: number, seed = 5) => randn([r, c], seed, 0.3);
 const params = { wq: w(8, 8), wk: w(8, 8), wv: w(8, 8), wo: w(8, 8) };
 
 // Each entry: a call that must throw, and a piece of its message.
+const mhaParams = { wq: randn([8, 8], 41), wk: randn([8, 8], 42), wv: randn([8, 8], 43), wo: randn([8, 8], 44) };
 const BAD_CALLS: Array<[string, (e: Engine) => unknown, string]> = [
+  [
+    'into: an array of the wrong length',
+    (e) => e.attention(q, k, v, { into: { output: new Float32Array(4 * 8), weights: new Float32Array(17) } }),
+    'attention: options.into.weights has 17 values but the result [4, 4] needs 16',
+  ],
+  [
+    'into: the output of multi-head attention as long as its weights',
+    (e) =>
+      e.multiHeadAttention(randn([3, 8], 40), mhaParams, { heads: 2, into: { output: new Float32Array(2 * 3 * 3) } }),
+    'multiHeadAttention: options.into.output has 18 values but the result [3, 8] needs 24',
+  ],
+  [
+    'into: a key that is not a result',
+    (e) => e.selfAttention(q, { into: { scores: new Float32Array(16) } as never }),
+    "selfAttention: unknown option 'into.scores' (known: output, weights)",
+  ],
   ['d_k mismatch', (e) => e.attention(q, randn([4, 64], 6), v), 'attention: k has d_k=64 but q has d_k=32'],
   ['n_k mismatch', (e) => e.attention(q, k, randn([5, 8], 7)), 'attention: v has n_k=5 but k has n_k=4'],
   [
@@ -252,6 +269,10 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       non_finite: () => engine.selfAttention(nan),
       whole_number: () =>
         engine.attentionFlow({ attentions: new Float32Array(8), shape: [1, 2, 2, 2] }, { rows: [0.5] }),
+      into: () => engine.attention(q, k, v, { into: new Float32Array(32) as never }),
+      into_array: () => engine.attention(q, k, v, { into: { weights: [0, 1] as never } }),
+      into_length: () => engine.attention(q, k, v, { into: { weights: new Float32Array(15) } }), // C++'s side
+      into_unused: () => engine.attention(q, k, v, { returnWeights: false, into: { weights: new Float32Array(16) } }),
     };
     expect(Object.keys(calls).sort()).toEqual(Object.keys(table).sort());
     for (const [kind, call] of Object.entries(calls)) {

@@ -30,6 +30,19 @@ export interface AttentionOptions {
   scale?: number;
   /** Return the attention weights too. Default true; false skips the `[n_q, n_k]` output. */
   returnWeights?: boolean;
+  /** Arrays to write the results into instead of new ones: see {@link ResultArrays}. */
+  into?: ResultArrays;
+}
+
+/**
+ * The caller's arrays for a call's results, reused from call to call on the same shapes: the result's `data` is
+ * the array given, overwritten. Each must be a `Float32Array` of exactly the result's length. Without them each
+ * call returns new arrays, and a new array of hundreds of MB costs a first write to every page (at n = 4096 the
+ * weights are 805 MB).
+ */
+export interface ResultArrays {
+  output?: Float32Array;
+  weights?: Float32Array;
 }
 
 /** Result of an attention call; `weights` is absent when `returnWeights: false`. */
@@ -77,6 +90,8 @@ export interface MultiHeadOptions {
   returnWeights?: boolean;
   /** Also return each head's `q`, `k` and `v`. Default false. */
   returnProjections?: boolean;
+  /** Arrays to write `output` and `weights` into instead of new ones: see {@link ResultArrays}. */
+  into?: ResultArrays;
 }
 
 /** Result of {@link Engine.multiHeadAttention}. */

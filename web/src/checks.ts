@@ -47,6 +47,20 @@ export function checkMask(op: string, mask: unknown): void {
   checkShapeList(op, 'mask', shape);
 }
 
+/** options.into: an object whose present keys are among `names`, each a Float32Array (C++ checks their lengths). */
+export function checkInto(op: string, into: unknown, names: readonly string[]): void {
+  if (into === undefined) return;
+  const known = names.map((n) => `${n}?`).join(', ');
+  if (typeof into !== 'object' || into === null || ArrayBuffer.isView(into) || Array.isArray(into))
+    throw new Error(message('into', { op, known, got: typeName(into) }));
+  for (const [name, array] of Object.entries(into)) {
+    if (!names.includes(name))
+      throw new Error(message('unknown_option', { op, name: `into.${name}`, known: names.join(', ') }));
+    if (array !== undefined && !(array instanceof Float32Array))
+      throw new Error(message('into_array', { op, name, got: typeName(array) }));
+  }
+}
+
 export function checkOption(
   op: string,
   options: Record<string, unknown>,

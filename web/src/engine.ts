@@ -21,9 +21,9 @@ import type {
   Tokenizer,
 } from './types.js';
 import { Analysis } from './analysis.js';
-import { checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
+import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
 import { fetchHubModel } from './hub.js';
-import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
+import { MULTI_HEAD_OPTIONS, RESULT_ARRAYS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
 import { WasmModel, WasmTokenizer } from './model.js';
 import {
   type ModuleArgs,
@@ -35,7 +35,13 @@ import {
   unwrap,
 } from './raw.js';
 
-const ATTENTION_OPTIONS = { causal: 'boolean', scale: 'number', mask: 'other', returnWeights: 'boolean' } as const;
+const ATTENTION_OPTIONS = {
+  causal: 'boolean',
+  scale: 'number',
+  mask: 'other',
+  returnWeights: 'boolean',
+  into: 'other',
+} as const;
 
 class WasmEngine implements Engine {
   private raw: RawEngine | null;
@@ -171,6 +177,7 @@ class WasmEngine implements Engine {
     checkTensor(op, 'v', v);
     const o = checkOptions(op, options, ATTENTION_OPTIONS);
     checkMask(op, o.mask);
+    checkInto(op, o.into, RESULT_ARRAYS);
     return unwrap(raw.attention(q, k, v, o)) as AttentionResult<O>;
   }
 
@@ -180,6 +187,7 @@ class WasmEngine implements Engine {
     checkTensor(op, 'x', x);
     const o = checkOptions(op, options, ATTENTION_OPTIONS);
     checkMask(op, o.mask);
+    checkInto(op, o.into, RESULT_ARRAYS);
     return unwrap(raw.selfAttention(x, o)) as AttentionResult<O>;
   }
 
@@ -193,6 +201,7 @@ class WasmEngine implements Engine {
       throw new Error(message('option_type', { op, name: 'heads', type: 'number', got: typeName(o.heads) }));
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
+    checkInto(op, o.into, RESULT_ARRAYS);
     return unwrap(raw.multiHeadAttention(x, params, { ...o, heads: o.heads })) as MultiHeadResult<O>;
   }
 

@@ -7,8 +7,11 @@ import type {
   MultiHeadResult,
   Tensor,
 } from './types.js';
-import { checkMask, checkOptions, checkTensor, typeName } from './checks.js';
+import { checkInto, checkMask, checkOptions, checkTensor, typeName } from './checks.js';
 import { type RawEngine, type RawLinearLayer, type RawMultiHeadLayer, unwrap } from './raw.js';
+
+/** The results a call can write into the caller's arrays (options.into). */
+export const RESULT_ARRAYS = ['output', 'weights'] as const;
 
 export const MULTI_HEAD_OPTIONS = {
   heads: 'number',
@@ -17,6 +20,7 @@ export const MULTI_HEAD_OPTIONS = {
   context: 'other',
   returnWeights: 'boolean',
   returnProjections: 'boolean',
+  into: 'other',
 } as const;
 
 export function checkParams(op: string, params: MultiHeadParams): void {
@@ -40,6 +44,7 @@ export class WasmMultiHeadLayer implements MultiHeadLayer {
     const o = checkOptions(op, options, known);
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
+    checkInto(op, o.into, RESULT_ARRAYS);
     return unwrap(this.handle.run(this.engine(), x, o)) as MultiHeadResult<O & { heads: number }>;
   }
 

@@ -28,6 +28,11 @@ const Template kTable[] = {
     {"option_type", "{op}: options.{name} must be a {type}, got {got}"},
     {"unknown_option", "{op}: unknown option '{name}' (known: {known})"},
     {"whole_number", "{op}: {name} must be a whole number from {lo} to {hi}, got {got}"},
+    // options.into: arrays the caller gives for the results (checked by the package; their lengths in C++).
+    {"into", "{op}: options.into must be an object of Float32Arrays ({known}), got {got}"},
+    {"into_array", "{op}: options.into.{name} must be a Float32Array, got {got}"},
+    {"into_length", "{op}: options.into.{name} has {length} values but the result {shape} needs {count}"},
+    {"into_unused", "{op}: options.into.{name} is given but the call returns no {name} ({why})"},
 };
 
 }  // namespace
