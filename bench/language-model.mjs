@@ -51,9 +51,8 @@ async function llmSections({ engines, measure }, parts) {
       all,
       REFERENCE,
     );
-  if (parts.includes('prefill'))
+  if (parts.includes('prefill')) {
     console.log(`\n5. ${LLM}-shaped decoder (BF16), prefill with every layer's maps and next tokens (median ms)`);
-  if (parts.includes('prefill'))
     console.table(
       LLM_PREFILL_N.map((n) => {
         const r = prefill[n];
@@ -71,6 +70,7 @@ async function llmSections({ engines, measure }, parts) {
         };
       }),
     );
+  }
 
   // 6. Decode, with this machine's memory bandwidth measured in the same rounds, after each ×1 engine's run.
   const bandwidthAlongside = (e) =>

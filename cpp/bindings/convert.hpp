@@ -132,7 +132,6 @@ inline MultiHeadParams params_of(const JsTensor (&w)[8], ViewFn view) {
   return {view(w[0]), view(w[1]), view(w[2]), view(w[3]), view(w[4]), view(w[5]), view(w[6]), view(w[7])};
 }
 
-// { data: Float32Array, shape }; new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
 // { data, shape } around a JS array of the tensor's values.
 inline val js_tensor(val data, const Shape& shape) {
   val obj = val::object();
@@ -143,6 +142,7 @@ inline val js_tensor(val data, const Shape& shape) {
   return obj;
 }
 
+// { data: Float32Array, shape }; new Float32Array(view) copies out of the heap into a fresh, unshared buffer.
 inline val to_js(const float* data, const Shape& shape) {
   return js_tensor(val::global("Float32Array")
                        .new_(val(emscripten::typed_memory_view(static_cast<std::size_t>(element_count(shape)), data))),

@@ -47,15 +47,18 @@ export function checkMask(op: string, mask: unknown): void {
   checkShapeList(op, 'mask', shape);
 }
 
-/** options.into: an object whose present keys are among `names`, each a Float32Array (C++ checks their lengths). */
-export function checkInto(op: string, into: unknown, names: readonly string[]): void {
+/** The results a call can write into the caller's arrays (options.into). */
+const RESULT_ARRAYS: readonly string[] = ['output', 'weights'];
+
+/** options.into: an object whose present keys are results, each a Float32Array (C++ checks their lengths). */
+export function checkInto(op: string, into: unknown): void {
   if (into === undefined) return;
-  const known = names.map((n) => `${n}?`).join(', ');
+  const known = RESULT_ARRAYS.map((n) => `${n}?`).join(', ');
   if (typeof into !== 'object' || into === null || ArrayBuffer.isView(into) || Array.isArray(into))
     throw new Error(message('into', { op, known, got: typeName(into) }));
   for (const [name, array] of Object.entries(into)) {
-    if (!names.includes(name))
-      throw new Error(message('unknown_option', { op, name: `into.${name}`, known: names.join(', ') }));
+    if (!RESULT_ARRAYS.includes(name))
+      throw new Error(message('unknown_option', { op, name: `into.${name}`, known: RESULT_ARRAYS.join(', ') }));
     if (array !== undefined && !(array instanceof Float32Array))
       throw new Error(message('into_array', { op, name, got: typeName(array) }));
   }

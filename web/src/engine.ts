@@ -23,7 +23,7 @@ import type {
 import { Analysis } from './analysis.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
 import { fetchHubModel } from './hub.js';
-import { MULTI_HEAD_OPTIONS, RESULT_ARRAYS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
+import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
 import { WasmModel, WasmTokenizer } from './model.js';
 import {
   type ModuleArgs,
@@ -177,7 +177,7 @@ class WasmEngine implements Engine {
     checkTensor(op, 'v', v);
     const o = checkOptions(op, options, ATTENTION_OPTIONS);
     checkMask(op, o.mask);
-    checkInto(op, o.into, RESULT_ARRAYS);
+    checkInto(op, o.into);
     return unwrap(raw.attention(q, k, v, o)) as AttentionResult<O>;
   }
 
@@ -187,7 +187,7 @@ class WasmEngine implements Engine {
     checkTensor(op, 'x', x);
     const o = checkOptions(op, options, ATTENTION_OPTIONS);
     checkMask(op, o.mask);
-    checkInto(op, o.into, RESULT_ARRAYS);
+    checkInto(op, o.into);
     return unwrap(raw.selfAttention(x, o)) as AttentionResult<O>;
   }
 
@@ -201,7 +201,7 @@ class WasmEngine implements Engine {
       throw new Error(message('option_type', { op, name: 'heads', type: 'number', got: typeName(o.heads) }));
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
-    checkInto(op, o.into, RESULT_ARRAYS);
+    checkInto(op, o.into);
     return unwrap(raw.multiHeadAttention(x, params, { ...o, heads: o.heads })) as MultiHeadResult<O>;
   }
 

@@ -10,9 +10,6 @@ import type {
 import { checkInto, checkMask, checkOptions, checkTensor, typeName } from './checks.js';
 import { type RawEngine, type RawLinearLayer, type RawMultiHeadLayer, unwrap } from './raw.js';
 
-/** The results a call can write into the caller's arrays (options.into). */
-export const RESULT_ARRAYS = ['output', 'weights'] as const;
-
 export const MULTI_HEAD_OPTIONS = {
   heads: 'number',
   causal: 'boolean',
@@ -44,7 +41,7 @@ export class WasmMultiHeadLayer implements MultiHeadLayer {
     const o = checkOptions(op, options, known);
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
-    checkInto(op, o.into, RESULT_ARRAYS);
+    checkInto(op, o.into);
     return unwrap(this.handle.run(this.engine(), x, o)) as MultiHeadResult<O & { heads: number }>;
   }
 
