@@ -15,32 +15,48 @@ const params = Object.fromEntries(
 );
 const layer = engine.multiHeadLayer(params, { heads: HEADS });
 
-/** Median ms of `f` over `runs` calls after 10 unmeasured ones. */
-function time(f, runs = 41) {
-  for (let i = 0; i < 10; i++) f();
-  const t = [];
-  for (let i = 0; i < runs; i++) {
+/** Median ms of `f` and of `g` over `runs` rounds, calling them alternately after 10 unmeasured rounds,
+ * and the median of their per-round ratio (this VM's speed drifts by tens of percent within seconds). */
+function alternate(f, g, runs = 41) {
+  for (let i = 0; i < 10; i++) (f(), g());
+  const a = [],
+    b = [],
+    ratio = [];
+  const once = (h) => {
     const start = performance.now();
-    f();
-    t.push(performance.now() - start);
+    h();
+    return performance.now() - start;
+  };
+  for (let i = 0; i < runs; i++) {
+    const x = once(f),
+      y = once(g);
+    (a.push(x), b.push(y), ratio.push(x / y));
   }
-  return t.sort((a, b) => a - b)[runs >> 1];
+  const median = (t) => t.sort((p, q) => p - q)[runs >> 1];
+  return [median(a), median(b), median(ratio)];
 }
 
 const bytes = 4 * 4 * D * D;
-const all = new Float32Array(bytes / 4);
+const all = random(bytes / 4, 9);
 const into = new Float32Array(bytes / 4);
 console.log(
-  `${engine.info().build}, ${threads} thread(s); weights ${(bytes / 1e6).toFixed(1)} MB per call (median ms)`,
+  `${engine.info().build}, ${threads} thread(s); weights ${(bytes / 1e6).toFixed(1)} MB per call (median ms, calls alternating)`,
 );
-for (const n of [1, 64, 128]) {
+for (const n of [1, 64, 128, 256, 512]) {
   const x = { data: random(n * D, 1), shape: [n, D] };
-  const once = time(() => engine.multiHeadAttention(x, params, { heads: HEADS }));
-  const kept = time(() => layer.run(x));
+  const [once, kept, ratio] = alternate(
+    () => engine.multiHeadAttention(x, params, { heads: HEADS }),
+    () => layer.run(x),
+    n >= 256 ? 15 : 41,
+  );
   console.log(
     `  n=${String(n).padStart(3)}  one-shot ${once.toFixed(2)}  layer ${kept.toFixed(2)}  ` +
-      `difference ${(once - kept).toFixed(2)} (${(bytes / (once - kept) / 1e6).toFixed(1)} GB/s of weights)`,
+      `one-shot / layer ${ratio.toFixed(2)}  difference ${(once - kept).toFixed(2)}`,
   );
 }
-console.log(`  floor: a JS copy of the same bytes ${time(() => into.set(all)).toFixed(2)}`);
+const [copy] = alternate(
+  () => into.set(all),
+  () => {},
+);
+console.log(`  floor: a JS copy of the same bytes ${copy.toFixed(2)}`);
 engine.dispose();

@@ -18,26 +18,34 @@ namespace attnscope::bindings {
 
 inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk", "bv", "bo"};
 
-// A one-shot call's weight matrix [k, n], streamed from JS into GEMM panels a block of rows at a time: each
-// block is copied into a buffer that stays in cache, then packed and checked in the same pass. The call then reads the
-// weight once and writes its panels once, and its GEMMs read the panels as a layer's do. (Copying the whole weight in,
-// checking it and packing it in the GEMM were three passes over memory: a one-shot multi-head call at n = 64
-// took 1.5× the layer's time; see bench/README.md, "One-shot calls".)
+// A one-shot call's weight matrix [k, n], read from its JS array a block of rows at a time while it is
+// multiplied (StreamedWeight): the GEMMs pack each block and multiply it while it is in cache, so the call
+// reads the weight once and writes no panels of it to memory. (Copying the whole weight in, checking it and
+// packing it were three passes over memory: a one-shot multi-head call at n = 64 took 1.5× the layer's
+// time; see bench/README.md, "One-shot calls".)
+class JsRows : public RowSource {
+ public:
+  JsRows(const char* op, const char* name, val data, std::int64_t n)
+      : op_(op), name_(name), data_(std::move(data)), n_(n) {}
+  void read(std::int64_t first, std::int64_t count, float* out) const override {
+    val(emscripten::typed_memory_view(static_cast<std::size_t>(count * n_), out))
+        .call<void>("set", data_.call<val>("subarray", static_cast<double>(first * n_),
+                                           static_cast<double>((first + count) * n_)));
+  }
+  void reject(std::int64_t first, std::int64_t count, const float* rows) const override {
+    check_finite(op_, name_, rows, count * n_, false, first * n_);
+  }
+
+ private:
+  const char* op_;
+  const char* name_;
+  val data_;
+  std::int64_t n_;
+};
+
 inline void stream_packed(const char* op, const char* name, JsTensor& w) {
   const std::int64_t k = w.shape[0], n = w.shape[1];
-  auto packed = std::make_unique<StreamedWeight>(k, n);
-  const std::int64_t block = std::max<std::int64_t>(1, (32 * 1024) / n);  // about 128 KB of rows
-  Floats rows;
-  rows.resize(static_cast<std::size_t>(std::min(block, k) * n));
-  const val data = w.js["data"];
-  for (std::int64_t r = 0; r < k; r += block) {
-    const std::int64_t count = std::min(block, k - r);
-    val(emscripten::typed_memory_view(static_cast<std::size_t>(count * n), rows.data()))
-        .call<void>("set",
-                    data.call<val>("subarray", static_cast<double>(r * n), static_cast<double>((r + count) * n)));
-    if (!packed->write_rows(rows.data(), r, count)) check_finite(op, name, rows.data(), count * n, false, r * n);
-  }
-  w.streamed = std::move(packed);
+  w.streamed = std::make_unique<StreamedWeight>(k, n, std::make_unique<JsRows>(op, name, w.js["data"], n));
 }
 
 // The wasm heap's limit (-sMAXIMUM_MEMORY), and what a model's weights must leave free of it for running.

@@ -1,4 +1,6 @@
 // Multi-head attention (self and cross, with biases and masks) against the reference.
+#include "attnscope/packing.hpp"
+#include "kernels/packed.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {
@@ -104,6 +106,64 @@ TEST(MultiHead, WithoutWoReturnsConcatenatedHeads) {
   const MultiHeadResult r = Runtime(2).multi_head_attention(x.view(), p, o);
   EXPECT_EQ(r.output.shape, (Shape{6, 12}));
   expect_same(r, reference::multi_head_attention(x.view(), p, o));
+}
+
+// A weight's rows as a one-shot call's JS array gives them: a block at a time, counted.
+class VectorRows : public RowSource {
+ public:
+  VectorRows(const Tensor& w, std::vector<std::int64_t>& reads) : w_(w), reads_(reads) {}
+  void read(std::int64_t first, std::int64_t count, float* out) const override {
+    const std::int64_t n = w_.shape[1];
+    for (std::int64_t r = first; r < first + count; ++r) ++reads_[static_cast<std::size_t>(r)];
+    std::copy_n(w_.data.data() + first * n, count * n, out);
+  }
+  void reject(std::int64_t first, std::int64_t count, const float* rows) const override {
+    check_finite("streamed", "w", rows, count * w_.shape[1], false, first * w_.shape[1]);
+  }
+
+ private:
+  const Tensor& w_;
+  std::vector<std::int64_t>& reads_;
+};
+
+// One-shot weights streamed from JS: GEMMs with few rows multiply each block of the weight's rows as it
+// arrives, adding into their output; with many rows the weight is read whole first. Either way every row
+// is read once, the result is the reference's, and a NaN in a later block names its index.
+TEST(MultiHead, StreamedWeightsMatchReferenceBlockByBlockAndWhole) {
+  const std::int64_t d = 200, heads = 5;  // 40 columns a head: whole panels; 163 rows a block, then 37
+  ASSERT_LT(kernels::stream_block_rows(d), d);
+  const Weights w(d, d, d, 60);
+  MultiHeadOptions o;
+  o.heads = heads;
+  o.return_projections = true;
+  for (const std::int64_t n : {1, 3, 37, 300}) {  // 1 and 3: the decoding-step kernel; 300: read whole
+    const Tensor x = random_tensor({n, d}, 61 + static_cast<std::uint32_t>(n), 0.2f);
+    const MultiHeadResult want = reference::multi_head_attention(x.view(), w.params(true), o);
+    for (int threads : {1, 3}) {
+      std::vector<std::vector<std::int64_t>> reads(4, std::vector<std::int64_t>(d));
+      std::vector<std::unique_ptr<StreamedWeight>> s;
+      for (const Tensor* t : {&w.wq, &w.wk, &w.wv, &w.wo})
+        s.push_back(std::make_unique<StreamedWeight>(d, d, std::make_unique<VectorRows>(*t, reads[s.size()])));
+      MultiHeadParams p = w.params(true);
+      p.wq = s[0]->view(), p.wk = s[1]->view(), p.wv = s[2]->view(), p.wo = s[3]->view();
+      EXPECT_EQ(p.wq.data, nullptr);
+      expect_same(Runtime(threads).multi_head_attention(x.view(), p, o), want);
+      for (const auto& r : reads) EXPECT_EQ(r, std::vector<std::int64_t>(d, 1)) << "n " << n;
+    }
+  }
+  Tensor bad = w.wo;
+  bad.data[180 * d + 7] = std::numeric_limits<float>::infinity();  // in the second block
+  std::vector<std::int64_t> reads(d);
+  for (const std::int64_t n : {3, 300}) {
+    const StreamedWeight s(d, d, std::make_unique<VectorRows>(bad, reads));
+    MultiHeadParams p = w.params(false);
+    p.wo = s.view();
+    testing::expect_error(
+        [&] {
+          Runtime(2).multi_head_attention(random_tensor({n, d}, 9).view(), p, o);
+        },
+        "streamed: w has a non-finite value (Infinity) at index " + std::to_string(180 * d + 7));
+  }
 }
 
 }  // namespace

@@ -228,10 +228,11 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
 
   it('one-shot weights streamed into panels, over several blocks and with a narrow last panel, match the reference', () => {
     // d_model 5001: wq and wk (heads of 8 columns) and wo arrive in several blocks of rows, and wo's last
-    // panel holds one column; wv's heads of 12 columns are copied whole instead.
+    // panel holds one column; wv's heads of 12 columns are copied whole instead. Up to 32 rows each block
+    // is multiplied as it arrives, adding into the output (2 rows: the decoding-step kernel; 5: the 4-row
+    // one and a leftover row); with 40 the weights are read whole into panels first.
     const dModel = 5001,
-      heads = 2,
-      n = 5;
+      heads = 2;
     const p: MultiHeadParams = {
       wq: randn([dModel, 16], 40, 0.05),
       wk: randn([dModel, 16], 41, 0.05),
@@ -240,13 +241,29 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       bq: randn([16], 44),
       bo: randn([dModel], 45),
     };
-    const x = randn([n, dModel], 46);
-    for (const causal of [false, true]) {
-      const ref = refMultiHead(x, p, { heads, causal });
-      const r = engine.multiHeadAttention(x, p, { heads, causal });
-      expectClose(r.weights, ref.weights, 1e-5, 1e-4);
-      expectClose(r.output, ref.output, 1e-4, 1e-4);
+    for (const n of [2, 5, 40]) {
+      const x = randn([n, dModel], 46 + n, 0.3); // scores of a few units: a softmax that does not magnify rounding
+      for (const causal of [false, true]) {
+        const ref = refMultiHead(x, p, { heads, causal });
+        const r = engine.multiHeadAttention(x, p, { heads, causal });
+        expectClose(r.weights, ref.weights, 1e-5, 1e-4);
+        expectClose(r.output, ref.output, 1e-4, 1e-4);
+      }
     }
+  });
+
+  it('one-shot weights too large to sum are still finite, and accepted', () => {
+    // Streamed weights are checked by summing them as they are packed; a sum that overflows sends the
+    // block to the exact check, which finds nothing wrong with 3e38.
+    const d = 64,
+      params = randomParams(d, 70, 0.2, []);
+    params.wq.data.fill(3e38, 0, 4 * d);
+    const x = tensor([2, d], new Float32Array(2 * d)); // zeros: q = 0 · 3e38 = 0
+    for (const n of [2, 40])
+      expect(
+        engine.multiHeadAttention(tensor([n, d], new Float32Array(n * d)), params, { heads: 4 }).output.data,
+      ).toEqual(new Float32Array(n * d));
+    expect(engine.multiHeadAttention(x, params, { heads: 4 }).weights.data.every((w) => w === 0.5)).toBe(true);
   });
 
   it('linear (the packed SIMD128 matrix multiply) matches the JS reference at ragged shapes', () => {

@@ -13,18 +13,29 @@ namespace attnscope {
 // be finite already. A model's weights, or a layer JS keeps in the engine.
 void pack_on_first_use(Tensor& w);
 
-// A float32 weight [k, n] packed as it arrives, a block of rows at a time, and checked as it is
-// packed: a one-shot call's weight streamed in from JS. Only its panels exist; in wasm the
-// Runtime reads nothing else of it.
+// Where a streamed weight's rows come from: outside the heap (JS), a block of rows at a time, on the
+// calling thread only.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // Rows [first, first + count) of the weight [k, n], row-major, into out [count, n].
+  virtual void read(std::int64_t first, std::int64_t count, float* out) const = 0;
+  // Throws the error naming the first NaN or ±Infinity of rows [first, first + count), read into `rows`.
+  virtual void reject(std::int64_t first, std::int64_t count, const float* rows) const = 0;
+};
+
+// A one-shot call's float32 weight [k, n], streamed from JS while it is multiplied: a GEMM with few
+// rows packs each block of the weight's rows as it arrives and multiplies it while it is in cache, so
+// the weight is read once and never held whole; a GEMM with many rows first reads every block into
+// panels. Its values are checked as they are packed. The source must outlive the weight's use.
 class StreamedWeight {
  public:
-  StreamedWeight(std::int64_t k, std::int64_t n);
-  // Rows [first, first + count) of the weight, row-major; false if any of them is NaN or ±Infinity.
-  bool write_rows(const float* rows, std::int64_t first, std::int64_t count);
-  // The weight for the Runtime, once every row is written.
+  StreamedWeight(std::int64_t k, std::int64_t n, std::unique_ptr<RowSource> source);
+  // The weight for the Runtime: its data null, its `packed` the stream.
   TensorView view() const;
 
  private:
+  std::unique_ptr<RowSource> source_;
   std::shared_ptr<kernels::PackedWeight> packed_;
   Shape shape_;
 };

@@ -35,7 +35,8 @@ struct TensorView {
   const float* data = nullptr;
   Shape shape;
   // Set on model weights: the matrix packed for the GEMM kernel (packed on first use),
-  // and a mark that its values were checked when the model loaded.
+  // and a mark that its values were checked when the model loaded (or are checked as they
+  // stream in: a one-shot call's weight, whose data is then null).
   const kernels::PackedWeight* packed = nullptr;
 
   TensorView() = default;
@@ -44,7 +45,7 @@ struct TensorView {
       : data(m.data()), shape{m.rows(), m.cols()} {}
 
   int rank() const { return static_cast<int>(shape.size()); }
-  bool empty() const { return data == nullptr; }
+  bool empty() const { return data == nullptr && packed == nullptr; }
   std::int64_t size() const { return element_count(shape); }
   // Rank 3 carries a leading heads axis; rank 2 is one head.
   std::int64_t heads() const { return rank() == 3 ? shape[0] : 1; }

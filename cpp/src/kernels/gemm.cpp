@@ -89,8 +89,10 @@ void store_rows(const GemmArgs& g, std::int64_t r0, std::int64_t col, const v128
     const v128_t bias1 = g.bias ? wasm_v128_load(g.bias + col + 4) : wasm_f32x4_splat(0.0f);
     for (int r = 0; r < R; ++r) {
       float* c = g.c + (r0 + r) * g.ldc + col;
-      wasm_v128_store(c, wasm_f32x4_add(lo[r], bias0));
-      wasm_v128_store(c + 4, wasm_f32x4_add(hi[r], bias1));
+      v128_t c0 = wasm_f32x4_add(lo[r], bias0), c1 = wasm_f32x4_add(hi[r], bias1);
+      if (g.accumulate) c0 = wasm_f32x4_add(wasm_v128_load(c), c0), c1 = wasm_f32x4_add(wasm_v128_load(c + 4), c1);
+      wasm_v128_store(c, c0);
+      wasm_v128_store(c + 4, c1);
     }
     return;
   }
@@ -99,7 +101,8 @@ void store_rows(const GemmArgs& g, std::int64_t r0, std::int64_t col, const v128
     wasm_v128_store(out, lo[r]);
     wasm_v128_store(out + 4, hi[r]);
     float* c = g.c + (r0 + r) * g.ldc + col;
-    for (std::int64_t j = 0; j < width; ++j) c[j] = out[j] + (g.bias ? g.bias[col + j] : 0.0f);
+    for (std::int64_t j = 0; j < width; ++j)
+      c[j] = (g.accumulate ? c[j] : 0.0f) + (out[j] + (g.bias ? g.bias[col + j] : 0.0f));
   }
 }
 
@@ -201,7 +204,8 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
   const std::int64_t width = std::min(kPanelColumns, g.n - col);
   for (int r = 0; r < R; ++r) {
     float* c = g.c + (r0 + r) * g.ldc + col;
-    for (std::int64_t j = 0; j < width; ++j) c[j] = out[r][j] + (g.bias ? g.bias[col + j] : 0.0f);
+    for (std::int64_t j = 0; j < width; ++j)
+      c[j] = (g.accumulate ? c[j] : 0.0f) + (out[r][j] + (g.bias ? g.bias[col + j] : 0.0f));
   }
 #endif
 }
@@ -270,12 +274,13 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
   if (width <= 0) return;
   const Strided a(g.a, g.m, g.k, Eigen::OuterStride<>(g.lda));
   StridedOut c(g.c + col_begin, g.m, width, Eigen::OuterStride<>(g.ldc));
+  if (!g.accumulate) c.setZero();
   if (g.b_transposed) {
     const Strided b(g.b + col_begin * g.ldb, width, g.k, Eigen::OuterStride<>(g.ldb));
-    c.noalias() = a * b.transpose();
+    c.noalias() += a * b.transpose();
   } else {
     const Strided b(g.b + col_begin, g.k, width, Eigen::OuterStride<>(g.ldb));
-    c.noalias() = a * b;
+    c.noalias() += a * b;
   }
   if (g.bias) c.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(g.bias + col_begin, width);
   (void)pack;

@@ -2,6 +2,7 @@
 // q·kᵀ and weights·v.
 //
 //   C[m, n] = A[m, k] · B (+ bias[n])     B is [k, n], or [n, k] read transposed
+//   (or C += …, with `accumulate`: a weight multiplied a block of its rows at a time)
 //
 // B is packed in panels of 8 columns (k × 8 floats, contiguous) and each 4 × 8
 // block of C is accumulated in registers over the whole of k: with SIMD128 that
@@ -35,6 +36,7 @@ struct GemmArgs {
   const void* packed = nullptr;          // B already in panels (PackedWeight::panels, pack_b), or null
   std::int64_t packed_k = 0;             // rows per packed panel when B is their leading k rows; 0: k
   bool streamed = false;                 // B is packed and comes from memory (a model's weight): load panels ahead
+  bool accumulate = false;               // C += A·B (+ bias): one block of k of a product over several
   Precision precision = Precision::f32;  // of the packed panels: 16-bit ones are widened a panel at a time
 
   // A small builder, so that each call names what it sets:

@@ -248,6 +248,62 @@ void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms) {
 
 namespace {
 
+// A GEMM by a streamed weight (a one-shot call's weight, read from JS) with at most this many rows of A
+// multiplies each block of the weight's rows as it arrives, adding into C. Its panels never reach memory,
+// but C is read and written again per block and each block's GEMM is short: measured against reading the
+// weight whole into panels first (bench/one-shot.mjs, one thread), blocks win up to 32 rows (one-shot /
+// layer at n = 4: 2.1 against 2.9; n = 32: 1.33 against 1.39), tie at 64 and lose from 128 (1.20 against
+// 1.13; 256: 1.17 against 1.04).
+constexpr std::int64_t kStreamRows = 32;
+
+bool streams(const PackedWeight* w, std::int64_t rows) { return w && w->source() && rows <= kStreamRows; }
+
+// Where columns [first, first + count) of a streamed weight's product go (first a multiple of 8).
+struct ColumnOutput {
+  std::int64_t first, count;
+  float* c;
+  std::int64_t ldc;
+  const float* bias;
+};
+
+// a · w into `outputs`, for a weight read from its source a block of rows at a time: the calling thread
+// reads each block, then every task packs its own panels of the block (checking them) and multiplies
+// them into C while they are in cache. The weight is read once and never held whole.
+void streamed_gemm(ThreadPool& pool, ConstMatrixMap a, const PackedWeight& w,
+                   const std::vector<ColumnOutput>& outputs) {
+  const RowSource& source = *w.source();
+  const std::int64_t k = w.k(), n = w.n(), block = std::min(k, stream_block_rows(n));
+  const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns;
+  const std::int64_t per_task = (panels + kTasksPerThread * pool.size() - 1) / (kTasksPerThread * pool.size());
+  const std::int64_t tasks = (panels + per_task - 1) / per_task;
+  std::vector<float> rows(static_cast<std::size_t>(block * n)), packed(static_cast<std::size_t>(packed_size(block, n)));
+  std::vector<std::vector<float>> scratch(pool.size());
+  std::vector<char> bad(static_cast<std::size_t>(tasks));
+  for (std::int64_t r = 0; r < k; r += block) {
+    const std::int64_t count = std::min(block, k - r);
+    source.read(r, count, rows.data());
+    pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
+      const std::int64_t c0 = static_cast<std::int64_t>(task) * per_task * kPanelColumns;
+      const std::int64_t c1 = std::min(n, c0 + per_task * kPanelColumns);
+      bad[task] = !pack_rows_into(rows.data(), n, count, c0, c1, packed.data(), count, 0);
+      for (const ColumnOutput& o : outputs) {
+        const std::int64_t begin = std::max(c0, o.first), end = std::min(c1, o.first + o.count);
+        if (begin >= end) continue;
+        GemmArgs g = GemmArgs()
+                         .lhs(a.data() + r, a.cols())
+                         .rhs(rows.data() + o.first, n)  // natively Eigen reads the rows as they are
+                         .out(o.c, o.ldc)
+                         .shape(a.rows(), o.count, count)
+                         .add(r == 0 ? o.bias : nullptr);
+        g.accumulate = r > 0;
+        if (kPacksB) g.packed = packed.data() + packed_size(count, o.first);
+        gemm_columns(g, begin - o.first, end - o.first, scratch[static_cast<std::size_t>(worker)]);
+      }
+    });
+    if (std::find(bad.begin(), bad.end(), 1) != bad.end()) source.reject(r, count, rows.data());
+  }
+}
+
 // C of `g` across the threads, by blocks of columns, or of rows when columns are few.
 void parallel_gemm(ThreadPool& pool, GemmArgs g, const PackedWeight* packed) {
 #ifdef __wasm_simd128__
@@ -279,6 +335,7 @@ void parallel_gemm(ThreadPool& pool, GemmArgs g, const PackedWeight* packed) {
 void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bias, MatrixMap c,
           const PackedWeight* packed) {
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
+  if (streams(packed, m)) return streamed_gemm(pool, a, *packed, {{0, n, c.data(), n, bias}});
   parallel_gemm(pool, GemmArgs().lhs(a.data(), k).rhs(b.data(), n).out(c.data(), n).shape(m, n, k).add(bias), packed);
 }
 
@@ -288,9 +345,16 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
   // A packed weight whose heads do not start on whole panels (d not a multiple of 8) and that has no
   // float32 copy to read instead (16-bit, in wasm): multiplied whole into `whole`, then split by head.
   std::vector<std::pair<const HeadProjection*, std::vector<float>>> whole;
+  std::vector<const HeadProjection*> streamed;  // a streamed weight's heads, each a whole number of panels
   for (const HeadProjection& p : projections) {
     const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
-    if (!p.w.data() && d % kPanelColumns) {
+    if (streams(p.packed, m) && d % kPanelColumns == 0) {
+      streamed.push_back(&p);
+      continue;
+    }
+    // Natively a streamed weight is read whole (it has no data of its own).
+    const float* w = p.w.data() ? p.w.data() : p.packed && !kPacksB ? p.packed->matrix() : nullptr;
+    if (!w && d % kPanelColumns) {
       whole.emplace_back(&p, std::vector<float>(static_cast<std::size_t>(m * p.w.cols())));
       GemmArgs g = GemmArgs()
                        .lhs(p.a.data(), k)
@@ -304,8 +368,11 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
     }
     for (std::int64_t h = 0; h < p.heads; ++h) {
       // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
-      GemmArgs g =
-          GemmArgs().lhs(p.a.data(), k).rhs(p.w.data() + h * d, p.w.cols()).out(p.out + h * m * d, d).shape(m, d, k);
+      GemmArgs g = GemmArgs()
+                       .lhs(p.a.data(), k)
+                       .rhs(w ? w + h * d : nullptr, p.w.cols())
+                       .out(p.out + h * m * d, d)
+                       .shape(m, d, k);
       if (p.bias) g.bias = p.bias + h * d;
 #ifdef __wasm_simd128__
       // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
@@ -316,6 +383,13 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
     }
   }
   gemms_by_columns(pool, per_head);
+  for (const HeadProjection* p : streamed) {
+    const std::int64_t m = p->a.rows(), d = p->w.cols() / p->heads;
+    std::vector<ColumnOutput> heads;
+    for (std::int64_t h = 0; h < p->heads; ++h)
+      heads.push_back({h * d, d, p->out + h * m * d, d, p->bias ? p->bias + h * d : nullptr});
+    streamed_gemm(pool, p->a, *p->packed, heads);
+  }
   for (const auto& [p, c] : whole) {  // [m, H·d] → [H, m, d]
     const std::int64_t m = p->a.rows(), width = p->w.cols(), d = width / p->heads;
     for (std::int64_t h = 0; h < p->heads; ++h)

@@ -83,17 +83,15 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
 #endif
 }
 
-PackedWeight::PackedWeight(std::int64_t k, std::int64_t n) : k_(k), n_(n) {
-  panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
-  std::call_once(once_, [] {});  // filled by pack_rows
-}
+PackedWeight::PackedWeight(std::int64_t k, std::int64_t n, const RowSource& source) : k_(k), n_(n), source_(&source) {}
 
-bool PackedWeight::pack_rows(const float* rows, std::int64_t first, std::int64_t count) {
+bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::int64_t col_begin, std::int64_t col_end,
+                    float* panels, std::int64_t panel_rows, std::int64_t first) {
   std::uint32_t bad = 0;  // exponent bits all set: NaN or ±Infinity
-  const auto check = [&bad](const std::uint8_t* row, std::int64_t floats) {
+  const auto check = [&bad](const float* row, std::int64_t floats) {
     for (std::int64_t j = 0; j < floats; ++j) {
       std::uint32_t bits;
-      std::memcpy(&bits, row + j * 4, 4);
+      std::memcpy(&bits, row + j, 4);
       bad |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
     }
   };
@@ -101,25 +99,47 @@ bool PackedWeight::pack_rows(const float* rows, std::int64_t first, std::int64_t
   const v128_t exponent = wasm_i32x4_splat(0x7f800000);
   v128_t bad4 = wasm_i32x4_splat(0);
 #endif
-  for (std::int64_t col = 0; col < n_; col += kPanelColumns) {
-    const std::int64_t width = std::min(kPanelColumns, n_ - col);
-    std::uint8_t* row = panels_.data() + (col * k_ + first * kPanelColumns) * 4;
-    const float* from = rows + col;
+  col_end = std::min(col_end, n);
+  std::int64_t col = col_begin;
 #ifdef __wasm_simd128__
-    if (width == kPanelColumns) {  // eight floats a row, as two v128 moves
-      for (const std::uint8_t* end = row + count * 32; row < end; row += 32, from += n_) {
-        const v128_t a = wasm_v128_load(from), b = wasm_v128_load(from + 4);
-        wasm_v128_store(row, a);
-        wasm_v128_store(row + 16, b);
+  // Whole panels row by row: each row of the block is read in order and its eight-float pieces go to
+  // their panels. (Panel by panel, the block's rows, 3 KB apart at n = 768, fall into a few sets of the
+  // L1 cache and evict one another before the next panel reads their other halves.) The values are
+  // summed as they pass: a sum that stays finite proves every value finite, in one add per four (a
+  // weight is packed on every one-shot call, and this loop is bound by its instructions); a sum that
+  // does not (NaN, ±Infinity, or finite values overflowing) is checked exactly below.
+  const std::int64_t whole_end = col + (col_end - col) / kPanelColumns * kPanelColumns;
+  v128_t sum0 = wasm_f32x4_splat(0.0f), sum1 = sum0;
+  for (std::int64_t p = 0; p < count && col < whole_end; ++p) {
+    const float* from = rows + p * n + col;
+    const float* const end = rows + p * n + whole_end;
+    float* to = panels + col * panel_rows + (first + p) * kPanelColumns;
+    const std::int64_t step = panel_rows * kPanelColumns;
+    for (; from < end; from += kPanelColumns, to += step) {
+      const v128_t a = wasm_v128_load(from), b = wasm_v128_load(from + 4);
+      wasm_v128_store(to, a);
+      wasm_v128_store(to + 4, b);
+      sum0 = wasm_f32x4_add(sum0, a);
+      sum1 = wasm_f32x4_add(sum1, b);
+    }
+  }
+  const v128_t sum = wasm_f32x4_add(sum0, sum1);
+  if (!wasm_i32x4_all_true(wasm_f32x4_eq(wasm_f32x4_sub(sum, sum), wasm_f32x4_splat(0.0f))))
+    for (std::int64_t p = 0; p < count; ++p)
+      for (std::int64_t c = col; c < whole_end; c += kPanelColumns) {
+        const v128_t a = wasm_v128_load(rows + p * n + c), b = wasm_v128_load(rows + p * n + c + 4);
         bad4 = wasm_v128_or(bad4, wasm_v128_or(wasm_i32x4_eq(wasm_v128_and(a, exponent), exponent),
                                                wasm_i32x4_eq(wasm_v128_and(b, exponent), exponent)));
       }
-      continue;
-    }
+  col = whole_end;
 #endif
-    for (std::int64_t p = 0; p < count; ++p, row += kPanelColumns * 4, from += n_) {
+  for (; col < col_end; col += kPanelColumns) {
+    const std::int64_t width = std::min(kPanelColumns, n - col);
+    float* row = panels + col * panel_rows + first * kPanelColumns;
+    const float* from = rows + col;
+    for (std::int64_t p = 0; p < count; ++p, row += kPanelColumns, from += n) {
       std::memcpy(row, from, static_cast<std::size_t>(width) * 4);
-      std::memset(row + width * 4, 0, static_cast<std::size_t>(kPanelColumns - width) * 4);
+      std::fill(row + width, row + kPanelColumns, 0.0f);
       check(row, width);
     }
   }
@@ -129,8 +149,26 @@ bool PackedWeight::pack_rows(const float* rows, std::int64_t first, std::int64_t
   return bad == 0;
 }
 
+void PackedWeight::read_whole() const {
+  panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
+  auto* panels = reinterpret_cast<float*>(panels_.data());
+#ifndef __wasm_simd128__
+  matrix_.resize(static_cast<std::size_t>(k_ * n_));  // Eigen multiplies a row-major float32 B
+#endif
+  const std::int64_t block = stream_block_rows(n_);
+  std::vector<float> rows(static_cast<std::size_t>(std::min(block, k_) * n_));
+  for (std::int64_t r = 0; r < k_; r += block) {
+    const std::int64_t count = std::min(block, k_ - r);
+    source_->read(r, count, rows.data());
+    if (!pack_rows_into(rows.data(), n_, count, 0, n_, panels, k_, r)) source_->reject(r, count, rows.data());
+    if (!matrix_.empty()) std::copy_n(rows.data(), count * n_, matrix_.data() + r * n_);
+  }
+  whole_ = true;
+}
+
 const void* PackedWeight::panels() const {
   std::call_once(once_, [this] {
+    if (source_) return read_whole();
     panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
     pack_panels<4>(b_, k_, n_, false, panels_.data());
   });
@@ -141,7 +179,15 @@ const void* PackedWeight::panels_from(std::int64_t col) const {
   return static_cast<const std::uint8_t*>(panels()) + packed_size(k_, col) * bytes_of(precision_);
 }
 
+const float* PackedWeight::matrix() const {
+#ifndef __wasm_simd128__
+  if (source_) panels();  // read whole: natively Eigen multiplies the row-major copy
+#endif
+  return b_ ? b_ : matrix_.empty() ? nullptr : matrix_.data();
+}
+
 void PackedWeight::column(std::int64_t j, float* out) const {
+  if (source_) panels();
   if (b_) {
     for (std::int64_t p = 0; p < k_; ++p) out[p] = b_[p * n_ + j];
     return;
@@ -185,15 +231,11 @@ namespace attnscope {
 
 void pack_on_first_use(Tensor& w) { kernels::prepare_weight(w); }
 
-StreamedWeight::StreamedWeight(std::int64_t k, std::int64_t n)
-    : packed_(std::make_shared<kernels::PackedWeight>(k, n)), shape_{k, n} {}
-
-bool StreamedWeight::write_rows(const float* rows, std::int64_t first, std::int64_t count) {
-  return packed_->pack_rows(rows, first, count);
-}
+StreamedWeight::StreamedWeight(std::int64_t k, std::int64_t n, std::unique_ptr<RowSource> source)
+    : source_(std::move(source)), packed_(std::make_shared<kernels::PackedWeight>(k, n, *source_)), shape_{k, n} {}
 
 TensorView StreamedWeight::view() const {
-  TensorView v(static_cast<const float*>(packed_->panels()), shape_);  // never read as rows in wasm (kernels::gemm)
+  TensorView v(nullptr, shape_);  // never read as rows: the kernels read packed
   v.packed = packed_.get();
   return v;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnscope/packing.hpp"
 #include "attnscope/tensor.hpp"
 
 #ifdef __wasm_simd128__
@@ -95,6 +96,16 @@ struct MatrixSource {
 // Floats (or 16-bit values) in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.
 std::int64_t packed_size(std::int64_t k, std::int64_t n);
 
+// Rows of a streamed weight [k, n] read at a time: about 128 KB, so that the block and its panels stay
+// in cache while they are packed and multiplied.
+inline std::int64_t stream_block_rows(std::int64_t n) { return n > 4096 ? 8 : (32 * 1024) / n; }
+
+// Columns [col_begin, col_end) (col_begin a multiple of 8) of `count` rows [count, n], row-major, into
+// rows [first, first + count) of their panels, each `panel_rows` rows long, at `panels` (the panels of
+// the whole B). False if any of those values is NaN or ±Infinity: checked as they pass.
+bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::int64_t col_begin, std::int64_t col_end,
+                    float* panels, std::int64_t panel_rows, std::int64_t first);
+
 // An allocator that leaves new elements uninitialized: panels are written in full right after.
 template <typename T>
 struct Uninitialized : std::allocator<T> {
@@ -121,12 +132,12 @@ class PackedWeight {
   // Packed now, keeping the source's precision (and natively also a row-major float32 copy of B
   // for Eigen's GEMM, which does its own packing). The source may go away afterwards.
   explicit PackedWeight(const MatrixSource& source);
-  // Float32 panels for B [k, n], filled by pack_rows a block of rows at a time: a weight streamed in
-  // from JS, packed while each block is in cache. Like the 16-bit ones, it has no row-major copy.
-  PackedWeight(std::int64_t k, std::int64_t n);
-  // Rows [first, first + count) of B, row-major [count, n], into their panels; false if any of
-  // them is NaN or ±Infinity (checked as they pass, so the caller need not read them again).
-  bool pack_rows(const float* rows, std::int64_t first, std::int64_t count);
+  // A float32 B [k, n] read from `source` (StreamedWeight): GEMMs with few rows multiply it a block
+  // of rows at a time as it arrives (kernels.cpp); the first call to panels() (or natively matrix())
+  // reads every block into panels, checking each. On the calling thread only: the source is JS.
+  PackedWeight(std::int64_t k, std::int64_t n, const RowSource& source);
+  // The source of a streamed weight whose panels are not read yet, else null.
+  const RowSource* source() const { return source_ && !whole_ ? source_ : nullptr; }
 
   std::int64_t k() const { return k_; }
   std::int64_t n() const { return n_; }
@@ -136,7 +147,7 @@ class PackedWeight {
   // The panels of columns [col, …): col a multiple of 8.
   const void* panels_from(std::int64_t col) const;
   // B row-major float32 [k, n]: natively, where Eigen multiplies; null in wasm for packed sources.
-  const float* matrix() const { return b_ ? b_ : matrix_.empty() ? nullptr : matrix_.data(); }
+  const float* matrix() const;
   // Column j of B [k] as float32: a tied language-model head's embedding row j.
   void column(std::int64_t j, float* out) const;
   // B [k, n] as float32.
@@ -145,12 +156,17 @@ class PackedWeight {
   std::int64_t bytes() const;
 
  private:
+  // Every block of a streamed weight into panels_ (natively also matrix_), checked.
+  void read_whole() const;
+
   const float* b_ = nullptr;  // float32 source (first constructor)
   std::int64_t k_, n_;
+  const RowSource* source_ = nullptr;
+  mutable bool whole_ = false;  // a streamed weight read whole
   Precision precision_ = Precision::f32;
   mutable std::once_flag once_;
   mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;
-  std::vector<float> matrix_;  // natively, for packed sources
+  mutable std::vector<float> matrix_;  // natively, for packed and streamed sources
 };
 
 // Marks a model's float32 weight matrix [k, n] for packing on first use (and as checked at load).
