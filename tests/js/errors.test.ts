@@ -190,10 +190,17 @@ const BAD_CALLS: Array<[string, (e: Engine) => unknown, string]> = [
     'multiHeadAttention: wo has a non-finite value (NaN) at index 0',
   ],
   // One-shot weights are streamed into the GEMM's panels a block of rows at a time (about 128 KB) and checked
-  // as they pass: a bad value in a later block, or in a last panel narrower than 8 columns, is named as well.
+  // as they pass: a bad value in a later block, or in a last panel narrower than 8 columns, is named as well,
+  // whether each block is multiplied as it arrives (up to 32 rows) or the weight is read whole first (on
+  // every thread of the pool).
   [
     'mha NaN weight past the first block',
     (e) => e.multiHeadAttention(randn([1, 5001], 11), bigParams({ wq: 36003 }), { heads: 1 }),
+    'multiHeadAttention: wq has a non-finite value (NaN) at index 36003',
+  ],
+  [
+    'mha NaN weight past the first block, read whole',
+    (e) => e.multiHeadAttention(randn([40, 5001], 11), bigParams({ wq: 36003 }), { heads: 1 }),
     'multiHeadAttention: wq has a non-finite value (NaN) at index 36003',
   ],
   [

@@ -336,6 +336,7 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
           const PackedWeight* packed) {
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
   if (streams(packed, m)) return streamed_gemm(pool, a, *packed, {{0, n, c.data(), n, bias}});
+  if (packed && packed->source()) packed->read(pool);
   parallel_gemm(pool, GemmArgs().lhs(a.data(), k).rhs(b.data(), n).out(c.data(), n).shape(m, n, k).add(bias), packed);
 }
 
@@ -352,6 +353,7 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
       streamed.push_back(&p);
       continue;
     }
+    if (p.packed && p.packed->source()) p.packed->read(pool);
     // Natively a streamed weight is read whole (it has no data of its own).
     const float* w = p.w.data() ? p.w.data() : p.packed && !kPacksB ? p.packed->matrix() : nullptr;
     if (!w && d % kPanelColumns) {

@@ -5,6 +5,7 @@
 
 #include "attnscope/error.hpp"
 #include "attnscope/packing.hpp"
+#include "runtime/thread_pool.hpp"
 
 namespace attnscope::kernels {
 
@@ -102,25 +103,33 @@ bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::
   col_end = std::min(col_end, n);
   std::int64_t col = col_begin;
 #ifdef __wasm_simd128__
-  // Whole panels row by row: each row of the block is read in order and its eight-float pieces go to
-  // their panels. (Panel by panel, the block's rows, 3 KB apart at n = 768, fall into a few sets of the
-  // L1 cache and evict one another before the next panel reads their other halves.) The values are
-  // summed as they pass: a sum that stays finite proves every value finite, in one add per four (a
-  // weight is packed on every one-shot call, and this loop is bound by its instructions); a sum that
-  // does not (NaN, ±Infinity, or finite values overflowing) is checked exactly below.
+  // Whole panels two at a time, row after row: each row's 16 floats there are one cache line, read once and
+  // written to the two panels' rows, so the reads never come back for a line's other half and the writes
+  // go in two sequential streams. (Panel by panel, the block's rows, 3 KB apart at n = 768, fall into a
+  // few sets of the L1 cache and evict one another before the next panel reads their other halves; row by
+  // row across every panel, each 32-byte write lands on another page.) The values are summed as they pass:
+  // a sum that stays finite proves every value finite, in one add per four (a weight is packed on every
+  // one-shot call, and this loop is bound by its instructions); a sum that does not (NaN, ±Infinity, or
+  // finite values overflowing) sends the block to the exact check below.
   const std::int64_t whole_end = col + (col_end - col) / kPanelColumns * kPanelColumns;
   v128_t sum0 = wasm_f32x4_splat(0.0f), sum1 = sum0;
-  for (std::int64_t p = 0; p < count && col < whole_end; ++p) {
-    const float* from = rows + p * n + col;
-    const float* const end = rows + p * n + whole_end;
-    float* to = panels + col * panel_rows + (first + p) * kPanelColumns;
-    const std::int64_t step = panel_rows * kPanelColumns;
-    for (; from < end; from += kPanelColumns, to += step) {
+  for (std::int64_t c = col; c < whole_end; c += 2 * kPanelColumns) {
+    const bool pair = c + kPanelColumns < whole_end;
+    const float* from = rows + c;
+    float* to = panels + c * panel_rows + first * kPanelColumns;
+    float* next = to + panel_rows * kPanelColumns;  // the second panel's rows
+    for (std::int64_t p = 0; p < count; ++p, from += n, to += kPanelColumns, next += kPanelColumns) {
       const v128_t a = wasm_v128_load(from), b = wasm_v128_load(from + 4);
       wasm_v128_store(to, a);
       wasm_v128_store(to + 4, b);
       sum0 = wasm_f32x4_add(sum0, a);
       sum1 = wasm_f32x4_add(sum1, b);
+      if (!pair) continue;
+      const v128_t e = wasm_v128_load(from + 8), f = wasm_v128_load(from + 12);
+      wasm_v128_store(next, e);
+      wasm_v128_store(next + 4, f);
+      sum0 = wasm_f32x4_add(sum0, e);
+      sum1 = wasm_f32x4_add(sum1, f);
     }
   }
   const v128_t sum = wasm_f32x4_add(sum0, sum1);
@@ -149,26 +158,44 @@ bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::
   return bad == 0;
 }
 
-void PackedWeight::read_whole() const {
+void PackedWeight::read_whole(ThreadPool* pool) const {
   panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
   auto* panels = reinterpret_cast<float*>(panels_.data());
 #ifndef __wasm_simd128__
   matrix_.resize(static_cast<std::size_t>(k_ * n_));  // Eigen multiplies a row-major float32 B
 #endif
   const std::int64_t block = stream_block_rows(n_);
+  // Each block's panels packed by every thread, a share of the columns each (pairs of panels, as
+  // pack_rows_into goes); the reading from JS stays on the calling thread.
+  const std::int64_t pairs = (n_ + 2 * kPanelColumns - 1) / (2 * kPanelColumns);
+  const std::int64_t tasks = pool ? std::min<std::int64_t>(pairs, pool->size()) : 1;
+  const std::int64_t per_task = (pairs + tasks - 1) / tasks * 2 * kPanelColumns;
+  std::vector<char> bad(static_cast<std::size_t>(tasks));
   std::vector<float> rows(static_cast<std::size_t>(std::min(block, k_) * n_));
   for (std::int64_t r = 0; r < k_; r += block) {
     const std::int64_t count = std::min(block, k_ - r);
     source_->read(r, count, rows.data());
-    if (!pack_rows_into(rows.data(), n_, count, 0, n_, panels, k_, r)) source_->reject(r, count, rows.data());
+    const auto pack = [&](std::size_t task, int) {
+      const std::int64_t c0 = static_cast<std::int64_t>(task) * per_task;
+      bad[task] = !pack_rows_into(rows.data(), n_, count, c0, std::min(n_, c0 + per_task), panels, k_, r);
+    };
+    if (tasks > 1)
+      pool->parallel_for(static_cast<std::size_t>(tasks), pack);
+    else
+      pack(0, 0);
+    if (std::find(bad.begin(), bad.end(), 1) != bad.end()) source_->reject(r, count, rows.data());
     if (!matrix_.empty()) std::copy_n(rows.data(), count * n_, matrix_.data() + r * n_);
   }
   whole_ = true;
 }
 
+void PackedWeight::read(ThreadPool& pool) const {
+  std::call_once(once_, [&] { read_whole(&pool); });
+}
+
 const void* PackedWeight::panels() const {
   std::call_once(once_, [this] {
-    if (source_) return read_whole();
+    if (source_) return read_whole(nullptr);
     panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
     pack_panels<4>(b_, k_, n_, false, panels_.data());
   });

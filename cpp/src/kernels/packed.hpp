@@ -18,6 +18,10 @@
 #include <wasm_simd128.h>
 #endif
 
+namespace attnscope {
+class ThreadPool;
+}
+
 namespace attnscope::kernels {
 
 inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
@@ -138,6 +142,9 @@ class PackedWeight {
   PackedWeight(std::int64_t k, std::int64_t n, const RowSource& source);
   // The source of a streamed weight whose panels are not read yet, else null.
   const RowSource* source() const { return source_ && !whole_ ? source_ : nullptr; }
+  // A streamed weight read whole into panels now, packed on every thread of `pool` (panels() would pack
+  // on the calling thread alone). Nothing for other weights, or once read.
+  void read(ThreadPool& pool) const;
 
   std::int64_t k() const { return k_; }
   std::int64_t n() const { return n_; }
@@ -156,8 +163,9 @@ class PackedWeight {
   std::int64_t bytes() const;
 
  private:
-  // Every block of a streamed weight into panels_ (natively also matrix_), checked.
-  void read_whole() const;
+  // Every block of a streamed weight into panels_ (natively also matrix_), checked; packed on the
+  // pool's threads if one is given.
+  void read_whole(ThreadPool* pool) const;
 
   const float* b_ = nullptr;  // float32 source (first constructor)
   std::int64_t k_, n_;
