@@ -1,7 +1,8 @@
 // The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js): native
 // builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code tested directly.
-// Element-wise exp and GELU against libm, score masking, and the GEMM on 16-bit weight panels.
-// Prints the largest errors; exits 1 if one is over its bound.
+// Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the GEMM on 16-bit weight panels, and
+// the top-k probabilities of a row of logits against the softmax of the whole row. Prints the largest errors; exits 1
+// if one is over its bound.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/scores.hpp"
 #include "kernels/vexp.hpp"
+#include "models/sampling.hpp"
 
 namespace {
 
@@ -121,6 +123,41 @@ double sixteen_bit_gemm_error() {
   return worst;
 }
 
+// sampling::top_k_probabilities (max and Σ exp four lanes at a time, selection while scanning or a
+// partial sort) against softmax (float64 exp) then top_k: rows of a 49,155-token vocabulary (a scalar
+// tail), with ties at the top, -inf logits, and a row of only -inf, for k from 1 to past the scan's 64.
+// Returns the largest relative error of a probability; `ids_differ` counts rows choosing other tokens.
+double top_k_error(int& ids_differ) {
+  namespace sampling = attnscope::sampling;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  const std::int64_t vocab = 49155;
+  double worst = 0;
+  ids_differ = 0;
+  for (int row = 0; row < 12; ++row) {
+    std::vector<float> logits(vocab);
+    for (float& l : logits) l = row == 11 ? -INFINITY : normal(rng);
+    if (row % 3 == 1) logits[100] = logits[70] = logits[40000] = 30.0f;  // a tie at the top
+    if (row % 3 == 2)
+      for (std::int64_t i = 0; i < vocab; i += 3) logits[i] = -INFINITY;
+    for (const std::int64_t k : {1, 5, 64, 65, 300}) {
+      std::vector<float> p = logits, want(k), got(k);
+      std::vector<std::int32_t> want_ids(k), got_ids(k);
+      sampling::softmax(p.data(), vocab);
+      sampling::top_k(p.data(), vocab, k, want_ids.data(), want.data());
+      sampling::top_k_probabilities(logits.data(), vocab, k, got_ids.data(), got.data());
+      // Distinct logits may round to one probability, which top_k orders by id: compare the sets of
+      // logits chosen, and each probability.
+      for (std::int64_t i = 0; i < k; ++i) {
+        if (logits[want_ids[i]] != logits[got_ids[i]]) ++ids_differ;
+        worst = std::max(worst, std::abs(double(got[i]) - want[i]) / std::max(double(want[i]), 1e-30));
+      }
+      if (row % 3 == 1 && k >= 3 && !(got_ids[0] == 70 && got_ids[1] == 100 && got_ids[2] == 40000)) ++ids_differ;
+    }
+  }
+  return worst;
+}
+
 }  // namespace
 
 int main() {
@@ -151,7 +188,30 @@ int main() {
   gelu(edge.data(), 4);
   const bool edges_ok = edge[0] == INFINITY && edge[1] == 0.0f && edge[2] == 1e30f && edge[3] == 0.0f;
   expect_below("gelu: inf, -1e30, 1e30, -0 give inf, 0, 1e30, 0", edges_ok ? 0 : 1, 0);
+  x = grid(-100.0f, 100.0f, 400001);
+  std::vector<float> si = x, gt = x;
+  attnscope::kernels::silu(si.data(), static_cast<std::int64_t>(si.size()));
+  attnscope::kernels::gelu_tanh(gt.data(), static_cast<std::int64_t>(gt.size()));
+  double silu_err = 0, gelu_tanh_err = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    silu_err = std::max(silu_err, std::abs(si[i] - v / (1.0 + std::exp(-v))) / std::max(1.0, std::abs(v)));
+    const double exact = 0.5 * v * (1.0 + std::tanh(0.79788456080286536 * (v + 0.044715 * v * v * v)));
+    gelu_tanh_err = std::max(gelu_tanh_err, std::abs(gt[i] - exact) / std::max(1.0, std::abs(v)));
+  }
+  expect_below("silu: error / max(1, |x|) on [-100, 100]", silu_err, 3e-7);
+  expect_below("gelu (tanh): error / max(1, |x|) on [-100, 100]", gelu_tanh_err, 3e-7);
+  std::vector<float> ends = {INFINITY, -INFINITY, 1e30f, -1e30f, -0.0f};
+  std::vector<float> ends_gelu = ends;
+  attnscope::kernels::silu(ends.data(), 4);  // four lanes: the SIMD path
+  attnscope::kernels::gelu_tanh(ends_gelu.data(), 4);
+  expect_below("silu: inf, 1e30, -1e30 give inf, 1e30, -0",
+               ends[0] == INFINITY && ends[2] == 1e30f && ends[3] == 0.0f ? 0 : 1, 0);
+  expect_below("gelu (tanh): 1e30, -1e30 give 1e30, -0", ends_gelu[2] == 1e30f && ends_gelu[3] == 0.0f ? 0 : 1, 0);
   expect_below("mask_scores: rows differing from the plain loop", mask_scores_mismatches(), 0);
   expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);
+  int ids_differ = 0;
+  expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);
+  expect_below("top-k probabilities: tokens chosen otherwise", ids_differ, 0);
   return failures ? 1 : 0;
 }

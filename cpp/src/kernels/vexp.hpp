@@ -87,4 +87,43 @@ inline void gelu(float* x, std::int64_t n) {
   for (; j < n; ++j) x[j] = 0.5f * x[j] * (1.0f + std::erf(x[j] * 0.70710678118654752f));
 }
 
+// SiLU in place: x / (1 + e^(−x)) = x·σ(x). In wasm four lanes at a time with t = e^(−|x|) from exp4
+// (so the exponent never grows): x / (1 + t) for x ≥ 0, x·t / (1 + t) below. libm's expf is a scalar call
+// per element, and a SwiGLU decoder (Llama, Qwen, SmolLM) applies it to every row of its widest layer.
+inline void silu(float* x, std::int64_t n) {
+  std::int64_t j = 0;
+#ifdef __wasm_simd128__
+  const v128_t one = wasm_f32x4_splat(1.0f);
+  for (; j + 4 <= n; j += 4) {
+    const v128_t v = wasm_v128_load(x + j);
+    const v128_t t = exp4(wasm_f32x4_neg(wasm_f32x4_abs(v)));
+    const v128_t top = wasm_v128_bitselect(wasm_f32x4_mul(v, t), v, wasm_f32x4_lt(v, wasm_f32x4_splat(0.0f)));
+    wasm_v128_store(x + j, wasm_f32x4_div(top, wasm_f32x4_add(one, t)));
+  }
+#endif
+  for (; j < n; ++j) x[j] = x[j] / (1.0f + std::exp(-x[j]));
+}
+
+// GELU, tanh form (Gemma, GPT-2), in place: x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))). In wasm four lanes
+// at a time, tanh(|y|) = (1 − e)/(1 + e) with e = e^(−2|y|) from exp4, its sign then restored.
+inline void gelu_tanh(float* x, std::int64_t n) {
+  std::int64_t j = 0;
+#ifdef __wasm_simd128__
+  const v128_t half = wasm_f32x4_splat(0.5f), one = wasm_f32x4_splat(1.0f);
+  for (; j + 4 <= n; j += 4) {
+    const v128_t v = wasm_v128_load(x + j);
+    const v128_t cube = wasm_f32x4_mul(wasm_f32x4_mul(v, v), v);
+    const v128_t y = wasm_f32x4_mul(wasm_f32x4_splat(0.79788456080286536f),
+                                    wasm_f32x4_add(v, wasm_f32x4_mul(wasm_f32x4_splat(0.044715f), cube)));
+    const v128_t e = exp4(wasm_f32x4_mul(wasm_f32x4_splat(-2.0f), wasm_f32x4_abs(y)));
+    const v128_t magnitude = wasm_f32x4_div(wasm_f32x4_sub(one, e), wasm_f32x4_add(one, e));
+    const v128_t th =
+        wasm_v128_bitselect(wasm_f32x4_neg(magnitude), magnitude, wasm_f32x4_lt(y, wasm_f32x4_splat(0.0f)));
+    wasm_v128_store(x + j, wasm_f32x4_mul(wasm_f32x4_mul(half, v), wasm_f32x4_add(one, th)));
+  }
+#endif
+  for (; j < n; ++j)
+    x[j] = 0.5f * x[j] * (1.0f + std::tanh(0.79788456080286536f * (x[j] + 0.044715f * x[j] * x[j] * x[j])));
+}
+
 }  // namespace attnscope::kernels

@@ -57,7 +57,7 @@ void rope(float* x, std::int64_t heads, std::int64_t n, std::int64_t hd, std::in
 void activate(Activation act, Eigen::Ref<Matrix> x) {
   switch (act) {
     case Activation::silu:
-      x = x.array() / (1.0f + (-x.array()).exp());
+      layers::silu(x);
       break;
     case Activation::gelu_tanh:
       layers::gelu_tanh(x);
@@ -272,8 +272,8 @@ void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t lay
   const std::int64_t n = x.rows();
   rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      sampling::softmax(p.row(i).data(), config_.vocab);
-      sampling::top_k(p.row(i).data(), config_.vocab, 1, &lens.ids[layer * n + i], &lens.probs[layer * n + i]);
+      sampling::top_k_probabilities(p.row(i).data(), config_.vocab, 1, &lens.ids[layer * n + i],
+                                    &lens.probs[layer * n + i]);
     }
   });
 }

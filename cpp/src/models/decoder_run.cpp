@@ -116,12 +116,10 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
       std::copy_n(previous->predictions.ids.begin(), p * k, r.predictions.ids.begin());
       std::copy_n(previous->predictions.probs.begin(), p * k, r.predictions.probs.begin());
     }
-    Matrix probs = logits_all.bottomRows(m);
     rt.parallel_rows(m, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t i = begin; i < end; ++i) {
-        sampling::softmax(probs.row(i).data(), vocab);
-        sampling::top_k(probs.row(i).data(), vocab, k, &r.predictions.ids[(p + i) * k],
-                        &r.predictions.probs[(p + i) * k]);
+        sampling::top_k_probabilities(logits_all.row(p + i).data(), vocab, k, &r.predictions.ids[(p + i) * k],
+                                      &r.predictions.probs[(p + i) * k]);
       }
     });
   }

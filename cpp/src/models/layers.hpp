@@ -35,10 +35,14 @@ inline void gelu(Eigen::Ref<Matrix> x) {
   for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::gelu(x.row(i).data(), x.cols());
 }
 
-// GELU, tanh approximation (GPT-2's gelu_new).
+// GELU, tanh approximation (GPT-2's gelu_new, Gemma's gelu_pytorch_tanh; kernels::gelu_tanh).
 inline void gelu_tanh(Eigen::Ref<Matrix> x) {
-  x = x.unaryExpr(
-      [](float v) { return 0.5f * v * (1.0f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v))); });
+  for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::gelu_tanh(x.row(i).data(), x.cols());
+}
+
+// SiLU: x·σ(x) (kernels::silu).
+inline void silu(Eigen::Ref<Matrix> x) {
+  for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::silu(x.row(i).data(), x.cols());
 }
 
 }  // namespace attnscope::layers

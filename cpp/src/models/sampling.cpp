@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attnscope/error.hpp"
+#include "kernels/vexp.hpp"
 
 namespace attnscope::sampling {
 
@@ -60,6 +61,81 @@ void top_k(const float* p, std::int64_t vocab, std::int64_t k, std::int32_t* ids
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
                     [p](std::int32_t a, std::int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
   for (std::int64_t i = 0; i < k; ++i) ids[i] = order[i], probs[i] = p[order[i]];
+}
+
+namespace {
+
+float max_of(const float* x, std::int64_t n) {
+  float max = kNegInf;
+  std::int64_t i = 0;
+#ifdef __wasm_simd128__
+  v128_t m = wasm_f32x4_splat(kNegInf);
+  for (; i + 4 <= n; i += 4) m = wasm_f32x4_pmax(m, wasm_v128_load(x + i));  // no NaN: logits of checked weights
+  for (int lane = 0; lane < 4; ++lane) {
+    alignas(16) float l[4];
+    wasm_v128_store(l, m);
+    max = std::max(max, l[lane]);
+  }
+#endif
+  for (; i < n; ++i) max = std::max(max, x[i]);
+  return max;
+}
+
+// Σ exp(x[i] − max), float32 terms summed in float64 a chunk at a time.
+double sum_exp(const float* x, std::int64_t n, float max) {
+  double sum = 0.0;
+#ifdef __wasm_simd128__
+  constexpr std::int64_t kChunk = 1024;
+  const v128_t m = wasm_f32x4_splat(max);
+  std::int64_t i = 0;
+  for (; i + 4 <= n;) {
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    for (const std::int64_t end = std::min(n / 4 * 4, i + kChunk); i < end; i += 4)
+      acc = wasm_f32x4_add(acc, kernels::exp4(wasm_f32x4_sub(wasm_v128_load(x + i), m)));
+    sum += double(wasm_f32x4_extract_lane(acc, 0)) + wasm_f32x4_extract_lane(acc, 1) + wasm_f32x4_extract_lane(acc, 2) +
+           wasm_f32x4_extract_lane(acc, 3);
+  }
+  for (; i < n; ++i) sum += std::exp(double(x[i]) - max);
+#else
+  for (std::int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i]) - max);
+#endif
+  return sum;
+}
+
+// Whether (value a, id a) ranks before (value b, id b): larger first, ties by lower id.
+bool before(float a, std::int32_t ia, float b, std::int32_t ib) { return a > b || (a == b && ia < ib); }
+
+}  // namespace
+
+void top_k_probabilities(const float* logits, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs) {
+  k = std::min(k, vocab);
+  if (k <= 0) return;
+  const float max = max_of(logits, vocab);
+  if (max == kNegInf) {  // nothing possible: nothing is likely (softmax gives zeros; top_k then the first ids)
+    for (std::int64_t i = 0; i < k; ++i) ids[i] = static_cast<std::int32_t>(i), probs[i] = 0.0f;
+    return;
+  }
+  const double sum = sum_exp(logits, vocab, max);
+  constexpr std::int64_t kFew = 64;  // up to this many, kept sorted while scanning; more: a partial sort
+  if (k <= kFew) {
+    float best[kFew];
+    std::int64_t have = 0;
+    for (std::int64_t i = 0; i < vocab; ++i) {
+      const float x = logits[i];
+      const auto id = static_cast<std::int32_t>(i);
+      if (have == k && !before(x, id, best[k - 1], ids[k - 1])) continue;
+      std::int64_t at = have < k ? have++ : k - 1;  // the slot it takes, then moved up past smaller ones
+      for (; at > 0 && before(x, id, best[at - 1], ids[at - 1]); --at) best[at] = best[at - 1], ids[at] = ids[at - 1];
+      best[at] = x, ids[at] = id;
+    }
+  } else {
+    std::vector<std::int32_t> order(static_cast<std::size_t>(vocab));
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [logits](std::int32_t a, std::int32_t b) { return before(logits[a], a, logits[b], b); });
+    std::copy_n(order.begin(), k, ids);
+  }
+  for (std::int64_t i = 0; i < k; ++i) probs[i] = static_cast<float>(std::exp(double(logits[ids[i]]) - max) / sum);
 }
 
 void check(const char* op, const SamplingOptions& o) {

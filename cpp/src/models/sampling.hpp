@@ -26,6 +26,12 @@ void softmax(float* logits, std::int64_t vocab);
 // The k most likely entries of probabilities p [vocab], best first (ties: lower id first).
 void top_k(const float* p, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs);
 
+// softmax(logits) then top_k, without the softmax of the whole row: the k largest logits are the k most
+// likely tokens (ties: lower id first), and each one's probability is exp(l − max) / Σ exp(l − max). One
+// pass for the max, one for the sum (four lanes at a time in wasm), one to select: a prediction at every
+// position of a prefill, or every layer's logit lens, reads 49,152 logits a row.
+void top_k_probabilities(const float* logits, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs);
+
 // Throws an Error naming the option that is out of range (NaN temperature, top_p outside (0, 1], ...).
 void check(const char* op, const SamplingOptions& o);
 
