@@ -3,6 +3,7 @@
 //   oneshot    one-shot multiHeadAttention against multiHeadLayer, cold and warm (bench/one-shot-and-long.mjs)
 //   long       multi-head attention at n = 2048 and 4096, full and causal, against the kernel's peak (same file)
 //   llm        a SmolLM2-135M-shaped decoder: prefill, decode, typing (bench/language-model.mjs)
+//   prefill    its prefill rows alone (section 5)
 //   decode     its decode rows alone (section 6)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
@@ -12,11 +13,18 @@
 //   npm run bench -- llm          one section
 import { attention } from './attention.mjs';
 import { measure } from './harness.mjs';
-import { languageModel, llmDecode } from './language-model.mjs';
+import { languageModel, llmDecode, llmPrefill } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
-const SECTIONS = { attention, oneshot: oneShot, long: longInputs, llm: languageModel, decode: llmDecode };
+const SECTIONS = {
+  attention,
+  oneshot: oneShot,
+  long: longInputs,
+  llm: languageModel,
+  prefill: llmPrefill,
+  decode: llmDecode,
+};
 const chosen = process.argv.slice(2);
 for (const name of chosen)
   if (!(name in SECTIONS)) throw new Error(`bench: no section ${name}; the sections are ${Object.keys(SECTIONS)}`);

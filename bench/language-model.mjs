@@ -30,6 +30,8 @@ function cacheBytes(context, bytes) {
 
 /** Sections 5-7 and their targets (see `attention` for the arguments). */
 export const languageModel = (args) => llmSections(args, ['prefill', 'decode', 'typing']);
+/** Section 5 alone: `npm run bench -- prefill`. */
+export const llmPrefill = (args) => llmSections(args, ['prefill']);
 /** Section 6 alone: `npm run bench -- decode`. */
 export const llmDecode = (args) => llmSections(args, ['decode']);
 
