@@ -252,8 +252,8 @@ namespace {
 // multiplies each block of the weight's rows as it arrives, adding into C. Its panels never reach memory,
 // but C is read and written again per block and each block's GEMM is short: measured against reading the
 // weight whole into panels first (bench/one-shot.mjs, one thread), blocks win up to 32 rows (one-shot /
-// layer at n = 4: 2.1 against 2.9; n = 32: 1.33 against 1.39), tie at 64 and lose from 128 (1.20 against
-// 1.13; 256: 1.17 against 1.04).
+// layer at n = 4: 1.72-1.93 against 2.41; n = 32: 1.25-1.33 against 1.31-1.39), tie at 64 (1.19 against
+// 1.13-1.18) and lose from 128 (bench/README.md, "One-shot calls").
 constexpr std::int64_t kStreamRows = 32;
 
 bool streams(const PackedWeight* w, std::int64_t rows) { return w && w->source() && rows <= kStreamRows; }

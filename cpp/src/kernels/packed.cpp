@@ -101,6 +101,7 @@ bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::
   v128_t bad4 = wasm_i32x4_splat(0);
 #endif
   col_end = std::min(col_end, n);
+  if (col_begin >= col_end) return true;  // a share of the columns past the last
   std::int64_t col = col_begin;
 #ifdef __wasm_simd128__
   // Whole panels two at a time, row after row: each row's 16 floats there are one cache line, read once and
