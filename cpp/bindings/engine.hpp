@@ -43,7 +43,7 @@ class JsRows : public RowSource {
   std::int64_t n_;
 };
 
-inline void stream_packed(const char* op, const char* name, JsTensor& w) {
+inline void stream_from_js(const char* op, const char* name, JsTensor& w) {
   const std::int64_t k = w.shape[0], n = w.shape[1];
   w.streamed = std::make_unique<StreamedWeight>(k, n, std::make_unique<JsRows>(op, name, w.js["data"], n));
 }
@@ -85,7 +85,7 @@ class Engine {
             for (int i = 0; i < 8; ++i) {
               const bool panels = i == 3 || (i < 3 && heads_on_whole_panels(w[i].shape[1], heads));
               if (w[i].present() && panels)
-                stream_packed(op, kParamNames[i], w[i]);
+                stream_from_js(op, kParamNames[i], w[i]);
               else
                 load(w[i]);
             }

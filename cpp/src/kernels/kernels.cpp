@@ -266,42 +266,33 @@ struct ColumnOutput {
   const float* bias;
 };
 
-// a · w into `outputs`, for a weight read from its source a block of rows at a time: the calling thread
-// reads each block, then every task packs its own panels of the block (checking them) and multiplies
-// them into C while they are in cache. The weight is read once and never held whole.
+// a · w into `outputs`, for a weight read from its source a block of rows at a time (for_each_block): every
+// task packs its own panels of the block (checking them) and multiplies them into C while they are in cache.
+// The weight is read once and never held whole.
 void streamed_gemm(ThreadPool& pool, ConstMatrixMap a, const PackedWeight& w,
                    const std::vector<ColumnOutput>& outputs) {
-  const RowSource& source = *w.source();
-  const std::int64_t k = w.k(), n = w.n(), block = std::min(k, stream_block_rows(n));
-  const std::int64_t panels = (n + kPanelColumns - 1) / kPanelColumns;
-  const std::int64_t per_task = (panels + kTasksPerThread * pool.size() - 1) / (kTasksPerThread * pool.size());
-  const std::int64_t tasks = (panels + per_task - 1) / per_task;
-  std::vector<float> rows(static_cast<std::size_t>(block * n)), packed(static_cast<std::size_t>(packed_size(block, n)));
+  const std::int64_t k = w.k(), n = w.n();
+  std::vector<float> packed(static_cast<std::size_t>(packed_size(std::min(k, stream_block_rows(n)), n)));
   std::vector<std::vector<float>> scratch(pool.size());
-  std::vector<char> bad(static_cast<std::size_t>(tasks));
-  for (std::int64_t r = 0; r < k; r += block) {
-    const std::int64_t count = std::min(block, k - r);
-    source.read(r, count, rows.data());
-    pool.parallel_for(static_cast<std::size_t>(tasks), [&](std::size_t task, int worker) {
-      const std::int64_t c0 = static_cast<std::int64_t>(task) * per_task * kPanelColumns;
-      const std::int64_t c1 = std::min(n, c0 + per_task * kPanelColumns);
-      bad[task] = !pack_rows_into(rows.data(), n, count, c0, c1, packed.data(), count, 0);
-      for (const ColumnOutput& o : outputs) {
-        const std::int64_t begin = std::max(c0, o.first), end = std::min(c1, o.first + o.count);
-        if (begin >= end) continue;
-        GemmArgs g = GemmArgs()
-                         .lhs(a.data() + r, a.cols())
-                         .rhs(rows.data() + o.first, n)  // natively Eigen reads the rows as they are
-                         .out(o.c, o.ldc)
-                         .shape(a.rows(), o.count, count)
-                         .add(r == 0 ? o.bias : nullptr);
-        g.accumulate = r > 0;
-        if (kPacksB) g.packed = packed.data() + packed_size(count, o.first);
-        gemm_columns(g, begin - o.first, end - o.first, scratch[static_cast<std::size_t>(worker)]);
-      }
-    });
-    if (std::find(bad.begin(), bad.end(), 1) != bad.end()) source.reject(r, count, rows.data());
-  }
+  for_each_block(
+      *w.source(), k, n, &pool, kTasksPerThread * pool.size(),
+      [&](const float* rows, std::int64_t r, std::int64_t count, std::int64_t c0, std::int64_t c1, int worker) {
+        const bool finite = pack_rows_into(rows, n, count, c0, c1, packed.data(), count, 0);
+        for (const ColumnOutput& o : outputs) {
+          const std::int64_t begin = std::max(c0, o.first), end = std::min(c1, o.first + o.count);
+          if (begin >= end) continue;
+          GemmArgs g = GemmArgs()
+                           .lhs(a.data() + r, a.cols())
+                           .rhs(rows + o.first, n)  // natively Eigen reads the rows as they are
+                           .out(o.c, o.ldc)
+                           .shape(a.rows(), o.count, count)
+                           .add(r == 0 ? o.bias : nullptr);
+          g.accumulate = r > 0;
+          if (kPacksB) g.packed = packed.data() + packed_size(count, o.first);
+          gemm_columns(g, begin - o.first, end - o.first, scratch[static_cast<std::size_t>(worker)]);
+        }
+        return finite;
+      });
 }
 
 // C of `g` across the threads, by blocks of columns, or of rows when columns are few.

@@ -101,7 +101,6 @@ bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::
   v128_t bad4 = wasm_i32x4_splat(0);
 #endif
   col_end = std::min(col_end, n);
-  if (col_begin >= col_end) return true;  // a share of the columns past the last
   std::int64_t col = col_begin;
 #ifdef __wasm_simd128__
   // Whole panels two at a time, row after row: each row's 16 floats there are one cache line, read once and
@@ -159,34 +158,44 @@ bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::
   return bad == 0;
 }
 
+void for_each_block(const RowSource& source, std::int64_t k, std::int64_t n, ThreadPool* pool, std::int64_t shares,
+                    const BlockTask& task) {
+  const std::int64_t block = std::min(k, stream_block_rows(n)), pair = 2 * kPanelColumns;
+  const std::int64_t pairs = (n + pair - 1) / pair;
+  const std::int64_t wanted = std::clamp<std::int64_t>(shares, 1, pairs);
+  const std::int64_t width = (pairs + wanted - 1) / wanted * pair;  // columns a share
+  const std::int64_t count_of_shares = (n + width - 1) / width;
+  std::vector<char> bad(static_cast<std::size_t>(count_of_shares));
+  std::vector<float> rows(static_cast<std::size_t>(block * n));
+  for (std::int64_t first = 0; first < k; first += block) {
+    const std::int64_t count = std::min(block, k - first);
+    source.read(first, count, rows.data());
+    const auto share = [&](std::size_t s, int worker) {
+      const std::int64_t c0 = static_cast<std::int64_t>(s) * width;
+      bad[s] = !task(rows.data(), first, count, c0, std::min(n, c0 + width), worker);
+    };
+    if (pool && count_of_shares > 1)
+      pool->parallel_for(static_cast<std::size_t>(count_of_shares), share);
+    else
+      for (std::int64_t s = 0; s < count_of_shares; ++s) share(static_cast<std::size_t>(s), 0);
+    if (std::find(bad.begin(), bad.end(), 1) != bad.end()) source.reject(first, count, rows.data());
+  }
+}
+
 void PackedWeight::read_whole(ThreadPool* pool) const {
   panels_.resize(static_cast<std::size_t>(packed_size(k_, n_)) * 4);
   auto* panels = reinterpret_cast<float*>(panels_.data());
 #ifndef __wasm_simd128__
   matrix_.resize(static_cast<std::size_t>(k_ * n_));  // Eigen multiplies a row-major float32 B
 #endif
-  const std::int64_t block = stream_block_rows(n_);
-  // Each block's panels packed by every thread, a share of the columns each (pairs of panels, as
-  // pack_rows_into goes); the reading from JS stays on the calling thread.
-  const std::int64_t pairs = (n_ + 2 * kPanelColumns - 1) / (2 * kPanelColumns);
-  const std::int64_t tasks = pool ? std::min<std::int64_t>(pairs, pool->size()) : 1;
-  const std::int64_t per_task = (pairs + tasks - 1) / tasks * 2 * kPanelColumns;
-  std::vector<char> bad(static_cast<std::size_t>(tasks));
-  std::vector<float> rows(static_cast<std::size_t>(std::min(block, k_) * n_));
-  for (std::int64_t r = 0; r < k_; r += block) {
-    const std::int64_t count = std::min(block, k_ - r);
-    source_->read(r, count, rows.data());
-    const auto pack = [&](std::size_t task, int) {
-      const std::int64_t c0 = static_cast<std::int64_t>(task) * per_task;
-      bad[task] = !pack_rows_into(rows.data(), n_, count, c0, std::min(n_, c0 + per_task), panels, k_, r);
-    };
-    if (tasks > 1)
-      pool->parallel_for(static_cast<std::size_t>(tasks), pack);
-    else
-      pack(0, 0);
-    if (std::find(bad.begin(), bad.end(), 1) != bad.end()) source_->reject(r, count, rows.data());
-    if (!matrix_.empty()) std::copy_n(rows.data(), count * n_, matrix_.data() + r * n_);
-  }
+  // Each block packed by every thread, a share of the columns each; reading from JS stays on this one.
+  for_each_block(*source_, k_, n_, pool, pool ? pool->size() : 1,
+                 [&](const float* rows, std::int64_t first, std::int64_t count, std::int64_t c0, std::int64_t c1, int) {
+                   if (!matrix_.empty())  // natively
+                     for (std::int64_t p = 0; p < count; ++p)
+                       std::copy_n(rows + p * n_ + c0, c1 - c0, matrix_.data() + (first + p) * n_ + c0);
+                   return pack_rows_into(rows, n_, count, c0, c1, panels, k_, first);
+                 });
   whole_ = true;
 }
 

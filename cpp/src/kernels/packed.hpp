@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -109,6 +110,17 @@ inline std::int64_t stream_block_rows(std::int64_t n) { return n > 4096 ? 8 : (3
 // the whole B). False if any of those values is NaN or ±Infinity: checked as they pass.
 bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::int64_t col_begin, std::int64_t col_end,
                     float* panels, std::int64_t panel_rows, std::int64_t first);
+
+// Every block of rows of a streamed weight [k, n] in turn, for both ways of multiplying one (read whole,
+// or a block at a time: kernels.cpp): rows [first, first + count) are read from `source` into `rows` on the
+// calling thread, then the block's columns are split in up to `shares` runs of whole pairs of panels (as
+// pack_rows_into goes) and task(rows, first, count, col_begin, col_end, worker) runs for each, on the
+// pool's threads (on this one alone without a pool). A task returns whether the values it packed were all
+// finite; if one was not, the source rejects the block.
+using BlockTask = std::function<bool(const float* rows, std::int64_t first, std::int64_t count, std::int64_t col_begin,
+                                     std::int64_t col_end, int worker)>;
+void for_each_block(const RowSource& source, std::int64_t k, std::int64_t n, ThreadPool* pool, std::int64_t shares,
+                    const BlockTask& task);
 
 // An allocator that leaves new elements uninitialized: panels are written in full right after.
 template <typename T>

@@ -71,11 +71,9 @@ float max_of(const float* x, std::int64_t n) {
 #ifdef __wasm_simd128__
   v128_t m = wasm_f32x4_splat(kNegInf);
   for (; i + 4 <= n; i += 4) m = wasm_f32x4_pmax(m, wasm_v128_load(x + i));  // no NaN: logits of checked weights
-  for (int lane = 0; lane < 4; ++lane) {
-    alignas(16) float l[4];
-    wasm_v128_store(l, m);
-    max = std::max(max, l[lane]);
-  }
+  alignas(16) float lanes[4];
+  wasm_v128_store(lanes, m);
+  for (const float l : lanes) max = std::max(max, l);
 #endif
   for (; i < n; ++i) max = std::max(max, x[i]);
   return max;
