@@ -1,8 +1,12 @@
-// The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js): native
-// builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code tested directly.
-// Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the GEMM on 16-bit weight panels, and
-// the top-k probabilities of a row of logits against the softmax of the whole row. Prints the largest errors; exits 1
-// if one is over its bound.
+// The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js, and its relaxed-SIMD twin
+// kernels_test_relaxed.js): native builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code
+// tested directly. Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the GEMM on 16-bit
+// weight panels, the top-k probabilities of a row of logits against the softmax of the whole row, and the few-row
+// attention of a decoding step against the float64 reference. Prints the largest errors; exits 1 if one is over its
+// bound.
+#include "kernels/kernels.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +15,7 @@
 #include <random>
 #include <vector>
 
+#include "attnscope/attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/scores.hpp"
 #include "kernels/vexp.hpp"
@@ -158,6 +163,86 @@ double top_k_error(int& ids_differ) {
   return worst;
 }
 
+// kernels::attention with at most kFewRows query rows (few_rows.cpp: heads in chunks of up to three,
+// several keys or columns at a time, lines loaded ahead) against reference::attention, head by head:
+// group sizes that leave chunks of 1, 2 and 3 heads, widths that are and are not multiples of 4,
+// key counts below, across and past the blocks, a cache wider than its keys, causal rows with and
+// without a window, keep masks (with a heads axis, and a row hiding every key) and additive ones
+// (holding -inf), weights kept or not. Returns the largest error relative to max(1, |reference|).
+double few_rows_error() {
+  using namespace attnscope;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::bernoulli_distribution coin(0.2);
+  ThreadPool pool(1);
+  double worst = 0;
+  int trial = 0;
+  for (auto [heads, kv_heads] :
+       {std::pair<std::int64_t, std::int64_t>{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {7, 1}, {6, 2}, {9, 3}, {4, 4}})
+    for (auto [d_k, d_v] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {12, 20}, {7, 5}, {16, 36}})
+      for (std::int64_t n_q : {1, 3})
+        for (std::int64_t n_k : {3, 70, 300}) {
+          ++trial;
+          const std::int64_t capacity = n_k + 9, window = trial % 3 == 0 ? n_k / 2 + 1 : 0;
+          const int masking = trial % 4;  // none, keep [n_q, n_k], keep [heads, n_q, n_k], additive
+          const bool keep_weights = trial % 5 < 3;
+          std::vector<float> q(heads * n_q * d_k), k(kv_heads * capacity * d_k), v(kv_heads * capacity * d_v);
+          for (std::vector<float>* x : {&q, &k, &v})
+            for (float& e : *x) e = normal(rng);
+          const std::int64_t mask_heads = masking == 2 ? heads : 1;
+          std::vector<std::uint8_t> keep(mask_heads * n_q * n_k);
+          std::vector<float> additive(n_q * n_k);
+          for (auto& b : keep) b = !coin(rng);
+          for (auto& a : additive) a = coin(rng) ? -INFINITY : normal(rng);
+          if (masking == 1) std::fill_n(keep.begin(), n_k, 0);  // row 0 hides every key
+          AttentionDims dims{heads, n_q, n_k, d_k, d_v, true};
+          dims.group = heads / kv_heads;
+          dims.kv_capacity = capacity;
+          kernels::ScoreRule rule;
+          rule.scale = 0.3f;
+          rule.causal = true;
+          rule.offset = n_k - n_q;  // the last n_q positions
+          rule.window = window;
+          if (masking == 1) rule.mask = Mask::keep_mask(keep.data(), {n_q, n_k});
+          if (masking == 2) rule.mask = Mask::keep_mask(keep.data(), {heads, n_q, n_k});
+          if (masking == 3) rule.mask = Mask::additive_mask(additive.data(), {n_q, n_k});
+          std::vector<float> out(n_q * heads * d_v), weights(heads * n_q * n_k, NAN);
+          kernels::attention(pool, TensorView(q.data(), {heads, n_q, d_k}),
+                             TensorView(k.data(), {kv_heads, capacity, d_k}),
+                             TensorView(v.data(), {kv_heads, capacity, d_v}), dims, rule, out.data(),
+                             kernels::OutputLayout::side_by_side(dims), keep_weights ? weights.data() : nullptr);
+          for (std::int64_t h = 0; h < heads; ++h) {
+            const std::int64_t g = h / dims.group;
+            // The same head alone, every hidden key (causal, window, keep) as -inf in one additive mask.
+            std::vector<float> mask(n_q * n_k);
+            for (std::int64_t i = 0; i < n_q; ++i)
+              for (std::int64_t j = 0; j < n_k; ++j) {
+                const std::int64_t position = rule.offset + i, at = i * n_k + j;
+                bool hidden = j > position || (window && j <= position - window);
+                if (masking == 1 || masking == 2) hidden = hidden || !keep[(masking == 2 ? h * n_q * n_k : 0) + at];
+                mask[at] = hidden ? -INFINITY : masking == 3 ? additive[at] : 0.0f;
+              }
+            AttentionOptions o;
+            o.scale = rule.scale;
+            o.mask = Mask::additive_mask(mask.data(), {n_q, n_k});
+            const AttentionResult ref = reference::attention(TensorView(q.data() + h * n_q * d_k, {n_q, d_k}),
+                                                             TensorView(k.data() + g * capacity * d_k, {n_k, d_k}),
+                                                             TensorView(v.data() + g * capacity * d_v, {n_k, d_v}), o);
+            for (std::int64_t i = 0; i < n_q; ++i) {
+              for (std::int64_t c = 0; c < d_v; ++c) {
+                const double want = ref.output.data[i * d_v + c], got = out[i * heads * d_v + h * d_v + c];
+                worst = std::max(worst, std::abs(got - want) / std::max(1.0, std::abs(want)));
+              }
+              for (std::int64_t j = 0; keep_weights && j < n_k; ++j) {
+                const double want = ref.weights.data[i * n_k + j], got = weights[(h * n_q + i) * n_k + j];
+                worst = std::max(worst, std::isnan(got) ? 1.0 : std::abs(got - want));
+              }
+            }
+          }
+        }
+  return worst;
+}
+
 }  // namespace
 
 int main() {
@@ -213,5 +298,6 @@ int main() {
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);
   expect_below("top-k probabilities: tokens chosen otherwise", ids_differ, 0);
+  expect_below("few-row attention: error vs float64 reference", few_rows_error(), 2e-5);
   return failures ? 1 : 0;
 }

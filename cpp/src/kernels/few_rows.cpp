@@ -4,38 +4,55 @@
 // The general path packs every head's kᵀ and v into the GEMM's panels first. That pays off
 // when many query rows share them, but a decoding step has one row per head, so packing the
 // whole cache cost more than the attention itself: at 1,024 tokens of context, a
-// SmolLM2-135M-shaped step went from 15 to 29 ms. Here each row reads k and v where they lie:
-// the query heads that share a key/value head take each block of keys in turn while it is in
-// cache, four keys' dot products at a time, then their probabilities times v with a block of
-// the output row held in registers over every key; the softmax is the same code the general
-// path runs. Measured on 30 layers of that step at 1,024 tokens (one thread, cache warm):
-// 5.8 ms before, 3.9-4.5 after.
+// SmolLM2-135M-shaped step went from 15 to 29 ms. Here each row reads k and v where they lie.
+// A task is one query row and the query heads of one key/value head, taken up to three at a
+// time (a chunk): they read each key and each row of v once, together.
+//
+// Each inner loop keeps 6-8 independent sums in registers (heads × keys in the scores, heads ×
+// columns in the weighted sum): a sum that takes one multiply-add per step waits on the last (4
+// cycles), so one head at a time with four keys' sums left the CPU idle half the time; and no more
+// than V8's 16 vector registers hold, or it keeps sums on the stack. Measured on one thread, 30
+// layers of a SmolLM2-135M-shaped cache at 1,024 tokens (`npm run bench:decode`, with vexp.hpp's
+// shorter exp): 4.5 → 2.8-3.1 ms with the cache warm, 6.8 → 5.3-5.7 ms with each layer's keys and
+// values coming from memory, as in a decoding step. (Loading lines of keys and values ahead, as
+// gemm.cpp's `Ahead` does for weights, was tried and measured no faster here.)
 #include <algorithm>
+#include <array>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/kernels.hpp"
-#include "kernels/packed.hpp"
+#include "kernels/simd.hpp"
 
 namespace attnscope::kernels {
 
 namespace {
 
-// a · b over n floats.
-float dot(const float* a, const float* b, std::int64_t n) {
-  std::int64_t j = 0;
-  float sum = 0.0f;
-#ifdef __wasm_simd128__
-  v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
-  for (; j + 8 <= n; j += 8) {
-    acc0 = multiply_add(wasm_v128_load(a + j), wasm_v128_load(b + j), acc0);
-    acc1 = multiply_add(wasm_v128_load(a + j + 4), wasm_v128_load(b + j + 4), acc1);
-  }
-  const v128_t acc = wasm_f32x4_add(acc0, acc1);
-  sum = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
-        (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
-#endif
-  for (; j < n; ++j) sum += a[j] * b[j];
-  return sum;
+constexpr int kChunk = 3;                 // query heads that read a key/value head's rows together
+constexpr std::int64_t kValueBlock = 64;  // rows of v each pass over the columns takes, in cache
+
+// The query heads of a chunk: each head's query row, its row of scores (then probabilities) and
+// its output row.
+struct Chunk {
+  int heads = 0;
+  std::array<const float*, kChunk> q{};
+  std::array<float*, kChunk> s{}, o{};
+};
+
+// Plain loops: natively (where the compiler vectorizes), and in wasm for widths not a multiple of 4.
+void scores_plain(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
+  for (std::int64_t j = begin; j < end; ++j)
+    for (int h = 0; h < c.heads; ++h) {
+      float sum = 0.0f;
+      for (std::int64_t p = 0; p < d; ++p) sum += c.q[h][p] * keys[j * d + p];
+      c.s[h][j] = sum;
+    }
+}
+
+void weighted_sum_plain(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
+  for (int h = 0; h < c.heads; ++h)
+    for (std::int64_t j = begin; j < end; ++j)
+      for (std::int64_t col = 0; col < d; ++col) c.o[h][col] += c.s[h][j] * values[j * d + col];
 }
 
 #ifdef __wasm_simd128__
@@ -45,64 +62,107 @@ v128_t lane_sums(v128_t a, v128_t b, v128_t c, v128_t d) {
   const v128_t cd = wasm_f32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 2, 6), wasm_i32x4_shuffle(c, d, 1, 5, 3, 7));
   return wasm_f32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
 }
-#endif
 
-// s[j] = query · keys[j] (rows of d floats) for j in [begin, end). Four keys at a time, each into
-// its own sums: one dot product at a time waits on its sums' latency. Not more: with eight, V8
-// kept a sum on the stack (it has 16 vector registers, and loads all keys' vectors first), and
-// 30 layers of a SmolLM2-135M step at 1,024 tokens took 4.9 ms against 4.3 with four (5.8 one
-// key at a time).
-void scores(const float* query, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end, float* s) {
+// s[h][j] = q[h] · keys[j] (rows of d floats, d a multiple of 4) for the chunk's H heads and j in
+// [begin, end), K keys at a time: H·K dot products in flight, each in its own sums.
+template <int H, int K>
+void scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
   std::int64_t j = begin;
-#ifdef __wasm_simd128__
-  if (d % 4 == 0)
-    for (; j + 4 <= end; j += 4) {
-      const float* k = keys + j * d;
-      v128_t acc[4];
-      for (v128_t& a : acc) a = wasm_f32x4_splat(0.0f);
-      for (std::int64_t p = 0; p < d; p += 4) {
-        const v128_t q = wasm_v128_load(query + p);
-        for (int t = 0; t < 4; ++t) acc[t] = multiply_add(q, wasm_v128_load(k + t * d + p), acc[t]);
-      }
-      wasm_v128_store(s + j, lane_sums(acc[0], acc[1], acc[2], acc[3]));
-    }
-#endif
-  for (; j < end; ++j) s[j] = dot(query, keys + j * d, d);
-}
-
-// o[c0 .. c1) = Σ p[j] · values[j][c0 .. c1) (rows of d floats) over j in [begin, end).
-// Sixteen columns of o at a time stay in registers over every key, instead of o being read and
-// written per key (thirty-two kept sums on the stack, as in scores()).
-void weighted_sum(const float* p, const float* values, std::int64_t d, std::int64_t c0, std::int64_t c1,
-                  std::int64_t begin, std::int64_t end, float* o) {
-  std::int64_t c = c0;
-#ifdef __wasm_simd128__
-  for (; c + 16 <= c1; c += 16) {
-    v128_t acc[4];
+  for (; j + K <= end; j += K) {
+    const float* k = keys + j * d;
+    v128_t acc[H * K];
     for (v128_t& a : acc) a = wasm_f32x4_splat(0.0f);
-    for (std::int64_t j = begin; j < end; ++j) {
-      const v128_t x = wasm_v128_load32_splat(p + j);
-      const float* row = values + j * d + c;
-      for (int t = 0; t < 4; ++t) acc[t] = multiply_add(x, wasm_v128_load(row + 4 * t), acc[t]);
+    for (std::int64_t p = 0; p < d; p += 4) {
+      v128_t key[K];
+      for (int t = 0; t < K; ++t) key[t] = wasm_v128_load(k + t * d + p);
+      for (int h = 0; h < H; ++h) {
+        const v128_t q = wasm_v128_load(c.q[h] + p);
+        for (int t = 0; t < K; ++t) acc[h * K + t] = multiply_add(q, key[t], acc[h * K + t]);
+      }
     }
-    for (int t = 0; t < 4; ++t) wasm_v128_store(o + c + 4 * t, acc[t]);
+    constexpr int kSums = (H * K + 3) / 4 * 4;
+    alignas(16) float sums[kSums];
+    const v128_t zero = wasm_f32x4_splat(0.0f);
+    for (int i = 0; i < kSums; i += 4)
+      wasm_v128_store(sums + i, lane_sums(acc[i], i + 1 < H * K ? acc[i + 1] : zero, i + 2 < H * K ? acc[i + 2] : zero,
+                                          i + 3 < H * K ? acc[i + 3] : zero));
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < K; ++t) c.s[h][j + t] = sums[h * K + t];
   }
-  for (; c + 4 <= c1; c += 4) {
-    v128_t acc = wasm_f32x4_splat(0.0f);
-    for (std::int64_t j = begin; j < end; ++j)
-      acc = multiply_add(wasm_v128_load32_splat(p + j), wasm_v128_load(values + j * d + c), acc);
-    wasm_v128_store(o + c, acc);
-  }
-#endif
-  for (; c < c1; ++c) {
-    float sum = 0.0f;
-    for (std::int64_t j = begin; j < end; ++j) sum += p[j] * values[j * d + c];
-    o[c] = sum;
-  }
+  scores_plain(c, keys, d, j, end);
 }
 
-constexpr std::int64_t kKeyBlock = 64;     // keys whose rows every query head of their group reads in turn
-constexpr std::int64_t kColumnBlock = 16;  // columns of v likewise
+// o[h] += Σ_j p[h][j] · values[j] over j in [begin, end) (rows of d floats, d a multiple of 4):
+// the chunk's H heads, W vectors of columns at a time (H·W sums), each pass over the columns
+// reading the block's rows of v from cache.
+template <int H, int W>
+void weighted_block(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
+  const auto pass = [&](auto columns, std::int64_t col) {  // `columns` vectors from column col
+    constexpr int V = decltype(columns)::value;
+    v128_t acc[H][V];
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < V; ++t) acc[h][t] = wasm_f32x4_splat(0.0f);
+    for (std::int64_t j = begin; j < end; ++j) {
+      v128_t row[V];
+      for (int t = 0; t < V; ++t) row[t] = wasm_v128_load(values + j * d + col + 4 * t);
+      for (int h = 0; h < H; ++h) {
+        const v128_t p = wasm_v128_load32_splat(c.s[h] + j);
+        for (int t = 0; t < V; ++t) acc[h][t] = multiply_add(p, row[t], acc[h][t]);
+      }
+    }
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < V; ++t) {
+        float* o = c.o[h] + col + 4 * t;
+        wasm_v128_store(o, wasm_f32x4_add(wasm_v128_load(o), acc[h][t]));
+      }
+  };
+  std::int64_t col = 0;
+  for (; col + 4 * W <= d; col += 4 * W) pass(std::integral_constant<int, W>(), col);
+  for (; col < d; col += 4) pass(std::integral_constant<int, 1>(), col);
+}
+
+// Sums in flight per loop: H heads × K keys in the scores, H heads × W vectors of columns in the
+// weighted sum; 6-8 each.
+template <int H>
+constexpr int kKeys = H == 3 ? 2 : 4;
+template <int H>
+constexpr int kVectors = H == 3 ? 2 : 4;
+
+template <int H>
+void chunk_scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
+  if (d % 4) return scores_plain(c, keys, d, begin, end);
+  scores<H, kKeys<H>>(c, keys, d, begin, end);
+}
+
+template <int H>
+void chunk_weighted_sum(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
+  if (d % 4) return weighted_sum_plain(c, values, d, begin, end);
+  for (std::int64_t j = begin; j < end; j += kValueBlock)
+    weighted_block<H, kVectors<H>>(c, values, d, j, std::min(j + kValueBlock, end));
+}
+#endif
+
+// The chunk's scores s[h][begin .. end) = q[h] · keys[j].
+void chunk_scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
+#ifdef __wasm_simd128__
+  if (c.heads == 3) return chunk_scores<3>(c, keys, d, begin, end);
+  if (c.heads == 2) return chunk_scores<2>(c, keys, d, begin, end);
+  return chunk_scores<1>(c, keys, d, begin, end);
+#else
+  scores_plain(c, keys, d, begin, end);
+#endif
+}
+
+// The chunk's outputs o[h] += Σ_j p[h][j] · values[j] over j in [begin, end).
+void chunk_weighted_sum(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
+#ifdef __wasm_simd128__
+  if (c.heads == 3) return chunk_weighted_sum<3>(c, values, d, begin, end);
+  if (c.heads == 2) return chunk_weighted_sum<2>(c, values, d, begin, end);
+  return chunk_weighted_sum<1>(c, values, d, begin, end);
+#else
+  weighted_sum_plain(c, values, d, begin, end);
+#endif
+}
 
 }  // namespace
 
@@ -110,14 +170,13 @@ void few_rows_attention(ThreadPool& pool, const TensorView& q, const TensorView&
                         const AttentionDims& d, const ScoreRule& rule, float* out, OutputLayout layout,
                         float* weights) {
   // A task: one query row, and the query heads of one key/value head (or a share of them when
-  // there are fewer such tasks than threads). Those heads read the same keys and values, a block
-  // at a time while it is in cache, so the cache is read once, not once per query head.
+  // there are fewer such tasks than threads), taken kChunk at a time.
   const std::int64_t kv_heads = d.heads / d.group;
   const std::int64_t shares = std::min<std::int64_t>(
       d.group, std::max<std::int64_t>(1, (pool.size() + kv_heads * d.n_q - 1) / (kv_heads * d.n_q)));
   const std::int64_t per_share = (d.group + shares - 1) / shares;
   std::vector<std::vector<float>> scratch(weights ? 0 : pool.size());  // score rows per worker
-  for (auto& s : scratch) s.resize(static_cast<std::size_t>(per_share * d.n_k));
+  for (auto& s : scratch) s.resize(static_cast<std::size_t>(kChunk * d.n_k));
   const Mask& mask = rule.mask;
   const auto tasks = static_cast<std::size_t>(kv_heads * d.n_q * shares);
   pool.parallel_for(tasks, [&](std::size_t task, int worker) {
@@ -129,34 +188,37 @@ void few_rows_attention(ThreadPool& pool, const TensorView& q, const TensorView&
     const KeyRange range = rule.keys(i);  // the keys row i may see: [begin, end)
     const std::int64_t end = std::clamp<std::int64_t>(range.last, -1, d.n_k - 1) + 1;
     const std::int64_t begin = std::clamp<std::int64_t>(range.first, 0, end);
-    const auto row = [&](std::int64_t h) {
-      return weights ? weights + (h * d.n_q + i) * d.n_k
-                     : scratch[static_cast<std::size_t>(worker)].data() + (h - h0) * d.n_k;
-    };
-    for (std::int64_t j = begin; j < end; j += kKeyBlock)
-      for (std::int64_t h = h0; h < h1; ++h)
-        scores(q.data + (h * d.n_q + i) * d.d_k, keys, d.d_k, j, std::min(j + kKeyBlock, end), row(h));
-    std::vector<std::int64_t> visible(static_cast<std::size_t>(h1 - h0));  // keys each row keeps
-    for (std::int64_t h = h0; h < h1; ++h) {
-      float* s = row(h);
-      const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + begin;
-      ScoreRule row_rule = rule;  // the row from key `begin` on
-      row_rule.offset -= begin;
-      visible[static_cast<std::size_t>(h - h0)] =
-          end > begin ? masked_softmax_row(s + begin, end - begin, i, row_rule,
-                                           mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
-                                           mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr)
-                      : 0;
-      if (weights) {
-        std::fill(s, s + begin, 0.0f);
-        std::fill(s + end, s + d.n_k, 0.0f);
+    for (std::int64_t first = h0; first < h1; first += kChunk) {
+      Chunk c;
+      c.heads = static_cast<int>(std::min<std::int64_t>(kChunk, h1 - first));
+      for (int x = 0; x < c.heads; ++x) {
+        const std::int64_t h = first + x;
+        c.q[x] = q.data + (h * d.n_q + i) * d.d_k;
+        c.s[x] =
+            weights ? weights + (h * d.n_q + i) * d.n_k : scratch[static_cast<std::size_t>(worker)].data() + x * d.n_k;
+        c.o[x] = out + h * layout.head_stride + i * layout.row_stride;
+        std::fill(c.o[x], c.o[x] + d.d_v, 0.0f);  // zeros where no key is visible
       }
+      chunk_scores(c, keys, d.d_k, begin, end);
+      std::int64_t visible = 0;  // keys from `begin` on that any head of the chunk keeps
+      for (int x = 0; x < c.heads; ++x) {
+        const std::int64_t h = first + x;
+        float* s = c.s[x];
+        const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + begin;
+        ScoreRule row_rule = rule;  // the row from key `begin` on
+        row_rule.offset -= begin;
+        if (end > begin)
+          visible =
+              std::max(visible, masked_softmax_row(s + begin, end - begin, i, row_rule,
+                                                   mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
+                                                   mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr));
+        if (weights) {
+          std::fill(s, s + begin, 0.0f);
+          std::fill(s + end, s + d.n_k, 0.0f);
+        }
+      }
+      chunk_weighted_sum(c, values, d.d_v, begin, begin + visible);
     }
-    for (std::int64_t c = 0; c < d.d_v; c += kColumnBlock)  // zeros where no key is visible
-      for (std::int64_t h = h0; h < h1; ++h)
-        weighted_sum(row(h), values, d.d_v, c, std::min(c + kColumnBlock, d.d_v), begin,
-                     begin + visible[static_cast<std::size_t>(h - h0)],
-                     out + h * layout.head_stride + i * layout.row_stride);
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include "attnscope/packing.hpp"
 #include "attnscope/tensor.hpp"
+#include "kernels/simd.hpp"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -26,20 +27,6 @@ class ThreadPool;
 namespace attnscope::kernels {
 
 inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
-
-#ifdef __wasm_simd128__
-// acc + x·b, four lanes at a time.
-inline v128_t multiply_add(v128_t x, v128_t b, v128_t acc) {
-#ifdef __wasm_relaxed_simd__
-  // Relaxed SIMD's f32x4.relaxed_madd(x, b, acc) = x·b + acc, one fused instruction where the CPU has FMA. Clang 14
-  // emits its prototype opcode instead, which the build rewrites to the shipped one (cpp/tools/relaxed-simd.mjs):
-  // the arguments are in the shipped instruction's order.
-  return __builtin_wasm_fma_f32x4(x, b, acc);
-#else
-  return wasm_f32x4_add(acc, wasm_f32x4_mul(x, b));  // SIMD128 has no fused multiply-add
-#endif
-}
-#endif
 
 enum class Precision : std::uint8_t { f32, bf16, f16 };
 inline std::int64_t bytes_of(Precision p) { return p == Precision::f32 ? 4 : 2; }
