@@ -128,40 +128,38 @@ constexpr int kKeys = H == 3 ? 2 : 4;
 template <int H>
 constexpr int kVectors = H == 3 ? 2 : 4;
 
-template <int H>
-void chunk_scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
-  if (d % 4) return scores_plain(c, keys, d, begin, end);
-  scores<H, kKeys<H>>(c, keys, d, begin, end);
-}
-
-template <int H>
-void chunk_weighted_sum(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
-  if (d % 4) return weighted_sum_plain(c, values, d, begin, end);
-  for (std::int64_t j = begin; j < end; j += kValueBlock)
-    weighted_block<H, kVectors<H>>(c, values, d, j, std::min(j + kValueBlock, end));
+// f(std::integral_constant<int, H>()) for a chunk of H = 1, 2 or 3 heads.
+template <typename F>
+void with_heads(int heads, F f) {
+  if (heads == 3) return f(std::integral_constant<int, 3>());
+  if (heads == 2) return f(std::integral_constant<int, 2>());
+  f(std::integral_constant<int, 1>());
 }
 #endif
 
 // The chunk's scores s[h][begin .. end) = q[h] · keys[j].
 void chunk_scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
 #ifdef __wasm_simd128__
-  if (c.heads == 3) return chunk_scores<3>(c, keys, d, begin, end);
-  if (c.heads == 2) return chunk_scores<2>(c, keys, d, begin, end);
-  return chunk_scores<1>(c, keys, d, begin, end);
-#else
-  scores_plain(c, keys, d, begin, end);
+  if (d % 4 == 0)
+    return with_heads(c.heads, [&](auto h) {
+      constexpr int H = decltype(h)::value;
+      scores<H, kKeys<H>>(c, keys, d, begin, end);
+    });
 #endif
+  scores_plain(c, keys, d, begin, end);
 }
 
 // The chunk's outputs o[h] += Σ_j p[h][j] · values[j] over j in [begin, end).
 void chunk_weighted_sum(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
 #ifdef __wasm_simd128__
-  if (c.heads == 3) return chunk_weighted_sum<3>(c, values, d, begin, end);
-  if (c.heads == 2) return chunk_weighted_sum<2>(c, values, d, begin, end);
-  return chunk_weighted_sum<1>(c, values, d, begin, end);
-#else
-  weighted_sum_plain(c, values, d, begin, end);
+  if (d % 4 == 0)
+    return with_heads(c.heads, [&](auto h) {
+      constexpr int H = decltype(h)::value;
+      for (std::int64_t j = begin; j < end; j += kValueBlock)
+        weighted_block<H, kVectors<H>>(c, values, d, j, std::min(j + kValueBlock, end));
+    });
 #endif
+  weighted_sum_plain(c, values, d, begin, end);
 }
 
 }  // namespace
