@@ -64,10 +64,17 @@ double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context, bool
   const std::int64_t capacity = 2 * context;  // as the cache grows, by doubling
   std::vector<float> q(kHeads * kWidth, 0.01f), out(kHeads * kWidth);
   std::vector<std::vector<float>> k(warm ? 1 : kLayers), v(k.size());
+  std::vector<attnscope::TensorView> tk, tv;  // layer l reads cache l (warm: cache 0)
   for (std::size_t l = 0; l < k.size(); ++l) {
     k[l].assign(kKvHeads * capacity * kWidth, 0.02f + 0.001f * l);
     v[l].assign(kKvHeads * capacity * kWidth, 0.03f);
   }
+  for (std::size_t l = 0; l < kLayers; ++l) {
+    const std::size_t c = warm ? 0 : l;
+    tk.emplace_back(k[c].data(), attnscope::Shape{kKvHeads, capacity, kWidth});
+    tv.emplace_back(v[c].data(), attnscope::Shape{kKvHeads, capacity, kWidth});
+  }
+  const attnscope::TensorView tq(q.data(), {kHeads, 1, kWidth});
   attnscope::AttentionDims dims{kHeads, 1, context, kWidth, kWidth, true};
   dims.group = kHeads / kKvHeads;
   dims.kv_capacity = capacity;
@@ -78,12 +85,8 @@ double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context, bool
   double best = 1e30;
   for (int round = 0; round < 20; ++round) {
     const auto start = Clock::now();
-    for (std::int64_t l = 0; l < kLayers; ++l) {
-      const std::size_t c = warm ? 0 : static_cast<std::size_t>(l);
-      const attnscope::TensorView tq(q.data(), {kHeads, 1, kWidth}), tk(k[c].data(), {kKvHeads, capacity, kWidth}),
-          tv(v[c].data(), {kKvHeads, capacity, kWidth});
-      k::attention(pool, tq, tk, tv, dims, rule, out.data(), k::OutputLayout::side_by_side(dims), nullptr);
-    }
+    for (std::size_t l = 0; l < kLayers; ++l)
+      k::attention(pool, tq, tk[l], tv[l], dims, rule, out.data(), k::OutputLayout::side_by_side(dims), nullptr);
     best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   }
   return best;

@@ -175,7 +175,6 @@ void few_rows_attention(ThreadPool& pool, const TensorView& q, const TensorView&
   const std::int64_t per_share = (d.group + shares - 1) / shares;
   std::vector<std::vector<float>> scratch(weights ? 0 : pool.size());  // score rows per worker
   for (auto& s : scratch) s.resize(static_cast<std::size_t>(kChunk * d.n_k));
-  const Mask& mask = rule.mask;
   const auto tasks = static_cast<std::size_t>(kv_heads * d.n_q * shares);
   pool.parallel_for(tasks, [&](std::size_t task, int worker) {
     const std::int64_t t = static_cast<std::int64_t>(task), share = t % shares, i = t / shares % d.n_q,
@@ -200,16 +199,8 @@ void few_rows_attention(ThreadPool& pool, const TensorView& q, const TensorView&
       chunk_scores(c, keys, d.d_k, begin, end);
       std::int64_t visible = 0;  // keys from `begin` on that any head of the chunk keeps
       for (int x = 0; x < c.heads; ++x) {
-        const std::int64_t h = first + x;
         float* s = c.s[x];
-        const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + begin;
-        ScoreRule row_rule = rule;  // the row from key `begin` on
-        row_rule.offset -= begin;
-        if (end > begin)
-          visible =
-              std::max(visible, masked_softmax_row(s + begin, end - begin, i, row_rule,
-                                                   mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
-                                                   mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr));
+        visible = std::max(visible, softmax_keys(s, begin, end, first + x, i, rule, d));
         if (weights) {
           std::fill(s, s + begin, 0.0f);
           std::fill(s + end, s + d.n_k, 0.0f);

@@ -67,6 +67,18 @@ std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, cons
   return visible;
 }
 
+std::int64_t softmax_keys(float* s, std::int64_t begin, std::int64_t end, std::int64_t h, std::int64_t i,
+                          const ScoreRule& rule, const AttentionDims& d) {
+  if (end <= begin) return 0;
+  const Mask& mask = rule.mask;
+  const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + begin;
+  ScoreRule row_rule = rule;  // the row from key `begin` on
+  row_rule.offset -= begin;
+  return masked_softmax_row(s + begin, end - begin, i, row_rule,
+                            mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
+                            mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr);
+}
+
 namespace {
 
 constexpr std::int64_t kKeyTile = 64;  // keys per tile of the fused path
@@ -184,7 +196,6 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
   if (!weights) return fused_attention(pool, q, k, v, d, rule, out, layout);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   const PackedKV packed(pool, k, v, d);
-  const Mask& mask = rule.mask;
 
   pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int) {
     const std::int64_t h = static_cast<std::int64_t>(task) / blocks, g = h / d.group;
@@ -198,15 +209,7 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     if (end > begin)  // scores [rows, begin .. end) = q[h][r0 .. r0+rows] · k[g][begin .. end)ᵀ
       gemm_packed_kv({q.data + (h * d.n_q + r0) * d.d_k, d.d_k, k.data + (g * d.kv_rows() + begin) * d.d_k, d.d_k, true,
                       s_data + begin, d.n_k, rows, end - begin, d.d_k, nullptr, packed.keys(g, begin, d.d_k)});
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const std::int64_t i = r0 + r;
-      const std::int64_t off = mask.kind == Mask::Kind::none ? 0 : mask_row_offset(mask, h, i, d.n_q, d.n_k) + begin;
-      ScoreRule row_rule = rule;  // the row from key `begin` on
-      row_rule.offset -= begin;
-      masked_softmax_row(s.row(r).data() + begin, end - begin, i, row_rule,
-                         mask.kind == Mask::Kind::keep ? mask.keep + off : nullptr,
-                         mask.kind == Mask::Kind::additive ? mask.additive + off : nullptr);
-    }
+    for (std::int64_t r = 0; r < rows; ++r) softmax_keys(s.row(r).data(), begin, end, h, r0 + r, rule, d);
     if (begin > 0) s.leftCols(begin).setZero();
     if (end < d.n_k) s.rightCols(d.n_k - end).setZero();
     float* o = out + h * layout.head_stride + r0 * layout.row_stride;

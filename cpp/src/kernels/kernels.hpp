@@ -40,6 +40,12 @@ struct ScoreRule {
 std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, const ScoreRule& rule,
                                 const std::uint8_t* keep_row, const float* additive_row);
 
+// masked_softmax_row on the keys [begin, end) of row i of head h, s being that row's scores [0, n_k): the part
+// attention computed, no key outside it visible to the row. The rule's mask is read at those keys. Returns the
+// keys from `begin` on that can be non-zero. s outside [begin, end) is left as it is.
+std::int64_t softmax_keys(float* s, std::int64_t begin, std::int64_t end, std::int64_t h, std::int64_t i,
+                          const ScoreRule& rule, const AttentionDims& d);
+
 // Where attention() writes row i of head h's output: out + h·head_stride + i·row_stride.
 struct OutputLayout {
   std::int64_t head_stride, row_stride;
