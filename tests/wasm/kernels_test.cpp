@@ -78,7 +78,8 @@ int mask_scores_mismatches() {
 // a panel at a time into scratch. Whole and partial panels, with and without bias; panel counts
 // that the decoding step's streams (four panels at once for one row, two for two) divide and do
 // not, a partial last panel inside a stream and after them, and column ranges that start past
-// 0 (a thread's block). Returns the largest error relative to the sum of the terms' magnitudes
+// 0 (a thread's block); and, at depth 2048, 35 rows, which the GEMM takes in passes of 32 rows (about 256 KB
+// of A each) and the 3 left. Returns the largest error relative to the sum of the terms' magnitudes
 // (float32 rounding gives about 1e-7).
 double sixteen_bit_gemm_error() {
   namespace k = attnscope::kernels;
@@ -87,8 +88,14 @@ double sixteen_bit_gemm_error() {
   double worst = 0;
   // f32: float32 panels of bf16 values (a float32 checkpoint's decoding step takes the same kernel)
   for (k::Precision precision : {k::Precision::bf16, k::Precision::f16, k::Precision::f32})
-    for (auto [depth, n] :
-         {std::pair<std::int64_t, std::int64_t>{1, 8}, {37, 13}, {64, 24}, {200, 33}, {19, 29}, {41, 75}, {9, 128}}) {
+    for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{1, 8},
+                            {37, 13},
+                            {64, 24},
+                            {200, 33},
+                            {19, 29},
+                            {41, 75},
+                            {9, 128},
+                            {2048, 16}}) {
       const k::Precision bits = precision == k::Precision::f16 ? k::Precision::f16 : k::Precision::bf16;
       std::vector<std::uint16_t> raw(static_cast<std::size_t>(n * depth));  // [n, depth]: a Linear's [out, in]
       for (auto& h : raw) {
@@ -101,7 +108,7 @@ double sixteen_bit_gemm_error() {
       const void* source = precision == k::Precision::f32 ? static_cast<const void*>(wide.data()) : raw.data();
       const k::PackedWeight w(k::MatrixSource{source, precision, depth, n, true});
       std::vector<float> pack;
-      for (std::int64_t m : {1, 2, 3, 4, 5, 9})
+      for (std::int64_t m : {1, 2, 3, 4, 5, 9, 35})
         for (bool with_bias : {false, true}) {
           std::vector<float> a(static_cast<std::size_t>(m * depth)), bias(static_cast<std::size_t>(n)),
               c(static_cast<std::size_t>(m * n));

@@ -210,6 +210,38 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 #endif
 }
 
+#ifdef __wasm_simd128__
+// Rows of A that one pass multiplies by every panel of a column range before the next rows: about 256 KB of A,
+// which stays in cache while the panels go by. A pass over every row per panel brought a long A back from memory
+// (or the last-level cache) once per panel: A at n = 4096, d 768 is 12 MB, and a projection there ran at 26-38
+// GFLOPS on one thread where passes of 256 KB run at 34-44 (and 512 rows at d 768: 34-40 → 40-47; bench/README.md,
+// "Long inputs"). Each pass reads B again, 1/(rows per pass) of its multiply-adds in loads.
+constexpr std::int64_t kPassFloats = 64 * 1024;
+std::int64_t rows_per_pass(std::int64_t k) {
+  return std::max(kRows, kPassFloats / std::max<std::int64_t>(k, 1) / kRows * kRows);
+}
+
+// C[first .. last, col .. col+8) = A[first .. last, :] · panel (+ bias): blocks of kRows rows, then the 1-3 left.
+void rows_by_panel(const GemmArgs& g, std::int64_t first, std::int64_t last, std::int64_t col, const float* panel,
+                   Ahead& ahead) {
+  std::int64_t r = first;
+  for (; r + kRows <= last; r += kRows) block<kRows>(g, r, col, panel, &ahead);
+  switch (last - r) {
+    case 3:
+      block<3>(g, r, col, panel);
+      break;
+    case 2:
+      block<2>(g, r, col, panel);
+      break;
+    case 1:
+      block<1>(g, r, col, panel);
+      break;
+    default:
+      break;
+  }
+}
+#endif
+
 }  // namespace
 
 void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, std::vector<float>& pack) {
@@ -232,36 +264,26 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
   if ((!g.packed || widened) && static_cast<std::int64_t>(pack.size()) < panel_rows * kPanelColumns)
     pack.resize(static_cast<std::size_t>(panel_rows * kPanelColumns));
   const auto* packed = static_cast<const std::uint8_t*>(g.packed);
-  for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
-    const std::uint8_t* source = g.packed ? packed + (col / kPanelColumns) * panel_elements * element : nullptr;
-    if (!g.packed) pack_panel(g, col, pack.data());
-    const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
-    const auto* half = reinterpret_cast<const std::uint16_t*>(source);
-    if (g.m < kRows) {  // B packed here, a panel at a time
-      narrow_rows<FloatPanel>(g, col, col + kPanelColumns, panel, panel_elements);
-      continue;
-    }
-    if (widened && g.precision == Precision::bf16)
-      widen_panel<Precision::bf16>(half, g.k, pack.data());
-    else if (widened)
-      widen_panel<Precision::f16>(half, g.k, pack.data());
-    Ahead ahead;  // the next panel of a weight, loaded a line at a time by this panel's blocks
-    if (g.streamed && col + kPanelColumns < col_end)
-      ahead = {source + panel_elements * element, panel_elements * element / kLineBytes};
-    std::int64_t r = 0;
-    for (; r + kRows <= g.m; r += kRows) block<kRows>(g, r, col, panel, &ahead);
-    switch (g.m - r) {
-      case 3:
-        block<3>(g, r, col, panel);
-        break;
-      case 2:
-        block<2>(g, r, col, panel);
-        break;
-      case 1:
-        block<1>(g, r, col, panel);
-        break;
-      default:
-        break;
+  const std::int64_t pass = g.m < kRows ? g.m : rows_per_pass(g.k);
+  for (std::int64_t first = 0; first < g.m; first += pass) {
+    const std::int64_t last = std::min(g.m, first + pass);
+    for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
+      const std::uint8_t* source = g.packed ? packed + (col / kPanelColumns) * panel_elements * element : nullptr;
+      if (!g.packed) pack_panel(g, col, pack.data());
+      const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
+      const auto* half = reinterpret_cast<const std::uint16_t*>(source);
+      if (g.m < kRows) {  // B packed here, a panel at a time
+        narrow_rows<FloatPanel>(g, col, col + kPanelColumns, panel, panel_elements);
+        continue;
+      }
+      if (widened && g.precision == Precision::bf16)
+        widen_panel<Precision::bf16>(half, g.k, pack.data());
+      else if (widened)
+        widen_panel<Precision::f16>(half, g.k, pack.data());
+      Ahead ahead;  // the next panel of a weight, loaded a line at a time by this panel's blocks
+      if (g.streamed && col + kPanelColumns < col_end)
+        ahead = {source + panel_elements * element, panel_elements * element / kLineBytes};
+      rows_by_panel(g, first, last, col, panel, ahead);
     }
   }
 #else
