@@ -172,11 +172,12 @@ inline val into_array(const char* op, const val& opts, const char* name, const S
 
 // The result into `array` when the caller gave one (reused across calls: no new array, and no first touch of
 // its pages), else into a new Float32Array.
-inline val to_js(const Tensor& t, const val& array) {
-  if (array.isUndefined()) return to_js(t);
-  array.call<void>("set", val(emscripten::typed_memory_view(t.data.size(), t.data.data())));
-  return js_tensor(array, t.shape);
+inline val to_js(const float* data, const Shape& shape, const val& array) {
+  if (array.isUndefined()) return to_js(data, shape);
+  array.call<void>("set", val(emscripten::typed_memory_view(static_cast<std::size_t>(element_count(shape)), data)));
+  return js_tensor(array, shape);
 }
+inline val to_js(const Tensor& t, const val& array) { return to_js(t.data.data(), t.shape, array); }
 inline val to_js(const Matrix& m) { return to_js(m.data(), {m.rows(), m.cols()}); }
 
 inline bool flag(const val& opts, const char* name, bool fallback) {

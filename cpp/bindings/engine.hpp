@@ -52,6 +52,42 @@ inline void stream_from_js(const char* op, const char* name, JsTensor& w) {
 inline constexpr double kMaxHeapBytes = 2048.0 * 1024 * 1024;
 inline constexpr double kRunningRoom = 256.0 * 1024 * 1024;
 
+// The heap buffer attention writes its weights into before they are copied out to JS, uninitialized (the
+// kernels write every value: zeroing 805 MB at n = 4096 took 8% of a call, and freeing it 4%). Kept between
+// calls that copy into the caller's arrays (options.into), which repeat with the same shapes; released after
+// any other call, so that the heap it held is free for models.
+class WeightsBuffer {
+ public:
+  // `count` floats for one call (none when no weights are returned); `keep`: leave them for the next call.
+  class Lease {
+   public:
+    Lease(WeightsBuffer& buffer, std::int64_t count, bool keep) : buffer_(buffer), keep_(keep) {
+      if (count <= 0) return;
+      if (buffer.capacity_ < count) {
+        buffer.data_.reset();  // the old one first, so that the heap need not hold both
+        buffer.data_.reset(new float[static_cast<std::size_t>(count)]);
+        buffer.capacity_ = count;
+      }
+      data_ = buffer.data_.get();
+    }
+    ~Lease() {
+      if (!keep_) buffer_.data_.reset(), buffer_.capacity_ = 0;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    float* data() const { return data_; }
+
+   private:
+    WeightsBuffer& buffer_;
+    bool keep_;
+    float* data_ = nullptr;
+  };
+
+ private:
+  std::unique_ptr<float[]> data_;
+  std::int64_t capacity_ = 0;
+};
+
 class Engine {
  public:
   explicit Engine(int threads) : runtime_(threads) {}
@@ -122,10 +158,14 @@ class Engine {
     mask.load_data();
     o.mask = mask.mask();
     o.context = context.view();
+    const Shape weights_shape{heads, n, n_k};
+    const WeightsBuffer::Lease lease(weights_buffer_, o.return_weights ? element_count(weights_shape) : 0,
+                                     !into_weights.isUndefined());
+    o.weights_out = lease.data();
     const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
     val out = val::object();
     out.set("output", to_js(r.output, into_output));
-    if (o.return_weights) out.set("weights", to_js(r.weights, into_weights));
+    if (o.return_weights) out.set("weights", to_js(o.weights_out, weights_shape, into_weights));
     if (o.return_projections) {
       out.set("q", to_js(r.q));
       out.set("k", to_js(r.k));
@@ -209,15 +249,20 @@ class Engine {
     load(vs);
     mask.load_data();
     o.mask = mask.mask();
+    const Shape weights_shape = with(d.n_k);
+    const WeightsBuffer::Lease lease(weights_buffer_, o.return_weights ? element_count(weights_shape) : 0,
+                                     !into_weights.isUndefined());
+    o.weights_out = lease.data();
     const AttentionResult r =
         self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);
     val out = val::object();
     out.set("output", to_js(r.output, into_output));
-    if (o.return_weights) out.set("weights", to_js(r.weights, into_weights));
+    if (o.return_weights) out.set("weights", to_js(o.weights_out, weights_shape, into_weights));
     return out;
   }
 
   Runtime runtime_;
+  WeightsBuffer weights_buffer_;
 };
 
 }  // namespace attnscope::bindings

@@ -102,6 +102,35 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     layer.dispose();
   });
 
+  it("keeps the heap buffer for the weights between calls into the caller's arrays, rewriting every value, and a call without them frees it", () => {
+    // The buffer is not zeroed between calls: a value the kernels did not write would show the previous call's.
+    const q = randn([2, 40, 16], 90),
+      k = randn([2, 48, 16], 91),
+      v = randn([2, 48, 8], 92),
+      few = randn([2, 2, 16], 93);
+    const keep: Mask = { data: new Uint8Array(40 * 48).fill(1), shape: [40, 48] };
+    for (let j = 0; j < 48; j++) keep.data[7 * 48 + j] = 0; // query 7 sees nothing: its row is zeros
+    keep.data[20 * 48 + 3] = 0;
+    const fewKeep: Mask = { data: keep.data.slice(6 * 48, 8 * 48), shape: [2, 48] }; // its second row hides all
+    const expected = engine.attention(q, k, v, { mask: keep, causal: true });
+    const expectedFew = engine.attention(few, k, v, { mask: fewKeep, causal: true });
+    const output = new Float32Array(2 * 40 * 8),
+      weights = new Float32Array(2 * 40 * 48);
+    const before = engine.memory().allocatedBytes;
+    engine.attention(q, k, v, { into: { output, weights } }); // every weight nonzero, in the kept buffer too
+    const kept = engine.memory().allocatedBytes;
+    expect(kept - before).toBeGreaterThanOrEqual(weights.byteLength);
+    engine.attention(q, k, v, { mask: keep, causal: true, into: { output, weights } });
+    expect(Array.from(weights)).toEqual(Array.from(expected.weights.data));
+    expect(Array.from(output)).toEqual(Array.from(expected.output.data));
+    const fewWeights = new Float32Array(2 * 2 * 48);
+    engine.attention(few, k, v, { mask: fewKeep, causal: true, into: { weights: fewWeights } });
+    expect(Array.from(fewWeights)).toEqual(Array.from(expectedFew.weights.data));
+    expect(engine.memory().allocatedBytes).toBe(kept); // the smaller call took the same buffer
+    engine.attention(q, k, v);
+    expect(kept - engine.memory().allocatedBytes).toBeGreaterThanOrEqual(weights.byteLength);
+  });
+
   it(`multiplies ${build.startsWith('relaxed-') ? 'with' : 'without'} a fused multiply-add`, () => {
     // x² − (1 + 2⁻¹¹) with x = 1 + 2⁻¹²: the exact value is 2⁻²⁴, but x² alone rounds to
     // 1 + 2⁻¹¹ (a tie, to even), so a separate multiply and add gives 0. Only the relaxed-simd

@@ -28,13 +28,13 @@ AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView
 
   AttentionResult r;
   r.output = Tensor(result_shape(d, d.d_v));
-  if (o.return_weights) r.weights = Tensor(result_shape(d, d.n_k));
+  if (o.return_weights && !o.weights_out) r.weights = Tensor(result_shape(d, d.n_k));
+  float* weights = !o.return_weights ? nullptr : o.weights_out ? o.weights_out : r.weights.data.data();
   kernels::ScoreRule rule;
   rule.scale = scale;
   rule.causal = o.causal;
   rule.mask = o.mask;
-  kernels::attention(pool, q, k, v, d, rule, r.output.data.data(), kernels::OutputLayout::stacked(d),
-                     o.return_weights ? r.weights.data.data() : nullptr);
+  kernels::attention(pool, q, k, v, d, rule, r.output.data.data(), kernels::OutputLayout::stacked(d), weights);
   return r;
 }
 
@@ -96,12 +96,13 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   rule.causal = o.causal;
   rule.mask = o.mask;
   MultiHeadResult r;
-  if (o.return_weights) r.weights = Tensor({heads, n, m});
+  if (o.return_weights && !o.weights_out) r.weights = Tensor({heads, n, m});
+  float* weights = !o.return_weights ? nullptr : o.weights_out ? o.weights_out : r.weights.data.data();
   // The heads side by side, [n, heads·d_v]: what W_O multiplies, or the output without it.
   Matrix concat(p.wo.empty() ? 0 : n, heads * d.d_v);
   if (p.wo.empty()) r.output = Tensor({n, heads * d.d_v});
   kernels::attention(pool, q.view(), k.view(), v.view(), d, rule, p.wo.empty() ? r.output.data.data() : concat.data(),
-                     kernels::OutputLayout::side_by_side(d), o.return_weights ? r.weights.data.data() : nullptr);
+                     kernels::OutputLayout::side_by_side(d), weights);
   if (!p.wo.empty()) {
     r.output = Tensor({n, x.cols()});
     kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
