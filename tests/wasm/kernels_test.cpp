@@ -1,9 +1,9 @@
 // The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js, and its relaxed-SIMD twin
 // kernels_test_relaxed.js): native builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code
-// tested directly. Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the GEMM on 16-bit
-// weight panels, the top-k probabilities of a row of logits against the softmax of the whole row, and the few-row
-// attention of a decoding step against the float64 reference. Prints the largest errors; exits 1 if one is over its
-// bound.
+// tested directly. Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the softmax of a row
+// without a mask against the same row masked by ones, the GEMM on 16-bit weight panels, the top-k probabilities of a
+// row of logits against the softmax of the whole row, and the few-row attention of a decoding step against the
+// float64 reference. Prints the largest errors; exits 1 if one is over its bound.
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
@@ -70,6 +70,33 @@ int mask_scores_mismatches() {
         ++mismatches;
     }
   }
+  return mismatches;
+}
+
+// masked_softmax_row without a mask (the largest score found without writing the row, each score scaled as the exp
+// reads it) against the same row through the masking pass (a keep row of ones): bit for bit, over lengths with and
+// without a scalar tail, causal limits, soft-capping, and the scales attention uses. Returns the rows that differ.
+int plain_softmax_mismatches() {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  int mismatches = 0;
+  for (std::int64_t n : {1, 3, 4, 7, 8, 9, 64, 1001})
+    for (float scale : {0.125f, 1.0f, 0.37f, 1e-3f})
+      for (int trial = 0; trial < 6; ++trial) {
+        std::vector<float> plain(static_cast<std::size_t>(n)), masked;
+        for (float& v : plain) v = normal(rng) * (trial == 5 ? 1e4f : 1.0f);
+        masked = plain;
+        const std::vector<std::uint8_t> ones(static_cast<std::size_t>(n), 1);
+        k::ScoreRule rule;
+        rule.scale = scale;
+        rule.causal = trial % 2 == 1;  // row i = n / 2 sees keys up to n / 2
+        rule.softcap = trial == 4 ? 30.0f : 0.0f;
+        const std::int64_t i = n / 2;
+        const std::int64_t a = k::masked_softmax_row(plain.data(), n, i, rule, nullptr, nullptr);
+        const std::int64_t b = k::masked_softmax_row(masked.data(), n, i, rule, ones.data(), nullptr);
+        if (a != b || std::memcmp(plain.data(), masked.data(), plain.size() * sizeof(float)) != 0) ++mismatches;
+      }
   return mismatches;
 }
 
@@ -301,6 +328,7 @@ int main() {
                ends[0] == INFINITY && ends[2] == 1e30f && ends[3] == 0.0f ? 0 : 1, 0);
   expect_below("gelu (tanh): 1e30, -1e30 give 1e30, -0", ends_gelu[2] == 1e30f && ends_gelu[3] == 0.0f ? 0 : 1, 0);
   expect_below("mask_scores: rows differing from the plain loop", mask_scores_mismatches(), 0);
+  expect_below("softmax without a mask: rows differing", plain_softmax_mismatches(), 0);
   expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);

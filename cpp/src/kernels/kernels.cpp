@@ -56,12 +56,17 @@ std::int64_t masked_softmax_row(float* s, std::int64_t n_k, std::int64_t i, cons
   const KeyRange range = rule.keys(i);
   const std::int64_t visible = std::clamp<std::int64_t>(range.last, -1, n_k - 1) + 1;
   const float scale = soft_cap(s, visible, rule);
-  const float max = mask_scores(s, visible, 0, range, scale, keep_row, additive_row);
+  // With no mask and no window every key up to `visible` is seen: the row's largest score is found without
+  // writing the row, and the exp scales each score as it reads it (one pass over the row fewer; the same
+  // values, since scaling by a positive factor keeps the largest value largest).
+  const bool plain = !keep_row && !additive_row && range.first <= 0 && scale > 0.0f;
+  const float max =
+      plain ? max_of(s, visible) * scale : mask_scores(s, visible, 0, range, scale, keep_row, additive_row);
   if (max == kNegInf) {  // every key hidden: zeros, never NaN
     std::fill(s, s + n_k, 0.0f);
     return 0;
   }
-  const float inv = 1.0f / exp_shifted(s, visible, max);
+  const float inv = 1.0f / (plain ? exp_shifted<true>(s, visible, max, scale) : exp_shifted(s, visible, max));
   for (std::int64_t j = 0; j < visible; ++j) s[j] *= inv;
   std::fill(s + visible, s + n_k, 0.0f);
   return visible;

@@ -5,8 +5,10 @@
 // returns 0, as a softmax wants. Native builds use std::exp.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "kernels/simd.hpp"
 
@@ -45,24 +47,48 @@ inline v128_t exp4(v128_t x) {
 }
 #endif
 
-// s[j] = exp(s[j] - max) for j < n; returns their sum. In wasm eight at a time, two exps
-// side by side: their chains overlap.
-inline float exp_shifted(float* s, std::int64_t n, float max) {
+// The largest of x[0 .. n) (-inf when n is 0), four lanes at a time in wasm. No NaN: values are checked.
+inline float max_of(const float* x, std::int64_t n) {
+  float max = -std::numeric_limits<float>::infinity();
+  std::int64_t i = 0;
+#ifdef __wasm_simd128__
+  v128_t m0 = wasm_f32x4_splat(max), m1 = m0;
+  for (; i + 8 <= n; i += 8) {
+    m0 = wasm_f32x4_pmax(m0, wasm_v128_load(x + i));
+    m1 = wasm_f32x4_pmax(m1, wasm_v128_load(x + i + 4));
+  }
+  alignas(16) float lanes[4];
+  wasm_v128_store(lanes, wasm_f32x4_pmax(m0, m1));
+  for (const float l : lanes) max = std::max(max, l);
+#endif
+  for (; i < n; ++i) max = std::max(max, x[i]);
+  return max;
+}
+
+// s[j] = exp(s[j] - max) for j < n, or with Scaled exp(s[j]·scale - max) (a row of scores scaled on the way:
+// the product rounded, then the difference, as when the row was scaled first); returns their sum. In wasm
+// eight at a time, two exps side by side: their chains overlap.
+template <bool Scaled = false>
+inline float exp_shifted(float* s, std::int64_t n, float max, float scale = 1.0f) {
   float sum = 0.0f;
   std::int64_t j = 0;
 #ifdef __wasm_simd128__
   v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
-  const v128_t m = wasm_f32x4_splat(max);
+  const v128_t m = wasm_f32x4_splat(max), factor = wasm_f32x4_splat(scale);
+  const auto load = [&](std::int64_t at) {
+    const v128_t x = wasm_v128_load(s + at);
+    return Scaled ? wasm_f32x4_mul(x, factor) : x;
+  };
   for (; j + 8 <= n; j += 8) {
-    const v128_t e0 = exp4(wasm_f32x4_sub(wasm_v128_load(s + j), m));
-    const v128_t e1 = exp4(wasm_f32x4_sub(wasm_v128_load(s + j + 4), m));
+    const v128_t e0 = exp4(wasm_f32x4_sub(load(j), m));
+    const v128_t e1 = exp4(wasm_f32x4_sub(load(j + 4), m));
     wasm_v128_store(s + j, e0);
     wasm_v128_store(s + j + 4, e1);
     acc0 = wasm_f32x4_add(acc0, e0);
     acc1 = wasm_f32x4_add(acc1, e1);
   }
   for (; j + 4 <= n; j += 4) {
-    const v128_t e = exp4(wasm_f32x4_sub(wasm_v128_load(s + j), m));
+    const v128_t e = exp4(wasm_f32x4_sub(load(j), m));
     wasm_v128_store(s + j, e);
     acc0 = wasm_f32x4_add(acc0, e);
   }
@@ -70,7 +96,10 @@ inline float exp_shifted(float* s, std::int64_t n, float max) {
   sum = wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1) + wasm_f32x4_extract_lane(acc, 2) +
         wasm_f32x4_extract_lane(acc, 3);
 #endif
-  for (; j < n; ++j) sum += s[j] = std::exp(s[j] - max);
+  for (; j < n; ++j) {
+    const float x = Scaled ? s[j] * scale : s[j];  // rounded before the difference, never fused with it
+    sum += s[j] = std::exp(x - max);
+  }
   return sum;
 }
 

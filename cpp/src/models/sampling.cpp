@@ -65,20 +65,6 @@ void top_k(const float* p, std::int64_t vocab, std::int64_t k, std::int32_t* ids
 
 namespace {
 
-float max_of(const float* x, std::int64_t n) {
-  float max = kNegInf;
-  std::int64_t i = 0;
-#ifdef __wasm_simd128__
-  v128_t m = wasm_f32x4_splat(kNegInf);
-  for (; i + 4 <= n; i += 4) m = wasm_f32x4_pmax(m, wasm_v128_load(x + i));  // no NaN: logits of checked weights
-  alignas(16) float lanes[4];
-  wasm_v128_store(lanes, m);
-  for (const float l : lanes) max = std::max(max, l);
-#endif
-  for (; i < n; ++i) max = std::max(max, x[i]);
-  return max;
-}
-
 // Σ exp(x[i] − max), float32 terms summed in float64 a chunk at a time.
 double sum_exp(const float* x, std::int64_t n, float max) {
   double sum = 0.0;
@@ -108,7 +94,7 @@ bool before(float a, std::int32_t ia, float b, std::int32_t ib) { return a > b |
 void top_k_probabilities(const float* logits, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs) {
   k = std::min(k, vocab);
   if (k <= 0) return;
-  const float max = max_of(logits, vocab);
+  const float max = kernels::max_of(logits, vocab);
   if (max == kNegInf) {  // nothing possible: nothing is likely (softmax gives zeros; top_k then the first ids)
     for (std::int64_t i = 0; i < k; ++i) ids[i] = static_cast<std::int32_t>(i), probs[i] = 0.0f;
     return;
