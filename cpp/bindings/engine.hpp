@@ -65,6 +65,7 @@ class WeightsBuffer {
       if (count <= 0) return;
       if (buffer.capacity_ < count) {
         buffer.data_.reset();  // the old one first, so that the heap need not hold both
+        buffer.capacity_ = 0;  // (and none, should the new one not fit)
         buffer.data_.reset(new float[static_cast<std::size_t>(count)]);
         buffer.capacity_ = count;
       }
@@ -165,7 +166,8 @@ class Engine {
     const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
     val out = val::object();
     out.set("output", to_js(r.output, into_output));
-    if (o.return_weights) out.set("weights", to_js(o.weights_out, weights_shape, into_weights));
+    if (o.return_weights)
+      out.set("weights", to_js(o.weights_out ? o.weights_out : r.weights.data.data(), weights_shape, into_weights));
     if (o.return_projections) {
       out.set("q", to_js(r.q));
       out.set("k", to_js(r.k));
@@ -257,7 +259,8 @@ class Engine {
         self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);
     val out = val::object();
     out.set("output", to_js(r.output, into_output));
-    if (o.return_weights) out.set("weights", to_js(o.weights_out, weights_shape, into_weights));
+    if (o.return_weights)
+      out.set("weights", to_js(o.weights_out ? o.weights_out : r.weights.data.data(), weights_shape, into_weights));
     return out;
   }
 
