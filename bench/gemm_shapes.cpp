@@ -43,7 +43,7 @@ int main() {
   for (const Shape& s : shapes) {
     std::vector<float> a(static_cast<std::size_t>(s.m * s.k)), b(static_cast<std::size_t>(s.k * s.n));
     std::vector<float> c(static_cast<std::size_t>(s.m * s.n)),
-        panels(static_cast<std::size_t>((s.n + 7) / 8 * 8 * s.k));
+        panels(static_cast<std::size_t>(attnscope::kernels::packed_size(s.k, s.n)));
     std::vector<float> scratch;
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 97) * 1e-3f;
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 89) * 1e-3f;

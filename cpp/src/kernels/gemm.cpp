@@ -213,9 +213,10 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 #ifdef __wasm_simd128__
 // Rows of A that one pass multiplies by every panel of a column range before the next rows: about 256 KB of A,
 // which stays in cache while the panels go by. A pass over every row per panel brought a long A back from memory
-// (or the last-level cache) once per panel: A at n = 4096, d 768 is 12 MB, and a projection there ran at 26-38
-// GFLOPS on one thread where passes of 256 KB run at 34-44 (and 512 rows at d 768: 34-40 → 40-47; bench/README.md,
-// "Long inputs"). Each pass reads B again, 1/(rows per pass) of its multiply-adds in loads.
+// (or the last-level cache) once per panel: A at n = 4096, d 768 is 12 MB, and that projection ran at 82-85% of
+// the micro-kernel's peak on one thread, 91-96% in passes (npm run bench:gemm; bench/README.md, "What each
+// optimization bought"). Each pass reads B again, and packs or widens its panels again when they are not float32
+// panels already: per value of B, one load or conversion against the pass's (rows per pass) multiply-adds.
 constexpr std::int64_t kPassFloats = 64 * 1024;
 std::int64_t rows_per_pass(std::int64_t k) {
   return std::max(kRows, kPassFloats / std::max<std::int64_t>(k, 1) / kRows * kRows);
