@@ -30,7 +30,7 @@ class Floats {
   float* data() { return p_.get(); }
   const float* data() const { return p_.get(); }
   std::size_t size() const { return n_; }
-  std::vector<float> to_vector() const { return std::vector<float>(p_.get(), p_.get() + n_); }
+  TensorData to_vector() const { return TensorData(p_.get(), p_.get() + n_); }
 
  private:
   std::unique_ptr<float[]> p_;

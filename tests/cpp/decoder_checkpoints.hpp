@@ -125,7 +125,7 @@ inline std::vector<std::pair<std::string, Tensor>> phi3(std::vector<std::pair<st
       llama.erase(it);
     }
     Tensor t({rows, cols});
-    t.data = data;
+    t.data.assign(data.begin(), data.end());
     llama.insert(llama.begin() + static_cast<std::ptrdiff_t>(at), {into, t});
   };
   for (std::int64_t l = 0;; ++l) {

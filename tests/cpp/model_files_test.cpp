@@ -83,9 +83,9 @@ TEST(SafeTensors, ReadsF32F16AndBF16) {
                   data);
   const SafeTensors st = parse(file);  // views `file`, which outlives it
   EXPECT_EQ(st.tensors().size(), 3u);
-  EXPECT_EQ(st.read("a", {2}).data, (std::vector<float>{1.5f, -2.0f}));
-  EXPECT_EQ(st.read("h", {1, -1}).data, (std::vector<float>{1.0f, -5.0f}));
-  EXPECT_EQ(st.read("b", {2}).data, (std::vector<float>{1.0f, 3.140625f}));
+  EXPECT_EQ(st.read("a", {2}).data, (TensorData{1.5f, -2.0f}));
+  EXPECT_EQ(st.read("h", {1, -1}).data, (TensorData{1.0f, -5.0f}));
+  EXPECT_EQ(st.read("b", {2}).data, (TensorData{1.0f, 3.140625f}));
 }
 
 TEST(SafeTensors, RefusesHostileFiles) {

@@ -42,7 +42,8 @@ struct AttentionOptions {
   bool return_weights = true;  // false skips the [heads, n_q, n_k] weights output.
   // Where the weights go instead of a new Tensor, which then stays empty: every one of the [heads,] n_q × n_k
   // floats is written, so the memory need not be zeroed. The bindings' buffer, kept between calls that copy
-  // into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed, was 12% of a call).
+  // into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed, was 12% of a call),
+  // or a layer's place in a model run's maps.
   float* weights_out = nullptr;
 };
 
@@ -71,7 +72,8 @@ struct MultiHeadOptions {
   bool return_projections = false;
   // Where the weights go instead of a new Tensor, which then stays empty: every one of the [heads,] n_q × n_k
   // floats is written, so the memory need not be zeroed. The bindings' buffer, kept between calls that copy
-  // into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed, was 12% of a call).
+  // into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed, was 12% of a call),
+  // or a layer's place in a model run's maps.
   float* weights_out = nullptr;
 };
 

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnscope {
@@ -54,14 +57,49 @@ struct TensorView {
   ConstMatrixMap head(std::int64_t h) const { return ConstMatrixMap(data + h * rows() * cols(), rows(), cols()); }
 };
 
+// std::allocator, except that a float made without a value is left as memory had it: `TensorData(n)` and
+// `resize` do not zero. Results whose kernels write every value (attention maps: hundreds of MB for a model's
+// run) skip a pass over memory and the first touch of its pages before the kernels'.
+template <class T>
+struct NoFill : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoFill<U>;
+  };
+  NoFill() = default;
+  template <class U>
+  NoFill(const NoFill<U>&) noexcept {}  // NOLINT: allocators convert implicitly.
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using TensorData = std::vector<float, NoFill<float>>;  // a Tensor's values
+
 // An owning row-major tensor. Results come back as Tensors.
 struct Tensor {
-  std::vector<float> data;
+  TensorData data;
   Shape shape;
   std::shared_ptr<kernels::PackedWeight> packed;  // see TensorView::packed
 
   Tensor() = default;
-  explicit Tensor(Shape s) : data(static_cast<std::size_t>(element_count(s))), shape(std::move(s)) {}
+  explicit Tensor(Shape s) : data(static_cast<std::size_t>(element_count(s)), 0.0f), shape(std::move(s)) {}
+  // Values left unset, for a result whose every value the caller writes. A build with
+  // ATTNSCOPE_POISON_UNFILLED (the sanitizer build's tests) fills them with NaN, so a value left unwritten
+  // shows in every comparison instead of reading as the zero of fresh pages.
+  static Tensor unfilled(Shape s) {
+    Tensor t;
+    t.data.resize(static_cast<std::size_t>(element_count(s)));
+#ifdef ATTNSCOPE_POISON_UNFILLED
+    std::fill(t.data.begin(), t.data.end(), std::numeric_limits<float>::quiet_NaN());
+#endif
+    t.shape = std::move(s);
+    return t;
+  }
 
   int rank() const { return static_cast<int>(shape.size()); }
   bool empty() const { return shape.empty(); }

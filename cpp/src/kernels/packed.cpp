@@ -80,7 +80,8 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
     pack_panels<2>(s.data, k_, n_, s.transposed, panels_.data());
   std::call_once(once_, [] {});  // packed already
 #ifndef __wasm_simd128__
-  matrix_ = unpack().data;  // Eigen multiplies a row-major float32 B
+  const Tensor unpacked = unpack();
+  matrix_.assign(unpacked.data.begin(), unpacked.data.end());  // Eigen multiplies a row-major float32 B
 #endif
 }
 

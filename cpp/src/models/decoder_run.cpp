@@ -57,7 +57,8 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
 
   Cache cache = previous ? std::move(previous->cache) : Cache(c, /*queries=*/true);
   cache.length = std::min(cache.length, p);  // keys and values past the shared prefix are stale
-  r.attentions = Tensor({static_cast<std::int64_t>(r.map_layers.size()), c.heads, n, n});
+  // Not zeroed: the kernels write every value of a map's rows, kept rows are completed below.
+  r.attentions = Tensor::unfilled({static_cast<std::int64_t>(r.map_layers.size()), c.heads, n, n});
   std::vector<float> fresh;  // [layers, heads, m, n]: the new rows, when they do not fill r.attentions
   if (p > 0 && every_map) fresh.resize(static_cast<std::size_t>(maps * m * n));
   LogitLens lens;
@@ -80,9 +81,10 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
     for (std::int64_t map = 0; every_map && map < maps; ++map)
       for (std::int64_t i = 0; i < n; ++i) {
         float* row = r.attentions.data.data() + (map * n + i) * n;
-        if (i < p)
+        if (i < p) {  // kept: row i sees keys 0 .. i
           std::copy_n(previous->maps.begin() + map * triangle(previous->ids.size()) + triangle(i), i + 1, row);
-        else
+          std::fill(row + i + 1, row + n, 0.0f);
+        } else
           std::copy_n(fresh.begin() + (map * m + i - p) * n, n, row);
       }
     hidden.topRows(p) = previous->hidden.topRows(p);

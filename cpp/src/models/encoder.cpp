@@ -79,7 +79,7 @@ class Encoder final : public Model {
       if (!token_type.empty()) x.row(i) += token_type.head(0).row(0);
     }
     x = layers::layer_norm(x, emb_ln_g, emb_ln_b, spec_.eps);
-    r.attentions = Tensor({spec_.layers, spec_.heads, n, n});
+    r.attentions = Tensor::unfilled({spec_.layers, spec_.heads, n, n});  // each layer's kernels write its maps
     MultiHeadOptions mo;
     mo.heads = spec_.heads;
     mo.return_projections = o.return_projections;
@@ -90,10 +90,11 @@ class Encoder final : public Model {
       const MultiHeadParams p{b.wq.view(), b.wk.view(), b.wv.view(), b.wo.view(),
                               b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
       if (o.return_projections) r.inputs.push_back(layers::to_tensor(x));
+      mo.weights_out = r.attentions.data.data() + static_cast<std::int64_t>(l) * spec_.heads * n * n;
       MultiHeadResult a = attend(rt, x, p, mo, o, l);
       x = layers::layer_norm(x + a.output.head(0), b.ln1_g, b.ln1_b, spec_.eps);
       x = layers::layer_norm(x + ffn(rt, b, x), b.ln2_g, b.ln2_b, spec_.eps);
-      keep(r, l, n, std::move(a), o);
+      keep(r, std::move(a), o);
     }
     r.hidden = layers::to_tensor(x);
     if (!pool_w.empty()) {  // BERT's pooler: tanh(x[CLS]·W + b)
@@ -138,8 +139,7 @@ class Encoder final : public Model {
     return rt.linear(h, b.w2.view(), b.b2.view());
   }
 
-  void keep(ModelRun& r, std::size_t l, std::int64_t n, MultiHeadResult&& a, const RunOptions& o) const {
-    std::copy(a.weights.data.begin(), a.weights.data.end(), r.attentions.data.begin() + l * spec_.heads * n * n);
+  static void keep(ModelRun& r, MultiHeadResult&& a, const RunOptions& o) {
     if (o.return_projections) {
       r.q.push_back(std::move(a.q));
       r.k.push_back(std::move(a.k));

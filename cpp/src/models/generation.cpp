@@ -48,7 +48,7 @@ class DecoderGeneration final : public Generation {
     if (!maps_) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size());
     Tensor t({c_.layers, c_.heads, n});
-    t.data = rows_.back();
+    t.data.assign(rows_.back().begin(), rows_.back().end());
     return t;
   }
 

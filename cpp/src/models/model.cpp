@@ -114,8 +114,8 @@ void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOpt
   std::iota(r.map_layers.begin(), r.map_layers.end(), 0);
   if (!options.map_layers || r.attentions.empty()) return;
   const std::int64_t block = static_cast<std::int64_t>(r.attentions.data.size()) / info_.layers;
-  Tensor kept({static_cast<std::int64_t>(options.map_layers->size()), r.attentions.shape[1], r.attentions.shape[2],
-               r.attentions.shape[3]});
+  Tensor kept = Tensor::unfilled({static_cast<std::int64_t>(options.map_layers->size()), r.attentions.shape[1],
+                                  r.attentions.shape[2], r.attentions.shape[3]});
   for (std::size_t i = 0; i < options.map_layers->size(); ++i)
     std::copy_n(r.attentions.data.begin() + (*options.map_layers)[i] * block, block,
                 kept.data.begin() + static_cast<std::int64_t>(i) * block);

@@ -121,7 +121,8 @@ class UseLite final : public Model {
         x(i, half + j) += std::cos(t);
       }
     }
-    r.attentions = Tensor({static_cast<std::int64_t>(layers_.size()), heads_, n, n});
+    // Each layer's kernels write its maps in place.
+    r.attentions = Tensor::unfilled({static_cast<std::int64_t>(layers_.size()), heads_, n, n});
     MultiHeadOptions mo;
     mo.heads = heads_;
     mo.return_projections = o.return_projections;
@@ -132,9 +133,9 @@ class UseLite final : public Model {
       const Matrix y = layers::layer_norm(x, L.norm1_scale, L.norm1_bias, eps_);
       if (o.return_projections) r.inputs.push_back(layers::to_tensor(y));
       // Heads concatenated [n, width]; the output projection may change the width.
+      mo.weights_out = r.attentions.data.data() + static_cast<std::int64_t>(l) * heads_ * n * n;
       MultiHeadResult a = rt.multi_head_attention(
           y, {L.wq.view(), L.wk.view(), L.wv.view(), {}, L.bq.view(), L.bk.view(), L.bv.view(), {}}, mo);
-      std::copy(a.weights.data.begin(), a.weights.data.end(), r.attentions.data.begin() + l * heads_ * n * n);
       ablate_heads(o, static_cast<std::int64_t>(l), heads_, a.output);
       Matrix h = L.residual_w.empty() ? x : rt.linear(x, L.residual_w.view(), L.residual_b.view());
       h += rt.linear(a.output.view(), L.wo.view(), L.bo.view());

@@ -124,10 +124,11 @@ MultiHeadResult multi_head_attention(const TensorView& x, const MultiHeadParams&
         concat[i * heads * d_v + h * d_v + j] = a.output.data[(h * n + i) * d_v + j];
   if (p.wo.empty()) {
     r.output = Tensor({n, heads * d_v});
-    r.output.data = concat;
+    r.output.data.assign(concat.begin(), concat.end());
   } else {
     r.output = Tensor({n, d_model});
-    r.output.data = matmul(concat.data(), p.wo.data, bias(p.bo), n, heads * d_v, d_model);
+    const std::vector<float> out = matmul(concat.data(), p.wo.data, bias(p.bo), n, heads * d_v, d_model);
+    r.output.data.assign(out.begin(), out.end());
   }
   r.weights = std::move(a.weights);
   if (!o.return_projections) r.q = r.k = r.v = Tensor();

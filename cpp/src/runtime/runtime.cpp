@@ -28,7 +28,7 @@ AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView
 
   AttentionResult r;
   r.output = Tensor(result_shape(d, d.d_v));
-  if (o.return_weights && !o.weights_out) r.weights = Tensor(result_shape(d, d.n_k));
+  if (o.return_weights && !o.weights_out) r.weights = Tensor::unfilled(result_shape(d, d.n_k));  // all written
   float* weights = !o.return_weights ? nullptr : o.weights_out ? o.weights_out : r.weights.data.data();
   kernels::ScoreRule rule;
   rule.scale = scale;
@@ -96,7 +96,7 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   rule.causal = o.causal;
   rule.mask = o.mask;
   MultiHeadResult r;
-  if (o.return_weights && !o.weights_out) r.weights = Tensor({heads, n, m});
+  if (o.return_weights && !o.weights_out) r.weights = Tensor::unfilled({heads, n, m});  // all written
   float* weights = !o.return_weights ? nullptr : o.weights_out ? o.weights_out : r.weights.data.data();
   // The heads side by side, [n, heads·d_v]: what W_O multiplies, or the output without it.
   Matrix concat(p.wo.empty() ? 0 : n, heads * d.d_v);
