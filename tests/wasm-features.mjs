@@ -1,6 +1,7 @@
 // Checks that the shipped binaries really use what the build flags promise: SIMD128
-// instructions in every build, shared memory in the threaded ones only, and relaxed SIMD
-// in the relaxed ones only (they must not validate without it, and must with it).
+// instructions and bulk memory (memset and memcpy as memory.fill and memory.copy) in every
+// build, shared memory in the threaded ones only, and relaxed SIMD in the relaxed ones only
+// (they must not validate without it, and must with it).
 // Reads SIMD128 from binaryen's wasm-dis (installed with emscripten), which predates the
 // shipped relaxed-SIMD opcodes; memory limits straight from the binary.
 import { execFileSync } from 'node:child_process';
@@ -55,14 +56,17 @@ function sharedMemory(bytes) {
   return false;
 }
 
-/** SIMD128 instructions in a binary's disassembly, counted once per file. */
-const simdCounts = new Map();
-function simdInstructions(path) {
-  if (!simdCounts.has(path)) {
+/** SIMD128 and bulk-memory instructions in a binary's disassembly, counted once per file. */
+const counts = new Map();
+function instructions(path) {
+  if (!counts.has(path)) {
     const text = execFileSync('wasm-dis', [path], { maxBuffer: 1 << 28, encoding: 'utf8' });
-    simdCounts.set(path, (text.match(/\((?:v128|f32x4|i32x4|i8x16|i16x8|i64x2|f64x2)\.[a-z_0-9]+/g) ?? []).length);
+    counts.set(path, {
+      simd: (text.match(/\((?:v128|f32x4|i32x4|i8x16|i16x8|i64x2|f64x2)\.[a-z_0-9]+/g) ?? []).length,
+      bulk: (text.match(/\(memory\.(?:fill|copy)\b/g) ?? []).length,
+    });
   }
-  return simdCounts.get(path);
+  return counts.get(path);
 }
 
 const validates = (path, flags) =>
@@ -80,11 +84,12 @@ for (const env of ['web', 'node']) {
     const plain = validates(path, []);
     const withRelaxed = validates(path, ['--experimental-wasm-relaxed-simd']);
     // The relaxed build is its twin with -mrelaxed-simd: its SIMD128 is counted on the twin.
-    const simd = simdInstructions(path.replace('-relaxed', ''));
-    const ok = simd > 100 && isShared === shared && withRelaxed && plain === !relaxed;
+    const { simd, bulk } = instructions(path.replace('-relaxed', ''));
+    const ok = simd > 100 && bulk > 100 && isShared === shared && withRelaxed && plain === !relaxed;
     if (!ok) failures++;
     console.log(
-      `${ok ? 'ok  ' : 'FAIL'} ${path}: ${simd} SIMD128 instructions, memory ${isShared ? 'shared' : 'not shared'}, ` +
+      `${ok ? 'ok  ' : 'FAIL'} ${path}: ${simd} SIMD128 and ${bulk} bulk-memory instructions, ` +
+        `memory ${isShared ? 'shared' : 'not shared'}, ` +
         `validates ${plain ? 'with or without relaxed SIMD' : withRelaxed ? 'only with relaxed SIMD' : 'never'}`,
     );
   }

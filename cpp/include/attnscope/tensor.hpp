@@ -57,28 +57,27 @@ struct TensorView {
   ConstMatrixMap head(std::int64_t h) const { return ConstMatrixMap(data + h * rows() * cols(), rows(), cols()); }
 };
 
-// std::allocator, except that a float made without a value is left as memory had it: `TensorData(n)` and
-// `resize` do not zero. Results whose kernels write every value (attention maps: hundreds of MB for a model's
-// run) skip a pass over memory and the first touch of its pages before the kernels'.
-template <class T>
-struct NoFill : std::allocator<T> {
-  template <class U>
+// std::allocator, except that an element made without a value is left as memory had it: `resize` and
+// `vector(n)` do not zero. For buffers whose every value is written next: GEMM panels, and results whose
+// kernels write every value (attention maps: hundreds of MB for a model's run), which then skip a pass over
+// memory and the first touch of its pages before the kernels'.
+template <typename T>
+struct Uninitialized : std::allocator<T> {
+  template <typename U>
   struct rebind {
-    using other = NoFill<U>;
+    using other = Uninitialized<U>;
   };
-  NoFill() = default;
-  template <class U>
-  NoFill(const NoFill<U>&) noexcept {}  // NOLINT: allocators convert implicitly.
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
+  Uninitialized() = default;
+  template <typename U>
+  Uninitialized(const Uninitialized<U>&) noexcept {}  // NOLINT: as std::allocator
+  template <typename U>
+  void construct(U*) noexcept {}
+  template <typename U, typename... Args>
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
-using TensorData = std::vector<float, NoFill<float>>;  // a Tensor's values
+using TensorData = std::vector<float, Uninitialized<float>>;  // a Tensor's values
 
 // An owning row-major tensor. Results come back as Tensors.
 struct Tensor {

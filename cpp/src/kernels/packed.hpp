@@ -109,24 +109,6 @@ using BlockTask = std::function<bool(const float* rows, std::int64_t first, std:
 void for_each_block(const RowSource& source, std::int64_t k, std::int64_t n, ThreadPool* pool, std::int64_t shares,
                     const BlockTask& task);
 
-// An allocator that leaves new elements uninitialized: panels are written in full right after.
-template <typename T>
-struct Uninitialized : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = Uninitialized<U>;
-  };
-  Uninitialized() = default;
-  template <typename U>
-  Uninitialized(const Uninitialized<U>&) noexcept {}  // NOLINT: as std::allocator
-  template <typename U>
-  void construct(U*) noexcept {}
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-
 class PackedWeight {
  public:
   // A float32 B [k, n] at b, which must stay there: packed on first use, thread-safe. The encoders'
@@ -172,8 +154,8 @@ class PackedWeight {
   mutable bool whole_ = false;  // a streamed weight read whole
   Precision precision_ = Precision::f32;
   mutable std::once_flag once_;
-  mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;
-  mutable std::vector<float> matrix_;  // natively, for packed and streamed sources
+  mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;  // written in full right after
+  mutable std::vector<float> matrix_;                                      // natively, for packed and streamed sources
 };
 
 // Marks a model's float32 weight matrix [k, n] for packing on first use (and as checked at load).
