@@ -154,8 +154,9 @@ class PackedWeight {
   mutable bool whole_ = false;  // a streamed weight read whole
   Precision precision_ = Precision::f32;
   mutable std::once_flag once_;
-  mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;  // written in full right after
-  mutable std::vector<float> matrix_;                                      // natively, for packed and streamed sources
+  // Written in full right after they are sized.
+  mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;
+  mutable std::vector<float> matrix_;  // natively, for packed and streamed sources
 };
 
 // Marks a model's float32 weight matrix [k, n] for packing on first use (and as checked at load).
