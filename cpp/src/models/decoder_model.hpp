@@ -34,9 +34,11 @@ struct Extras {
 struct Previous {
   std::vector<std::int32_t> ids;
   RunOptions options;
-  Cache cache;              // with the queries
-  std::vector<float> maps;  // [layers, heads] lower triangles of [n, n]: row i holds keys 0 .. i (every layer's
-                            // maps were asked for; else empty)
+  Cache cache;  // with the queries
+  // Every map's lower triangle, row by row: row i of each of the [layers, heads] maps holds keys 0 .. i, and the
+  // rows i of all maps start at maps · triangle(i), so a run that extends this one keeps them where they are and
+  // appends its own rows (when every layer's maps were asked for; else empty).
+  TensorData maps;
   Matrix hidden;            // [n, d]
   Predictions predictions;  // [n, k]
   LogitLens lens;           // [layers, n]

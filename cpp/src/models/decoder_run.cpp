@@ -16,7 +16,8 @@ namespace attnscope::decoder {
 
 namespace {
 
-// Floats of a map's rows 0 .. n kept as its lower triangle: row i holds keys 0 .. i.
+// Floats of a map's rows 0 .. n kept as its lower triangle: row i holds keys 0 .. i. Previous::maps holds the
+// rows i of all maps from maps · triangle(i) on.
 std::int64_t triangle(std::int64_t n) { return n * (n + 1) / 2; }
 
 bool same_outputs(const RunOptions& a, const RunOptions& b) {
@@ -59,7 +60,7 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   cache.length = std::min(cache.length, p);  // keys and values past the shared prefix are stale
   // Not zeroed: the kernels write every value of a map's rows, kept rows are completed below.
   r.attentions = Tensor::unfilled({static_cast<std::int64_t>(r.map_layers.size()), c.heads, n, n});
-  std::vector<float> fresh;  // [layers, heads, m, n]: the new rows, when they do not fill r.attentions
+  TensorData fresh;  // [layers, heads, m, n]: the new rows, when they do not fill r.attentions (all written)
   if (p > 0 && every_map) fresh.resize(static_cast<std::size_t>(maps * m * n));
   LogitLens lens;
   if (o.logit_lens) lens.ids.resize(static_cast<std::size_t>(c.layers * m)), lens.probs.resize(lens.ids.size());
@@ -82,7 +83,7 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
       for (std::int64_t i = 0; i < n; ++i) {
         float* row = r.attentions.data.data() + (map * n + i) * n;
         if (i < p) {  // kept: row i sees keys 0 .. i
-          std::copy_n(previous->maps.begin() + map * triangle(previous->ids.size()) + triangle(i), i + 1, row);
+          std::copy_n(previous->maps.begin() + maps * triangle(i) + map * (i + 1), i + 1, row);
           std::fill(row + i + 1, row + n, 0.0f);
         } else
           std::copy_n(fresh.begin() + (map * m + i - p) * n, n, row);
@@ -135,11 +136,16 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
                                                   r.predictions,
                                                   r.logit_lens,
                                                   o.return_logits ? std::move(logits_all) : Matrix()});
-  if (every_map) next->maps.resize(static_cast<std::size_t>(maps * triangle(n)));
-  for (std::int64_t map = 0; every_map && map < maps; ++map)
-    for (std::int64_t i = 0; i < n; ++i)
-      std::copy_n(r.attentions.data.begin() + (map * n + i) * n, i + 1,
-                  next->maps.begin() + map * triangle(n) + triangle(i));
+  if (every_map) {
+    // The kept rows stay where they are (p > 0 with every map means the previous run kept every map's rows);
+    // the rows computed now follow them.
+    if (p > 0) next->maps = std::move(previous->maps);
+    next->maps.resize(static_cast<std::size_t>(maps * triangle(n)));  // rows from p on, stale after an edit, rewritten
+    for (std::int64_t i = p; i < n; ++i)
+      for (std::int64_t map = 0; map < maps; ++map)
+        std::copy_n(r.attentions.data.begin() + (map * n + i) * n, i + 1,
+                    next->maps.begin() + maps * triangle(i) + map * (i + 1));
+  }
   previous_ = std::move(next);
 }
 
