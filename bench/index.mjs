@@ -5,6 +5,7 @@
 //   llm        a SmolLM2-135M-shaped decoder: prefill, decode, typing (bench/language-model.mjs)
 //   prefill    its prefill rows alone (section 5)
 //   decode     its decode rows alone (section 6)
+//   typing     its typing rows alone (section 7)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights).
@@ -13,7 +14,7 @@
 //   npm run bench -- llm          one section
 import { attention } from './attention.mjs';
 import { measure } from './harness.mjs';
-import { languageModel, llmDecode, llmPrefill } from './language-model.mjs';
+import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
@@ -24,6 +25,7 @@ const SECTIONS = {
   llm: languageModel,
   prefill: llmPrefill,
   decode: llmDecode,
+  typing: llmTyping,
 };
 const chosen = process.argv.slice(2);
 for (const name of chosen)

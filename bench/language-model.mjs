@@ -34,6 +34,8 @@ export const languageModel = (args) => llmSections(args, ['prefill', 'decode', '
 export const llmPrefill = (args) => llmSections(args, ['prefill']);
 /** Section 6 alone: `npm run bench -- decode`. */
 export const llmDecode = (args) => llmSections(args, ['decode']);
+/** Section 7 alone: `npm run bench -- typing`. */
+export const llmTyping = (args) => llmSections(args, ['typing']);
 
 async function llmSections({ engines, measure }, parts) {
   prepareLlm();
