@@ -20,28 +20,11 @@ namespace attnscope::bindings {
 
 using emscripten::val;
 
-// Floats copied in from JS: allocated without the zeroing a std::vector would do first, since
-// the copy overwrites every one (a one-shot multiHeadAttention copies 9.4 MB of weights in).
-class Floats {
- public:
-  void resize(std::size_t n) {
-    if (n != n_) p_.reset(n ? new float[n] : nullptr), n_ = n;
-  }
-  float* data() { return p_.get(); }
-  const float* data() const { return p_.get(); }
-  std::size_t size() const { return n_; }
-  TensorData to_vector() const { return TensorData(p_.get(), p_.get() + n_); }
-
- private:
-  std::unique_ptr<float[]> p_;
-  std::size_t n_ = 0;
-};
-
 // A JS tensor argument: its shape now, its data once validation has passed.
 struct JsTensor {
   val js = val::undefined();
   Shape shape;
-  Floats data;
+  TensorData data;  // copied in from JS, not zeroed first (the copy writes every value); moved into a Tensor
   std::unique_ptr<StreamedWeight> streamed;  // instead of data: a weight streamed into GEMM panels
 
   bool present() const { return !js.isUndefined() && !js.isNull(); }

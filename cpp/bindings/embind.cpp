@@ -46,7 +46,7 @@ class MultiHeadLayer {
         bindings::load(w[i]);
         check_finite(op, kParamNames[i], w[i].data.data(), element_count(w[i].shape));
         weights_[i].shape = w[i].shape;
-        weights_[i].data = w[i].data.to_vector();
+        weights_[i].data = std::move(w[i].data);
         if (i < 4) pack_on_first_use(weights_[i]);
       }
       heads_ = o.heads;
@@ -90,11 +90,11 @@ class LinearLayer {
       check_finite(op, "w", ws.data.data(), element_count(ws.shape));
       if (bs.present()) check_finite(op, "b", bs.data.data(), element_count(bs.shape));
       w_.shape = ws.shape;
-      w_.data = ws.data.to_vector();
+      w_.data = std::move(ws.data);
       pack_on_first_use(w_);
       if (bs.present()) {
         b_.shape = bs.shape;
-        b_.data = bs.data.to_vector();
+        b_.data = std::move(bs.data);
       }
       return val::object();
     });

@@ -254,7 +254,7 @@ class ModelHandle {
       bindings::load(h);
       Tensor t;
       t.shape = h.shape;
-      t.data = h.data.to_vector();
+      t.data = std::move(h.data);
       return to_js(model_->logits(engine.runtime(), t));
     });
   }

@@ -106,9 +106,11 @@ TEST(Decoder, PrefixReuseGivesWhatAFreshRunGives) {
       EXPECT_EQ(b.reused_tokens, 0);
       const auto near = [](const auto& x, const auto& y, float tolerance) {
         if (x.size() != y.size()) return false;
-        float worst = 0;  // NaN (a value never written) counts as the worst
-        for (std::size_t i = 0; i < x.size(); ++i)
-          if (!(std::abs(x[i] - y[i]) <= worst)) worst = std::isnan(x[i] - y[i]) ? INFINITY : std::abs(x[i] - y[i]);
+        float worst = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const float d = std::abs(x[i] - y[i]);
+          worst = std::isnan(d) ? INFINITY : std::max(worst, d);  // NaN: a value never written, the worst there is
+        }
         if (worst > tolerance) ADD_FAILURE() << "worst difference " << worst;
         return worst <= tolerance;
       };
