@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "attnscope/attnscope.hpp"
 #include "convert.hpp"
@@ -89,6 +90,50 @@ class WeightsBuffer {
   std::int64_t capacity_ = 0;
 };
 
+// Where a call's attention weights go on their way to JS. On one thread, straight into the JS array the call
+// returns (the caller's options.into.weights, or a new one), a block of rows at a time from the kernel's buffer of
+// one block (WeightsSink): each value written once, and no heap buffer of them all (causal multi-head attention
+// at n = 4096, relaxed, one thread: the copy out of the 805 MB buffer was 8-10% of a call). With more threads into
+// the heap buffer, then copied out: the pool's workers cannot reach JS objects.
+class WeightsOut {
+ public:
+  WeightsOut(WeightsBuffer& buffer, int threads, bool returned, Shape shape, const val& into)
+      : shape_(std::move(shape)), into_(into) {
+    if (returned && threads == 1) {
+      array_ = into.isUndefined() ? val::global("Float32Array").new_(static_cast<double>(element_count(shape_))) : into;
+      const std::int64_t n_k = shape_.back(), per_head = shape_[shape_.size() - 2] * n_k;
+      sink_ = [this, n_k, per_head](std::int64_t head, std::int64_t row, std::int64_t rows, const float* values) {
+        array_.call<void>("set", val(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k), values)),
+                          static_cast<double>(head * per_head + row * n_k));
+      };
+      return;
+    }
+    // (A call that returns none releases the buffer, so that the heap it held is free for models.)
+    lease_.emplace(buffer, returned ? element_count(shape_) : 0, returned && !into.isUndefined());
+  }
+  WeightsOut(const WeightsOut&) = delete;
+  WeightsOut& operator=(const WeightsOut&) = delete;
+
+  // Sets where the kernel puts them: o.weights_sink or o.weights_out.
+  template <typename Options>
+  void direct(Options& o) const {
+    if (sink_) o.weights_sink = sink_;
+    if (lease_ && lease_->data()) o.weights_out = lease_->data();
+  }
+
+  // The weights as a JS tensor; `weights` is the result's own Tensor, used when neither sink nor buffer was.
+  val result(const Tensor& weights) const {
+    if (sink_) return js_tensor(array_, shape_);
+    return to_js(lease_ && lease_->data() ? lease_->data() : weights.data.data(), shape_, into_);
+  }
+
+ private:
+  Shape shape_;
+  val into_, array_ = val::undefined();
+  WeightsSink sink_;
+  std::optional<WeightsBuffer::Lease> lease_;
+};
+
 class Engine {
  public:
   explicit Engine(int threads) : runtime_(threads) {}
@@ -159,15 +204,12 @@ class Engine {
     mask.load_data();
     o.mask = mask.mask();
     o.context = context.view();
-    const Shape weights_shape{heads, n, n_k};
-    const WeightsBuffer::Lease lease(weights_buffer_, o.return_weights ? element_count(weights_shape) : 0,
-                                     !into_weights.isUndefined());
-    o.weights_out = lease.data();
+    const WeightsOut weights_out(weights_buffer_, runtime_.threads(), o.return_weights, {heads, n, n_k}, into_weights);
+    weights_out.direct(o);
     const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
     val out = val::object();
     out.set("output", to_js(r.output, into_output));
-    if (o.return_weights)
-      out.set("weights", to_js(o.weights_out ? o.weights_out : r.weights.data.data(), weights_shape, into_weights));
+    if (o.return_weights) out.set("weights", weights_out.result(r.weights));
     if (o.return_projections) {
       out.set("q", to_js(r.q));
       out.set("k", to_js(r.k));
@@ -251,16 +293,13 @@ class Engine {
     load(vs);
     mask.load_data();
     o.mask = mask.mask();
-    const Shape weights_shape = with(d.n_k);
-    const WeightsBuffer::Lease lease(weights_buffer_, o.return_weights ? element_count(weights_shape) : 0,
-                                     !into_weights.isUndefined());
-    o.weights_out = lease.data();
+    const WeightsOut weights_out(weights_buffer_, runtime_.threads(), o.return_weights, with(d.n_k), into_weights);
+    weights_out.direct(o);
     const AttentionResult r =
         self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);
     val out = val::object();
     out.set("output", to_js(r.output, into_output));
-    if (o.return_weights)
-      out.set("weights", to_js(o.weights_out ? o.weights_out : r.weights.data.data(), weights_shape, into_weights));
+    if (o.return_weights) out.set("weights", weights_out.result(r.weights));
     return out;
   }
 

@@ -44,6 +44,23 @@ TEST_P(AttentionVsReference, MatchesReference) {
   EXPECT_TRUE(all_close(fast.weights, ref.weights));
   EXPECT_TRUE(all_close(fast.output, ref.output));
 
+  // The weights handed over block by block (a sink, as the one-thread wasm bindings use): every row once,
+  // the same values and output as the buffer.
+  AttentionOptions sunk = o;
+  const std::int64_t heads = c.heads_axis ? c.heads : 1;
+  Tensor collected = Tensor::unfilled(shape(c.n_q, c.n_k));
+  std::vector<int> handed(static_cast<std::size_t>(heads * c.n_q), 0);  // rows of different calls never overlap
+  sunk.weights_sink = [&](std::int64_t h, std::int64_t row, std::int64_t rows, const float* values) {
+    ASSERT_TRUE(h >= 0 && h < heads && row >= 0 && rows > 0 && row + rows <= c.n_q);
+    std::copy_n(values, rows * c.n_k, collected.data.begin() + (h * c.n_q + row) * c.n_k);
+    for (std::int64_t r = row; r < row + rows; ++r) ++handed[static_cast<std::size_t>(h * c.n_q + r)];
+  };
+  const AttentionResult through_sink = rt.attention(q.view(), k.view(), v.view(), sunk);
+  EXPECT_TRUE(through_sink.weights.empty());
+  EXPECT_EQ(std::count(handed.begin(), handed.end(), 1), heads * c.n_q);
+  EXPECT_TRUE(all_close(collected, ref.weights));
+  EXPECT_TRUE(all_close(through_sink.output, ref.output));
+
   o.return_weights = false;  // the scratch path must give the same output
   const AttentionResult no_weights = rt.attention(q.view(), k.view(), v.view(), o);
   EXPECT_TRUE(no_weights.weights.empty());

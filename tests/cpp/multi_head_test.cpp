@@ -1,4 +1,7 @@
 // Multi-head attention (self and cross, with biases and masks) against the reference.
+#include <algorithm>
+#include <vector>
+
 #include "attnscope/packing.hpp"
 #include "kernels/packed.hpp"
 #include "test_util.hpp"
@@ -51,6 +54,33 @@ TEST(MultiHead, SelfAttentionWithBiasesMatchesReference) {
     expect_same(r, reference::multi_head_attention(x.view(), w.params(true), o));
     EXPECT_EQ(r.weights.shape, (Shape{4, 37, 37}));
     EXPECT_EQ(r.q.shape, (Shape{4, 37, 6}));
+  }
+}
+
+// The weights handed to a sink block by block instead of returned (the one-thread wasm bindings copy each block
+// into the JS array): the same weights and output, each row handed over once, over threads and 32-row blocks.
+TEST(MultiHead, WeightsThroughASinkAreTheReturnedOnes) {
+  const std::int64_t n = 70, heads = 4;
+  const Tensor x = random_tensor({n, 24}, 22);
+  const Weights w(24, 24, 24, 23);
+  MultiHeadOptions o;
+  o.heads = heads;
+  o.causal = true;
+  const MultiHeadResult ref = reference::multi_head_attention(x.view(), w.params(true), o);
+  for (int threads : {1, 2, 3}) {
+    Tensor collected = Tensor::unfilled({heads, n, n});
+    std::vector<int> handed(static_cast<std::size_t>(heads * n), 0);  // rows of different calls never overlap
+    MultiHeadOptions sunk = o;
+    sunk.weights_sink = [&](std::int64_t h, std::int64_t row, std::int64_t rows, const float* values) {
+      ASSERT_TRUE(h >= 0 && h < heads && row >= 0 && rows > 0 && row + rows <= n);
+      std::copy_n(values, rows * n, collected.data.begin() + (h * n + row) * n);
+      for (std::int64_t r = row; r < row + rows; ++r) ++handed[static_cast<std::size_t>(h * n + r)];
+    };
+    const MultiHeadResult r = Runtime(threads).multi_head_attention(x.view(), w.params(true), sunk);
+    EXPECT_TRUE(r.weights.empty());
+    EXPECT_EQ(std::count(handed.begin(), handed.end(), 1), heads * n) << threads << " threads";
+    EXPECT_TRUE(all_close(collected, ref.weights)) << threads << " threads";
+    EXPECT_TRUE(all_close(r.output, ref.output, 1e-4f, 1e-4f)) << threads << " threads";
   }
 }
 

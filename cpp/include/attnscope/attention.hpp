@@ -35,16 +35,25 @@ struct Mask {
   }
 };
 
+// Attention weights handed over a block of query rows at a time, instead of written into one buffer of them
+// all: rows [row, row + rows) of head `head` (0 without a heads axis), rows × n_k floats, final. Each value is
+// written once, into a buffer of one block that is still in cache when it comes here. Called on the runtime's
+// threads, at once from several when it has more than one. The wasm bindings, on one thread, copy each block
+// straight into the JS array the call returns: no heap buffer of [heads, n_q, n_k] (805 MB at n = 4096).
+using WeightsSink = std::function<void(std::int64_t head, std::int64_t row, std::int64_t rows, const float* values)>;
+
 struct AttentionOptions {
   bool causal = false;         // query i sees keys 0..i (aligned at the start).
   std::optional<float> scale;  // default 1/√d_k (attention) or 1 (self_attention).
   Mask mask;
   bool return_weights = true;  // false skips the [heads, n_q, n_k] weights output.
   // Where the weights go instead of a new Tensor, which then stays empty: every one of the [heads,] n_q × n_k
-  // floats is written, so the memory need not be zeroed. The bindings' buffer, kept between calls that copy
-  // into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed, was 12% of a call),
-  // or a layer's place in a model run's maps.
+  // floats is written, so the memory need not be zeroed. The bindings' buffer on more than one thread, kept
+  // between calls that copy into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed,
+  // was 12% of a call), or a layer's place in a model run's maps.
   float* weights_out = nullptr;
+  // Or where each block of rows of the weights goes (then weights_out is not used and no Tensor is made).
+  WeightsSink weights_sink;
 };
 
 struct AttentionResult {
@@ -71,10 +80,12 @@ struct MultiHeadOptions {
   bool return_weights = true;
   bool return_projections = false;
   // Where the weights go instead of a new Tensor, which then stays empty: every one of the [heads,] n_q × n_k
-  // floats is written, so the memory need not be zeroed. The bindings' buffer, kept between calls that copy
-  // into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed, was 12% of a call),
-  // or a layer's place in a model run's maps.
+  // floats is written, so the memory need not be zeroed. The bindings' buffer on more than one thread, kept
+  // between calls that copy into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed,
+  // was 12% of a call), or a layer's place in a model run's maps.
   float* weights_out = nullptr;
+  // Or where each block of rows of the weights goes (then weights_out is not used and no Tensor is made).
+  WeightsSink weights_sink;
 };
 
 struct MultiHeadResult {

@@ -196,19 +196,28 @@ void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k,
 }  // namespace
 
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
-               const ScoreRule& rule, float* out, OutputLayout layout, float* weights) {
+               const ScoreRule& rule, float* out, OutputLayout layout, float* weights, const WeightsSink* sink) {
+  if (d.n_q <= kFewRows && sink) {  // a few rows: the whole of them, then handed over head by head
+    TensorData all(static_cast<std::size_t>(d.heads * d.n_q * d.n_k));
+    few_rows_attention(pool, q, k, v, d, rule, out, layout, all.data());
+    for (std::int64_t h = 0; h < d.heads; ++h) (*sink)(h, 0, d.n_q, all.data() + h * d.n_q * d.n_k);
+    return;
+  }
   if (d.n_q <= kFewRows) return few_rows_attention(pool, q, k, v, d, rule, out, layout, weights);
-  if (!weights) return fused_attention(pool, q, k, v, d, rule, out, layout);
+  if (!weights && !sink) return fused_attention(pool, q, k, v, d, rule, out, layout);
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
   const PackedKV packed(pool, k, v, d);
+  // With a sink, each worker's block of rows is written here and handed over while in cache.
+  std::vector<TensorData> own(sink ? pool.size() : 0);
+  for (TensorData& block : own) block.resize(static_cast<std::size_t>(kRowBlock * d.n_k));
 
-  pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int) {
+  pool.parallel_for(static_cast<std::size_t>(d.heads * blocks), [&](std::size_t task, int worker) {
     const std::int64_t h = static_cast<std::int64_t>(task) / blocks, g = h / d.group;
     const std::int64_t r0 = (static_cast<std::int64_t>(task) % blocks) * kRowBlock;
     const std::int64_t rows = std::min(kRowBlock, d.n_q - r0);
     // No row of this block sees a key outside [begin, end).
     const auto [begin, end] = block_keys(rule, d, r0, rows);
-    float* s_data = weights + (h * d.n_q + r0) * d.n_k;
+    float* s_data = sink ? own[static_cast<std::size_t>(worker)].data() : weights + (h * d.n_q + r0) * d.n_k;
     MatrixMap s(s_data, rows, d.n_k);  // scores, then probabilities: [rows, n_k]
 
     if (end > begin)  // scores [rows, begin .. end) = q[h][r0 .. r0+rows] · k[g][begin .. end)ᵀ
@@ -221,11 +230,11 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
     if (end == begin) {  // no key visible to any row: zeros
       for (std::int64_t r = 0; r < rows; ++r)
         std::fill(o + r * layout.row_stride, o + r * layout.row_stride + d.d_v, 0.0f);
-      return;
+    } else {  // out [rows, d_v] = probabilities [rows, begin .. end) · v[g][begin .. end)
+      gemm_packed_kv({s_data + begin, d.n_k, v.data + (g * d.kv_rows() + begin) * d.d_v, d.d_v, false, o,
+                      layout.row_stride, rows, d.d_v, end - begin, nullptr, packed.values(g, begin), d.n_k});
     }
-    // out [rows, d_v] = probabilities [rows, begin .. end) · v[g][begin .. end)
-    gemm_packed_kv({s_data + begin, d.n_k, v.data + (g * d.kv_rows() + begin) * d.d_v, d.d_v, false, o,
-                    layout.row_stride, rows, d.d_v, end - begin, nullptr, packed.values(g, begin), d.n_k});
+    if (sink) (*sink)(h, r0, rows, s_data);
   });
 }
 

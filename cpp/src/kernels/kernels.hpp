@@ -59,11 +59,13 @@ struct OutputLayout {
 // heads share key/value heads in groups (grouped-query attention; group 1 otherwise).
 //   q [H, n_q, d_k]  k [H/group, kv_rows, d_k]  v [H/group, kv_rows, d_v]  (keys 0 .. n_k of kv_rows)
 //     →  out (laid out as `layout` says), weights [H, n_q, n_k]
-// Tasks are (head, block of query rows). With `weights` null it runs fused, tile by
-// tile of keys with an online softmax, in O(n·d) memory. Keys no query of a block can
-// see (causal, sliding window) are skipped, not computed and hidden.
+// Tasks are (head, block of query rows). With `weights` and `sink` null it runs fused, tile
+// by tile of keys with an online softmax, in O(n·d) memory. Keys no query of a block can
+// see (causal, sliding window) are skipped, not computed and hidden. With a `sink` instead of
+// `weights`, each block's weights go to it from a block-sized buffer, in cache.
 void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v, const AttentionDims& d,
-               const ScoreRule& rule, float* out, OutputLayout layout, float* weights);
+               const ScoreRule& rule, float* out, OutputLayout layout, float* weights,
+               const WeightsSink* sink = nullptr);
 
 // attention() for a few query rows against many keys (a decoding step): k and v read where they
 // lie, no panels packed (few_rows.cpp). attention() sends n_q <= kFewRows here.

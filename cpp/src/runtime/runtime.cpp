@@ -19,6 +19,21 @@ Shape result_shape(const AttentionDims& d, std::int64_t cols) {
   return d.heads_axis ? Shape{d.heads, d.n_q, cols} : Shape{d.n_q, cols};
 }
 
+// Where the kernel writes the weights: nowhere (not returned, or handed to the options' sink), the options'
+// buffer, or `result`, made here with `shape` (not zeroed: the kernel writes every value).
+template <typename Options>
+float* weights_destination(const Options& o, Tensor& result, Shape shape) {
+  if (!o.return_weights || o.weights_sink) return nullptr;
+  if (o.weights_out) return o.weights_out;
+  result = Tensor::unfilled(std::move(shape));
+  return result.data.data();
+}
+
+template <typename Options>
+const WeightsSink* sink_of(const Options& o) {
+  return o.return_weights && o.weights_sink ? &o.weights_sink : nullptr;
+}
+
 AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView& q, const TensorView& k,
                               const TensorView& v, const AttentionOptions& o, float default_scale) {
   const AttentionDims d = check_attention_inputs(op, q, k, v, o.mask);
@@ -28,13 +43,13 @@ AttentionResult run_attention(const char* op, ThreadPool& pool, const TensorView
 
   AttentionResult r;
   r.output = Tensor(result_shape(d, d.d_v));
-  if (o.return_weights && !o.weights_out) r.weights = Tensor::unfilled(result_shape(d, d.n_k));  // all written
-  float* weights = !o.return_weights ? nullptr : o.weights_out ? o.weights_out : r.weights.data.data();
+  float* weights = weights_destination(o, r.weights, result_shape(d, d.n_k));
   kernels::ScoreRule rule;
   rule.scale = scale;
   rule.causal = o.causal;
   rule.mask = o.mask;
-  kernels::attention(pool, q, k, v, d, rule, r.output.data.data(), kernels::OutputLayout::stacked(d), weights);
+  kernels::attention(pool, q, k, v, d, rule, r.output.data.data(), kernels::OutputLayout::stacked(d), weights,
+                     sink_of(o));
   return r;
 }
 
@@ -96,13 +111,12 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
   rule.causal = o.causal;
   rule.mask = o.mask;
   MultiHeadResult r;
-  if (o.return_weights && !o.weights_out) r.weights = Tensor::unfilled({heads, n, m});  // all written
-  float* weights = !o.return_weights ? nullptr : o.weights_out ? o.weights_out : r.weights.data.data();
+  float* weights = weights_destination(o, r.weights, {heads, n, m});
   // The heads side by side, [n, heads·d_v]: what W_O multiplies, or the output without it.
   Matrix concat(p.wo.empty() ? 0 : n, heads * d.d_v);
   if (p.wo.empty()) r.output = Tensor({n, heads * d.d_v});
   kernels::attention(pool, q.view(), k.view(), v.view(), d, rule, p.wo.empty() ? r.output.data.data() : concat.data(),
-                     kernels::OutputLayout::side_by_side(d), weights);
+                     kernels::OutputLayout::side_by_side(d), weights, sink_of(o));
   if (!p.wo.empty()) {
     r.output = Tensor({n, x.cols()});
     kernels::gemm(pool, ConstMatrixMap(concat.data(), concat.rows(), concat.cols()), p.wo.head(0),
