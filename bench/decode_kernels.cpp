@@ -8,10 +8,11 @@
 //
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
 // of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128 and
-// 1,024 tokens, best of 20, two ways: "warm", one layer's cache read 30 times (it stays in cache),
-// and "as in a step", each layer its own cache (47 MB at 1,024 tokens), so that every layer reads
-// its keys and values from memory, as a decoding step does (the weights of the whole model pass
-// through the cache between one step's read of a layer's cache and the next).
+// 1,024 tokens, best of 20, three ways: "warm", one layer's cache read 30 times (it stays in cache);
+// "own caches", each layer its own cache (47 MB at 1,024 tokens), which on this VM stays in its large
+// L3; and "after weights", each layer's share of a step's weights read (untimed) before the layer,
+// so that every layer reads its keys and values from memory, as a decoding step does (the weights
+// of the whole model pass through the caches between one step's read of a layer's cache and the next).
 //
 // What it showed (bench/README.md, "Decoding step"): the kernel before this one ran 9 GB/s in
 // cache and 8 from memory, because V8 kept its 16 sums on the stack; one step of k over four
@@ -57,12 +58,19 @@ void engine(int rows, const float* a, const std::uint16_t* panels, std::int64_t 
   wasm_v128_store(c, wasm_v128_or(wasm_v128_or(s0, s1), wasm_v128_or(s2, s3)));
 }
 
-// Milliseconds for 30 layers of a decoding step's attention after `context` tokens, best of 20:
-// every layer on the same cache (warm), or each on its own (as in a step).
-double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context, bool warm) {
+// How a step's attention finds each layer's cache: all layers on one (warm: it stays in cache), each on its
+// own, or each on its own with the layer's share of a step's weights read between two layers (untimed), as a
+// step does: the weights pass through the caches and push the layer's keys and values out to memory.
+enum class Caches { warm, own, after_weights };
+
+// Milliseconds for 30 layers of a decoding step's attention after `context` tokens, best of 20.
+double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context, Caches caches) {
   constexpr std::int64_t kHeads = 9, kKvHeads = 3, kWidth = 64, kLayers = 30;
+  constexpr std::int64_t kWeights = 135'000'000;  // BF16 values a SmolLM2-135M step reads (257 MiB)
+  const bool warm = caches == Caches::warm;
   const std::int64_t capacity = 2 * context;  // as the cache grows, by doubling
-  std::vector<float> q(kHeads * kWidth, 0.01f), out(kHeads * kWidth);
+  std::vector<float> q(kHeads * kWidth, 0.01f), out(kHeads * kWidth), sink(4);
+  std::vector<std::uint16_t> weights(caches == Caches::after_weights ? kWeights : 0, 0x3f80);
   std::vector<std::vector<float>> k(warm ? 1 : kLayers), v(k.size());
   std::vector<attnscope::TensorView> tk, tv;  // layer l reads cache l (warm: cache 0)
   for (std::size_t l = 0; l < k.size(); ++l) {
@@ -84,10 +92,14 @@ double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context, bool
   rule.offset = context - 1;
   double best = 1e30;
   for (int round = 0; round < 20; ++round) {
-    const auto start = Clock::now();
-    for (std::size_t l = 0; l < kLayers; ++l)
+    double ms = 0.0;
+    for (std::size_t l = 0; l < kLayers; ++l) {
+      if (!weights.empty()) read_only(weights.data() + l * (kWeights / kLayers), kWeights / kLayers, sink.data());
+      const auto start = Clock::now();
       k::attention(pool, tq, tk[l], tv[l], dims, rule, out.data(), k::OutputLayout::side_by_side(dims), nullptr);
-    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    }
+    best = std::min(best, ms);
   }
   return best;
 }
@@ -124,9 +136,10 @@ int main() {
   for (int r = 0; r < 4; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
   attnscope::ThreadPool pool(1);
   std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");
-  std::printf("%-18s %8s %14s\n", "", "warm", "as in a step");
-  step_attention_ms(pool, 1024, true);  // V8 tiers the kernels up after their first calls
+  std::printf("%-18s %8s %14s %16s\n", "", "warm", "own caches", "after weights");
+  step_attention_ms(pool, 1024, Caches::warm);  // V8 tiers the kernels up after their first calls
   for (std::int64_t context : {128, 1024})
-    std::printf("  after %4lld tokens %8.2f %14.2f\n", static_cast<long long>(context),
-                step_attention_ms(pool, context, true), step_attention_ms(pool, context, false));
+    std::printf("  after %4lld tokens %8.2f %14.2f %16.2f\n", static_cast<long long>(context),
+                step_attention_ms(pool, context, Caches::warm), step_attention_ms(pool, context, Caches::own),
+                step_attention_ms(pool, context, Caches::after_weights));
 }

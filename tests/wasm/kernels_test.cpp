@@ -198,9 +198,10 @@ double top_k_error(int& ids_differ) {
 }
 
 // kernels::attention with at most kFewRows query rows (few_rows.cpp: heads in chunks of up to three,
-// several keys or columns at a time, lines loaded ahead) against reference::attention, head by head:
-// group sizes that leave chunks of 1, 2 and 3 heads, widths that are and are not multiples of 4,
-// key counts below, across and past the blocks, a cache wider than its keys, causal rows with and
+// several keys or columns at a time, keys and rows of v from stretches read in lockstep) against
+// reference::attention, head by head: group sizes that leave chunks of 1, 2 and 3 heads, widths that
+// are and are not multiples of 4, key counts below, across and past the blocks (and stretches that
+// leave keys over), a cache wider than its keys, causal rows with and
 // without a window, keep masks (with a heads axis, and a row hiding every key) and additive ones
 // (holding -inf), weights kept or not. Returns the largest error relative to max(1, |reference|).
 double few_rows_error() {

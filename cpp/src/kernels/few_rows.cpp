@@ -14,8 +14,17 @@
 // than V8's 16 vector registers hold, or it keeps sums on the stack. Measured on one thread, 30
 // layers of a SmolLM2-135M-shaped cache at 1,024 tokens (`npm run bench:decode`, with vexp.hpp's
 // shorter exp): 4.5 → 2.8-3.1 ms with the cache warm, 6.8 → 5.3-5.7 ms with each layer's keys and
-// values coming from memory, as in a decoding step. (Loading lines of keys and values ahead, as
-// gemm.cpp's `Ahead` does for weights, was tried and measured no faster here.)
+// values coming from L3 cache.
+//
+// In a real step the step's weights (257 MiB) pass through the caches between two reads of a layer's
+// keys and values, which then come from memory, where one read stream runs at half the speed of
+// four here. So the keys a scores loop takes together, and the blocks of v a weighted sum takes
+// together, come from stretches of the range far apart, read in lockstep: 3-4 streams each.
+// `npm run bench:decode`, "after weights" (each layer's share of a step's weights read between two
+// layers): 30 layers at 1,024 tokens 7.3-7.5 → 5.7-6.2 ms (warm in cache 2.3-2.5 → 2.4-2.6); the whole
+// decoding step after 1,024 tokens 0.94-0.99 of the time before (relaxed, one thread, A/B in one
+// process, three runs). Loading the lines of the next keys and blocks ahead (as gemm.cpp's `Ahead`
+// does for weights) was tried on top and measured no faster from memory, slower in cache.
 #include <algorithm>
 #include <array>
 #include <type_traits>
@@ -29,7 +38,7 @@ namespace attnscope::kernels {
 namespace {
 
 constexpr int kChunk = 3;                 // query heads that read a key/value head's rows together
-constexpr std::int64_t kValueBlock = 64;  // rows of v each pass over the columns takes, in cache
+constexpr std::int64_t kValueBlock = 32;  // rows of v each pass over the columns takes, in cache
 
 // The query heads of a chunk: each head's query row, its row of scores (then probabilities) and
 // its output row.
@@ -64,20 +73,24 @@ v128_t lane_sums(v128_t a, v128_t b, v128_t c, v128_t d) {
 }
 
 // s[h][j] = q[h] · keys[j] (rows of d floats, d a multiple of 4) for the chunk's H heads and j in
-// [begin, end), K keys at a time: H·K dot products in flight, each in its own sums.
+// [begin, end): H·K dot products in flight, each in its own sums. The K keys of a step come from K
+// stretches of the range in lockstep (key t of each), so that the keys stream in as K reads far apart: a
+// decoding step finds them in memory (the step's weights have passed through the caches since), and
+// one read stream from memory here runs at half the speed of four (bench/decode_kernels.cpp).
 template <int H, int K>
 void scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
-  std::int64_t j = begin;
-  for (; j + K <= end; j += K) {
-    const float* k = keys + j * d;
+  const std::int64_t stretch = (end - begin) / K;  // keys in each of the K stretches
+  for (std::int64_t t = 0; t < stretch; ++t) {
+    const float* k[K];
+    for (int x = 0; x < K; ++x) k[x] = keys + (begin + x * stretch + t) * d;
     v128_t acc[H * K];
     for (v128_t& a : acc) a = wasm_f32x4_splat(0.0f);
     for (std::int64_t p = 0; p < d; p += 4) {
       v128_t key[K];
-      for (int t = 0; t < K; ++t) key[t] = wasm_v128_load(k + t * d + p);
+      for (int x = 0; x < K; ++x) key[x] = wasm_v128_load(k[x] + p);
       for (int h = 0; h < H; ++h) {
         const v128_t q = wasm_v128_load(c.q[h] + p);
-        for (int t = 0; t < K; ++t) acc[h * K + t] = multiply_add(q, key[t], acc[h * K + t]);
+        for (int x = 0; x < K; ++x) acc[h * K + x] = multiply_add(q, key[x], acc[h * K + x]);
       }
     }
     constexpr int kSums = (H * K + 3) / 4 * 4;
@@ -87,29 +100,33 @@ void scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begi
       wasm_v128_store(sums + i, lane_sums(acc[i], i + 1 < H * K ? acc[i + 1] : zero, i + 2 < H * K ? acc[i + 2] : zero,
                                           i + 3 < H * K ? acc[i + 3] : zero));
     for (int h = 0; h < H; ++h)
-      for (int t = 0; t < K; ++t) c.s[h][j + t] = sums[h * K + t];
+      for (int x = 0; x < K; ++x) c.s[h][begin + x * stretch + t] = sums[h * K + x];
   }
-  scores_plain(c, keys, d, j, end);
+  scores_plain(c, keys, d, begin + K * stretch, end);
 }
 
-// o[h] += Σ_j p[h][j] · values[j] over j in [begin, end) (rows of d floats, d a multiple of 4):
-// the chunk's H heads, W vectors of columns at a time (H·W sums), each pass over the columns
-// reading the block's rows of v from cache.
-template <int H, int W>
-void weighted_block(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
+// o[h] += Σ_j p[h][j] · values[j] over the rows j of S blocks of `rows` rows each, from first[0], …,
+// first[S − 1] (rows of d floats, d a multiple of 4): the chunk's H heads, W vectors of columns at a time
+// (H·W sums), each pass over the columns reading the blocks' rows from cache. The S blocks lie far apart
+// and are read in lockstep, S streams from memory (see `scores`).
+template <int H, int W, int S>
+void weighted_blocks(const Chunk& c, const float* values, std::int64_t d, const std::int64_t* first,
+                     std::int64_t rows) {
   const auto pass = [&](auto columns, std::int64_t col) {  // `columns` vectors from column col
     constexpr int V = decltype(columns)::value;
     v128_t acc[H][V];
     for (int h = 0; h < H; ++h)
       for (int t = 0; t < V; ++t) acc[h][t] = wasm_f32x4_splat(0.0f);
-    for (std::int64_t j = begin; j < end; ++j) {
-      v128_t row[V];
-      for (int t = 0; t < V; ++t) row[t] = wasm_v128_load(values + j * d + col + 4 * t);
-      for (int h = 0; h < H; ++h) {
-        const v128_t p = wasm_v128_load32_splat(c.s[h] + j);
-        for (int t = 0; t < V; ++t) acc[h][t] = multiply_add(p, row[t], acc[h][t]);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (int b = 0; b < S; ++b) {
+        const std::int64_t j = first[b] + r;
+        v128_t row[V];
+        for (int t = 0; t < V; ++t) row[t] = wasm_v128_load(values + j * d + col + 4 * t);
+        for (int h = 0; h < H; ++h) {
+          const v128_t p = wasm_v128_load32_splat(c.s[h] + j);
+          for (int t = 0; t < V; ++t) acc[h][t] = multiply_add(p, row[t], acc[h][t]);
+        }
       }
-    }
     for (int h = 0; h < H; ++h)
       for (int t = 0; t < V; ++t) {
         float* o = c.o[h] + col + 4 * t;
@@ -122,11 +139,13 @@ void weighted_block(const Chunk& c, const float* values, std::int64_t d, std::in
 }
 
 // Sums in flight per loop: H heads × K keys in the scores, H heads × W vectors of columns in the
-// weighted sum; 6-8 each.
+// weighted sum; 6-9 each, no more than V8's 16 vector registers hold beside the loads.
 template <int H>
-constexpr int kKeys = H == 3 ? 2 : 4;
+constexpr int kKeys = H == 3 ? 3 : 4;
 template <int H>
 constexpr int kVectors = H == 3 ? 2 : 4;
+// Blocks of v read in lockstep (streams from memory).
+constexpr int kValueStreams = 4;
 
 // f(std::integral_constant<int, H>()) for a chunk of H = 1, 2 or 3 heads.
 template <typename F>
@@ -149,14 +168,22 @@ void chunk_scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_
   scores_plain(c, keys, d, begin, end);
 }
 
-// The chunk's outputs o[h] += Σ_j p[h][j] · values[j] over j in [begin, end).
+// The chunk's outputs o[h] += Σ_j p[h][j] · values[j] over j in [begin, end): the range in kValueStreams
+// stretches read in lockstep, kValueBlock rows of each at a time; the rows past the last whole block of
+// every stretch after them, one stream.
 void chunk_weighted_sum(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
 #ifdef __wasm_simd128__
   if (d % 4 == 0)
     return with_heads(c.heads, [&](auto h) {
-      constexpr int H = decltype(h)::value;
-      for (std::int64_t j = begin; j < end; j += kValueBlock)
-        weighted_block<H, kVectors<H>>(c, values, d, j, std::min(j + kValueBlock, end));
+      constexpr int H = decltype(h)::value, S = kValueStreams;
+      const std::int64_t stretch = (end - begin) / S / kValueBlock * kValueBlock;  // whole blocks
+      for (std::int64_t r = 0; r < stretch; r += kValueBlock) {
+        std::int64_t first[S];
+        for (int b = 0; b < S; ++b) first[b] = begin + b * stretch + r;
+        weighted_blocks<H, kVectors<H>, S>(c, values, d, first, kValueBlock);
+      }
+      for (std::int64_t j = begin + S * stretch; j < end; j += kValueBlock)
+        weighted_blocks<H, kVectors<H>, 1>(c, values, d, &j, std::min(kValueBlock, end - j));
     });
 #endif
   weighted_sum_plain(c, values, d, begin, end);
