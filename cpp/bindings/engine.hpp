@@ -53,10 +53,10 @@ inline void stream_from_js(const char* op, const char* name, JsTensor& w) {
 inline constexpr double kMaxHeapBytes = 2048.0 * 1024 * 1024;
 inline constexpr double kRunningRoom = 256.0 * 1024 * 1024;
 
-// The heap buffer attention writes its weights into before they are copied out to JS, uninitialized (the
-// kernels write every value: zeroing 805 MB at n = 4096 took 8% of a call, and freeing it 4%). Kept between
-// calls that copy into the caller's arrays (options.into), which repeat with the same shapes; released after
-// any other call, so that the heap it held is free for models.
+// The heap buffer attention writes its weights into on more than one thread (see WeightsOut) before they are
+// copied out to JS, uninitialized (the kernels write every value: zeroing 805 MB at n = 4096 took 8% of a call,
+// and freeing it 4%). Kept between calls that copy into the caller's arrays (options.into), which repeat with the
+// same shapes; released after any other call, so that the heap it held is free for models.
 class WeightsBuffer {
  public:
   // `count` floats for one call (none when no weights are returned); `keep`: leave them for the next call.

@@ -196,6 +196,37 @@ TEST(Attention, FewRowsWithGroupedHeadsMatchTheReferencePerHead) {
         }
 }
 
+// The kernel's sink against its own buffer where a block's keys start past 0 (a sliding window) and end before
+// n_k (causal): the zeros on both sides of each block's keys are written in the reused block buffer too. Both start
+// as NaN, so a value neither path wrote shows.
+TEST(Attention, SinkGivesTheBufferWeightsWithASlidingWindow) {
+  const std::int64_t heads = 2, n = 100, width = 16;
+  const Tensor q = random_tensor({heads, n, width}, 60), k = random_tensor({heads, n, width}, 61),
+               v = random_tensor({heads, n, width}, 62);
+  const AttentionDims dims{heads, n, n, width, width, true};
+  kernels::ScoreRule rule;
+  rule.scale = 0.25f;
+  rule.causal = true;
+  rule.window = 40;
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    const std::size_t count = static_cast<std::size_t>(heads * n * n);
+    std::vector<float> buffer(count, NAN), sunk(count, NAN), out(heads * n * width), sunk_out(out.size());
+    kernels::attention(pool, q.view(), k.view(), v.view(), dims, rule, out.data(), kernels::OutputLayout::stacked(dims),
+                       buffer.data());
+    const WeightsSink sink = [&](std::int64_t h, std::int64_t row, std::int64_t rows, const float* values) {
+      std::copy_n(values, rows * n, sunk.begin() + (h * n + row) * n);
+    };
+    kernels::attention(pool, q.view(), k.view(), v.view(), dims, rule, sunk_out.data(),
+                       kernels::OutputLayout::stacked(dims), nullptr, &sink);
+    EXPECT_EQ(std::count_if(sunk.begin(), sunk.end(), [](float x) { return std::isnan(x); }), 0) << threads;
+    EXPECT_EQ(buffer, sunk) << threads << " threads";
+    EXPECT_EQ(out, sunk_out) << threads << " threads";
+    EXPECT_EQ(sunk[0 * n + 0], 1.0f);                   // row 0 sees key 0 alone
+    EXPECT_EQ(sunk[(n - 1) * n + (n - 1 - 40)], 0.0f);  // outside the last row's window
+  }
+}
+
 TEST(Attention, RowsOfWeightsSumToOne) {
   const Tensor q = random_tensor({3, 50, 16}, 11, 3.0f), k = random_tensor({3, 50, 16}, 12, 3.0f),
                v = random_tensor({3, 50, 16}, 13);

@@ -36,8 +36,9 @@ struct Mask {
 };
 
 // Attention weights handed over a block of query rows at a time, instead of written into one buffer of them
-// all: rows [row, row + rows) of head `head` (0 without a heads axis), rows × n_k floats, final. Each value is
-// written once, into a buffer of one block that is still in cache when it comes here. Called on the runtime's
+// all: rows [row, row + rows) of head `head` (0 without a heads axis), rows × n_k floats, final, valid only
+// during the call. Each value is written once, into a buffer of one block of 32 rows that is still in cache when
+// it comes here (a decoding step's few rows come head by head after all heads are done). Called on the runtime's
 // threads, at once from several when it has more than one. The wasm bindings, on one thread, copy each block
 // straight into the JS array the call returns: no heap buffer of [heads, n_q, n_k] (805 MB at n = 4096).
 using WeightsSink = std::function<void(std::int64_t head, std::int64_t row, std::int64_t rows, const float* values)>;

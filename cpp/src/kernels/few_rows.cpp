@@ -10,8 +10,8 @@
 //
 // Each inner loop keeps several independent sums in registers (heads × keys in the scores, heads ×
 // columns in the weighted sum): a sum that takes one multiply-add per step waits on the last (4
-// cycles), so one head at a time with four keys' sums left the CPU idle half the time; and no more
-// than V8's 16 vector registers hold, or it keeps sums on the stack. Measured on one thread, 30
+// cycles), so one head at a time with four keys' sums left the CPU idle half the time; and few enough
+// for V8's 16 vector registers, or it keeps sums on the stack (see kKeys). Measured on one thread, 30
 // layers of a SmolLM2-135M-shaped cache at 1,024 tokens (`npm run bench:decode`, with vexp.hpp's
 // shorter exp): 4.5 → 2.8-3.1 ms with the cache warm, 6.8 → 5.3-5.7 ms with each layer's keys and
 // values coming from L3 cache.
@@ -38,7 +38,7 @@ namespace attnscope::kernels {
 namespace {
 
 constexpr int kChunk = 3;                 // query heads that read a key/value head's rows together
-constexpr std::int64_t kValueBlock = 32;  // rows of v each pass over the columns takes, in cache
+constexpr std::int64_t kValueBlock = 32;  // rows of v of each stretch a pass over the columns takes, in cache
 
 // The query heads of a chunk: each head's query row, its row of scores (then probabilities) and
 // its output row.
@@ -106,45 +106,41 @@ void scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begi
 }
 
 // o[h] += Σ_j p[h][j] · values[j] over the rows j of S blocks of `rows` rows each, from first[0], …,
-// first[S − 1] (rows of d floats, d a multiple of 4): the chunk's H heads, W vectors of columns at a time
-// (H·W sums), each pass over the columns reading the blocks' rows from cache. The S blocks lie far apart
-// and are read in lockstep, S streams from memory (see `scores`).
-template <int H, int W, int S>
+// first[S − 1] (rows of d floats, d a multiple of 16): the chunk's H heads, 4 vectors of columns at a
+// time (H·4 sums), each pass over the columns reading the blocks' rows from cache. The S blocks lie far
+// apart and are read in lockstep, S streams from memory (see `scores`).
+template <int H, int S>
 void weighted_blocks(const Chunk& c, const float* values, std::int64_t d, const std::int64_t* first,
                      std::int64_t rows) {
-  const auto pass = [&](auto columns, std::int64_t col) {  // `columns` vectors from column col
-    constexpr int V = decltype(columns)::value;
-    v128_t acc[H][V];
+  for (std::int64_t col = 0; col < d; col += 16) {
+    v128_t acc[H][4];
     for (int h = 0; h < H; ++h)
-      for (int t = 0; t < V; ++t) acc[h][t] = wasm_f32x4_splat(0.0f);
+      for (int t = 0; t < 4; ++t) acc[h][t] = wasm_f32x4_splat(0.0f);
     for (std::int64_t r = 0; r < rows; ++r)
+#pragma clang loop unroll(disable)  // the blocks' loop kept rolled: smaller code, as fast
       for (int b = 0; b < S; ++b) {
         const std::int64_t j = first[b] + r;
-        v128_t row[V];
-        for (int t = 0; t < V; ++t) row[t] = wasm_v128_load(values + j * d + col + 4 * t);
+        v128_t row[4];
+        for (int t = 0; t < 4; ++t) row[t] = wasm_v128_load(values + j * d + col + 4 * t);
         for (int h = 0; h < H; ++h) {
           const v128_t p = wasm_v128_load32_splat(c.s[h] + j);
-          for (int t = 0; t < V; ++t) acc[h][t] = multiply_add(p, row[t], acc[h][t]);
+          for (int t = 0; t < 4; ++t) acc[h][t] = multiply_add(p, row[t], acc[h][t]);
         }
       }
     for (int h = 0; h < H; ++h)
-      for (int t = 0; t < V; ++t) {
+      for (int t = 0; t < 4; ++t) {
         float* o = c.o[h] + col + 4 * t;
         wasm_v128_store(o, wasm_f32x4_add(wasm_v128_load(o), acc[h][t]));
       }
-  };
-  std::int64_t col = 0;
-  for (; col + 4 * W <= d; col += 4 * W) pass(std::integral_constant<int, W>(), col);
-  for (; col < d; col += 4) pass(std::integral_constant<int, 1>(), col);
+  }
 }
 
 // Sums in flight per loop: H heads × K keys in the scores (4-9, no more than V8's 16 vector registers
-// hold beside the loads), H heads × 4 vectors of columns in the weighted sum, so that each pass over the
+// hold beside the loads); in the weighted sum H heads × 4 vectors of columns, so that each pass over the
 // columns reads whole 64-byte lines of v (4-12 sums; 12 for three heads spills a little, and measured
 // faster than 2 vectors all the same: after weights 5.6-5.7 against 5.7-6.2 ms, warm 2.3 against 2.4-2.6).
 template <int H>
 constexpr int kKeys = H == 3 ? 3 : 4;
-constexpr int kVectors = 4;
 // Blocks of v read in lockstep (streams from memory).
 constexpr int kValueStreams = 4;
 
@@ -170,21 +166,20 @@ void chunk_scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_
 }
 
 // The chunk's outputs o[h] += Σ_j p[h][j] · values[j] over j in [begin, end): the range in kValueStreams
-// stretches read in lockstep, kValueBlock rows of each at a time; the rows past the last whole block of
-// every stretch after them, one stream.
+// stretches read in lockstep, kValueBlock rows of each at a time; the fewer than kValueStreams rows left
+// over, and widths not a multiple of 16 (none of the models'), by the plain loop.
 void chunk_weighted_sum(const Chunk& c, const float* values, std::int64_t d, std::int64_t begin, std::int64_t end) {
 #ifdef __wasm_simd128__
-  if (d % 4 == 0)
+  if (d % 16 == 0)
     return with_heads(c.heads, [&](auto h) {
       constexpr int H = decltype(h)::value, S = kValueStreams;
-      const std::int64_t stretch = (end - begin) / S / kValueBlock * kValueBlock;  // whole blocks
+      const std::int64_t stretch = (end - begin) / S;
       for (std::int64_t r = 0; r < stretch; r += kValueBlock) {
         std::int64_t first[S];
         for (int b = 0; b < S; ++b) first[b] = begin + b * stretch + r;
-        weighted_blocks<H, kVectors, S>(c, values, d, first, kValueBlock);
+        weighted_blocks<H, S>(c, values, d, first, std::min(kValueBlock, stretch - r));
       }
-      for (std::int64_t j = begin + S * stretch; j < end; j += kValueBlock)
-        weighted_blocks<H, kVectors, 1>(c, values, d, &j, std::min(kValueBlock, end - j));
+      weighted_sum_plain(c, values, d, begin + S * stretch, end);
     });
 #endif
   weighted_sum_plain(c, values, d, begin, end);
