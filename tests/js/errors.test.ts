@@ -33,6 +33,19 @@ const BAD_CALLS: Array<[string, (e: Engine) => unknown, string]> = [
     'multiHeadAttention: options.into.output has 18 values but the result [3, 8] needs 24',
   ],
   [
+    'into: the weights in a weight of a one-shot call (one thread would overwrite wo before reading it)',
+    (e) => e.multiHeadAttention(x, params, { heads: 2, into: { weights: params.wo.data.subarray(0, 2 * 5 * 5) } }),
+    'multiHeadAttention: options.into.weights shares memory with wo',
+  ],
+  [
+    'into: output and weights in one buffer',
+    (e) => {
+      const both = new Float32Array(4 * 32 + 8); // the weights' 16 values start 8 before the output's end
+      return e.selfAttention(q, { into: { output: both.subarray(0, 4 * 32), weights: both.subarray(4 * 32 - 8) } });
+    },
+    'selfAttention: options.into.weights shares memory with options.into.output',
+  ],
+  [
     'into: a key that is not a result',
     (e) => e.selfAttention(q, { into: { scores: new Float32Array(16) } as never }),
     "selfAttention: unknown option 'into.scores' (known: output, weights)",
@@ -280,6 +293,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       into_array: () => engine.attention(q, k, v, { into: { weights: [0, 1] as never } }),
       into_length: () => engine.attention(q, k, v, { into: { weights: new Float32Array(15) } }), // C++'s side
       into_unused: () => engine.attention(q, k, v, { returnWeights: false, into: { weights: new Float32Array(16) } }),
+      into_shared: () => engine.attention(q, k, v, { into: { weights: q.data } }),
     };
     expect(Object.keys(calls).sort()).toEqual(Object.keys(table).sort());
     for (const [kind, call] of Object.entries(calls)) {

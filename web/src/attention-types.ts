@@ -36,9 +36,9 @@ export interface AttentionOptions {
 
 /**
  * The caller's arrays for a call's results, reused from call to call on the same shapes: the result's `data` is
- * the array given, overwritten. Each must be a `Float32Array` of exactly the result's length. Without them each
- * call returns new arrays, and a new array of hundreds of MB costs a first write to every page (at n = 4096 the
- * weights are 805 MB). A call that throws may leave them partly overwritten: on one thread the weights are written
+ * the array given, overwritten. Each must be a `Float32Array` of exactly the result's length, sharing no memory
+ * with the other or with the call's inputs. Without them each call returns new arrays, and a new array of hundreds
+ * of MB costs a first write to every page (at n = 4096 the weights are 805 MB). A call that throws may leave them partly overwritten: on one thread the weights are written
  * into `weights` as they are computed, and a one-shot call checks its projection weights as they pass through the
  * multiply (a NaN in `wo` is found after the attention weights are written).
  */

@@ -50,18 +50,42 @@ export function checkMask(op: string, mask: unknown): void {
 /** The results a call can write into the caller's arrays (options.into). */
 const RESULT_ARRAYS: readonly string[] = ['output', 'weights'];
 
-/** options.into: an object whose present keys are results, each a Float32Array (C++ checks their lengths). */
-export function checkInto(op: string, into: unknown): void {
+/** Whether two arrays' bytes overlap: views of one buffer whose ranges meet. */
+function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return (
+    a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength
+  );
+}
+
+/**
+ * options.into: an object whose present keys are results, each a Float32Array (C++ checks their lengths), none
+ * sharing memory with another or with the call's `inputs` (by name, each a tensor or mask or absent): the engine
+ * writes a result while it may still read the inputs (one thread writes the weights as it computes them, before a
+ * one-shot call reads `wo`).
+ */
+export function checkInto(op: string, into: unknown, inputs: Record<string, unknown> = {}): void {
   if (into === undefined) return;
   const known = RESULT_ARRAYS.map((n) => `${n}?`).join(', ');
   if (typeof into !== 'object' || into === null || ArrayBuffer.isView(into) || Array.isArray(into))
     throw new Error(message('into', { op, known, got: typeName(into) }));
+  const given: Array<[string, Float32Array]> = [];
   for (const [name, array] of Object.entries(into)) {
     if (!RESULT_ARRAYS.includes(name))
       throw new Error(message('unknown_option', { op, name: `into.${name}`, known: RESULT_ARRAYS.join(', ') }));
     if (array !== undefined && !(array instanceof Float32Array))
       throw new Error(message('into_array', { op, name, got: typeName(array) }));
+    if (array !== undefined) given.push([name, array]);
   }
+  given.forEach(([name, array], i) => {
+    for (const [other, earlier] of given.slice(0, i))
+      if (overlaps(array, earlier))
+        throw new Error(message('into_shared', { op, name, other: `options.into.${other}` }));
+    for (const [input, value] of Object.entries(inputs)) {
+      const data = (value as { data?: unknown } | undefined)?.data;
+      if (ArrayBuffer.isView(data) && overlaps(array, data))
+        throw new Error(message('into_shared', { op, name, other: input }));
+    }
+  });
 }
 
 export function checkOption(

@@ -177,7 +177,7 @@ class WasmEngine implements Engine {
     checkTensor(op, 'v', v);
     const o = checkOptions(op, options, ATTENTION_OPTIONS);
     checkMask(op, o.mask);
-    checkInto(op, o.into);
+    checkInto(op, o.into, { q, k, v, 'options.mask': o.mask });
     return unwrap(raw.attention(q, k, v, o)) as AttentionResult<O>;
   }
 
@@ -187,7 +187,7 @@ class WasmEngine implements Engine {
     checkTensor(op, 'x', x);
     const o = checkOptions(op, options, ATTENTION_OPTIONS);
     checkMask(op, o.mask);
-    checkInto(op, o.into);
+    checkInto(op, o.into, { x, 'options.mask': o.mask });
     return unwrap(raw.selfAttention(x, o)) as AttentionResult<O>;
   }
 
@@ -201,7 +201,7 @@ class WasmEngine implements Engine {
       throw new Error(message('option_type', { op, name: 'heads', type: 'number', got: typeName(o.heads) }));
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
-    checkInto(op, o.into);
+    checkInto(op, o.into, { x, ...params, 'options.context': o.context, 'options.mask': o.mask });
     return unwrap(raw.multiHeadAttention(x, params, { ...o, heads: o.heads })) as MultiHeadResult<O>;
   }
 

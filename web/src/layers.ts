@@ -41,7 +41,7 @@ export class WasmMultiHeadLayer implements MultiHeadLayer {
     const o = checkOptions(op, options, known);
     checkMask(op, o.mask);
     checkTensor(op, 'context', o.context, true);
-    checkInto(op, o.into);
+    checkInto(op, o.into, { x, 'options.context': o.context, 'options.mask': o.mask });
     return unwrap(this.handle.run(this.engine(), x, o)) as MultiHeadResult<O & { heads: number }>;
   }
 

@@ -33,6 +33,7 @@ const Template kTable[] = {
     {"into_array", "{op}: options.into.{name} must be a Float32Array, got {got}"},
     {"into_length", "{op}: options.into.{name} has {length} values but the result {shape} needs {count}"},
     {"into_unused", "{op}: options.into.{name} is given but the call returns no {name} ({why})"},
+    {"into_shared", "{op}: options.into.{name} shares memory with {other}; give each result an array of its own"},
 };
 
 }  // namespace
