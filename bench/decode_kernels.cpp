@@ -7,12 +7,12 @@
 // pass that only reads the panels (one stream, no multiply).
 //
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
-// of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128 and
-// 1,024 tokens, best of 20, three ways: "warm", one layer's cache read 30 times (it stays in cache);
-// "own caches", each layer its own cache (47 MB at 1,024 tokens), which on this VM stays in its large
-// L3; and "after weights", each layer's share of a step's weights read (untimed) before the layer,
-// so that every layer reads its keys and values from memory, as a decoding step does (the weights
-// of the whole model pass through the caches between one step's read of a layer's cache and the next).
+// of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128, 1,024
+// and 4,096 tokens, best of 20, three ways: "warm", one layer's cache read 30 times (it stays in cache);
+// "own caches", each layer its own cache (47 MB at 1,024 tokens), which on this VM stayed in its large
+// L3 in some sessions and not in others; and "after weights", each layer's share of a step's weights read (untimed)
+// before the layer, so that every layer reads its keys and values from memory, as a decoding step does (the weights of
+// the whole model pass through the caches between one step's read of a layer's cache and the next).
 //
 // What it showed (bench/README.md, "Decoding step"): the kernel before this one ran 9 GB/s in
 // cache and 8 from memory, because V8 kept its 16 sums on the stack; one step of k over four
@@ -138,7 +138,7 @@ int main() {
   std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");
   std::printf("%-18s %8s %14s %16s\n", "", "warm", "own caches", "after weights");
   step_attention_ms(pool, 1024, Caches::warm);  // V8 tiers the kernels up after their first calls
-  for (std::int64_t context : {128, 1024})
+  for (std::int64_t context : {128, 1024, 4096})
     std::printf("  after %4lld tokens %8.2f %14.2f %16.2f\n", static_cast<long long>(context),
                 step_attention_ms(pool, context, Caches::warm), step_attention_ms(pool, context, Caches::own),
                 step_attention_ms(pool, context, Caches::after_weights));

@@ -198,12 +198,13 @@ double top_k_error(int& ids_differ) {
 }
 
 // kernels::attention with at most kFewRows query rows (few_rows.cpp: heads in chunks of up to three,
-// several keys or columns at a time, keys and rows of v from stretches read in lockstep) against
-// reference::attention, head by head: group sizes that leave chunks of 1, 2 and 3 heads, widths that
-// are and are not multiples of 4, key counts below, across and past the blocks (and stretches that
-// leave keys over), a cache wider than its keys, causal rows with and
-// without a window, keep masks (with a heads axis, and a row hiding every key) and additive ones
-// (holding -inf), weights kept or not. Returns the largest error relative to max(1, |reference|).
+// several keys or columns at a time, keys and rows of v from stretches read in lockstep, tiles of about
+// 64 KB read into cache first) against reference::attention, head by head: group sizes that leave chunks
+// of 1, 2 and 3 heads, widths that are and are not multiples of 4, key counts below, across and past the
+// blocks (and stretches that leave keys over) and over several tiles at every width, a cache wider than
+// its keys, causal rows with and without a window, keep masks (with a heads axis, and a row hiding every
+// key) and additive ones (holding -inf), weights kept or not. Returns the largest error relative to
+// max(1, |reference|).
 double few_rows_error() {
   using namespace attnscope;
   std::mt19937 rng(11);
@@ -216,7 +217,7 @@ double few_rows_error() {
        {std::pair<std::int64_t, std::int64_t>{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {7, 1}, {6, 2}, {9, 3}, {4, 4}})
     for (auto [d_k, d_v] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {12, 20}, {7, 5}, {16, 36}})
       for (std::int64_t n_q : {1, 3})
-        for (std::int64_t n_k : {3, 70, 300}) {
+        for (std::int64_t n_k : {3, 70, 300, 2500}) {
           ++trial;
           const std::int64_t capacity = n_k + 9, window = trial % 3 == 0 ? n_k / 2 + 1 : 0;
           const int masking = trial % 4;  // none, keep [n_q, n_k], keep [heads, n_q, n_k], additive
