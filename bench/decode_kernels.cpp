@@ -6,6 +6,12 @@
 // SmolLM2-135M step reads 257 MiB), in GB/s of weights, best of 6 interleaved rounds, beside a
 // pass that only reads the panels (one stream, no multiply).
 //
+// Then a whole step's GEMVs as the engine runs them (SmolLM2-135M's 211 weights, each its own panels, in the
+// model's order): whether a step's many short GEMVs (k and v have 24 panels) read as fast as one long one.
+// Reading each stretch of panels into cache with loads alone before multiplying it, as the attention does its
+// keys (few_rows.cpp), was tried here: 37-46 ms against 24-33 (the GEMV's own four streams already read at
+// memory speed, and the two passes add up).
+//
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
 // of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128, 1,024
 // and 4,096 tokens, best of 20, three ways: "warm", one layer's cache read 30 times (it stays in cache);
@@ -57,6 +63,60 @@ void engine(int rows, const float* a, const std::uint16_t* panels, std::int64_t 
   }
   wasm_v128_store(c, wasm_v128_or(wasm_v128_or(s0, s1), wasm_v128_or(s2, s3)));
 }
+
+// A decoding step's GEMVs as the engine runs them on one thread: SmolLM2-135M's weights, each in its own BF16
+// panels (allocated in the model's order), q, k and v as one loop over their columns, then o, gate, up, down, and
+// the 49,152-column head; each GEMM in two column tasks, as gemms_by_columns splits a few-row GEMM per thread.
+struct StepWeights {
+  struct Weight {
+    std::int64_t depth, n;
+    std::vector<std::uint16_t> panels;
+  };
+  std::vector<Weight> weights;  // per layer q, k, v, o, gate, up, down; then the head
+  std::vector<float> x = std::vector<float>(1536, 0.01f), y = std::vector<float>(49152);
+  StepWeights() {
+    for (int l = 0; l < 30; ++l)
+      for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{576, 576},
+                              {576, 192},
+                              {576, 192},
+                              {576, 576},
+                              {576, 1536},
+                              {576, 1536},
+                              {1536, 576}})
+        weights.push_back({depth, n, std::vector<std::uint16_t>(static_cast<std::size_t>(depth * n), 0x3c00)});
+    weights.push_back({576, 49152, std::vector<std::uint16_t>(576 * 49152, 0x3c00)});
+  }
+  double bytes() const {
+    double b = 0;
+    for (const Weight& w : weights) b += 2.0 * static_cast<double>(w.panels.size());
+    return b;
+  }
+  // The GEMMs [first, last) of `weights` as one loop over their columns, two tasks' worth of panels each.
+  void gemms(std::size_t first, std::size_t last) {
+    std::int64_t panels = 0;
+    for (std::size_t i = first; i < last; ++i) panels += weights[i].n / 8;
+    const std::int64_t per_task = std::max<std::int64_t>(1, panels / 2) * 8;
+    for (std::size_t i = first; i < last; ++i) {
+      const Weight& w = weights[i];
+      k::GemmArgs g = k::GemmArgs().lhs(x.data(), w.depth).out(y.data(), w.n).shape(1, w.n, w.depth);
+      g.packed = w.panels.data();
+      g.precision = k::Precision::bf16;
+      g.streamed = true;
+      for (std::int64_t col = 0; col < w.n; col += per_task)
+        k::gemm_columns(g, col, std::min(w.n, col + per_task), g_pack);
+    }
+  }
+  // Milliseconds for one step's GEMVs.
+  double step_ms() {
+    const auto start = Clock::now();
+    for (std::size_t l = 0; l < 30; ++l) {
+      gemms(7 * l, 7 * l + 3);  // q, k, v
+      for (std::size_t i = 7 * l + 3; i < 7 * l + 7; ++i) gemms(i, i + 1);
+    }
+    gemms(weights.size() - 1, weights.size());
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  }
+};
 
 // How a step's attention finds each layer's cache: all layers on one (warm: it stays in cache), each on its
 // own, or each on its own with the layer's share of a step's weights read between two layers (untimed), as a
@@ -134,6 +194,14 @@ int main() {
   std::printf("GB/s of BF16 weights (depth %lld), one thread, best of 6 rounds\n", static_cast<long long>(depth));
   std::printf("%-32s %10s %12s\n", "", "in cache", "from memory");
   for (int r = 0; r < 4; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
+  {
+    StepWeights step;
+    double best = 1e30;
+    for (int round = 0; round < 12; ++round) best = std::min(best, step.step_ms());
+    std::printf(
+        "\nA step's GEMVs (SmolLM2-135M, %.0f MiB of BF16 weights, one thread): %.2f ms, %.1f GB/s (best of 12)\n",
+        step.bytes() / (1 << 20), best, step.bytes() / best / 1e6);
+  }
   attnscope::ThreadPool pool(1);
   std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");
   std::printf("%-18s %8s %14s %16s\n", "", "warm", "own caches", "after weights");
