@@ -116,5 +116,48 @@ TEST(ThreadPool, RethrowsAfterAllTasksAndStaysUsable) {
   EXPECT_EQ(done.load(), 10);
 }
 
+// parallel_for with work for the calling thread first (a one-shot call reads the next block of a weight
+// from JS while the workers pack this one): the workers run tasks meanwhile, `first` runs once, and its
+// exception comes after every task has finished, the pool still usable.
+TEST(ThreadPool, CallerRunsItsOwnWorkFirstWhileWorkersStart) {
+  ThreadPool pool(2);
+  for (std::size_t n : {1u, 2u, 50u}) {
+    std::vector<std::atomic<int>> hits(n);
+    std::atomic<int> by_worker{0};
+    int firsts = 0;
+    bool overlapped = false;
+    pool.parallel_for(
+        n,
+        [&](std::size_t i, int worker) {
+          ++hits[i];
+          by_worker += worker != 0;
+        },
+        [&] {
+          ++firsts;  // a worker takes a task while the caller is still here
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (by_worker.load() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+          overlapped = by_worker.load() > 0;
+        });
+    EXPECT_EQ(firsts, 1) << n << " tasks";
+    EXPECT_TRUE(overlapped) << n << " tasks: no worker ran a task while the caller ran its own work";
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 1) << "task " << i;
+  }
+  std::atomic<int> done{0};
+  EXPECT_THROW(pool.parallel_for(
+                   100,
+                   [&](std::size_t, int) {
+                     std::this_thread::sleep_for(std::chrono::microseconds(50));
+                     ++done;
+                   },
+                   [] { throw std::runtime_error("first"); }),
+               std::runtime_error);
+  EXPECT_EQ(done.load(), 100);
+  int firsts = 0;
+  ThreadPool alone(1);
+  alone.parallel_for(
+      3, [&](std::size_t, int) { EXPECT_EQ(firsts, 1) << "without workers, first runs first"; }, [&] { ++firsts; });
+  EXPECT_EQ(firsts, 1);
+}
+
 }  // namespace
 }  // namespace attnscope

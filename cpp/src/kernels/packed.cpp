@@ -167,19 +167,29 @@ void for_each_block(const RowSource& source, std::int64_t k, std::int64_t n, Thr
   const std::int64_t width = (pairs + wanted - 1) / wanted * pair;  // columns a share
   const std::int64_t count_of_shares = (n + width - 1) / width;
   std::vector<char> bad(static_cast<std::size_t>(count_of_shares));
-  std::vector<float> rows(static_cast<std::size_t>(block * n));
+  const auto read = [&](std::int64_t first, std::vector<float>& rows) {
+    if (first < k) source.read(first, std::min(block, k - first), rows.data());
+  };
+  // With other threads, the calling thread reads the next block from the source while they start on this
+  // one's tasks, then joins them: the read (a copy out of a JS array, on this thread only) is off the
+  // critical path. One thread reads each block just before its tasks, which then find it in cache.
+  const bool ahead = pool && pool->size() > 1;
+  std::vector<float> rows(static_cast<std::size_t>(block * n)), next(ahead ? rows.size() : 0);
+  if (ahead) read(0, rows);
   for (std::int64_t first = 0; first < k; first += block) {
     const std::int64_t count = std::min(block, k - first);
-    source.read(first, count, rows.data());
     const auto share = [&](std::size_t s, int worker) {
       const std::int64_t c0 = static_cast<std::int64_t>(s) * width;
       bad[s] = !task(rows.data(), first, count, c0, std::min(n, c0 + width), worker);
     };
-    if (pool && count_of_shares > 1)
-      pool->parallel_for(static_cast<std::size_t>(count_of_shares), share);
-    else
+    if (ahead) {
+      pool->parallel_for(static_cast<std::size_t>(count_of_shares), share, [&] { read(first + block, next); });
+    } else {
+      read(first, rows);
       for (std::int64_t s = 0; s < count_of_shares; ++s) share(static_cast<std::size_t>(s), 0);
+    }
     if (std::find(bad.begin(), bad.end(), 1) != bad.end()) source.reject(first, count, rows.data());
+    if (ahead) rows.swap(next);
   }
 }
 

@@ -99,11 +99,12 @@ bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::
                     float* panels, std::int64_t panel_rows, std::int64_t first);
 
 // Every block of rows of a streamed weight [k, n] in turn, for both ways of multiplying one (read whole,
-// or a block at a time: kernels.cpp): rows [first, first + count) are read from `source` into `rows` on the
-// calling thread, then the block's columns are split in up to `shares` runs of whole pairs of panels (as
-// pack_rows_into goes) and task(rows, first, count, col_begin, col_end, worker) runs for each, on the
-// pool's threads (on this one alone without a pool). A task returns whether the values it packed were all
-// finite; if one was not, the source rejects the block.
+// or a block at a time: kernels.cpp): rows [first, first + count) are read from `source` into `rows` on
+// the calling thread (with other threads, while they work on the block before), then the block's columns
+// are split in up to `shares` runs of whole pairs of panels (as pack_rows_into goes) and task(rows, first,
+// count, col_begin, col_end, worker) runs for each, on the pool's threads (on this one alone without a
+// pool). A task returns whether the values it packed were all finite; if one was not, the source rejects
+// the block.
 using BlockTask = std::function<bool(const float* rows, std::int64_t first, std::int64_t count, std::int64_t col_begin,
                                      std::int64_t col_end, int worker)>;
 void for_each_block(const RowSource& source, std::int64_t k, std::int64_t n, ThreadPool* pool, std::int64_t shares,

@@ -111,9 +111,11 @@ void ThreadPool::Shared::run_tasks(int worker) {
   }
 }
 
-void ThreadPool::parallel_for(std::size_t n, const Task& fn) {
-  if (n == 0) return;
-  if (workers_.empty() || n == 1) {
+void ThreadPool::parallel_for(std::size_t n, const Task& fn) { parallel_for(n, fn, {}); }
+
+void ThreadPool::parallel_for(std::size_t n, const Task& fn, const std::function<void()>& first) {
+  if (workers_.empty() || n == 0 || (n == 1 && !first)) {
+    if (first) first();
     for (std::size_t i = 0; i < n; ++i) fn(i, 0);
     return;
   }
@@ -130,6 +132,14 @@ void ThreadPool::parallel_for(std::size_t n, const Task& fn) {
     { std::lock_guard<std::mutex> lock(s.mutex); }  // a worker between its check and its wait holds the mutex
     s.wake.notify_all();
   }
+  std::exception_ptr first_error;
+  if (first) {
+    try {
+      first();
+    } catch (...) {
+      first_error = std::current_exception();  // rethrown once the workers are done with the loop
+    }
+  }
   s.run_tasks(0);
   // The last tasks are running on other threads (a task is only ever claimed by a running
   // thread), so this wait is short.
@@ -144,6 +154,7 @@ void ThreadPool::parallel_for(std::size_t n, const Task& fn) {
     std::lock_guard<std::mutex> lock(s.mutex);
     std::swap(error, s.error);
   }
+  if (first_error) std::rethrow_exception(first_error);
   if (error) std::rethrow_exception(error);
 }
 

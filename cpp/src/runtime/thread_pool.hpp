@@ -43,6 +43,11 @@ class ThreadPool {
 
   // Rethrows the first exception a task threw, after every task has finished.
   void parallel_for(std::size_t n, const Task& fn);
+  // The same, but the calling thread first runs `first` while the workers start on the tasks, then
+  // joins them: for work only the calling thread can do (reading a JS array) beside the loop's. `first`
+  // runs exactly once, also without workers (then before the tasks); an exception from it is rethrown once no
+  // task is running.
+  void parallel_for(std::size_t n, const Task& fn, const std::function<void()>& first);
 
  private:
   struct Shared;
