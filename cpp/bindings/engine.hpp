@@ -26,8 +26,15 @@ inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk
 // time; see bench/README.md, "One-shot calls".)
 class JsRows : public RowSource {
  public:
-  JsRows(const char* op, const char* name, val data, std::int64_t n)
-      : op_(op), name_(name), data_(std::move(data)), n_(n) {}
+  // `data` is read through a plain Float32Array over its memory, made here: the reads below then run the
+  // built-in methods, which cannot throw, never a subclass's or a proxy's own. (A JS exception passes through
+  // C++ without unwinding it, and with threads the reads run inside a parallel loop: for_each_block reads
+  // the next block while the workers pack this one.)
+  JsRows(const char* op, const char* name, const val& data, std::int64_t n)
+      : op_(op),
+        name_(name),
+        data_(val::global("Float32Array").new_(data["buffer"], data["byteOffset"], data["length"])),
+        n_(n) {}
   void read(std::int64_t first, std::int64_t count, float* out) const override {
     val(emscripten::typed_memory_view(static_cast<std::size_t>(count * n_), out))
         .call<void>("set", data_.call<val>("subarray", static_cast<double>(first * n_),

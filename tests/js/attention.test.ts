@@ -290,6 +290,26 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     }
   });
 
+  it('one-shot weights in a Float32Array subclass are read as the memory they view, not through its methods', () => {
+    // Threaded builds read a weight's next block from JS inside a parallel loop; a method of the caller's
+    // that threw there would leave the loop running. The engine reads through a plain view instead.
+    class Odd extends Float32Array {
+      override subarray(): never {
+        throw new Error('the engine called the subclass subarray');
+      }
+    }
+    const d = 64,
+      params = randomParams(d, 72, 0.2, []);
+    const odd: MultiHeadParams = { ...params, wq: { shape: params.wq.shape, data: new Odd(params.wq.data) } };
+    expect(() => odd.wq.data.subarray(0, 1)).toThrow('subclass');
+    for (const n of [2, 40]) {
+      const x = randn([n, d], 73 + n, 0.3);
+      expect(engine.multiHeadAttention(x, odd, { heads: 4 })).toEqual(
+        engine.multiHeadAttention(x, params, { heads: 4 }),
+      );
+    }
+  });
+
   it('one-shot weights too large to sum are still finite, and accepted', () => {
     // Streamed weights are checked by summing them as they are packed; a sum that overflows sends the
     // block to the exact check, which finds nothing wrong with 3e38.
