@@ -172,18 +172,18 @@ async function llmSections({ engines, measure }, parts) {
         );
     for (const context of Object.keys(decode)) {
       const r = decode[context];
-      const reached = perSecond(r[`AttnScope ${name} ×1`]) / limit;
-      target(
-        `decode at ${context}: ${name} ×1 ≥ 70% of read bandwidth / weight bytes (${(reached * 100).toFixed(0)}%)`,
-        reached >= 0.7,
-      );
-      // The issue's own limit: copy bandwidth (memcpy, bytes copied per second) / weight bytes, which a read-only
-      // pass can exceed; the read limit above is the stricter bound.
-      const copied = perSecond(r[`AttnScope ${name} ×1`]) / copyLimit;
-      target(
-        `decode at ${context}: ${name} ×1 ≥ 70% of copy bandwidth / weight bytes (${(copied * 100).toFixed(0)}%)`,
-        copied >= 0.7,
-      );
+      // The read limit (memcmp) is the stricter bound; the issue's own is copy bandwidth (memcpy, bytes copied
+      // per second) / weight bytes, which a read-only pass can exceed.
+      for (const [kind, of] of [
+        ['read', limit],
+        ['copy', copyLimit],
+      ]) {
+        const reached = perSecond(r[`AttnScope ${name} ×1`]) / of;
+        target(
+          `decode at ${context}: ${name} ×1 ≥ 70% of ${kind} bandwidth / weight bytes (${(reached * 100).toFixed(0)}%)`,
+          reached >= 0.7,
+        );
+      }
       const vs = speedup(r[`AttnScope ${name} ×1`], r['llama.cpp ×1']);
       target(
         `decode at ${context}: ${name} ×1 ≥ 80% of llama.cpp ×1's tokens/s (${(vs * 100).toFixed(0)}%)`,
