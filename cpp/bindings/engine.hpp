@@ -102,21 +102,33 @@ class WeightsBuffer {
 // one block (WeightsSink): each value written once, and no heap buffer of them all (causal multi-head attention
 // at n = 4096, relaxed, one thread: the copy out of the 805 MB buffer was 8-10% of a call). With more threads into
 // the heap buffer, then copied out: the pool's workers cannot reach JS objects.
+//
+// Causal weights are zero after key i in row i, so into a new array, whose values are zeros already, only keys 0..i
+// of each row are copied: the pages that would hold only zeros (37% of 805 MB at n = 4096) are never touched,
+// and each first touch of a page is a page fault that costs this VM 3-36 µs (bench/README.md, "Returning large
+// arrays on this VM"). Into a caller's array every value is copied: one copy per block of rows is faster there
+// than a copy and a fill per row.
 class WeightsOut {
  public:
-  WeightsOut(WeightsBuffer& buffer, int threads, bool returned, Shape shape, const val& into)
-      : shape_(std::move(shape)), into_(into) {
-    if (returned && threads == 1) {
+  WeightsOut(WeightsBuffer& buffer, int threads, bool returned, Shape shape, const val& into, bool causal)
+      : shape_(std::move(shape)),
+        into_(into),
+        n_q_(shape_[shape_.size() - 2]),
+        n_k_(shape_.back()),
+        causal_rows_(causal && into.isUndefined() ? val::module_property("attnscopeCopyCausalRows")
+                                                  : val::undefined()) {
+    if (!returned) {
+      lease_.emplace(buffer, 0, false);  // releases the buffer, so that the heap it held is free for models
+      return;
+    }
+    if (threads == 1) {
       array_ = into.isUndefined() ? val::global("Float32Array").new_(static_cast<double>(element_count(shape_))) : into;
-      const std::int64_t n_k = shape_.back(), per_head = shape_[shape_.size() - 2] * n_k;
-      sink_ = [this, n_k, per_head](std::int64_t head, std::int64_t row, std::int64_t rows, const float* values) {
-        array_.call<void>("set", val(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k), values)),
-                          static_cast<double>(head * per_head + row * n_k));
+      sink_ = [this](std::int64_t head, std::int64_t row, std::int64_t rows, const float* values) {
+        copy(values, head * n_q_ * n_k_ + row * n_k_, row, rows);
       };
       return;
     }
-    // (A call that returns none releases the buffer, so that the heap it held is free for models.)
-    lease_.emplace(buffer, returned ? element_count(shape_) : 0, returned && !into.isUndefined());
+    lease_.emplace(buffer, element_count(shape_), !into.isUndefined());
   }
   WeightsOut(const WeightsOut&) = delete;
   WeightsOut& operator=(const WeightsOut&) = delete;
@@ -129,14 +141,31 @@ class WeightsOut {
   }
 
   // The weights as a JS tensor; `weights` is the result's own Tensor, used when neither sink nor buffer was.
-  val result(const Tensor& weights) const {
+  val result(const Tensor& weights) {
     if (sink_) return js_tensor(array_, shape_);
-    return to_js(lease_ && lease_->data() ? lease_->data() : weights.data.data(), shape_, into_);
+    const float* data = lease_ && lease_->data() ? lease_->data() : weights.data.data();
+    if (causal_rows_.isUndefined()) return to_js(data, shape_, into_);
+    const std::int64_t count = element_count(shape_), per_head = n_q_ * n_k_;
+    array_ = val::global("Float32Array").new_(static_cast<double>(count));
+    for (std::int64_t at = 0; at < count; at += per_head) copy(data + at, at, 0, n_q_);
+    return js_tensor(array_, shape_);
   }
 
  private:
+  // Rows [first, first + rows) of one head, rows × n_k values, into array_ at `at`.
+  void copy(const float* values, std::int64_t at, std::int64_t first, std::int64_t rows) const {
+    const val view(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k_), values));
+    if (causal_rows_.isUndefined() || first + 1 >= n_k_)  // (every row of these is whole)
+      array_.call<void>("set", view, static_cast<double>(at));
+    else
+      causal_rows_(array_, view, static_cast<double>(at), static_cast<double>(first), static_cast<double>(n_k_));
+  }
+
   Shape shape_;
-  val into_, array_ = val::undefined();
+  val into_;
+  std::int64_t n_q_, n_k_;
+  val causal_rows_;  // Module.attnscopeCopyCausalRows (post.js) for causal weights into a new array
+  val array_ = val::undefined();
   WeightsSink sink_;
   std::optional<WeightsBuffer::Lease> lease_;
 };
@@ -211,7 +240,8 @@ class Engine {
     mask.load_data();
     o.mask = mask.mask();
     o.context = context.view();
-    const WeightsOut weights_out(weights_buffer_, runtime_.threads(), o.return_weights, {heads, n, n_k}, into_weights);
+    WeightsOut weights_out(weights_buffer_, runtime_.threads(), o.return_weights, {heads, n, n_k}, into_weights,
+                           o.causal);
     weights_out.direct(o);
     const MultiHeadResult r = runtime_.multi_head_attention(xs.view(), weights(true), o);
     val out = val::object();
@@ -300,7 +330,7 @@ class Engine {
     load(vs);
     mask.load_data();
     o.mask = mask.mask();
-    const WeightsOut weights_out(weights_buffer_, runtime_.threads(), o.return_weights, with(d.n_k), into_weights);
+    WeightsOut weights_out(weights_buffer_, runtime_.threads(), o.return_weights, with(d.n_k), into_weights, o.causal);
     weights_out.direct(o);
     const AttentionResult r =
         self ? runtime_.self_attention(qs.view(), o) : runtime_.attention(qs.view(), ks.view(), vs.view(), o);

@@ -80,6 +80,11 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     engine.multiHeadAttention(x, params, { heads: 4, into: { output: mhaOutput, weights: mhaWeights } });
     expect(Array.from(mhaOutput)).toEqual(Array.from(expected.output.data));
     expect(Array.from(mhaWeights)).toEqual(Array.from(expected.weights.data));
+    // Causal weights copy only keys 0..i of row i, and zero the rest in a caller's array (here full of the last call's).
+    const causal = engine.multiHeadAttention(x, params, { heads: 4, causal: true });
+    engine.multiHeadAttention(x, params, { heads: 4, causal: true, into: { weights: mhaWeights } });
+    expect(Array.from(mhaWeights)).toEqual(Array.from(causal.weights.data));
+    expect(causal.weights.data[1]).toBe(0);
     const layer = engine.multiHeadLayer(params, { heads: 4 });
     mhaOutput.fill(0);
     const fromLayer = layer.run(x, { into: { output: mhaOutput } });
