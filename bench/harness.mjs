@@ -24,8 +24,8 @@ function shuffled(list, seed) {
  * given, runs right after each of e's timed calls, in the same rounds; what it returns
  * (anything; undefined is dropped) comes back per engine as `alongside`. `warm`, when given, then
  * times that many calls of each engine back to back ("warm": its caches, threads and allocations
- * as its own last call left them), one engine after another.
- * Returns { [engine name]: { ms, runs, diff, alongside, warm: { ms, runs } } }.
+ * as its own last call left them), one engine after another, then `alongside(e)` once more.
+ * Returns { [engine name]: { ms, runs, diff, alongside, warm: { ms, runs, alongside } } }.
  */
 export async function measure(engines, work, { rounds, warmup = 3, alongside = null, reference, warm = 0 }) {
   const ready = [];
@@ -59,7 +59,7 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
       if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
       runs.push(ms);
     }
-    warmTimes.set(e, { ms: median(runs), runs });
+    warmTimes.set(e, { ms: median(runs), runs, alongside: await alongside?.(e) });
     await e.settle();
   }
   const want = (await reference.ask({ op: 'sample' })).sample;
