@@ -134,6 +134,26 @@ inline val to_js(const float* data, const Shape& shape) {
 
 inline val to_js(const Tensor& t) { return to_js(t.data.data(), t.shape); }
 
+// Causal rows are copied as keys 0..i only from this many keys: a row of 8 KiB or more, whose zeros then fill
+// whole pages. With shorter rows every 4 KiB page of the array holds the start of some row and is touched anyway
+// (a decoder's maps at n = 512: 69,120 page faults a run either way), and one copy is cheaper than one per row.
+inline constexpr std::int64_t kCausalRowsFrom = 2048;
+
+// Causal attention maps [..., n, n], row i zero after key i, as a new JS array: only keys 0..i of each row are
+// copied (Module.attnscopeCopyCausalRows, post.js), so the array's pages that would hold only zeros are never
+// touched; each first touch of a page is a page fault on this VM (see WeightsOut in engine.hpp).
+inline val causal_maps_to_js(const Tensor& t) {
+  if (t.shape.size() < 2 || t.shape.back() != t.shape[t.shape.size() - 2] || t.shape.back() < kCausalRowsFrom)
+    return to_js(t);
+  const std::int64_t n = t.shape.back(), per_map = n * n, count = element_count(t.shape);
+  val array = val::global("Float32Array").new_(static_cast<double>(count));
+  const val copy = val::module_property("attnscopeCopyCausalRows");
+  for (std::int64_t at = 0; at < count; at += per_map)
+    copy(array, val(emscripten::typed_memory_view(static_cast<std::size_t>(per_map), t.data.data() + at)),
+         static_cast<double>(at), 0.0, static_cast<double>(n));
+  return js_tensor(array, t.shape);
+}
+
 // options.into.<name>: the caller's Float32Array for that result (the package checked its type), or undefined.
 // Its length must be the result's; checked before any work, with the result's shape.
 inline val into_array(const char* op, const val& opts, const char* name, const Shape& shape, bool returned,

@@ -104,10 +104,10 @@ class WeightsBuffer {
 // the heap buffer, then copied out: the pool's workers cannot reach JS objects.
 //
 // Causal weights are zero after key i in row i, so into a new array, whose values are zeros already, only keys 0..i
-// of each row are copied: the pages that would hold only zeros (37% of 805 MB at n = 4096) are never touched,
-// and each first touch of a page is a page fault that costs this VM 3-36 µs (bench/README.md, "Returning large
-// arrays on this VM"). Into a caller's array every value is copied: one copy per block of rows is faster there
-// than a copy and a fill per row.
+// of each row are copied (from kCausalRowsFrom keys): the pages that would hold only zeros (37% of 805 MB at
+// n = 4096, 25% at 2048) are never touched, and each first touch of a page is a page fault that costs this VM
+// 3-36 µs (bench/README.md, "Returning large arrays on this VM"). Into a caller's array every value is copied: one
+// copy per block of rows is faster there than a copy and a fill per row.
 class WeightsOut {
  public:
   WeightsOut(WeightsBuffer& buffer, int threads, bool returned, Shape shape, const val& into, bool causal)
@@ -115,8 +115,9 @@ class WeightsOut {
         into_(into),
         n_q_(shape_[shape_.size() - 2]),
         n_k_(shape_.back()),
-        causal_rows_(causal && into.isUndefined() ? val::module_property("attnscopeCopyCausalRows")
-                                                  : val::undefined()) {
+        causal_rows_(causal && into.isUndefined() && n_k_ >= kCausalRowsFrom
+                         ? val::module_property("attnscopeCopyCausalRows")
+                         : val::undefined()) {
     if (!returned) {
       lease_.emplace(buffer, 0, false);  // releases the buffer, so that the heap it held is free for models
       return;

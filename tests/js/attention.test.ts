@@ -145,6 +145,31 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     },
   );
 
+  it('returns long causal weights whole: from 2,048 keys each row is copied as keys 0..i into a new array', () => {
+    const q = randn([2, 40, 8], 94),
+      k = randn([2, 2100, 8], 95),
+      v = randn([2, 2100, 4], 96);
+    const ref = refAttention(q, k, v, { causal: true });
+    expectClose(engine.attention(q, k, v, { causal: true }).weights, ref.weights);
+    const d = 16,
+      x = randn([2050, d], 97),
+      params = randomParams(d, 98, 0.2, []);
+    const full = engine.multiHeadAttention(x, params, { heads: 2, causal: true }).weights.data;
+    const into = new Float32Array(2 * 2050 * 2050).fill(0.5); // (into a caller's array: every value copied)
+    engine.multiHeadAttention(x, params, { heads: 2, causal: true, into: { weights: into } });
+    let differ = 0;
+    for (let i = 0; i < full.length; i++) if (full[i] !== into[i]) differ++;
+    expect(differ).toBe(0);
+    // Causal rows depend on the tokens up to their own: the first 40 rows are those of the first 40 tokens alone.
+    const rows = refMultiHead(tensor([40, d], x.data.slice(0, 40 * d)), params, { heads: 2, causal: true }).weights;
+    for (let h = 0; h < 2; h++)
+      for (let i = 0; i < 40; i++)
+        expectClose(
+          { data: full.subarray((h * 2050 + i) * 2050, (h * 2050 + i) * 2050 + 40), shape: [40] },
+          { data: rows.data.subarray((h * 40 + i) * 40, (h * 40 + i + 1) * 40), shape: [40] },
+        );
+  });
+
   it(`multiplies ${build.startsWith('relaxed-') ? 'with' : 'without'} a fused multiply-add`, () => {
     // x² − (1 + 2⁻¹¹) with x = 1 + 2⁻¹²: the exact value is 2⁻²⁴, but x² alone rounds to
     // 1 + 2⁻¹¹ (a tie, to even), so a separate multiply and add gives 0. Only the relaxed-simd

@@ -264,6 +264,39 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     fresh.dispose();
   });
 
+  it('returns long causal maps whole: each row keys 0..i, summing to 1, then zeros; the same rows as a shorter run', async () => {
+    // From 2,048 keys a row is copied out as keys 0..i alone, into a new array whose other pages are never touched.
+    const files = decoderCheckpoint({
+      arch: 'llama',
+      layers: 1,
+      d: 16,
+      heads: 2,
+      kvHeads: 1,
+      maxPositions: 2100,
+    }).files;
+    const long = await engine.loadModel({ files });
+    const n = 2050,
+      short = 600;
+    const ids = Int32Array.from({ length: n }, (_, i) => (i * 37) % 96);
+    const a = long.run(ids, { reusePrefix: false });
+    const b = long.run(ids.subarray(0, short), { reusePrefix: false });
+    expect(a.shape).toEqual([1, 2, n, n]);
+    for (let h = 0; h < 2; h++)
+      for (let i = 0; i < n; i++) {
+        const row = a.attentions.subarray((h * n + i) * n, (h * n + i + 1) * n);
+        let sum = 0;
+        for (let j = 0; j <= i; j++) sum += row[j];
+        expect(Math.abs(sum - 1)).toBeLessThan(1e-4);
+        expect(row[i]).toBeGreaterThan(0);
+        for (let j = i + 1; j < n; j++) if (row[j] !== 0) expect(`row ${i} key ${j}: ${row[j]}`).toBe('zero');
+        if (i < short) {
+          const want = b.attentions.subarray((h * short + i) * short, (h * short + i + 1) * short);
+          expect(worst(row.subarray(0, short), want)).toBeLessThan(1e-6);
+        }
+      }
+    long.dispose();
+  });
+
   it("returns the chosen layers' maps (mapLayers): a run of every layer's, fresh, from the kept queries, typing", async () => {
     const files = decoderCheckpoint({ arch: 'gemma3', layers: 3, window: 4, tokenizer: true }).files;
     const chosen = await engine.loadModel({ files });
