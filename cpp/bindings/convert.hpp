@@ -139,20 +139,28 @@ inline val to_js(const Tensor& t) { return to_js(t.data.data(), t.shape); }
 // (a decoder's maps at n = 512: 69,120 page faults a run either way), and one copy is cheaper than one per row.
 inline constexpr std::int64_t kCausalRowsFrom = 2048;
 
-// Causal attention maps [..., n, n], row i zero after key i, as a new JS array: only keys 0..i of each row are
-// copied (Module.attnscopeCopyCausalRows, post.js), so the array's pages that would hold only zeros are never
-// touched; each first touch of a page is a page fault on this VM (see WeightsOut in engine.hpp).
-inline val causal_maps_to_js(const Tensor& t) {
-  if (t.shape.size() < 2 || t.shape.back() != t.shape[t.shape.size() - 2] || t.shape.back() < kCausalRowsFrom)
-    return to_js(t);
-  const std::int64_t n = t.shape.back(), per_map = n * n, count = element_count(t.shape);
-  val array = val::global("Float32Array").new_(static_cast<double>(count));
-  const val copy = val::module_property("attnscopeCopyCausalRows");
-  for (std::int64_t at = 0; at < count; at += per_map)
-    copy(array, val(emscripten::typed_memory_view(static_cast<std::size_t>(per_map), t.data.data() + at)),
-         static_cast<double>(at), 0.0, static_cast<double>(n));
-  return js_tensor(array, t.shape);
+// Rows [first, first + rows) of causal attention weights (row i zero after key i), rows × n_k values, into the new
+// JS array `array` at `at`: only keys 0..i of each row (Module.attnscopeCopyCausalRows, post.js), so the array's
+// pages that would hold only zeros are never touched; each first touch of a page is a page fault on this VM.
+inline void copy_causal_rows(const val& array, const float* values, std::int64_t at, std::int64_t first,
+                             std::int64_t rows, std::int64_t n_k) {
+  const val view(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k), values));
+  if (n_k < kCausalRowsFrom || first + 1 >= n_k)  // (every row of these is whole)
+    array.call<void>("set", view, static_cast<double>(at));
+  else
+    val::module_property("attnscopeCopyCausalRows")(array, view, static_cast<double>(at), static_cast<double>(first),
+                                                    static_cast<double>(n_k));
 }
+
+// Attention weights [..., n_q, n_k] as a new JS array; causal ones through copy_causal_rows, map by map.
+inline val weights_to_js(const float* data, const Shape& shape, bool causal) {
+  if (!causal || shape.size() < 2) return to_js(data, shape);
+  const std::int64_t n_q = shape[shape.size() - 2], n_k = shape.back(), count = element_count(shape);
+  val array = val::global("Float32Array").new_(static_cast<double>(count));
+  for (std::int64_t at = 0; at < count; at += n_q * n_k) copy_causal_rows(array, data + at, at, 0, n_q, n_k);
+  return js_tensor(array, shape);
+}
+inline val weights_to_js(const Tensor& t, bool causal) { return weights_to_js(t.data.data(), t.shape, causal); }
 
 // options.into.<name>: the caller's Float32Array for that result (the package checked its type), or undefined.
 // Its length must be the result's; checked before any work, with the result's shape.

@@ -104,8 +104,8 @@ class WeightsBuffer {
 // the heap buffer, then copied out: the pool's workers cannot reach JS objects.
 //
 // Causal weights are zero after key i in row i, so into a new array, whose values are zeros already, only keys 0..i
-// of each row are copied (from kCausalRowsFrom keys): the pages that would hold only zeros (37% of 805 MB at
-// n = 4096, 25% at 2048) are never touched, and each first touch of a page is a page fault that costs this VM
+// of each row are copied (copy_causal_rows, from kCausalRowsFrom keys): the pages that would hold only zeros (37% of
+// 805 MB at n = 4096, 25% at 2048) are never touched, and each first touch of a page is a page fault that costs this VM
 // 3-36 µs (bench/README.md, "Returning large arrays on this VM"). Into a caller's array every value is copied: one
 // copy per block of rows is faster there than a copy and a fill per row.
 class WeightsOut {
@@ -115,9 +115,7 @@ class WeightsOut {
         into_(into),
         n_q_(shape_[shape_.size() - 2]),
         n_k_(shape_.back()),
-        causal_rows_(causal && into.isUndefined() && n_k_ >= kCausalRowsFrom
-                         ? val::module_property("attnscopeCopyCausalRows")
-                         : val::undefined()) {
+        causal_(causal && into.isUndefined()) {
     if (!returned) {
       lease_.emplace(buffer, 0, false);  // releases the buffer, so that the heap it held is free for models
       return;
@@ -125,7 +123,12 @@ class WeightsOut {
     if (threads == 1) {
       array_ = into.isUndefined() ? val::global("Float32Array").new_(static_cast<double>(element_count(shape_))) : into;
       sink_ = [this](std::int64_t head, std::int64_t row, std::int64_t rows, const float* values) {
-        copy(values, head * n_q_ * n_k_ + row * n_k_, row, rows);
+        const std::int64_t at = head * n_q_ * n_k_ + row * n_k_;
+        if (causal_)
+          copy_causal_rows(array_, values, at, row, rows, n_k_);
+        else
+          array_.call<void>("set", val(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k_), values)),
+                            static_cast<double>(at));
       };
       return;
     }
@@ -142,30 +145,17 @@ class WeightsOut {
   }
 
   // The weights as a JS tensor; `weights` is the result's own Tensor, used when neither sink nor buffer was.
-  val result(const Tensor& weights) {
+  val result(const Tensor& weights) const {
     if (sink_) return js_tensor(array_, shape_);
     const float* data = lease_ && lease_->data() ? lease_->data() : weights.data.data();
-    if (causal_rows_.isUndefined()) return to_js(data, shape_, into_);
-    const std::int64_t count = element_count(shape_), per_head = n_q_ * n_k_;
-    array_ = val::global("Float32Array").new_(static_cast<double>(count));
-    for (std::int64_t at = 0; at < count; at += per_head) copy(data + at, at, 0, n_q_);
-    return js_tensor(array_, shape_);
+    return causal_ ? weights_to_js(data, shape_, true) : to_js(data, shape_, into_);
   }
 
  private:
-  // Rows [first, first + rows) of one head, rows × n_k values, into array_ at `at`.
-  void copy(const float* values, std::int64_t at, std::int64_t first, std::int64_t rows) const {
-    const val view(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k_), values));
-    if (causal_rows_.isUndefined() || first + 1 >= n_k_)  // (every row of these is whole)
-      array_.call<void>("set", view, static_cast<double>(at));
-    else
-      causal_rows_(array_, view, static_cast<double>(at), static_cast<double>(first), static_cast<double>(n_k_));
-  }
-
   Shape shape_;
   val into_;
   std::int64_t n_q_, n_k_;
-  val causal_rows_;  // Module.attnscopeCopyCausalRows (post.js) for causal weights into a new array
+  bool causal_;  // causal weights into a new array: copy_causal_rows
   val array_ = val::undefined();
   WeightsSink sink_;
   std::optional<WeightsBuffer::Lease> lease_;

@@ -345,7 +345,7 @@ class ModelHandle {
       for (auto s : r.special) special.call<void>("push", s != 0);
       out.set("special", special);
       out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
-      out.set("attentions", model_->info().causal ? causal_maps_to_js(r.attentions) : to_js(r.attentions));
+      out.set("attentions", weights_to_js(r.attentions, model_->info().causal));
       val map_layers = val::array();
       for (std::int64_t l : r.map_layers) map_layers.call<void>("push", static_cast<double>(l));
       out.set("mapLayers", map_layers);
@@ -434,7 +434,7 @@ class GenerationHandle {
       out.set("tokens", tokens);
       out.set("special", special);
       const Tensor maps = generation_->attentions();
-      if (!maps.empty()) out.set("attentions", model_->info().causal ? causal_maps_to_js(maps) : to_js(maps));
+      if (!maps.empty()) out.set("attentions", weights_to_js(maps, model_->info().causal));
       return out;
     });
   }
