@@ -181,18 +181,26 @@ TEST(MultiHead, StreamedWeightsMatchReferenceBlockByBlockAndWhole) {
       for (const auto& r : reads) EXPECT_EQ(r, std::vector<std::int64_t>(d, 1)) << "n " << n;
     }
   }
-  Tensor bad = w.wo;
-  bad.data[180 * d + 7] = std::numeric_limits<float>::infinity();  // in the second block
-  std::vector<std::int64_t> reads(d);
-  for (const std::int64_t n : {3, 300}) {
-    const StreamedWeight s(d, d, std::make_unique<VectorRows>(bad, reads));
-    MultiHeadParams p = w.params(false);
-    p.wo = s.view();
-    testing::expect_error(
-        [&] {
-          Runtime(2).multi_head_attention(random_tensor({n, d}, 9).view(), p, o);
-        },
-        "streamed: w has a non-finite value (Infinity) at index " + std::to_string(180 * d + 7));
+  // W_K and W_O: with more than one thread and many rows, each is read while the GEMMs before it run (W_K beside
+  // q's, W_O beside v's), so the error comes from the calling thread's work inside a parallel loop. The runtime
+  // stays usable after it.
+  for (const bool in_wk : {true, false}) {
+    Tensor bad = in_wk ? w.wk : w.wo;
+    bad.data[180 * d + 7] = std::numeric_limits<float>::infinity();  // in the second block
+    std::vector<std::int64_t> reads(d);
+    for (const std::int64_t n : {3, 300}) {
+      for (int threads : {1, 2}) {
+        const StreamedWeight s(d, d, std::make_unique<VectorRows>(bad, reads));
+        MultiHeadParams p = w.params(false);
+        (in_wk ? p.wk : p.wo) = s.view();
+        const Runtime runtime(threads);
+        const Tensor x = random_tensor({n, d}, 9, 0.2f);
+        testing::expect_error([&] { runtime.multi_head_attention(x.view(), p, o); },
+                              "streamed: w has a non-finite value (Infinity) at index " + std::to_string(180 * d + 7));
+        expect_same(runtime.multi_head_attention(x.view(), w.params(false), o),
+                    reference::multi_head_attention(x.view(), w.params(false), o));
+      }
+    }
   }
 }
 

@@ -216,6 +216,18 @@ const BAD_CALLS: Array<[string, (e: Engine) => unknown, string]> = [
     (e) => e.multiHeadAttention(randn([40, 5001], 11), bigParams({ wq: 36003 }), { heads: 1 }),
     'multiHeadAttention: wq has a non-finite value (NaN) at index 36003',
   ],
+  // With many rows on two threads, each later weight is read while the GEMMs before it run (W_K beside q's, W_O
+  // beside v's): the error then comes from the calling thread's part of a parallel loop.
+  [
+    'mha NaN in wk, read whole while the GEMMs before it run',
+    (e) => e.multiHeadAttention(randn([40, 5001], 11), bigParams({ wk: 36003 }), { heads: 1 }),
+    'multiHeadAttention: wk has a non-finite value (NaN) at index 36003',
+  ],
+  [
+    'mha Infinity in wo, read whole while the GEMMs before it run',
+    (e) => e.multiHeadAttention(randn([40, 5001], 11), bigParams({ wo: 8 * 5001 - 1 }, Infinity), { heads: 1 }),
+    'multiHeadAttention: wo has a non-finite value (Infinity) at index 40007',
+  ],
   [
     'mha Infinity in a narrow last panel',
     (e) => e.multiHeadAttention(randn([1, 5001], 11), bigParams({ wo: 8 * 5001 - 1 }, Infinity), { heads: 1 }),
@@ -224,9 +236,9 @@ const BAD_CALLS: Array<[string, (e: Engine) => unknown, string]> = [
 ];
 
 /** Multi-head weights for d_model 5001 and one head of 8, with `bad` put at the given index of each named weight. */
-function bigParams(at: Partial<Record<'wq' | 'wo', number>>, bad = NaN) {
+function bigParams(at: Partial<Record<'wq' | 'wk' | 'wo', number>>, bad = NaN) {
   const p = { wq: w(5001, 8), wk: w(5001, 8), wv: w(5001, 8), wo: w(8, 5001) };
-  for (const [name, i] of Object.entries(at)) p[name as 'wq' | 'wo'].data[i] = bad;
+  for (const [name, i] of Object.entries(at)) p[name as 'wq' | 'wk' | 'wo'].data[i] = bad;
   return p;
 }
 

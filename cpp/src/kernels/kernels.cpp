@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "kernels/gemm.hpp"
@@ -241,8 +242,10 @@ void attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const
 namespace {
 
 // Every GEMM of `gemms` in one parallel loop over blocks of their columns (a block never
-// spans two of them); each task packs its own panels of b once for all rows.
-void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms) {
+// spans two of them); each task packs its own panels of b once for all rows. `first`, when
+// given, runs on the calling thread before it joins the loop (ThreadPool::parallel_for).
+void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms,
+                      const std::function<void()>& first = nullptr) {
   std::int64_t panels = 0;
   bool few_rows = true;
   for (const GemmArgs& g : gemms) {
@@ -255,10 +258,14 @@ void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms) {
   for (std::size_t i = 0; i < gemms.size(); ++i)
     for (std::int64_t col = 0; col < gemms[i].n; col += per_task) tasks.emplace_back(i, col);
   std::vector<std::vector<float>> packs(pool.size());
-  pool.parallel_for(tasks.size(), [&](std::size_t task, int worker) {
-    const auto [i, col] = tasks[task];
+  const auto task = [&](std::size_t t, int worker) {
+    const auto [i, col] = tasks[t];
     gemm_columns(gemms[i], col, std::min(gemms[i].n, col + per_task), packs[worker]);
-  });
+  };
+  if (first)
+    pool.parallel_for(tasks.size(), task, first);
+  else
+    pool.parallel_for(tasks.size(), task);
 }
 
 }  // namespace
@@ -344,55 +351,88 @@ void gemm(ThreadPool& pool, ConstMatrixMap a, ConstMatrixMap b, const float* bia
           const PackedWeight* packed) {
   const std::int64_t m = a.rows(), n = b.cols(), k = a.cols();
   if (streams(packed, m)) return streamed_gemm(pool, a, *packed, {{0, n, c.data(), n, bias}});
-  if (packed && packed->source()) packed->read(pool);
+  if (packed && packed->source()) packed->read(&pool);
   parallel_gemm(pool, GemmArgs().lhs(a.data(), k).rhs(b.data(), n).out(c.data(), n).shape(m, n, k).add(bias), packed);
 }
 
-void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections) {
-  // One GEMM per (projection, head): head h multiplies columns h·d … of w into its own [m, d] block.
-  std::vector<GemmArgs> per_head;
-  // A packed weight whose heads do not start on whole panels (d not a multiple of 8) and that has no
-  // float32 copy to read instead (16-bit, in wasm): multiplied whole into `whole`, then split by head.
-  std::vector<std::pair<const HeadProjection*, std::vector<float>>> whole;
-  std::vector<const HeadProjection*> streamed;  // a streamed weight's heads, each a whole number of panels
-  for (const HeadProjection& p : projections) {
-    const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
-    if (streams(p.packed, m) && d % kPanelColumns == 0) {
-      streamed.push_back(&p);
-      continue;
-    }
-    if (p.packed && p.packed->source()) p.packed->read(pool);
-    // Natively a streamed weight is read whole (it has no data of its own).
-    const float* w = p.w.data() ? p.w.data() : p.packed && !kPacksB ? p.packed->matrix() : nullptr;
-    if (!w && d % kPanelColumns) {
-      whole.emplace_back(&p, std::vector<float>(static_cast<std::size_t>(m * p.w.cols())));
-      GemmArgs g = GemmArgs()
-                       .lhs(p.a.data(), k)
-                       .rhs(nullptr, p.w.cols())
-                       .out(whole.back().second.data(), p.w.cols())
-                       .shape(m, p.w.cols(), k)
-                       .add(p.bias);
-      g.packed = p.packed->panels(), g.streamed = true, g.precision = p.packed->precision();
-      per_head.push_back(g);
-      continue;
-    }
-    for (std::int64_t h = 0; h < p.heads; ++h) {
-      // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
-      GemmArgs g = GemmArgs()
-                       .lhs(p.a.data(), k)
-                       .rhs(w ? w + h * d : nullptr, p.w.cols())
-                       .out(p.out + h * m * d, d)
-                       .shape(m, d, k);
-      if (p.bias) g.bias = p.bias + h * d;
-#ifdef __wasm_simd128__
-      // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
-      if (p.packed && d % kPanelColumns == 0)
-        g.packed = p.packed->panels_from(h * d), g.streamed = true, g.precision = p.packed->precision();
-#endif
-      per_head.push_back(g);
-    }
+namespace {
+
+// A streamed weight still to be read from JS whole, before a GEMM with `rows` rows multiplies it from panels
+// (with fewer rows gemm() multiplies it block by block as it arrives instead).
+bool read_whole_first(const PackedWeight* w, std::int64_t rows) { return w && w->source() && !streams(w, rows); }
+bool unread(const PackedWeight* w) { return w && w->source(); }
+
+// The GEMMs that write projection p's heads into `per_head` (its weight read by now). A packed weight whose heads do
+// not start on whole panels (d not a multiple of 8) and that has no float32 copy to read instead (16-bit, in wasm)
+// is multiplied whole into a buffer added to `whole`, split by head afterwards.
+void add_head_gemms(const HeadProjection& p, std::vector<GemmArgs>& per_head,
+                    std::vector<std::pair<const HeadProjection*, std::vector<float>>>& whole) {
+  const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
+  // Natively a streamed weight is read whole (it has no data of its own).
+  const float* w = p.w.data() ? p.w.data() : p.packed && !kPacksB ? p.packed->matrix() : nullptr;
+  if (!w && d % kPanelColumns) {
+    whole.emplace_back(&p, std::vector<float>(static_cast<std::size_t>(m * p.w.cols())));
+    GemmArgs g = GemmArgs()
+                     .lhs(p.a.data(), k)
+                     .rhs(nullptr, p.w.cols())
+                     .out(whole.back().second.data(), p.w.cols())
+                     .shape(m, p.w.cols(), k)
+                     .add(p.bias);
+    g.packed = p.packed->panels(), g.streamed = true, g.precision = p.packed->precision();
+    per_head.push_back(g);
+    return;
   }
-  gemms_by_columns(pool, per_head);
+  for (std::int64_t h = 0; h < p.heads; ++h) {
+    // a [m, k] · columns h·d … (h+1)·d − 1 of w → out[h] [m, d]
+    GemmArgs g =
+        GemmArgs().lhs(p.a.data(), k).rhs(w ? w + h * d : nullptr, p.w.cols()).out(p.out + h * m * d, d).shape(m, d, k);
+    if (p.bias) g.bias = p.bias + h * d;
+#ifdef __wasm_simd128__
+    // Head h's columns start on a panel of the packed weight when d is a whole number of panels.
+    if (p.packed && d % kPanelColumns == 0)
+      g.packed = p.packed->panels_from(h * d), g.streamed = true, g.precision = p.packed->precision();
+#endif
+    per_head.push_back(g);
+  }
+}
+
+}  // namespace
+
+void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections, const PackedWeight* next,
+                   std::int64_t next_rows) {
+  // One GEMM per (projection, head): head h multiplies columns h·d … of w into its own [m, d] block.
+  std::vector<std::pair<const HeadProjection*, std::vector<float>>> whole;
+  std::vector<const HeadProjection*> by_columns;  // multiplied from panels, in this order
+  std::vector<const HeadProjection*> streamed;    // a streamed weight's heads, each a whole number of panels
+  for (const HeadProjection& p : projections)
+    (streams(p.packed, p.a.rows()) && (p.w.cols() / p.heads) % kPanelColumns == 0 ? streamed : by_columns)
+        .push_back(&p);
+  const bool reads =
+      std::any_of(by_columns.begin(), by_columns.end(), [](const HeadProjection* p) { return unread(p->packed); });
+  if (pool.size() > 1 && reads) {
+    // A one-shot call's weights come from JS, which only the calling thread can read, while the workers would
+    // wait. So each projection's GEMMs run in a loop of their own, and while the workers start on them the
+    // calling thread reads the next weight (packing it alone), then joins them. Measured on two threads,
+    // bench/README.md ("One-shot calls").
+    for (std::size_t i = 0; i < by_columns.size(); ++i) {
+      const HeadProjection& p = *by_columns[i];
+      if (unread(p.packed)) p.packed->read(&pool);  // not read ahead: the first one
+      std::vector<GemmArgs> per_head;
+      add_head_gemms(p, per_head, whole);
+      const PackedWeight* ahead = i + 1 < by_columns.size() ? by_columns[i + 1]->packed : next;
+      if (i + 1 < by_columns.size() ? unread(ahead) : read_whole_first(next, next_rows))
+        gemms_by_columns(pool, per_head, [ahead] { ahead->read(nullptr); });
+      else
+        gemms_by_columns(pool, per_head);
+    }
+  } else {
+    std::vector<GemmArgs> per_head;
+    for (const HeadProjection* p : by_columns) {
+      if (unread(p->packed)) p->packed->read(&pool);
+      add_head_gemms(*p, per_head, whole);
+    }
+    gemms_by_columns(pool, per_head);
+  }
   for (const HeadProjection* p : streamed) {
     const std::int64_t m = p->a.rows(), d = p->w.cols() / p->heads;
     std::vector<ColumnOutput> heads;

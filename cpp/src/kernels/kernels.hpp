@@ -86,8 +86,10 @@ struct HeadProjection {
 };
 
 // Every projection in `projections` (q, k and v, say) in one parallel loop over
-// (projection, head, block of columns).
-void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections);
+// (projection, head, block of columns). `next`, when given, is the weight of the GEMM that comes
+// after them with `next_rows` rows (a one-shot call's W_O): a streamed one is read ahead here too.
+void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections, const PackedWeight* next = nullptr,
+                   std::int64_t next_rows = 0);
 
 // c = a · b (+ bias broadcast over rows), split across threads by blocks of rows of a.
 //   a [m, k]  b [k, n]  bias [n] or null  →  c [m, n]

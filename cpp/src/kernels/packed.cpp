@@ -210,8 +210,8 @@ void PackedWeight::read_whole(ThreadPool* pool) const {
   whole_ = true;
 }
 
-void PackedWeight::read(ThreadPool& pool) const {
-  std::call_once(once_, [&] { read_whole(&pool); });
+void PackedWeight::read(ThreadPool* pool) const {
+  std::call_once(once_, [&] { read_whole(pool); });
 }
 
 const void* PackedWeight::panels() const {

@@ -124,9 +124,10 @@ class PackedWeight {
   PackedWeight(std::int64_t k, std::int64_t n, const RowSource& source);
   // The source of a streamed weight whose panels are not read yet, else null.
   const RowSource* source() const { return source_ && !whole_ ? source_ : nullptr; }
-  // A streamed weight read whole into panels now, packed on every thread of `pool` (panels() would pack
-  // on the calling thread alone). Nothing for other weights, or once read.
-  void read(ThreadPool& pool) const;
+  // A streamed weight read whole into panels now, packed on every thread of `pool`, or with none on the
+  // calling thread alone (as panels() would), while the pool's threads may be busy with other work. Nothing
+  // for other weights, or once read.
+  void read(ThreadPool* pool) const;
 
   std::int64_t k() const { return k_; }
   std::int64_t n() const { return n_; }
