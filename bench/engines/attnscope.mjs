@@ -10,6 +10,13 @@ import { D, HEADS, SENTENCE, bertIds, llmIds, llmSample, readSafetensors, sample
 import { memoryBandwidth } from '../bandwidth.mjs';
 import { median } from '../stats.mjs';
 
+/** Milliseconds `call` takes. */
+const timed = (call) => {
+  const start = performance.now();
+  call();
+  return performance.now() - start;
+};
+
 const [threads, kind, dir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
 const engine = await createEngine({ threads, build: threads > 1 ? `${kind}-threads` : kind });
 // The micro-kernel of the same build, for the peak the GEMM and long-input rows compare with (bench/kernel_peak.cpp).
@@ -23,6 +30,8 @@ const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
 let bert = null;
 let layer = null;
+/** Section 8's pair: the one-shot call and the layer on the same input (set up by `mha-oneshot`). */
+let pair = null;
 let llm = null;
 const loadLlm = async () =>
   (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
@@ -49,8 +58,13 @@ serveEngine(
     } else if (work === 'mha-oneshot') {
       // The stateless call most users make: the weights cross into the engine on every call.
       const x = inputs[`x${n}`];
+      layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
+      pair = {
+        oneShot: () => engine.multiHeadAttention(x, mha, { heads: HEADS, causal }),
+        layer: () => layer.run(x, { causal }),
+      };
       return () => {
-        const r = engine.multiHeadAttention(x, mha, { heads: HEADS, causal });
+        const r = pair.oneShot();
         return sample(r.weights.data, n, r.output.data, D);
       };
     } else if (work === 'bert') {
@@ -118,5 +132,20 @@ serveEngine(
     peak: () => ({ gflops: kernel._kernel_peak(0.3) }),
     // This machine's memory bandwidth now (bench/bandwidth.mjs): bytes copied and bytes read per second.
     bandwidth: () => memoryBandwidth(),
+    // Section 8, cold: the layer on the one-shot call's input, right after that call in the same round, so that
+    // each round pairs two calls a moment apart (this VM's speed drifts by tens of percent within a minute).
+    layer: () => ({ ms: timed(pair.layer) }),
+    // Section 8, warm: `blocks` times five one-shot calls back to back and then five layer calls; the median of
+    // each five's last three (the first two warm that call up), block by block.
+    warmPair: ({ blocks }) => {
+      const oneShot = [],
+        kept = [];
+      for (let b = 0; b < blocks; b++) {
+        const three = (call) => median([0, 1, 2, 3, 4].map(() => timed(call)).slice(2));
+        oneShot.push(three(pair.oneShot));
+        kept.push(three(pair.layer));
+      }
+      return { oneShot, layer: kept };
+    },
   },
 );
