@@ -13,7 +13,7 @@ import { createServer as createViteServer } from 'vite';
 import { createEngine } from '../../dist/node.js';
 import { analysisChecks } from './analysis.mjs';
 import { downloadChecks } from './downloads.mjs';
-import { assert, check, chooseTinyBert, finish, hover, launch, open, serve } from './harness.mjs';
+import { assert, check, chooseTinyBert, finish, hover, launch, mapAndButtons, open, serve } from './harness.mjs';
 import { llmChecks } from './llm.mjs';
 import { workspaceChecks } from './workspace.mjs';
 
@@ -362,6 +362,34 @@ for (const { name, isolated, start } of targets) {
     });
     await page.screenshot({ path: join(shots, `demo-${name}-512.png`) });
     await page.check('input[value="model"]');
+    await page.fill('#text', 'the mat');
+  });
+
+  await check(`${name}: the zoom buttons cover neither the map nor its keys' labels, wide or narrow`, async () => {
+    // Enough tokens that the labels run along the whole top of the map, up to the corner the buttons sit in.
+    await page.fill(
+      '#text',
+      'The cat sat on the mat because it was warm. The keys and values come from the same words.',
+    );
+    await page.waitForFunction(
+      () => JSON.parse(document.getElementById('map').dataset.tokens ?? '[]').length > 20,
+      null,
+      {
+        timeout: 15_000,
+      },
+    );
+    for (const [width, height] of [
+      [1400, 900],
+      [1024, 700],
+      [390, 844],
+    ]) {
+      await page.setViewportSize({ width, height });
+      await page.waitForTimeout(300);
+      const { buttons: b, labels: m } = await mapAndButtons(page);
+      const apart = b.right <= m.left || m.right <= b.left || b.bottom <= m.top || m.bottom <= b.top;
+      assert(apart, `${width} × ${height}: the buttons ${JSON.stringify(b)} over the map ${JSON.stringify(m)}`);
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
     await page.fill('#text', 'the mat');
   });
 

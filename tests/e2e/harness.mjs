@@ -99,6 +99,26 @@ export async function hover(page, i, j) {
   await page.mouse.move(box.x + at.x0 + (j + 0.5) * at.cell, box.y + at.y0 + (i + 0.5) * at.cell);
 }
 
+/** In page pixels: the large map's zoom buttons, and the map with the band above it where its keys' labels stand. */
+export async function mapAndButtons(page) {
+  return page.evaluate(() => {
+    const map = document.getElementById('map');
+    const c = map.getBoundingClientRect();
+    const b = map.parentElement.querySelector('.zoom').getBoundingClientRect();
+    const side = JSON.parse(map.dataset.tokens).length * Number(map.dataset.cell);
+    const left = c.left + Number(map.dataset.x0);
+    return {
+      buttons: { left: b.left, right: b.right, top: b.top, bottom: b.bottom },
+      labels: {
+        left,
+        right: left + side,
+        top: c.top + Number(map.dataset.labelTop),
+        bottom: c.top + Number(map.dataset.y0) + side,
+      },
+    };
+  });
+}
+
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 /** Times in ms as a line: median, 95th percentile, max, and how many exceed `over`. */
 export const stats = (xs, over) =>

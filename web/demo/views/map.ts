@@ -23,6 +23,7 @@ function shown(s: Readonly<State>): { values: Float32Array } | { empty: string }
 
 export function mapView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('map');
+  const zoom = canvas.parentElement!.querySelector<HTMLElement>('.zoom')!;
   const empty = $('map-empty');
   const readout = $('cell');
   const windowNote = $('map-window');
@@ -57,10 +58,29 @@ export function mapView(page: Page): View {
       canvas.height = Math.round(h * dpr());
     }
     const room = labelRoom(Math.min(w, h));
-    const side = Math.max(40, Math.min(w - room - 8, h - room - 8));
-    // Square cells; the map sits in the middle of the room it leaves across.
-    const x = room + Math.max(0, Math.floor((w - room - 8 - side) / 2));
-    vp.reset(n, { x, y: room, w: side, h: side });
+    const square = (top: number) => Math.max(40, Math.min(w - room - 8, h - top - room - 8));
+    // Square cells; the map sits in the middle of the room it leaves across. The zoom buttons sit in the top right
+    // corner, over the band where the keys' labels stand: the map keeps its labels clear of them, centred in the
+    // width left of the buttons if it fits there, else lowered below them.
+    const side = square(0);
+    const buttons = zoom.getBoundingClientRect(),
+      box = canvas.getBoundingClientRect();
+    const left = buttons.width ? buttons.left - box.left - 4 : w;
+    // Where the band of the keys' labels starts (the tests check it against the buttons).
+    canvas.dataset.labelTop = '0';
+    if (room + side <= left) {
+      vp.reset(n, { x: room + Math.floor((left - room - side) / 2), y: room, w: side, h: side });
+    } else {
+      const top = Math.max(0, Math.ceil(buttons.bottom - box.top) + 4);
+      canvas.dataset.labelTop = String(top);
+      const lowered = square(top);
+      vp.reset(n, {
+        x: room + Math.max(0, Math.floor((w - room - 8 - lowered) / 2)),
+        y: top + room,
+        w: lowered,
+        h: lowered,
+      });
+    }
   }
 
   function draw(): void {
