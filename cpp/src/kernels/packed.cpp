@@ -10,6 +10,7 @@
 namespace attnscope::kernels {
 
 void widen(const void* v, Precision precision, std::int64_t count, float* out) {
+  if (count <= 0) return;  // an empty tensor's buffers may be null, which memcpy may not be given even for 0 bytes
   if (precision == Precision::f32) {
     std::memcpy(out, v, static_cast<std::size_t>(count) * 4);
     return;
