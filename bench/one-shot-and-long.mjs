@@ -11,6 +11,14 @@ import { D, LONG_N, ONE_SHOT_N } from './workloads.mjs';
 const REFERENCE = 'AttnScope wasm ×1';
 const ours = (engines) => engines.filter((e) => e.name.startsWith('AttnScope'));
 
+/** The layer's call right after an engine's one-shot call, in ms (a failed call stops the bench: a round without
+ * it would pair the rounds' times wrongly). */
+const layerAlongside = async (e) => {
+  const { ms, error } = await e.ask({ op: 'layer' });
+  if (error) throw new Error(`${e.name}, the layer beside the one-shot call: ${error}`);
+  return ms;
+};
+
 /** Section 8 (see `attention` for the arguments). Each ratio pairs calls made a moment apart on one engine, this
  * VM's speed drifting by tens of percent within a minute: cold, the layer runs right after each interleaved one-shot
  * call (`alongside`), and the ratio is the median of the rounds' ratios; warm, blocks of one-shot calls back to back
@@ -24,7 +32,7 @@ export async function oneShot({ engines, measure }) {
     const once = await measure(
       `MHA one-shot n=${n}`,
       { work: 'mha-oneshot', n },
-      { rounds: n >= 512 ? 7 : 15, warmup: 3, alongside: (e) => e.ask({ op: 'layer' }).then((r) => r.ms) },
+      { rounds: n >= 512 ? 7 : 15, warmup: 3, alongside: layerAlongside },
       attnscope,
       REFERENCE,
     );

@@ -204,5 +204,30 @@ TEST(MultiHead, StreamedWeightsMatchReferenceBlockByBlockAndWhole) {
   }
 }
 
+// One streamed weight given for W_Q, W_K and W_O (the C++ API allows it; JS gives each parameter its own): the first
+// GEMM that reads it whole packs it once, and a projection that would have multiplied it block by block as it arrived
+// multiplies those panels instead. Cross-attention, with x and the context on either side of 32 rows.
+TEST(MultiHead, OneStreamedWeightForThreeParameters) {
+  const std::int64_t d = 200, heads = 5;
+  const Weights w(d, d, d, 70);
+  for (const auto& [n, m] : {std::pair<std::int64_t, std::int64_t>{300, 3}, {3, 300}}) {
+    const Tensor x = random_tensor({n, d}, 71, 0.2f), c = random_tensor({m, d}, 72, 0.2f);
+    MultiHeadOptions o;
+    o.heads = heads;
+    o.context = c.view();
+    MultiHeadParams want = w.params(true);
+    want.wq = want.wk = want.wo = w.wk.view();
+    const MultiHeadResult expected = reference::multi_head_attention(x.view(), want, o);
+    for (int threads : {1, 2}) {
+      std::vector<std::int64_t> reads(d);
+      const StreamedWeight s(d, d, std::make_unique<VectorRows>(w.wk, reads));
+      MultiHeadParams p = w.params(true);
+      p.wq = p.wk = p.wo = s.view();
+      expect_same(Runtime(threads).multi_head_attention(x.view(), p, o), expected);
+      EXPECT_EQ(reads, std::vector<std::int64_t>(d, 1)) << "n " << n << ", " << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attnscope

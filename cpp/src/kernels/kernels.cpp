@@ -434,6 +434,12 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
     gemms_by_columns(pool, per_head);
   }
   for (const HeadProjection* p : streamed) {
+    if (!p->packed->source()) {  // read whole since: the same weight as another projection's, or as `next`
+      std::vector<GemmArgs> per_head;
+      add_head_gemms(*p, per_head, whole);
+      gemms_by_columns(pool, per_head);
+      continue;
+    }
     const std::int64_t m = p->a.rows(), d = p->w.cols() / p->heads;
     std::vector<ColumnOutput> heads;
     for (std::int64_t h = 0; h < p->heads; ++h)

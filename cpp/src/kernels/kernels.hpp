@@ -86,8 +86,10 @@ struct HeadProjection {
 };
 
 // Every projection in `projections` (q, k and v, say) in one parallel loop over
-// (projection, head, block of columns). `next`, when given, is the weight of the GEMM that comes
-// after them with `next_rows` rows (a one-shot call's W_O): a streamed one is read ahead here too.
+// (projection, head, block of columns); with more than one thread and a one-shot call's weights
+// still to read from JS, one loop per projection while the calling thread reads the next weight.
+// `next`, when given, is the weight of the GEMM that comes after them with `next_rows` rows (a
+// one-shot call's W_O): read ahead too when that GEMM would read it whole.
 void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projections, const PackedWeight* next = nullptr,
                    std::int64_t next_rows = 0);
 

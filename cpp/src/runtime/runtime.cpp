@@ -103,7 +103,8 @@ MultiHeadResult Runtime::multi_head_attention(const TensorView& x, const MultiHe
     return kernels::HeadProjection{heads,    in.head(0),     w.head(0), b.empty() ? nullptr : b.data,
                                    w.packed, out.data.data()};
   };
-  // W_O goes with them: a one-shot call reads it from JS while the last projection's GEMMs run.
+  // W_O goes with them: on more than one thread a one-shot call with many rows reads it from JS while the last
+  // projection's GEMMs run.
   kernels::project_heads(pool,
                          {projection(x, p.wq, p.bq, q), projection(c, p.wk, p.bk, k), projection(c, p.wv, p.bv, v)},
                          p.wo.empty() ? nullptr : p.wo.packed, n);
