@@ -244,8 +244,7 @@ namespace {
 // Every GEMM of `gemms` in one parallel loop over blocks of their columns (a block never
 // spans two of them); each task packs its own panels of b once for all rows. `first`, when
 // given, runs on the calling thread before it joins the loop (ThreadPool::parallel_for).
-void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms,
-                      const std::function<void()>& first = nullptr) {
+void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms, const std::function<void()>& first = {}) {
   std::int64_t panels = 0;
   bool few_rows = true;
   for (const GemmArgs& g : gemms) {
@@ -258,14 +257,13 @@ void gemms_by_columns(ThreadPool& pool, const std::vector<GemmArgs>& gemms,
   for (std::size_t i = 0; i < gemms.size(); ++i)
     for (std::int64_t col = 0; col < gemms[i].n; col += per_task) tasks.emplace_back(i, col);
   std::vector<std::vector<float>> packs(pool.size());
-  const auto task = [&](std::size_t t, int worker) {
-    const auto [i, col] = tasks[t];
-    gemm_columns(gemms[i], col, std::min(gemms[i].n, col + per_task), packs[worker]);
-  };
-  if (first)
-    pool.parallel_for(tasks.size(), task, first);
-  else
-    pool.parallel_for(tasks.size(), task);
+  pool.parallel_for(
+      tasks.size(),
+      [&](std::size_t task, int worker) {
+        const auto [i, col] = tasks[task];
+        gemm_columns(gemms[i], col, std::min(gemms[i].n, col + per_task), packs[worker]);
+      },
+      first);
 }
 
 }  // namespace
@@ -419,11 +417,10 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
       if (unread(p.packed)) p.packed->read(&pool);  // not read ahead: the first one
       std::vector<GemmArgs> per_head;
       add_head_gemms(p, per_head, whole);
-      const PackedWeight* ahead = i + 1 < by_columns.size() ? by_columns[i + 1]->packed : next;
-      if (i + 1 < by_columns.size() ? unread(ahead) : read_whole_first(next, next_rows))
-        gemms_by_columns(pool, per_head, [ahead] { ahead->read(nullptr); });
-      else
-        gemms_by_columns(pool, per_head);
+      const bool last = i + 1 == by_columns.size();
+      const PackedWeight* ahead = last ? next : by_columns[i + 1]->packed;
+      const bool read_ahead = last ? read_whole_first(next, next_rows) : unread(ahead);
+      gemms_by_columns(pool, per_head, read_ahead ? std::function<void()>([ahead] { ahead->read(nullptr); }) : nullptr);
     }
   } else {
     std::vector<GemmArgs> per_head;

@@ -62,25 +62,15 @@ export function mapView(page: Page): View {
     // Square cells; the map sits in the middle of the room it leaves across. The zoom buttons sit in the top right
     // corner, over the band where the keys' labels stand: the map keeps its labels clear of them, centred in the
     // width left of the buttons if it fits there, else lowered below them.
-    const side = square(0);
     const buttons = zoom.getBoundingClientRect(),
       box = canvas.getBoundingClientRect();
     const left = buttons.width ? buttons.left - box.left - 4 : w;
-    // Where the band of the keys' labels starts (the tests check it against the buttons).
-    canvas.dataset.labelTop = '0';
-    if (room + side <= left) {
-      vp.reset(n, { x: room + Math.floor((left - room - side) / 2), y: room, w: side, h: side });
-    } else {
-      const top = Math.max(0, Math.ceil(buttons.bottom - box.top) + 4);
-      canvas.dataset.labelTop = String(top);
-      const lowered = square(top);
-      vp.reset(n, {
-        x: room + Math.max(0, Math.floor((w - room - 8 - lowered) / 2)),
-        y: top + room,
-        w: lowered,
-        h: lowered,
-      });
-    }
+    // Where the band of the keys' labels starts: the canvas's top, or just below the buttons.
+    const top = room + square(0) <= left ? 0 : Math.max(0, Math.ceil(buttons.bottom - box.top) + 4);
+    const side = square(top);
+    const x = room + Math.max(0, Math.floor(((top ? w - 8 : left) - room - side) / 2));
+    canvas.dataset.labelTop = String(top); // the tests check the band against the buttons
+    vp.reset(n, { x, y: top + room, w: side, h: side });
   }
 
   function draw(): void {
