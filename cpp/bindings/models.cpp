@@ -389,20 +389,25 @@ class ModelHandle {
 // A language model's generation in progress: the KV cache and every token's rows of the maps.
 class GenerationHandle {
  public:
-  // ids: the prompt (Int32Array); seed: a whole number below 2^53; maps: keep the attention maps
-  val start(const ModelHandle& model, const Engine& engine, val ids, double seed, bool maps) {
+  // ids: the prompt (Int32Array); seed: a whole number below 2^53; maps: what to keep of the attention maps,
+  // "none", "rows" (each new token's) or "all"
+  val start(const ModelHandle& model, const Engine& engine, val ids, double seed, const std::string& maps) {
     return guard("generate", [&] {
       if (!model.model()) throw Error("generate: no model is loaded");
       if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
         throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
+      const GenerationMaps kept = maps == "all"    ? GenerationMaps::all
+                                  : maps == "rows" ? GenerationMaps::rows
+                                                   : GenerationMaps::none;
       model_ = model.model();
-      generation_ = model_->generate(engine.runtime(), ids_arg(ids), static_cast<std::uint64_t>(seed), maps);
+      generation_ = model_->generate(engine.runtime(), ids_arg(ids), static_cast<std::uint64_t>(seed), kept);
       return val::object();
     });
   }
 
-  // sampling { temperature, topK, topP } → { id, rows: Float32Array [layers, heads, n] }
-  val step(const Engine& engine, val sampling) {
+  // sampling { temperature, topK, topP }, into: undefined or a Float32Array of exactly the rows' length
+  // → { id, rows: Float32Array [layers, heads, n] } (into itself when given: no array made per token)
+  val step(const Engine& engine, val sampling, val into) {
     return guard("generate", [&] {
       if (!generation_) throw Error("generate: nothing is being generated");
       SamplingOptions s;
@@ -414,7 +419,13 @@ class GenerationHandle {
       out.set("id", id);
       out.set("token", token_of(id));
       const Tensor rows = generation_->last_rows();
-      if (!rows.empty()) out.set("rows", to_js(rows)["data"]);
+      if (!rows.empty() && !into.isUndefined()) {
+        const double want = static_cast<double>(rows.data.size());
+        if (!into.instanceof (val::global("Float32Array")) || into["length"].as<double>() != want)
+          throw Error("generate: the rows need a Float32Array of exactly " + js_string(val(want)) + " values, got " +
+                      js_string(into["length"]));
+      }
+      if (!rows.empty()) out.set("rows", to_js(rows, into)["data"]);
       return out;
     });
   }
@@ -431,6 +442,7 @@ class GenerationHandle {
         special.call<void>("push", t && t->is_special(id));
       }
       out.set("ids", int32_array(generation_->ids()));
+      out.set("reusedTokens", static_cast<double>(generation_->reused_tokens()));
       out.set("tokens", tokens);
       out.set("special", special);
       const Tensor maps = generation_->attentions();

@@ -84,6 +84,70 @@ TEST(Decoder, GenerationWithTheKvCacheEqualsARunOnTheWholeSequence) {
   }
 }
 
+// A generation whose prompt extends the last run's tokens takes that run's keys and values (and, keeping every map,
+// its maps' rows) instead of running the prompt again, and gives what a generation on a fresh model gives;
+// GenerationMaps::rows gives each new token the rows ::all gives it, and keeps none.
+TEST(Decoder, GenerationStartsFromTheLastRunAndCanGiveRowsAlone) {
+  Runtime rt(2);
+  SamplingOptions greedy;
+  greedy.temperature = 0;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const auto model = Model::load(c.files), fresh = Model::load(c.files);
+    const std::vector<std::int32_t> ids = some_ids(12, 40, 5);
+    const std::vector<std::int32_t> head(ids.begin(), ids.begin() + 9);
+    const auto compare = [&](Generation& a, Generation& b, const char* what) {
+      SCOPED_TRACE(what);
+      for (int t = 0; t < 5; ++t) {
+        EXPECT_EQ(a.step(rt, greedy), b.step(rt, greedy)) << "token " << t;
+        const Tensor ra = a.last_rows(), rb = b.last_rows();
+        ASSERT_EQ(ra.shape, rb.shape);
+        double diff = 0;
+        for (std::size_t i = 0; i < ra.data.size(); ++i)
+          diff = std::max(diff, double(std::abs(ra.data[i] - rb.data[i])));
+        EXPECT_LE(diff, 1e-5) << "token " << t;
+      }
+    };
+    // A run on the first 9 tokens, then generation after all 12: 9 reused, keeping every map.
+    model->run_ids(rt, head);
+    auto resumed = model->generate(rt, ids, 3, GenerationMaps::all);
+    auto whole = fresh->generate(rt, ids, 3, GenerationMaps::all);
+    EXPECT_EQ(resumed->reused_tokens(), 9);
+    EXPECT_EQ(whole->reused_tokens(), 0);
+    compare(*resumed, *whole, "after a shorter run");
+    const Tensor a = resumed->attentions(), b = whole->attentions();
+    ASSERT_EQ(a.shape, b.shape);
+    double diff = 0;
+    for (std::size_t i = 0; i < a.data.size(); ++i) diff = std::max(diff, double(std::abs(a.data[i] - b.data[i])));
+    EXPECT_LE(diff, 1e-5);
+    // The same tokens: all but the last reused (its logits start the generation). Rows alone: the prompt runs
+    // fused, each token then gets the rows ::all gives, and nothing is kept.
+    model->run_ids(rt, ids);
+    auto rows = model->generate(rt, ids, 3, GenerationMaps::rows);
+    EXPECT_EQ(rows->reused_tokens(), 11);
+    EXPECT_TRUE(rows->last_rows().empty());
+    auto all = fresh->generate(rt, ids, 3, GenerationMaps::all);
+    compare(*rows, *all, "rows alone");
+    EXPECT_TRUE(rows->attentions().empty());
+    // A run of some layers' maps kept no rows: a generation keeping every map runs its prompt; one without maps
+    // still takes its keys and values.
+    RunOptions some;
+    some.map_layers = std::vector<std::int64_t>{0};
+    model->run_ids(rt, ids, some);
+    EXPECT_EQ(model->generate(rt, ids, 3, GenerationMaps::all)->reused_tokens(), 0);
+    auto bare = model->generate(rt, ids, 3, GenerationMaps::none);
+    EXPECT_EQ(bare->reused_tokens(), 11);
+    EXPECT_TRUE(bare->last_rows().empty());
+    auto other = fresh->generate(rt, ids, 3, GenerationMaps::none);
+    for (int t = 0; t < 5; ++t) EXPECT_EQ(bare->step(rt, greedy), other->step(rt, greedy));
+    EXPECT_TRUE(bare->last_rows().empty());
+    // A text that differs from the first token on shares nothing with the last run: nothing reused.
+    std::vector<std::int32_t> other_text = ids;
+    other_text[0] = (other_text[0] + 1) % 40;
+    EXPECT_EQ(model->generate(rt, other_text, 3, GenerationMaps::rows)->reused_tokens(), 0);
+  }
+}
+
 // A run reuses what the previous one computed for its leading tokens, and gives what a fresh run gives: while
 // typing at the end, after an edit in the middle (which invalidates the rest), and after deleting at the end.
 // Natively Eigen's GEMM blocks by the number of rows, so the last bits may differ; in wasm the engine's own

@@ -28,6 +28,18 @@ describe('createEngine says why it chose its build', () => {
     expect(reasons.named).toBe("build 'simd' was asked for, on 1 thread");
   });
 
+  it('runs a threaded build on one thread when asked to, with the numbers of the single-threaded build', async () => {
+    const one = await createEngine({ build: 'simd-threads', threads: 1 });
+    const plain = await createEngine({ build: 'simd' });
+    expect(one.info()).toMatchObject({ build: 'simd-threads', threads: 1 });
+    const x = { data: Float32Array.from({ length: 6 * 8 }, (_, i) => Math.sin(i)), shape: [6, 8] };
+    expect(one.attention(x, x, x, { causal: true }).weights.data).toEqual(
+      plain.attention(x, x, x, { causal: true }).weights.data,
+    );
+    one.dispose();
+    plain.dispose();
+  });
+
   it('refuses threads that a named single-threaded build cannot give', async () => {
     await expect(createEngine({ build: 'simd', threads: 4 })).rejects.toThrow(
       "createEngine: build 'simd' runs on one thread, got threads: 4",

@@ -261,7 +261,10 @@ export async function openEngine(
   afterLoad?: (module: RawModule) => void,
 ): Promise<Engine> {
   const { build, threads } = choice;
-  const module = await factory({ ...args, attnscopePoolSize: build.endsWith('-threads') ? threads - 1 : 0 });
+  // A threaded build keeps at least one pthread worker: with none, its module never finishes starting. On one
+  // thread that worker stays idle.
+  const pool = build.endsWith('-threads') ? Math.max(1, threads - 1) : 0;
+  const module = await factory({ ...args, attnscopePoolSize: pool });
   afterLoad?.(module);
   return new WasmEngine(module, new module.Engine(threads), choice, platform);
 }

@@ -1,6 +1,6 @@
 // Model.generate: the prompt runs once into a KV cache, then one token at a time, drawn in
 // C++ (sampling.cpp: temperature, top-k, top-p, a seeded draw). Between tokens the loop yields
-// to the event loop, so a Worker can take a stop request, and onToken sees each token's rows.
+// to the event loop (every few milliseconds), so a Worker can take a stop request; onToken sees each token's rows.
 import type { GenerateOptions, GenerateResult, GeneratedToken, ModelInfo } from './types.js';
 import { checkOptions, message, typeName } from './checks.js';
 import { type RawEngine, type RawGenerationHandle, type RawModelHandle, orThrow } from './raw.js';
@@ -15,7 +15,8 @@ const GENERATE_OPTIONS = {
   stopAtEos: 'boolean',
   onToken: 'other',
   signal: 'other',
-  attentions: 'boolean',
+  attentions: 'other',
+  rowsInto: 'other',
 } as const;
 
 /** What generate() needs of a model. */
@@ -47,6 +48,11 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
     throw new Error(`${op}: onToken must be a function, got ${typeName(o.onToken)}`);
   if (o.signal !== undefined && typeof (o.signal as { aborted?: unknown })?.aborted !== 'boolean')
     throw new Error(`${op}: signal must be an AbortSignal, got ${typeName(o.signal)}`);
+  if (o.rowsInto !== undefined && typeof o.rowsInto !== 'function')
+    throw new Error(`${op}: rowsInto must be a function, got ${typeName(o.rowsInto)}`);
+  const attentions = o.attentions ?? true;
+  if (attentions !== true && attentions !== false && attentions !== 'rows')
+    throw new Error(`${op}: attentions must be true, false or 'rows', got ${typeName(attentions)}`);
   return {
     maxNewTokens: whole(op, 'maxNewTokens', o.maxNewTokens ?? 32, 1, info.maxTokens),
     sampling: { temperature, topK: whole(op, 'topK', o.topK ?? 0, 0, info.vocabSize), topP },
@@ -54,10 +60,14 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
     stop,
     stopAtEos: o.stopAtEos ?? true,
     onToken: o.onToken,
+    rowsInto: o.rowsInto,
     signal: o.signal,
-    attentions: o.attentions ?? true,
+    maps: attentions === 'rows' ? ('rows' as const) : attentions ? ('all' as const) : ('none' as const),
   };
 }
+
+/** The longest a generation runs without yielding to the event loop (ms): a stop request waits at most this. */
+const YIELD_MS = 4;
 
 /**
  * Yields to the event loop between tokens: a Worker's stop request gets in, and nothing is lost.
@@ -105,15 +115,27 @@ export async function generate(
     );
   const generation = newGeneration();
   try {
-    orThrow(generation.start(handle, engine(), prompt, o.seed, o.attentions));
+    orThrow(generation.start(handle, engine(), prompt, o.seed, o.maps));
     const added: number[] = [];
+    let yielded = performance.now();
     let stopReason: GenerateResult['stopReason'] = 'maxNewTokens';
     for (let i = 0; i < o.maxNewTokens; i++) {
       if (o.signal?.aborted) {
         stopReason = 'aborted';
         break;
       }
-      const step = orThrow(generation.step(engine(), o.sampling));
+      // Where this token's rows go, when the caller gives them a place: [layers, heads, position + 1].
+      let into: Float32Array | undefined;
+      if (o.rowsInto && o.maps !== 'none') {
+        const length = info.layers * info.heads * (prompt.length + i + 1);
+        into = o.rowsInto(length);
+        if (!(into instanceof Float32Array) || into.length !== length)
+          throw new Error(
+            `${op}: rowsInto(${length}) must return a Float32Array of exactly ${length} values, got ${typeName(into)}` +
+              (into instanceof Float32Array ? ` of ${into.length}` : ''),
+          );
+      }
+      const step = orThrow(generation.step(engine(), o.sampling, into));
       added.push(step.id);
       const text = decode(added);
       const token: GeneratedToken = {
@@ -132,7 +154,11 @@ export async function generate(
         stopReason = 'stop';
         break;
       }
-      if (i + 1 < o.maxNewTokens) await nextTask();
+      // A yield costs about as much as a small model's token: at most one every YIELD_MS.
+      if (i + 1 < o.maxNewTokens && performance.now() - yielded >= YIELD_MS) {
+        await nextTask();
+        yielded = performance.now();
+      }
     }
     const r = orThrow(generation.result());
     return {
@@ -146,6 +172,7 @@ export async function generate(
         shape: r.attentions.shape as GenerateResult['shape'],
       }),
       promptTokens: prompt.length,
+      reusedTokens: r.reusedTokens,
       stopReason,
       seed: o.seed,
     };

@@ -188,13 +188,21 @@ export interface GenerateOptions {
   stopAtEos?: boolean;
   /** Called after each new token, with its row of every map. */
   onToken?: (token: GeneratedToken) => void;
+  /**
+   * Where each token's rows are written, instead of a new array per token: called with their length
+   * (`layers × heads × (position + 1)`), it returns a Float32Array of exactly that length, for example a view into a
+   * buffer you reuse, and the token's `rows` is that array. For long generations that hand their rows on (to a page,
+   * from a worker), where a new array per token would cost its allocation every time.
+   */
+  rowsInto?: (length: number) => Float32Array;
   /** Aborting stops the generation after the token in progress; the result so far is returned. */
   signal?: AbortSignal;
   /**
-   * Keep every token's row of every map (default true). False keeps none, and attention runs fused: for text alone,
-   * or prompts whose maps would not fit the heap.
+   * What to keep of the attention maps. `true` (the default): every token's row of every map, returned whole at the
+   * end. `'rows'`: each new token's rows go to `onToken` and are not kept, for generations whose whole maps would not
+   * fit (the prompt then runs fused). `false`: none, and attention runs fused: for text alone.
    */
-  attentions?: boolean;
+  attentions?: boolean | 'rows';
 }
 
 /** A token {@link Model.generate} has just added. */
@@ -219,11 +227,16 @@ export interface GenerateResult {
   ids: Int32Array;
   tokens: string[];
   special: boolean[];
-  /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n] (unless `attentions: false`). */
+  /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n] (with `attentions: true`). */
   attentions?: Float32Array;
   shape?: [number, number, number, number];
   /** Tokens of the prompt: `ids.length - promptTokens` were generated. */
   promptTokens: number;
+  /**
+   * The prompt's leading tokens whose keys and values came from the model's last run (a prompt that extends the
+   * last run's tokens is not run again); the rest of the prompt ran at the start.
+   */
+  reusedTokens: number;
   stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted';
   seed: number;
 }

@@ -41,14 +41,28 @@ export interface RawModelHandle {
 
 /** A generation in progress (cpp/bindings/models.cpp): the KV cache and the maps' rows. */
 export interface RawGenerationHandle {
-  start(model: RawModelHandle, engine: RawEngine, ids: Int32Array, seed: number, maps: boolean): { error?: string };
+  start(
+    model: RawModelHandle,
+    engine: RawEngine,
+    ids: Int32Array,
+    seed: number,
+    maps: 'none' | 'rows' | 'all',
+  ): { error?: string };
+  /** `into`: a Float32Array of exactly the rows' length to write them into, rather than a new one. */
   step(
     engine: RawEngine,
     sampling: { temperature: number; topK: number; topP: number },
+    into?: Float32Array,
   ): { error: string } | { id: number; token: string; rows?: Float32Array };
   result():
     | { error: string }
-    | { ids: Int32Array; tokens: string[]; special: boolean[]; attentions?: { data: Float32Array; shape: number[] } };
+    | {
+        ids: Int32Array;
+        tokens: string[];
+        special: boolean[];
+        reusedTokens: number;
+        attentions?: { data: Float32Array; shape: number[] };
+      };
   delete(): void;
 }
 

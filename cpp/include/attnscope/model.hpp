@@ -95,6 +95,11 @@ struct SamplingOptions {
   float top_p = 1.0f;        // in (0, 1]
 };
 
+// What a generation keeps of the attention maps: none (attention runs fused, for text alone), each new token's
+// rows (last_rows(), then let go: long generations whose whole maps would not fit), or every row of every map
+// (attentions(): the lower triangle of every map, kept).
+enum class GenerationMaps { none, rows, all };
+
 // A language model's running sequence, with its keys and values kept (the KV cache): each
 // appended token costs one row per head, not a rerun of the sequence.
 class Generation {
@@ -108,10 +113,12 @@ class Generation {
   // The next-token distribution after the last token: softmax of the logits [vocab].
   virtual std::vector<float> next_probabilities() const = 0;
   virtual const std::vector<std::int32_t>& ids() const = 0;
-  // The newest token's row of every map: [layers, heads, n] (empty without maps).
+  // The newest token's row of every map: [layers, heads, n] (empty with GenerationMaps::none).
   virtual Tensor last_rows() const = 0;
-  // Every map of the whole sequence: [layers, heads, n, n] (empty without maps).
+  // Every map of the whole sequence: [layers, heads, n, n] (empty unless GenerationMaps::all).
   virtual Tensor attentions() const = 0;
+  // The prompt's leading tokens taken from the model's last run (its keys and values) rather than run again.
+  virtual std::int64_t reused_tokens() const { return 0; }
 };
 
 // A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
@@ -163,10 +170,10 @@ class Model {
   ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
 
   // Starts generating after `ids` (the prompt, run at once); `seed` seeds the draws. Language
-  // models only; `ids` must be in the vocabulary and within max_tokens. Without `maps`, no
-  // attention weights are kept (nor computed: attention runs fused), for text alone.
+  // models only; `ids` must be in the vocabulary and within max_tokens. `maps` says what it keeps of the maps.
+  // A prompt that extends the last run's tokens starts from that run's keys and values (decoders).
   virtual std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
-                                               std::uint64_t seed, bool maps = true) const;
+                                               std::uint64_t seed, GenerationMaps maps = GenerationMaps::all) const;
 
   // Language models: the next-token logits [rows, vocab] of final-normed hidden rows [rows, d_model], as a
   // run's `hidden` holds them (soft-capped where the model caps): one position's whole distribution without

@@ -91,6 +91,16 @@ void Cache::reserve(const Config& c, std::int64_t rows) {
   capacity = grown;
 }
 
+void Cache::take_prefix(const Config& c, const Cache& from, std::int64_t rows) {
+  reserve(c, rows);
+  for (std::size_t l = 0; l < k.size(); ++l)
+    for (auto [to, of] : {std::pair{&k[l], &from.k[l]}, {&v[l], &from.v[l]}})
+      for (std::int64_t h = 0; h < c.kv_heads; ++h)  // [KV, capacity, hd] each, capacities apart
+        std::copy_n(of->begin() + h * from.capacity * c.head_dim, rows * c.head_dim,
+                    to->begin() + h * capacity * c.head_dim);
+  length = rows;
+}
+
 DecoderModel::DecoderModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer)
     : config_(std::move(config)), w_(std::move(weights)) {
   tokenizer_ = std::move(tokenizer);

@@ -15,6 +15,8 @@ struct Cache {
   explicit Cache(const Config& c, bool queries = false);
   // Room for `rows` tokens (growing by doubling, up to max_tokens), keeping those there.
   void reserve(const Config& c, std::int64_t rows);
+  // Starts this (empty) cache with the keys and values of `from`'s first `rows` tokens (not its queries).
+  void take_prefix(const Config& c, const Cache& from, std::int64_t rows);
 
   std::int64_t length = 0, capacity = 0;
   std::vector<std::vector<float>> k, v, q;
@@ -51,7 +53,7 @@ class DecoderModel final : public Model {
 
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
-                                       bool maps) const override;
+                                       GenerationMaps maps) const override;
   Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;
 
   const Config& config() const { return config_; }
@@ -65,6 +67,10 @@ class DecoderModel final : public Model {
   // Layer `layer`'s maps [heads, n, n] of the cache's n tokens, from its queries and keys, into `out`: what the run
   // that filled the cache computed (with the same `mask`, [n, n] or none), by the same kernel.
   void layer_maps(const Runtime& rt, const Cache& cache, std::int64_t layer, const Mask& mask, float* out) const;
+  // How many leading tokens of `ids` (all but the last, whose logits a generation needs) the last run holds: their
+  // keys and values go into the empty `cache`, and with `rows`, each token's rows of every map ([layers, heads,
+  // i + 1] for token i) into it, when that run kept them. 0 when it holds none of them.
+  std::int64_t resume(const std::vector<std::int32_t>& ids, Cache& cache, std::vector<std::vector<float>>* rows) const;
 
  protected:
   void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const override;

@@ -149,4 +149,23 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   previous_ = std::move(next);
 }
 
+std::int64_t DecoderModel::resume(const std::vector<std::int32_t>& ids, Cache& cache,
+                                  std::vector<std::vector<float>>* rows) const {
+  // A run that asked for some layers' maps kept no rows of the maps.
+  if (!previous_ || (rows && previous_->options.map_layers)) return 0;
+  const Previous& before = *previous_;
+  const std::int64_t common =
+      std::min<std::int64_t>(static_cast<std::int64_t>(ids.size()) - 1, static_cast<std::int64_t>(before.ids.size()));
+  std::int64_t p = 0;
+  while (p < common && before.ids[p] == ids[p]) ++p;
+  if (p == 0) return 0;
+  cache.take_prefix(config_, before.cache, p);
+  const std::int64_t maps = config_.layers * config_.heads;
+  for (std::int64_t i = 0; rows && i < p; ++i) {  // token i's rows of all maps sit together from maps · triangle(i)
+    const auto from = before.maps.begin() + maps * triangle(i);
+    rows->emplace_back(from, from + maps * (i + 1));
+  }
+  return p;
+}
+
 }  // namespace attnscope::decoder

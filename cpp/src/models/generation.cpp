@@ -1,6 +1,7 @@
-// Generating with a decoder: the prompt runs once into the KV cache, then each token adds one
-// row per head. Every token's rows of the maps are kept (row i holds i + 1 keys: the maps'
-// lower triangle), so the whole sequence's maps can be given at any time.
+// Generating with a decoder: the prompt runs once into the KV cache (or only its tokens past the last run's, whose
+// keys and values it takes), then each token adds one row per head. With GenerationMaps::all every token's rows
+// of the maps are kept (row i holds i + 1 keys: the maps' lower triangle), so the whole sequence's maps can be
+// given at any time; with ::rows only the newest token's.
 #include <algorithm>
 
 #include "attnscope/error.hpp"
@@ -14,26 +15,31 @@ namespace {
 class DecoderGeneration final : public Generation {
  public:
   DecoderGeneration(const DecoderModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
-                    std::uint64_t seed, bool maps)
+                    std::uint64_t seed, GenerationMaps maps)
       : m_(model), c_(model.config()), cache_(c_), rng_(seed), maps_(maps) {
     if (prompt.empty()) throw Error("generate: the prompt has no tokens; give it some text");
     check_room("generate", static_cast<std::int64_t>(prompt.size()));
     for (std::size_t i = 0; i < prompt.size(); ++i) check_id(prompt[i], i);
-    run(rt, prompt);
+    reused_ = m_.resume(prompt, cache_, maps_ == GenerationMaps::all ? &rows_ : nullptr);
+    ids_.assign(prompt.begin(), prompt.begin() + reused_);
+    // Only ::all needs the prompt's rows; the others run it fused.
+    run(rt, {prompt.begin() + reused_, prompt.end()}, maps_ == GenerationMaps::all);
   }
+
+  std::int64_t reused_tokens() const override { return reused_; }
 
   std::int32_t step(const Runtime& rt, const SamplingOptions& sampling) override {
     sampling::check("generate", sampling);
     check_room("generate", 1);
     const std::int32_t id = sampling::draw(logits_.data(), c_.vocab, sampling, rng_);
-    run(rt, {id});
+    run(rt, {id}, maps_ != GenerationMaps::none);
     return id;
   }
 
   void append(const Runtime& rt, std::int32_t id) override {
     check_room("generate", 1);
     check_id(id, ids_.size());
-    run(rt, {id});
+    run(rt, {id}, maps_ != GenerationMaps::none);
   }
 
   std::vector<float> next_probabilities() const override {
@@ -45,15 +51,16 @@ class DecoderGeneration final : public Generation {
   const std::vector<std::int32_t>& ids() const override { return ids_; }
 
   Tensor last_rows() const override {
-    if (!maps_) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size());
+    if (maps_ == GenerationMaps::none || static_cast<std::int64_t>(last_.size()) != c_.layers * c_.heads * n)
+      return Tensor();  // none, or the last token was the prompt's, run fused
     Tensor t({c_.layers, c_.heads, n});
-    t.data.assign(rows_.back().begin(), rows_.back().end());
+    t.data.assign(last_.begin(), last_.end());
     return t;
   }
 
   Tensor attentions() const override {
-    if (!maps_) return Tensor();
+    if (maps_ != GenerationMaps::all) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size()), maps = c_.layers * c_.heads;
     Tensor t({c_.layers, c_.heads, n, n});
     for (std::int64_t i = 0; i < n; ++i)
@@ -76,20 +83,23 @@ class DecoderGeneration final : public Generation {
                   " is outside the vocabulary [0, " + std::to_string(c_.vocab) + ")");
   }
 
-  // Runs `ids` after those in the cache; keeps their rows of every map and the last logits.
-  void run(const Runtime& rt, const std::vector<std::int32_t>& ids) {
+  // Runs `ids` after those in the cache; keeps the last logits and, with `with_maps`, the last token's rows of every
+  // map (and every token's, with GenerationMaps::all).
+  void run(const Runtime& rt, const std::vector<std::int32_t>& ids, bool with_maps) {
     const std::int64_t n = static_cast<std::int64_t>(ids.size()), p0 = cache_.length, total = p0 + n;
-    const std::int64_t maps = maps_ ? c_.layers * c_.heads : 0;
+    const std::int64_t maps = with_maps ? c_.layers * c_.heads : 0;
     check_budget("generate", 4.0 * double(maps) * double(n) * double(total));
     std::vector<float> weights(static_cast<std::size_t>(maps * n * total));  // [layers, heads, n, total]
     Extras e;
-    e.weights = maps_ ? weights.data() : nullptr;
+    e.weights = with_maps ? weights.data() : nullptr;
     const Matrix hidden = m_.extend(rt, cache_, ids.data(), n, e);
-    for (std::int64_t i = 0; i < n && maps_; ++i) {  // row p0 + i sees keys 0 .. p0 + i
+    last_.clear();
+    for (std::int64_t i = 0; i < n && with_maps; ++i) {  // row p0 + i sees keys 0 .. p0 + i
       std::vector<float> row(static_cast<std::size_t>(maps * (p0 + i + 1)));
       for (std::int64_t m = 0; m < maps; ++m)
         std::copy_n(weights.begin() + (m * n + i) * total, p0 + i + 1, row.begin() + m * (p0 + i + 1));
-      rows_.push_back(std::move(row));
+      if (maps_ == GenerationMaps::all) rows_.push_back(row);
+      if (i + 1 == n) last_ = std::move(row);
     }
     ids_.insert(ids_.end(), ids.begin(), ids.end());
     const Matrix last = m_.logits(rt, hidden.bottomRows(1));
@@ -100,16 +110,18 @@ class DecoderGeneration final : public Generation {
   const Config& c_;
   Cache cache_;
   sampling::Rng rng_;
-  bool maps_;  // keep every token's rows of the maps
+  GenerationMaps maps_;
+  std::int64_t reused_ = 0;
   std::vector<std::int32_t> ids_;
-  std::vector<std::vector<float>> rows_;  // per token i: [layers, heads, i + 1]
+  std::vector<std::vector<float>> rows_;  // per token i: [layers, heads, i + 1] (GenerationMaps::all)
+  std::vector<float> last_;               // the newest token's, when it was run with maps
   std::vector<float> logits_;             // after the last token [vocab]
 };
 
 }  // namespace
 
 std::unique_ptr<Generation> DecoderModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
-                                                   std::uint64_t seed, bool maps) const {
+                                                   std::uint64_t seed, GenerationMaps maps) const {
   return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps);
 }
 

@@ -132,7 +132,7 @@ ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOpti
 }
 
 std::unique_ptr<Generation> Model::generate(const Runtime&, const std::vector<std::int32_t>&, std::uint64_t,
-                                            bool) const {
+                                            GenerationMaps) const {
   throw Error("generate: " + info_.name + " (" + info_.architecture +
               ") is not a language model; generate needs a decoder such as GPT-2, Llama, Qwen or Gemma");
 }
