@@ -6,6 +6,7 @@
 //   prefill    its prefill rows alone (section 5)
 //   decode     its decode rows alone (section 6)
 //   typing     its typing rows alone (section 7)
+//   page       the demo in Chromium: long tasks while typing, panning and generating (bench/page.mjs, section 9)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights).
@@ -16,6 +17,7 @@ import { attention } from './attention.mjs';
 import { measure } from './harness.mjs';
 import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
+import { pageBench } from './page.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
 const SECTIONS = {
@@ -27,9 +29,17 @@ const SECTIONS = {
   decode: llmDecode,
   typing: llmTyping,
 };
+/** Sections that run on their own, without the engine processes. */
+const ALONE = { page: pageBench };
 const chosen = process.argv.slice(2);
 for (const name of chosen)
-  if (!(name in SECTIONS)) throw new Error(`bench: no section ${name}; the sections are ${Object.keys(SECTIONS)}`);
+  if (!(name in SECTIONS) && !(name in ALONE))
+    throw new Error(`bench: no section ${name}; the sections are ${[...Object.keys(SECTIONS), ...Object.keys(ALONE)]}`);
+
+if (chosen.length && chosen.every((name) => name in ALONE)) {
+  for (const name of chosen) await ALONE[name]();
+  process.exit(0);
+}
 
 prepare();
 
@@ -54,6 +64,8 @@ for (const [name, section] of Object.entries(SECTIONS))
         return r;
       },
     });
+
+for (const [name, run] of Object.entries(ALONE)) if (!chosen.length || chosen.includes(name)) await run();
 
 console.log('\nAgreement with the reference engine (largest absolute difference in attention weights and outputs):');
 for (const [label, diff] of Object.entries(worstDiff)) console.log(`  ${label.padEnd(24)} ${diff.toExponential(1)}`);

@@ -26,14 +26,24 @@ export const deep = decoderCheckpoint({
   maxPositions: 2048,
   tokenizer: true,
 });
+/** The planted checkpoint with no end-of-text token: a generation runs as long as it is asked to. */
+const endless = (() => {
+  const config = JSON.parse(new TextDecoder().decode(planted.files['config.json']));
+  delete config.eos_token_id;
+  return { ...planted.files, 'config.json': new TextEncoder().encode(JSON.stringify(config)) };
+})();
+/** Two layers and 4,096 positions: the model reads more tokens than the page runs (2,048). */
+const long = decoderCheckpoint({ arch: 'llama', maxPositions: 4096, tokenizer: true });
 const weights = planted.files['model.safetensors'];
 
 /** id → [the files the listing describes, the bytes served]. */
 export const REPOS = {
   'test/planted-llama': [planted.files, planted.files],
+  'test/planted-endless': [endless, endless],
   'test/gemma3-local': [gemma.files, gemma.files],
   'test/gpt2': [gpt2Checkpoint(), gpt2Checkpoint()],
   'test/deep-llama': [deep.files, deep.files],
+  'test/long-llama': [long.files, long.files],
   // The listing says 3 GB of weights: the page must refuse before asking for them.
   'test/huge': [{ ...planted.files, 'model.safetensors': { length: 3e9 } }, planted.files],
   // The weights stop a third of the way: a failed download.

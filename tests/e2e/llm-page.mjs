@@ -81,25 +81,40 @@ export async function load(page, id, architecture) {
 }
 
 /**
- * Records, at every change of the map's tokens, what the page shows: origin, count, ids and the box's text
- * (window.__shown), and the last grown maps (window.__grown).
+ * Records, at every change of the map's tokens, what the page shows: origin, count, ids and the text (the box's,
+ * and what a generation has streamed under it) (window.__shown), and the last grown maps, as square
+ * [layers, heads, n, n] maps made from the run's blocks and the rows grown since (window.__grown).
  */
 export const record = (page) =>
   page.evaluate(() => {
     window.__shown = [];
     new MutationObserver(() => {
       const r = window.__attnscope.state().result;
-      const text = document.getElementById('text').value;
+      const streaming = !document.getElementById('continuation').hidden;
+      const streamed = streaming ? document.getElementById('continuation-text').textContent : '';
+      const text = document.getElementById('text').value + streamed;
       window.__shown.push({ origin: r.origin, n: r.tokens.length, ids: r.ids, text });
-      if (r.origin === 'generation')
-        window.__grown = { ids: r.ids, shape: r.shape, attentions: Array.from(r.attentions) };
+      if (r.origin !== 'generation') return;
+      const [held, heads, n] = r.shape;
+      const base = n - r.grown.length;
+      const square = new Float32Array(held * heads * n * n);
+      for (let m = 0; m < held * heads; m++)
+        for (let i = 0; i < n; i++) {
+          const row =
+            i < base
+              ? r.attentions.subarray((m * base + i) * base, (m * base + i + 1) * base)
+              : r.grown[i - base].subarray(m * (i + 1), (m + 1) * (i + 1));
+          square.set(row, (m * n + i) * n);
+        }
+      window.__grown = { ids: r.ids, shape: r.shape, attentions: Array.from(square) };
     }).observe(document.getElementById('map'), { attributeFilter: ['data-tokens'] });
   });
 
 /**
  * Once the map shows `tokens` generated tokens, does what a person would at that moment: clicks Stop
- * ('stop'), types at the end of the text ('type'), or loads the Hub id already typed in ('load').
- * window.__acted holds the number of maps recorded (record) before the action; window.__actedText the box's text.
+ * ('stop'), starts typing at the end of the text ('type': a key goes down in the box, which keeps the generation
+ * so far, then " and" is typed), or loads the Hub id already typed in ('load'). window.__acted holds the number of
+ * maps recorded (record) before the action; window.__actedText the box's text once the key went down.
  */
 export const at = (page, tokens, action) =>
   page.evaluate(
@@ -114,6 +129,8 @@ export const at = (page, tokens, action) =>
         if (action === 'load') document.getElementById('load-hub').click();
         if (action === 'type') {
           const box = document.getElementById('text');
+          box.focus();
+          box.dispatchEvent(new KeyboardEvent('keydown', { key: ' ', bubbles: true }));
           window.__actedText = box.value;
           box.value += ' and';
           box.dispatchEvent(new Event('input'));

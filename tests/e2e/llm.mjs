@@ -6,6 +6,7 @@
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
 import { assert, check, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
+import { fluidChecks } from './llm-fluid.mjs';
 import { generateChecks } from './llm-generate.mjs';
 import { headChecks } from './llm-heads.mjs';
 import { longChecks } from './llm-long.mjs';
@@ -106,6 +107,10 @@ export async function llmChecks(browser, site, engine, shots) {
     await check("llm: the bars are the engine's predictions at the selected position (< 1e-6)", async () => {
       await page.fill('#text', TEXT);
       const n = promptIds.length;
+      await page.waitForFunction(
+        (n) => window.__attnscope.answered() && window.__attnscope.state().result.tokens.length === n,
+        n,
+      );
       const want = (at) => {
         const p = model.run(TEXT, { topK: 10 }).predictions;
         return Array.from({ length: 10 }, (_, k) => ({ id: p.ids[at * 10 + k], p: p.probs[at * 10 + k] }));
@@ -178,6 +183,7 @@ export async function llmChecks(browser, site, engine, shots) {
 
     await exportChecks(page, context, engine, shots);
     await longChecks({ page, engine, shots });
+    await fluidChecks({ page, context, model, origin, shots });
     await check('llm: no page errors', async () => assert(errors.length === 0, errors.join('\n')));
   } finally {
     await context.close();

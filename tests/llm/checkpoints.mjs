@@ -258,8 +258,11 @@ export const TOKENIZER_VOCAB = 320;
 /**
  * A byte-level BPE tokenizer.json as Llama 3's and Qwen's are made (a Split regex, then ByteLevel),
  * small: GPT-2's byte alphabet, 63 merges of common English, and <|endoftext|> (id 319) as an added token.
+ * With a larger `size` (a real model's vocabulary, for speed and the page's bench), merges of letter and digit
+ * pairs, then of a space with them, then of triples fill it, and <|endoftext|> is id size − 1.
+ * @param {number} [size]
  */
-export function byteLevelTokenizer() {
+export function byteLevelTokenizer(size = TOKENIZER_VOCAB) {
   /** @type {string[]} */
   const alphabet = [];
   let next = 256;
@@ -269,6 +272,7 @@ export function byteLevelTokenizer() {
   }
   /** @type {Record<string, number>} */
   const vocab = Object.fromEntries(alphabet.map((c, i) => [c, i]));
+  let count = alphabet.length;
   const words = [
     'the',
     'and',
@@ -290,9 +294,9 @@ export function byteLevelTokenizer() {
   /** @type {string[][]} */
   const merges = [];
   const add = (/** @type {string} */ a, /** @type {string} */ b) => {
-    if (vocab[a + b] !== undefined || Object.keys(vocab).length >= TOKENIZER_VOCAB - 1) return;
+    if (vocab[a + b] !== undefined || count >= size - 1) return;
     merges.push([a, b]);
-    vocab[a + b] = Object.keys(vocab).length;
+    vocab[a + b] = count++;
   };
   const space = alphabet[32]; // GPT-2's byte alphabet spells a space as 'Ġ'
   for (const w of words) {
@@ -300,10 +304,19 @@ export function byteLevelTokenizer() {
     for (const c of w) (add(piece, c), (piece += c));
   }
   for (const w of words) for (let i = 1; i < w.length; i++) add(w.slice(0, i), w[i]);
-  for (let b = 97; Object.keys(vocab).length < TOKENIZER_VOCAB - 1; b++) add(space, alphabet[b]);
+  for (let b = 97; b < 123 && count < size - 1; b++) add(space, alphabet[b]);
+  if (count < size - 1) {
+    const chars = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'];
+    const pairs = chars.flatMap((a) => chars.map((b) => a + b));
+    for (const p of pairs) add(p[0], p[1]);
+    for (const c of chars) add(space, c);
+    for (const p of pairs) add(space + p[0], p[1]);
+    for (const p of pairs) for (const c of chars) add(p, c);
+    if (count < size - 1) throw new Error(`byteLevelTokenizer: cannot fill a vocabulary of ${size}`);
+  }
   return {
     version: '1.0',
-    added_tokens: [{ id: TOKENIZER_VOCAB - 1, content: '<|endoftext|>', special: true, normalized: false }],
+    added_tokens: [{ id: size - 1, content: '<|endoftext|>', special: true, normalized: false }],
     normalizer: null,
     pre_tokenizer: {
       type: 'Sequence',
@@ -536,10 +549,12 @@ export const REAL_SHAPES = {
 
 /**
  * A checkpoint in a real model's shape with random BF16 weights (fast: random bits, small finite values), as the
- * Hub ships them: tied embeddings, 8,192 positions. For memory and speed, not for numbers.
+ * Hub ships them: tied embeddings, 8,192 positions. For memory and speed, not for numbers. With `tokenizer`, a
+ * tokenizer.json of its vocabulary's size (byteLevelTokenizer), so that it takes text and gives text back.
  * @param {keyof typeof REAL_SHAPES} name
+ * @param {{ tokenizer?: boolean }} [options]
  */
-export function realShapeCheckpoint(name) {
+export function realShapeCheckpoint(name, options = {}) {
   const s = REAL_SHAPES[name];
   const hd = s.d / s.heads;
   /** @type {Record<string, number[]>} */
@@ -594,6 +609,7 @@ export function realShapeCheckpoint(name) {
     rope_theta: s.theta,
     tie_word_embeddings: true,
     torch_dtype: 'bfloat16',
+    ...(options.tokenizer && { eos_token_id: s.vocab - 1 }),
   };
   const arch = /** @type {keyof typeof ARCHITECTURES} */ (
     Object.keys(ARCHITECTURES).find(
@@ -619,6 +635,9 @@ export function realShapeCheckpoint(name) {
     files: {
       'config.json': new TextEncoder().encode(JSON.stringify(config)),
       'model.safetensors': safetensors(tensors),
+      ...(options.tokenizer && {
+        'tokenizer.json': new TextEncoder().encode(JSON.stringify(byteLevelTokenizer(s.vocab))),
+      }),
     },
     gguf: twin,
   };

@@ -1,7 +1,7 @@
 // The page's one line to the worker. It owns the Worker and the request ids, and it applies the
 // one staleness rule, so no view has to: a reply counts only if it answers the newest request of
 // its kind, and a model load retires everything asked before it (runs, and every analysis of them).
-import type { Ask, Failure, Kind, Message, Progress, Reply, Request, TokenMessage } from './protocol.js';
+import type { Ask, Failure, Kind, Message, Progress, Recycle, Reply, Request, TokenMessage } from './protocol.js';
 
 export type Handlers = { [K in Kind]?: (reply: Reply<K>) => void } & {
   progress?: (progress: Progress) => void;
@@ -44,6 +44,14 @@ export class Channel {
     return id === this.newest[kind] && (kind === 'load' || id > load);
   }
 
+  /** Hands a token message's buffer back to the worker, which writes the next tokens' rows into it. */
+  private recycle(message: Message): void {
+    if (message.kind === 'token')
+      this.worker.postMessage({ kind: 'recycle', buffer: message.rows.buffer as ArrayBuffer } satisfies Recycle, [
+        message.rows.buffer as ArrayBuffer,
+      ]);
+  }
+
   private receive(message: Message): void {
     const kind =
       message.kind === 'progress'
@@ -53,10 +61,12 @@ export class Channel {
           : message.kind === 'error'
             ? message.during
             : message.kind;
-    if (!this.current(kind, message.id)) return;
+    if (!this.current(kind, message.id)) return this.recycle(message);
     if (message.kind === 'progress') this.handlers.progress?.(message);
-    else if (message.kind === 'token') this.handlers.token?.(message);
+    else if (message.kind === 'token')
+      this.handlers.token?.(message); // it copies what it keeps
     else if (message.kind === 'error') this.handlers.error?.(message);
     else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
+    this.recycle(message);
   }
 }

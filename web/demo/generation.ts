@@ -1,30 +1,54 @@
 // Generation as the page sees it: the Generate button asks the worker to continue the shown run; each token
-// arrives with its row of every map, and the maps grow by that row (the KV cache: nothing is run again). When it
-// ends (its length, an end-of-text token, or Stop, which keeps what the page shows at the click) the page runs the final token ids once more, reusing the
-// prompt's keys and values, for everything a run gives (the heads' measures, the logit lens). Typing or loading
-// a model cancels it: its later tokens no longer count (channel.ts), so none of them is ever shown.
+// arrives with its row of every map, and the maps grow by that row, kept beside the run's blocks (maps.ts): a
+// token costs the page its rows, never a copy of the maps. The text streams into the continuation under the box;
+// when it ends (its length, an end-of-text token, or Stop, which keeps what the page shows at the click) the box
+// gets it as one edit, which the browser's undo takes back, and the page runs the final token ids once more,
+// reusing the prompt's keys and values, for everything a run gives (the heads' measures, the logit lens).
+// Typing or loading a model first keeps what was generated, then stops it: its later tokens no longer count
+// (channel.ts), so none of them is ever shown.
+import { slotOf } from './maps.js';
 import type { RunResult, TokenMessage } from './protocol.js';
 import type { Page } from './views/view.js';
 
-/** The run's maps with one more token: every map's rows as they were, and the token's new row at the bottom. */
-export function grow(r: RunResult, t: TokenMessage): RunResult {
-  const [layers, heads, n] = r.shape;
-  const m = n + 1;
-  const attentions = new Float32Array(layers * heads * m * m);
-  for (let map = 0; map < layers * heads; map++) {
-    for (let i = 0; i < n; i++)
-      attentions.set(r.attentions.subarray((map * n + i) * n, (map * n + i + 1) * n), (map * m + i) * m);
-    attentions.set(t.rows.subarray(map * m, (map + 1) * m), (map * m + n) * m);
+/**
+ * Where a generation keeps the rows it grows the maps by: large blocks, each token's rows a view into one, so
+ * that memory is taken a block at a time, not a new array per token.
+ */
+export class RowStore {
+  private block = new Float32Array(0);
+  private at = 0;
+
+  take(length: number): Float32Array {
+    if (this.at + length > this.block.length) {
+      this.block = new Float32Array(Math.max(1 << 22, length)); // 16 MB
+      this.at = 0;
+    }
+    return this.block.subarray(this.at, (this.at += length));
   }
+}
+
+/** The run's maps with more tokens: each one's new rows of the layers they hold, copied beside the rest. */
+export function grow(r: RunResult, t: TokenMessage, store: RowStore): RunResult {
+  const [held, heads, n] = r.shape;
+  const grown = t.tokens.map((_, k) => {
+    const size = heads * (n + k + 1); // one layer's rows
+    const rows = store.take(held * size);
+    for (let slot = 0; slot < held; slot++) {
+      const from = t.offsets[k] + r.mapLayers[slot] * size;
+      rows.set(t.rows.subarray(from, from + size), slot * size);
+    }
+    return rows;
+  });
+  const m = n + t.tokens.length;
   return {
     ...r,
     run: -1, // the worker keeps no run of these maps: analyses wait for the run that follows
-    tokens: [...r.tokens, t.token],
-    pieces: [...r.pieces, t.piece],
-    special: [...r.special, t.special],
-    ids: [...r.ids, t.tokenId],
-    attentions,
-    shape: [layers, heads, m, m],
+    tokens: [...r.tokens, ...t.tokens.map((x) => x.token)],
+    pieces: [...r.pieces, ...t.tokens.map((x) => x.piece)],
+    special: [...r.special, ...t.tokens.map((x) => x.special)],
+    ids: [...r.ids, ...t.tokens.map((x) => x.tokenId)],
+    grown: [...(r.grown ?? []), ...grown],
+    shape: [held, heads, m, m],
     totalTokens: m,
     truncated: false,
     limit: undefined,
@@ -34,34 +58,72 @@ export function grow(r: RunResult, t: TokenMessage): RunResult {
   };
 }
 
+/** The same run holding only `layer`'s maps (a copy of that layer's blocks). */
+function onlyLayer(r: RunResult, layer: number): RunResult {
+  const slot = slotOf(r, layer);
+  const [, heads, n] = r.shape;
+  const size = heads * n * n;
+  return {
+    ...r,
+    attentions: r.attentions.slice(slot * size, (slot + 1) * size),
+    mapLayers: [layer],
+    shape: [1, heads, n, n],
+  };
+}
+
+/** Why Generate cannot run on the shown run now, or null. */
+export function cannotGenerate(page: Page): string | null {
+  const s = page.store.get();
+  const r = s.result;
+  const cap = s.limit?.tokens;
+  if (!r || cap === undefined) return null;
+  if (r.truncated)
+    return `Generate: the text is cut at ${r.tokens.length} of its ${r.totalTokens} tokens, this page's limit; generating would continue from the cut, not from the end of your text. Shorten the text first.`;
+  if (r.tokens.length >= cap)
+    return `Generate: the text already has the ${r.tokens.length} tokens this page runs at most.`;
+  return null;
+}
+
 /** Starts generating after the shown run, with the page's sampling, seed and length. */
 export function startGeneration(page: Page): void {
   const s = page.store.get();
-  const r = s.result;
+  let r = s.result;
   if (!r || r.run < 0 || s.generation || r.origin === 'induction') return;
-  const request = page.ask({ kind: 'generate', run: r.run, maxNewTokens: s.maxNewTokens, seed: s.seed, ...s.sampling });
+  const refused = cannotGenerate(page);
+  if (refused) {
+    page.store.put({ errors: { ...s.errors, generate: refused } });
+    return;
+  }
+  const maxNewTokens = Math.min(s.maxNewTokens, (s.limit?.tokens ?? Infinity) - r.tokens.length);
+  // Every layer's maps of the final length would not fit: the page keeps growing the shown layer's alone.
+  if (s.limit && r.mapLayers.length > 1 && r.tokens.length + maxNewTokens > s.limit.everyLayer)
+    r = onlyLayer(r, s.layer);
+  const request = page.ask({ kind: 'generate', run: r.run, maxNewTokens, seed: s.seed, ...s.sampling });
   const errors = { ...s.errors };
   delete errors.generate;
-  page.store.put({ generation: { request, prompt: s.text, text: '', tokens: 0 }, generated: null, errors });
+  page.store.put({ result: r, generation: { request, prompt: s.text, text: '', tokens: 0 }, generated: null, errors });
 }
 
 /** What the channel's handlers do with generation's messages. */
 export function generationHandlers(page: Page) {
   const { store } = page;
+  let rows = new RowStore();
   return {
     token(t: TokenMessage) {
       const s = store.get();
       const g = s.generation;
-      if (!g || t.id !== g.request || !s.result || t.position !== s.result.shape[2]) return;
-      store.put({ result: grow(s.result, t), generation: { ...g, text: t.text, tokens: g.tokens + 1 } });
+      if (!g || t.id !== g.request || !s.result || t.tokens[0]?.position !== s.result.shape[2]) return;
+      if (!g.tokens) rows = new RowStore(); // a new generation: the last one's blocks go with its maps
+      const result = grow(s.result, t, rows);
+      store.put({ result, generation: { ...g, text: t.text, tokens: g.tokens + t.tokens.length } });
     },
     finish(reply: { id: number; ids: number[]; promptTokens: number; stopReason: string; seed: number }) {
       const s = store.get();
       if (s.generation?.request !== reply.id) return;
       const { ids, promptTokens, stopReason, seed } = reply;
       // The final ids run once more (the prompt's part reused); its reply brings their text.
-      store.put({ generated: { ids, promptTokens, seed, sampling: s.sampling, stopReason }, generation: null });
-      store.select({ text: s.text + s.generation.text, ids });
+      const generated = { ids, promptTokens, seed, sampling: s.sampling, stopReason };
+      store.select({ text: s.text + s.generation.text, ids }, { generated, generation: null });
     },
     /** Stop: the page keeps what it shows (its grown maps' ids and the text so far), and runs those ids. */
     stopped() {
@@ -76,8 +138,7 @@ export function generationHandlers(page: Page) {
         sampling: s.sampling,
         stopReason: 'stop',
       };
-      store.put({ generated, generation: null });
-      store.select({ text: g.prompt + g.text, ids });
+      store.select({ text: g.prompt + g.text, ids }, { generated, generation: null });
     },
     failed(message: string) {
       store.put({ generation: null, errors: { ...store.get().errors, generate: message } });

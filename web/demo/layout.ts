@@ -124,6 +124,27 @@ export function createSplits(): void {
   apply();
 }
 
+/**
+ * A cue on everything that scrolls sideways (the tab strips, the heads table): its edge fades where more lies
+ * beyond it (`data-more`: left, right or both), so a phone's narrow screen shows that the strip or the table
+ * goes on.
+ */
+export function createScrollCues(): void {
+  const mark = (el: HTMLElement) => {
+    const left = el.scrollLeft > 1;
+    const right = el.scrollLeft + el.clientWidth < el.scrollWidth - 1;
+    el.dataset.more = left && right ? 'both' : left ? 'left' : right ? 'right' : '';
+  };
+  const resized = new ResizeObserver((entries) => entries.forEach((e) => mark(e.target as HTMLElement)));
+  for (const el of document.querySelectorAll<HTMLElement>('.tabs, .scroll')) {
+    el.addEventListener('scroll', () => mark(el), { passive: true });
+    resized.observe(el);
+    // Content that changes width (the table's rows) without resizing the box.
+    if (el.firstElementChild) resized.observe(el.firstElementChild);
+    mark(el);
+  }
+}
+
 /** The first-run strip with three things to try, until it is dismissed (remembered). */
 export function createHints(): void {
   const strip = document.getElementById('hints')!;

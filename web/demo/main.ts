@@ -1,7 +1,7 @@
 // The page: one state, one channel to the worker, the views drawn from the state, the workspace's
 // tabs and splits, the link that keeps the state, and the downloads. Nothing here computes.
 import { attentionsJson, download, downloadPng, downloadSvg } from './export.js';
-import { createHints, createSplits, createTabs } from './layout.js';
+import { createHints, createScrollCues, createSplits, createTabs } from './layout.js';
 import { connect } from './requests.js';
 import { readShared, writeShared } from './share.js';
 import { Store } from './state.js';
@@ -12,7 +12,10 @@ const store = new Store();
 const restore = location.hash.length > 1 ? readShared(location.hash) : null;
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-const colours = () => ({ fg: css('--fg'), muted: css('--muted'), accent: css('--accent'), bg: css('--bg') });
+const readColours = () => ({ fg: css('--fg'), muted: css('--muted'), accent: css('--accent'), bg: css('--bg') });
+/** The theme's colours, read once and again when the colour scheme changes (reading them forces a style pass). */
+let theme = readColours();
+const colours = () => theme;
 
 store.select({
   text: restore?.text ?? $<HTMLTextAreaElement>('text').value,
@@ -24,18 +27,27 @@ store.select({
   seed: restore?.seed ?? Math.floor(Math.random() * 2 ** 31),
   ...(restore?.sampling && { sampling: restore.sampling }),
 });
-const { page, restoring } = connect(store, colours, restore);
+const { page, restoring, answered } = connect(store, colours, restore);
 const views = createViews(page);
 const exports = exportTable(views);
 const tabs = createTabs(store);
 
-/** The link to what the page shows: in the URL as it changes, and in the share box. */
+/** The link to what the page shows: in the URL as it changes (a moment after typing stops), and in the share box. */
+let shareTimer = 0;
 function share(): void {
+  clearTimeout(shareTimer);
+  shareTimer = window.setTimeout(writeLink, 250);
+}
+function writeLink(): void {
   const s = store.get();
   if (!s.result || restoring()) return; // a link being restored is not overwritten
-  const hash = writeShared(s, s.modelId === 'files' ? 'default' : s.modelId);
+  const hash = writeShared(s, s.modelId);
   if (location.hash !== hash) history.replaceState(null, '', hash);
   $<HTMLInputElement>('share-link').value = location.href;
+  // A model from files cannot travel in a link: the link says so, and asks for the files where it is opened.
+  const note = $('share-note');
+  note.hidden = s.modelId !== 'files';
+  note.textContent = 'The model came from files: the link carries the text and view, and asks for the same files.';
 }
 
 /** Export buttons wait until their pane has something to export. */
@@ -45,12 +57,22 @@ function exportable(): void {
     const none = !store.get().result || (!!empty && !empty.hidden);
     for (const b of pane.querySelectorAll<HTMLButtonElement>('button[data-export]')) b.disabled = none;
   }
+  // The tensor downloads wait for a generation's final run: its growing maps are not one [L, H, n, n] block yet.
+  const growing = !!store.get().result?.grown?.length;
+  for (const id of ['download-json', 'download-npy'])
+    $<HTMLButtonElement>(id).disabled = !store.get().result || growing;
 }
 
-store.subscribe((s) => {
-  tabs(s);
+// Each change draws the views (each does only what changed for it); the frame's chrome (the export buttons'
+// state) waits for the animation frame, so that a generation's many changes cost it once a frame.
+let chrome = 0;
+store.subscribe((s, changed) => {
+  if (changed.has('main') || changed.has('tools')) tabs(s);
   renderAll(views, s);
-  exportable();
+  chrome ||= requestAnimationFrame(() => {
+    chrome = 0;
+    exportable();
+  });
   share();
 });
 // Dragging a split or resizing the window re-fits the charts (each redraws only if its size changed).
@@ -60,10 +82,14 @@ tabs(store.get());
 renderAll(views, store.get());
 createSplits();
 createHints();
-matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => renderAll(views, store.get()));
+createScrollCues();
+matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  theme = readColours();
+  renderAll(views, store.get());
+});
 
 $('copy-link').addEventListener('click', () => {
-  share();
+  writeLink();
   const link = $<HTMLInputElement>('share-link');
   link.select();
   navigator.clipboard?.writeText(link.value).catch(() => undefined);
@@ -102,5 +128,5 @@ document.addEventListener('click', (event) => {
 // For the browser tests: the state and the map's frame times, to read (never to drive anything).
 const mapFrames = (views.find((v) => v.id === 'map') as { frames?: number[] }).frames ?? [];
 Object.defineProperty(window, '__attnscope', {
-  value: Object.freeze({ state: () => store.get(), frames: () => [...mapFrames] }),
+  value: Object.freeze({ state: () => store.get(), frames: () => [...mapFrames], answered }),
 });

@@ -1,45 +1,76 @@
 // The one place that indexes a run's attention maps, [layers, heads, n, n] row-major: row i of
 // a head's n×n block is how query token i spreads its attention over the key tokens. A run of a long text may
 // hold only some of the model's layers (`mapLayers`, in the order of the blocks); layers count from 0 in the model.
+// While a language model generates, the maps grow a row per token without being copied: the run's square blocks
+// stay as they are, and each new token's rows are kept beside them (`grown`).
+import type { MapRows } from './draw/pooled.js';
 import type { Shape } from './protocol.js';
 
 export interface Maps {
+  /** [held, heads, base, base]: the run's blocks, base = n − grown.length. */
   attentions: Float32Array;
+  /** [held, heads, n, n] */
   shape: Shape | readonly number[];
   /** The model's layers the maps hold, in their order; absent: every layer, in order. */
   mapLayers?: readonly number[];
+  /** Rows added since the run: row base + t of every held map, `[held, heads, base + t + 1]`. */
+  grown?: readonly Float32Array[];
 }
 
-/** Where (layer, head)'s n×n block starts, or -1 when the maps do not hold that layer. */
-export function headOffset(maps: Maps, layer: number, head: number): number {
-  const [held, heads, n] = maps.shape;
-  const slot = maps.mapLayers ? maps.mapLayers.indexOf(layer) : layer < held ? layer : -1;
-  return slot < 0 ? -1 : (slot * heads + head) * n * n;
+/** Tokens in the run's square blocks, before any grown rows. */
+export const baseTokens = (maps: Maps) => maps.shape[2] - (maps.grown?.length ?? 0);
+
+/** The slot of `layer` among the layers the maps hold, or -1. */
+export function slotOf(maps: Maps, layer: number): number {
+  return maps.mapLayers ? maps.mapLayers.indexOf(layer) : layer < maps.shape[0] ? layer : -1;
 }
 
-/** Whether the maps hold every one of `layers` layers. */
-export function holdsEveryLayer(maps: Maps, layers: number): boolean {
-  return maps.shape[0] === layers;
+/** Row i of the head in `slot`: n weights for the run's rows (causal ones end in zeros), i + 1 for grown ones. */
+export function rowOf(maps: Maps, slot: number, head: number, i: number): Float32Array {
+  const heads = maps.shape[1];
+  const base = baseTokens(maps);
+  if (i < base) {
+    const at = ((slot * heads + head) * base + i) * base;
+    return maps.attentions.subarray(at, at + base);
+  }
+  const width = i + 1;
+  const at = (slot * heads + head) * width;
+  return maps.grown![i - base].subarray(at, at + width);
 }
 
-/** (layer, head)'s n×n block, as a view into the maps (no copy); null when the maps do not hold that layer. */
+/** (layer, head)'s map as rows, or null when the maps do not hold that layer. */
+export function headRows(maps: Maps, layer: number, head: number): MapRows | null {
+  const slot = slotOf(maps, layer);
+  return slot < 0 ? null : { n: maps.shape[2], row: (i) => rowOf(maps, slot, head, i) };
+}
+
+/** A row-major n × n matrix (rollout, flow) as rows. */
+export const matrixRows = (values: Float32Array, n: number): MapRows => ({
+  n,
+  row: (i) => values.subarray(i * n, (i + 1) * n),
+});
+
+/** The weight query token i gives key token j in (layer, head); NaN when the maps do not hold that layer. */
+export function weightAt(maps: Maps, layer: number, head: number, i: number, j: number): number {
+  const slot = slotOf(maps, layer);
+  return slot < 0 ? NaN : (rowOf(maps, slot, head, i)[j] ?? 0);
+}
+
+/**
+ * (layer, head)'s n×n block, as a view into the maps (no copy); null when the maps do not hold that layer.
+ * Only for maps without grown rows (a run's, not a generation's in progress).
+ */
 export function headMap(maps: Maps, layer: number, head: number): Float32Array | null {
-  const n = maps.shape[2];
-  const at = headOffset(maps, layer, head);
-  return at < 0 ? null : maps.attentions.subarray(at, at + n * n);
+  const slot = slotOf(maps, layer);
+  return slot < 0 ? null : heldMap(maps, slot, head);
 }
 
 /** The n×n block of `head` in the maps' `slot`-th layer (counting the layers they hold, in their order). */
 export function heldMap(maps: Maps, slot: number, head: number): Float32Array {
   const [, heads, n] = maps.shape;
+  if (maps.grown?.length) throw new Error('heldMap: these maps are still growing (generation); read them by rows');
   const at = (slot * heads + head) * n * n;
   return maps.attentions.subarray(at, at + n * n);
-}
-
-/** The weight query token i gives key token j in (layer, head); NaN when the maps do not hold that layer. */
-export function weightAt(maps: Maps, layer: number, head: number, i: number, j: number): number {
-  const at = headOffset(maps, layer, head);
-  return at < 0 ? NaN : maps.attentions[at + i * maps.shape[3] + j];
 }
 
 /** The same (layer, head) in maps with fewer layers or heads: the nearest one they have. */
@@ -51,9 +82,12 @@ export function clampHead(shape: Maps['shape'], layer: number, head: number): [n
 export function nested(maps: Maps): number[][][][] {
   const [held, heads, n] = maps.shape;
   return Array.from({ length: held }, (_, slot) =>
-    Array.from({ length: heads }, (_, h) => {
-      const map = heldMap(maps, slot, h);
-      return Array.from({ length: n }, (_, i) => Array.from(map.subarray(i * n, (i + 1) * n)));
-    }),
+    Array.from({ length: heads }, (_, h) =>
+      Array.from({ length: n }, (_, i) => {
+        const row = Array.from(rowOf(maps, slot, h, i));
+        while (row.length < n) row.push(0);
+        return row;
+      }),
+    ),
   );
 }

@@ -138,6 +138,13 @@ export interface MathSteps {
   wo?: Matrix; // [heads·d_v, d_model]
 }
 
+/** The most tokens the page runs the loaded model on, what sets it, and up to how many it holds every layer's maps. */
+export interface PageLimit {
+  tokens: number;
+  why: 'model' | 'memory' | 'page';
+  everyLayer: number;
+}
+
 export interface RunResult {
   run: number;
   mode: Mode;
@@ -146,7 +153,9 @@ export interface RunResult {
   /** As the vocabulary spells them (`Ġcat`, `▁cat`, `##ing`). */
   pieces: string[];
   special: boolean[];
-  attentions: Float32Array; // [mapLayers.length, heads, n, n]
+  attentions: Float32Array; // [mapLayers.length, heads, n, n] (n without the grown rows)
+  /** The page's own, while a generation grows the maps: each new token's rows (maps.ts). Never sent. */
+  grown?: Float32Array[];
   /**
    * The layers `attentions` holds, in its order: every one of the model's `layers`, unless every layer's maps of
    * this many tokens would not fit; then the one layer the run asked for, and another layer is a run away.
@@ -161,7 +170,7 @@ export interface RunResult {
   truncated: boolean;
   totalTokens: number;
   /** Why it was truncated: the model's position limit, or what every head's map of more tokens would take. */
-  limit?: { tokens: number; why: 'model' | 'memory' | 'page' };
+  limit?: PageLimit;
   summaries: Summary[];
   ids: number[];
   /** Language models: the key/value head each query head reads; the tokens taken from the previous run. */
@@ -199,7 +208,14 @@ export interface InductionResult {
 
 interface Replies {
   /** `heapInUse`: what the engine's heap holds with this model loaded (for the picker's fits-or-not). */
-  load: { engine: EngineInfo; model: ModelInfo; causal: boolean; isolated: boolean; heapInUse: number };
+  load: {
+    engine: EngineInfo;
+    model: ModelInfo;
+    causal: boolean;
+    isolated: boolean;
+    heapInUse: number;
+    limit: PageLimit;
+  };
   run: RunResult;
   next: NextTokens;
   generate: {
@@ -223,19 +239,30 @@ interface Replies {
 export type Reply<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Replies[P] }[K];
 /** Sent while a load downloads, and when any request fails: each belongs to the request with its id. */
 export type Progress = { id: number; kind: 'progress'; file: string; loaded: number; total?: number };
-/** A generated token with its row of every map, `[layers, heads, position + 1]`; it belongs to the generate request. */
-export type TokenMessage = {
-  id: number;
-  kind: 'token';
+/** A generated token: its id, its label as the page shows tokens and `piece` as the vocabulary spells it. */
+export interface GeneratedToken {
   tokenId: number;
-  /** Its label, as the page shows tokens; `piece`: as the vocabulary spells it. */
   token: string;
   piece: string;
   position: number;
-  /** The generated text so far. */
-  text: string;
   special: boolean;
+}
+/**
+ * The tokens generated since the last such message (a few a second), each with its row of every map: token k's,
+ * `[layers, heads, position + 1]`, from `rows[offsets[k]]`. They belong to the generate request. `rows` is one
+ * buffer for them all, which the page hands back (Recycle) once it has read it: the worker writes the next
+ * tokens' rows into it, so a generation allocates no memory per token.
+ */
+export type TokenMessage = {
+  id: number;
+  kind: 'token';
+  tokens: GeneratedToken[];
   rows: Float32Array;
+  offsets: number[];
+  /** The generated text so far, without special tokens (as the text box gets it when the generation ends). */
+  text: string;
 };
+/** A token message's buffer, handed back to the worker to write more rows into. */
+export type Recycle = { kind: 'recycle'; buffer: ArrayBuffer };
 export type Failure = { id: number; kind: 'error'; message: string; during: Kind };
 export type Message = Reply | Progress | TokenMessage | Failure;

@@ -14,12 +14,18 @@ import type { Page } from './views/view.js';
 
 type Panel = keyof Data['errors'];
 
+/** What the page says when a link names a model that was loaded from files. */
+export const FILES_LINK =
+  'This link was made with a model loaded from files, which a link cannot carry. Choose or drop the same files ' +
+  'to see its maps, or load another model.';
+
 /**
  * What a run depends on: a change asks for a new one. A text too long for every layer's maps comes back with the
  * shown layer's maps only: then the layer is part of what the run depends on, and choosing another asks for it.
  */
 const runKey = (s: Readonly<State>, lens: boolean) => {
-  const partial = s.result && s.result.mapLayers.length < s.result.layers;
+  // (A generation growing one layer's maps holds one layer by the page's choice, not the run's: no new run.)
+  const partial = !s.generation && s.result && s.result.mapLayers.length < s.result.layers;
   return JSON.stringify([s.mode, s.ids ?? s.text, lens, partial ? s.layer : null]);
 };
 
@@ -27,12 +33,14 @@ export function connect(
   store: Store,
   colours: Page['colours'],
   restore: Shared | null,
-): { page: Page; restoring: () => boolean } {
+): { page: Page; restoring: () => boolean; answered: () => boolean } {
   /** A link's layer and head, applied to the first run of the model it names. */
   let pending: (Shared & { ready: boolean }) | null = restore && { ...restore, ready: false };
   /** The logit lens, once its pane has been opened for this model: asked for with every run since. */
   let lens = false;
   let askedRun = '';
+  /** The id of the last run asked for. */
+  let lastRun = 0;
   const settle = (panel: Panel, patch: Partial<Data>) => {
     const errors = { ...store.get().errors };
     delete errors[panel];
@@ -42,7 +50,7 @@ export function connect(
 
   const channel = new Channel({
     load(reply) {
-      const { engine, model, causal, isolated, id, heapInUse } = reply;
+      const { engine, model, causal, isolated, id, heapInUse, limit } = reply;
       lens = false;
       askedRun = ''; // the new model runs the text (the state changes below ask for it)
       // A language model that follows one of another kind opens on its next-token pane, unless a link being
@@ -50,17 +58,22 @@ export function connect(
       const linked = pending && !pending.ready && pending.tools;
       const opens = model.languageModel && !store.get().model?.languageModel && !linked;
       store.select({ causal, ids: null, ...(opens && { tools: 'next' as const }) });
+      // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else.
+      const waiting = id === 0 && pending?.model === 'files';
       store.put({
         engine: { ...engine, isolated, heapInUse },
         model: { ...model, causal },
-        loading: { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
+        limit,
+        loading: waiting
+          ? { state: 'waiting', message: FILES_LINK }
+          : { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
         // What was computed with the previous model is retired with it: the panes say so, and offer to run again.
         ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null },
         ...{ next: null, induction: null, generated: null, errors: {} },
       });
       const hub = pending && !pending.ready && id === 0 ? hubOf(pending) : null;
       if (hub) queueMicrotask(() => load(page, { kind: 'hub', id: hub }));
-      else if (pending) pending.ready = true;
+      else if (pending && !waiting) pending.ready = true;
     },
     progress({ file, loaded, total }) {
       const mb = (x: number) => (x / 2 ** 20).toFixed(1);
@@ -71,7 +84,10 @@ export function connect(
       // A run with the shown layer's maps answers the key it makes with them, not only the one it was asked under.
       if (reply.mapLayers.includes(store.get().layer)) askedRun = runKey({ ...store.get(), result: reply }, lens);
       const before = store.get().result?.tokens;
-      store.put({ result: reply, runError: null, ...(reply.across && { across: reply.across }) });
+      // A refusal to generate or add a token was about the text shown before.
+      const errors = { ...store.get().errors };
+      delete errors.generate;
+      store.put({ result: reply, runError: null, errors, ...(reply.across && { across: reply.across }) });
       // Ids (generated, or a candidate added) come back with their text: the box shows it.
       if (reply.text !== undefined && store.get().ids) store.select({ text: reply.text });
       // The token in focus was a position in the old tokens: new ones let it go.
@@ -131,7 +147,7 @@ export function connect(
     askedRun = runKey(s, lens);
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
     const ask = { text: s.text, ...(s.ids && { ids: s.ids }), mode: s.mode, lens, layer: s.layer, across };
-    channel.send({ kind: 'run', ...ask });
+    lastRun = channel.send({ kind: 'run', ...ask });
   }
 
   /** Typing while it generates: its tokens stop counting now, and the worker stops it after the current one. */
@@ -146,6 +162,7 @@ export function connect(
   let askedNext = '';
   store.subscribe((s: Readonly<State>) => {
     lens ||= s.tools === 'lens' && !!s.model?.languageModel && s.mode === 'model';
+    if (s.loading.state === 'waiting') return;
     if (runKey(s, lens) !== askedRun) {
       if (s.generation) cancelGeneration();
       // The last generation describes the text until it is edited (its ids are the text's while unchanged).
@@ -188,5 +205,10 @@ export function connect(
     }
   });
   // While a link is restored, the URL keeps it: the page does not write over it.
-  return { page, restoring: () => pending !== null };
+  // The last run asked for has been answered (or failed): what the page shows is of its text, for the tests.
+  const answered = () => {
+    const s = store.get();
+    return !!s.runError || (s.result?.run ?? -1) >= lastRun || s.loading.state !== 'ok';
+  };
+  return { page, restoring: () => pending !== null, answered };
 }

@@ -3,7 +3,7 @@
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
 import type { EngineInfo, ModelInfo } from 'attnscope';
 
-import type { Mode, Reply, RunResult, Sampling } from './protocol.js';
+import type { Mode, PageLimit, Reply, RunResult, Sampling } from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
@@ -57,7 +57,8 @@ export interface Generated {
 }
 
 export interface Loading {
-  state: 'loading' | 'ok' | 'error';
+  /** 'waiting': a link names a model loaded from files, which it cannot carry; the page waits for them. */
+  state: 'loading' | 'ok' | 'error' | 'waiting';
   message: string;
   /** 0…1 while a download says how far it is. */
   progress?: number;
@@ -67,6 +68,8 @@ export interface Data {
   /** `heapInUse`: what the engine's heap held once the model loaded (the picker says what else fits). */
   engine: (EngineInfo & { isolated: boolean; heapInUse: number }) | null;
   model: (ModelInfo & { causal: boolean }) | null;
+  /** The most tokens the page runs the model on (and holds every layer's maps of). */
+  limit: PageLimit | null;
   loading: Loading;
   result: RunResult | null;
   /** The last run's error, cleared by the next result. */
@@ -113,6 +116,7 @@ export function initialState(): State {
     maxNewTokens: 32,
     engine: null,
     model: null,
+    limit: null,
     loading: { state: 'loading', message: 'Loading the engine and the model…' },
     result: null,
     runError: null,
@@ -143,9 +147,12 @@ export class Store {
     this.listeners.push(listener);
   }
 
-  /** A choice: layer and head (and tokens) are kept inside what the shown run has. */
-  select(choice: Partial<Choice>): void {
-    this.apply(choice);
+  /**
+   * A choice: layer and head (and tokens) are kept inside what the shown run has. `data`: what changes with it in
+   * the same step (a generation's end and the text it leaves), so that no listener sees one without the other.
+   */
+  select(choice: Partial<Choice>, data: Partial<Data> = {}): void {
+    this.apply({ ...data, ...choice });
   }
 
   /** What the worker answered. */

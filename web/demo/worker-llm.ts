@@ -4,8 +4,29 @@
 import type { Model, ModelInfo } from 'attnscope';
 
 import { inductionScores } from './measures.js';
-import type { Message, Reply, Request, RunResult } from './protocol.js';
+import type { Message, PageLimit, Reply, Request, RunResult } from './protocol.js';
 import type { Kept, Session } from './worker-analysis.js';
+
+/**
+ * Generated tokens go to the page at most this often (ms). Showing them costs the page's thread (the maps, the
+ * head view, the chips) about the same at any batch size, and that thread shares the cores with the engine's:
+ * four times a second still streams, and leaves the cores to the engine.
+ */
+const BATCH_MS = 250;
+
+/** Buffers the page handed back (token messages'), to write more rows into; a few kept. */
+const spare: ArrayBuffer[] = [];
+
+export function recycle(b: ArrayBuffer): void {
+  if (spare.length < 4) spare.push(b);
+}
+
+/** A Float32Array of at least `length` values (at least 16 MB), a spare one if one is large enough. */
+function buffer(length: number): Float32Array {
+  const at = spare.findIndex((b) => b.byteLength >= 4 * length);
+  if (at >= 0) return new Float32Array(spare.splice(at, 1)[0]);
+  return new Float32Array(Math.max(length, 1 << 22));
+}
 
 /** Longest input the page runs (the issue's long context); models and memory may allow fewer. */
 export const PAGE_TOKENS = 2048;
@@ -15,11 +36,10 @@ export const PAGE_TOKENS = 2048;
  * layer's maps of n tokens (4·heads·n² bytes), which must fit the engine's per-call budget; and up to how many
  * tokens a run returns every layer's maps (4·layers·heads·n² bytes). Between the two, a run returns the maps of
  * the layer the page shows, and another layer's maps are a run away (computed from the kept queries and keys).
+ * Encoders compute every layer's maps: they run up to the model's positions.
  */
-export function tokenLimit(
-  info: ModelInfo,
-  maxCallBytes: number,
-): { tokens: number; why: 'model' | 'memory' | 'page'; everyLayer: number } {
+export function tokenLimit(info: ModelInfo, maxCallBytes: number): PageLimit {
+  if (!info.languageModel) return { tokens: info.maxTokens, why: 'model', everyLayer: info.maxTokens };
   const fit = (layers: number) => Math.floor(Math.sqrt((0.9 * maxCallBytes) / (4 * layers * info.heads)));
   const memory = fit(1);
   const tokens = Math.min(info.maxTokens, PAGE_TOKENS, memory);
@@ -75,43 +95,64 @@ export function next(request: Request<'next'>, kept: Kept, s: Session): Reply<'n
   return { id, kind: 'next', run, position, logits, top, text: labelsOf(model, top) };
 }
 
-/** Continues the run's tokens; each token goes to the page with its row of every map as it arrives. */
+/**
+ * Continues the run's tokens; each token goes to the page with its row of every map as it arrives (moved, not
+ * copied), and none is kept here: the page holds the maps. The prompt's keys and values come from the run.
+ */
 export async function generate(request: Request<'generate'>, kept: Kept, s: Session): Promise<Reply<'generate'>> {
   const model = languageModel(s, 'Generate');
   const limit = tokenLimit(model.info, s.engine.info().maxCallBytes);
-  // The maps grow a row per token for every layer: generation stays within the tokens every layer's maps fit.
-  const room = limit.everyLayer - kept.ids!.length;
-  if (room < 1)
+  const room = limit.tokens - kept.ids!.length;
+  if (kept.truncated || room < 1)
     throw new Error(
-      limit.everyLayer < limit.tokens
-        ? `Generate: it grows every layer's maps, which fit for at most ${limit.everyLayer} tokens here; the text has ${kept.ids!.length}`
+      kept.truncated
+        ? `Generate: the text is cut at ${kept.ids!.length} tokens, this page's limit; shorten it first`
         : `Generate: the text already has the ${kept.ids!.length} tokens this page runs at most`,
     );
   const { id, temperature, topK, topP, seed } = request;
   s.generation?.abort();
   const controller = new AbortController();
   s.generation = controller;
+  // Tokens go to the page a few times a second: a small model makes hundreds a second, and one message (and one
+  // redraw) each would cost the page more than the model does. Their rows are written into one buffer per message,
+  // which the page hands back: no memory is taken per token.
+  let batch: Extract<Message, { kind: 'token' }> | null = null;
+  let at = 0;
+  let sent = -Infinity; // the first token goes at once
+  /** The ids generated so far: the text the page shows is theirs decoded as the box gets it (no special tokens). */
+  const made: number[] = [];
+  const flush = () => {
+    if (!batch?.tokens.length) return;
+    batch.text = model.decode(made, { skipSpecialTokens: true });
+    postMessage(batch, { transfer: [batch.rows.buffer] });
+    batch = null;
+    sent = performance.now();
+  };
+  const rowsInto = (length: number) => {
+    if (batch && at + length > batch.rows.length) flush();
+    if (!batch) {
+      batch = { id, kind: 'token', tokens: [], rows: buffer(4 * length), offsets: [], text: '' };
+      at = 0;
+    }
+    batch.offsets.push(at);
+    return batch.rows.subarray(at, (at += length));
+  };
   try {
     const g = await model.generate(kept.ids!, {
       maxNewTokens: Math.min(request.maxNewTokens, room),
       ...{ temperature, topK, topP, seed },
+      attentions: 'rows',
+      rowsInto,
       signal: controller.signal,
       onToken: (t) => {
         const special = model.info.eosTokenIds.includes(t.id);
-        const message: Message = {
-          id,
-          kind: 'token',
-          tokenId: t.id,
-          token: labelsOf(model, [t.id])[0],
-          piece: t.token,
-          position: t.position,
-          text: t.text,
-          special,
-          rows: t.rows!,
-        };
-        postMessage(message, { transfer: [t.rows!.buffer] });
+        const token = labelsOf(model, [t.id])[0];
+        batch!.tokens.push({ tokenId: t.id, token, piece: t.token, position: t.position, special });
+        made.push(t.id);
+        if (performance.now() - sent >= BATCH_MS) flush();
       },
     });
+    flush();
     const { generated, promptTokens, stopReason } = g;
     return { id, kind: 'generate', ids: Array.from(g.ids), generated, promptTokens, stopReason, seed: g.seed };
   } finally {
@@ -141,14 +182,14 @@ export function induction(
 ): { kept: Kept; result: Omit<Reply<'induction'>, 'run'> } {
   const model = s.model;
   if (!model) throw new Error('no model is loaded yet');
-  const { vocabSize, maxTokens } = model.info;
+  const { vocabSize } = model.info;
   let around: number[] = [];
   try {
     around = Array.from(model.tokenize('').ids); // what the tokenizer adds to any text
   } catch {
     // No tokenizer: the ids run as they are.
   }
-  const limit = model.info.languageModel ? tokenLimit(model.info, s.engine.info().maxCallBytes).everyLayer : maxTokens;
+  const limit = tokenLimit(model.info, s.engine.info().maxCallBytes).everyLayer;
   const avoid = new Set([...around, ...model.info.eosTokenIds]);
   const length = Math.min(request.length, Math.floor((limit - around.length) / 2), vocabSize - avoid.size);
   if (length < 2)

@@ -2,13 +2,13 @@
 // Requests are handled by a table keyed by their kind; each reply carries the request's id, and the
 // page's channel decides whether it still counts. A run's maps move to the page (transfer, no
 // copy); the worker keeps the rest of the run (ids, hidden state, q, k, v) for the analyses.
-import { createEngine, type Engine, type Model, type ModelInfo, type Tensor } from 'attnscope';
+import { createEngine, type Engine, type Model, type Tensor } from 'attnscope';
 import 'attnscope/models/default'; // the embedded model, which the demo opens with
 
 import { embed, tokenize } from './embed.js';
-import type { Kind, Message, Reply, Request, RunResult } from './protocol.js';
+import type { Kind, Message, Recycle, Reply, Request, RunResult } from './protocol.js';
 import { ablate, across, compare, intervene, math, summarize, type Kept, type Session } from './worker-analysis.js';
-import { generate, induction, labelsOf, next, runLanguageModel } from './worker-llm.js';
+import { generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -16,12 +16,6 @@ const DIM = 64;
 const SCALE = 4 / DIM;
 /** Runs the page may still ask about (the one it shows, and the ones its keystrokes started since). */
 const KEEP = 4;
-
-/** Decoders hide later keys. Model info will say so itself (`causal`); until then, the architecture does. */
-function isCausal(info: ModelInfo): boolean {
-  const said = (info as ModelInfo & { causal?: boolean }).causal;
-  return said ?? /^(GPT2|Llama|Mistral|Qwen|Gemma)/.test(info.architecture);
-}
 
 const w: Session = {
   engine: undefined as unknown as Engine,
@@ -68,9 +62,10 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
     kind: 'load',
     engine: info,
     model: next.info,
-    causal: isCausal(next.info),
+    causal: next.info.causal,
     isolated: crossOriginIsolated,
     heapInUse: w.engine.memory().allocatedBytes,
+    limit: tokenLimit(next.info, info.maxCallBytes),
   };
 }
 
@@ -84,7 +79,7 @@ function run(request: Request<'run'>): Reply<'run'> {
   } else if (mode === 'model') {
     if (!w.model) throw new Error('no model is loaded yet');
     const result = w.model.run(text, { returnProjections: true });
-    kept = { mode, ...result, causal: isCausal(w.model.info) };
+    kept = { mode, ...result, causal: w.model.info.causal };
   } else {
     const tokens = tokenize(text);
     if (tokens.length === 0) throw new Error('the text has no tokens; give it some text');
@@ -246,7 +241,8 @@ started.catch((err: unknown) =>
   postMessage({ id: 0, kind: 'error', message: String(err), during: 'load' } satisfies Message),
 );
 
-self.onmessage = async (event: MessageEvent<Request>) => {
+self.onmessage = async (event: MessageEvent<Request | Recycle>) => {
+  if (event.data.kind === 'recycle') return recycle(event.data.buffer);
   const request = event.data;
   try {
     await started;

@@ -29,7 +29,7 @@ const STEPS = 1024;
 const tables = new Map<Colour, { lo: number; hi: number; rgba: Uint32Array }>();
 
 /** The colour of every value as one 32-bit RGBA word, from a 1,024-step table over [lo, hi]. */
-function table(colour: Colour, lo: number, hi: number): (x: number) => number {
+export function table(colour: Colour, lo: number, hi: number): (x: number) => number {
   let t = tables.get(colour);
   if (!t || t.lo !== lo || t.hi !== hi) {
     const rgba = new Uint32Array(STEPS + 1);
@@ -47,7 +47,7 @@ function table(colour: Colour, lo: number, hi: number): (x: number) => number {
 }
 
 /** Whether a colour scale spans [0, 1] (viridis, weights) or [−1, 1] (diverging, differences). */
-const domain = (colour: Colour): [number, number] => (colour === diverging ? [-1, 1] : [0, 1]);
+export const domain = (colour: Colour): [number, number] => (colour === diverging ? [-1, 1] : [0, 1]);
 
 /** Rows [r0, r1) × columns [c0, c1) of a row-major matrix with `stride` columns, one pixel per cell. */
 export function cellImage(

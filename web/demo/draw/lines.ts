@@ -1,6 +1,8 @@
-// The head view: for one layer, a line from every token (left, the query) to
-// every token (right, the key) with opacity by weight, one colour per head.
-import { headMap, type Maps } from '../maps.js';
+// The head view: for one layer, a line from every token (left, the query) to every token (right, the key)
+// with opacity by weight, one colour per head. Long inputs scroll: a frame draws the query rows in view, and
+// about LINES of their strongest lines (weights under 1% are never drawn), batched by head and opacity, so a
+// frame costs the rows in view, whatever n.
+import type { MapRows } from './pooled.js';
 
 // Colour-blind-safe categorical colours (Okabe–Ito, then Paul Tol's muted set), one per head.
 export const HEAD_COLOURS = [
@@ -22,7 +24,11 @@ export const HEAD_COLOURS = [
   '#CC6677',
 ];
 
-const MARGIN = 16;
+export const MARGIN = 16;
+/** Lines a frame draws at most: the strongest of those in view. */
+const LINES = 4000;
+/** Opacity steps: lines are stroked in one path per head and step. */
+const STEPS = 16;
 /** Room for the token labels on each side: less on narrow canvases. */
 const labelRoom = (width: number) => Math.min(120, Math.max(60, Math.round(width * 0.2)));
 
@@ -30,64 +36,100 @@ export function rowHeight(n: number): number {
   return Math.max(6, Math.min(22, 640 / Math.max(n, 1)));
 }
 
-/** Draws layer `layer` of `attentions` [layers, heads, n, n]; `focus` limits lines to one query. */
-export function drawHeadView(
-  canvas: HTMLCanvasElement,
-  maps: Maps,
-  layer: number,
-  tokens: string[],
-  active: boolean[],
-  focus: number | null,
-  fg: string,
-): void {
-  const [, heads, n] = maps.shape;
+/** The height of the whole view of n tokens (the scroll track's). */
+export const viewHeight = (n: number) => Math.ceil(n * rowHeight(n) + 2 * MARGIN);
+
+export interface HeadView {
+  /** One entry per head of the layer: its map, or null when hidden (or not held). */
+  maps: Array<MapRows | null>;
+  tokens: string[];
+  /** A query whose lines alone are drawn (hovered, or the token in focus). */
+  focus: number | null;
+  /** The view's pixels from the top of the whole view to the canvas's top. */
+  scroll: number;
+  fg: string;
+}
+
+/**
+ * Draws the head view on `canvas` at its size: the rows from `v.scroll` down. Returns how many lines it drew. One
+ * pass over the rows in view gathers the lines of 1% and more; when there are more than LINES, the weakest go.
+ */
+export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
+  const n = v.tokens.length;
   const row = rowHeight(n);
-  canvas.height = Math.ceil(n * row + 2 * MARGIN);
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   const LABEL = labelRoom(canvas.width);
   const left = LABEL,
     right = canvas.width - LABEL;
-  const y = (i: number) => MARGIN + (i + 0.5) * row;
-  ctx.lineWidth = Math.max(1, row / 8);
-  for (let h = 0; h < heads; h++) {
-    if (!active[h]) continue;
-    ctx.strokeStyle = HEAD_COLOURS[h % HEAD_COLOURS.length];
-    const map = headMap(maps, layer, h);
-    if (!map) continue; // the run holds another layer's maps; the page asks for this one's
-    for (let i = 0; i < n; i++) {
-      if (focus !== null && i !== focus) continue;
-      for (let j = 0; j < n; j++) {
-        const w = map[i * n + j];
-        if (w < 0.01) continue; // invisible anyway; keeps 512 tokens fast
-        ctx.globalAlpha = Math.min(1, w);
-        ctx.beginPath();
-        ctx.moveTo(left, y(i));
-        ctx.lineTo(right, y(j));
-        ctx.stroke();
-      }
+  const y = (i: number) => MARGIN + (i + 0.5) * row - v.scroll;
+  const first = Math.max(0, Math.floor((v.scroll - MARGIN) / row)),
+    last = Math.min(n, Math.ceil((v.scroll + canvas.height - MARGIN) / row));
+  // The candidates: head, query, key and weight, and a histogram of the weights in steps of 0.1%.
+  const found: number[] = [];
+  const bins = new Uint32Array(1000);
+  v.maps.forEach((map, h) => {
+    if (!map) return;
+    for (let i = first; i < last; i++) {
+      if (v.focus !== null && i !== v.focus) continue;
+      const r = map.row(i);
+      for (let j = 0; j < r.length; j++)
+        if (r[j] >= 0.01) {
+          found.push(h, i, j, r[j]);
+          bins[Math.min(999, Math.floor(r[j] * 1000))]++;
+        }
     }
+  });
+  let least = 0.01;
+  if (found.length / 4 > LINES) {
+    let above = 0,
+      k = 999;
+    for (; k > 10 && above + bins[k] <= LINES; k--) above += bins[k];
+    least = (k + 1) / 1000;
+  }
+  // One path per head and opacity step (the context's own path, so that the SVG recorder records it too).
+  const groups = new Map<number, number[]>();
+  let drawn = 0;
+  for (let at = 0; at < found.length; at += 4) {
+    const w = found[at + 3];
+    if (w < least) continue;
+    const key = found[at] * STEPS + Math.min(STEPS - 1, Math.floor(w * STEPS));
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)!.push(at);
+    drawn++;
+  }
+  ctx.lineWidth = Math.max(1, row / 8);
+  for (const [key, lines] of groups) {
+    ctx.strokeStyle = HEAD_COLOURS[Math.floor(key / STEPS) % HEAD_COLOURS.length];
+    ctx.globalAlpha = ((key % STEPS) + 1) / STEPS;
+    ctx.beginPath();
+    for (const at of lines) {
+      ctx.moveTo(left, y(found[at + 1]));
+      ctx.lineTo(right, y(found[at + 2]));
+    }
+    ctx.stroke();
   }
   ctx.globalAlpha = 1;
-  if (row < 8) return; // too many tokens to label; hover names them
-  ctx.fillStyle = fg;
+  if (row < 8) return drawn; // too many tokens to label; hover names them
+  ctx.fillStyle = v.fg;
   ctx.font = `${Math.min(14, row * 0.75)}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
-  for (let i = 0; i < n; i++) {
-    ctx.globalAlpha = focus === null || focus === i ? 1 : 0.4;
+  for (let i = first; i < last; i++) {
+    ctx.globalAlpha = v.focus === null || v.focus === i ? 1 : 0.4;
     ctx.textAlign = 'right';
-    ctx.fillText(tokens[i], left - 8, y(i), LABEL - 12);
+    ctx.fillText(v.tokens[i], left - 8, y(i), LABEL - 12);
     ctx.textAlign = 'left';
-    ctx.fillText(tokens[i], right + 8, y(i), LABEL - 12);
+    ctx.fillText(v.tokens[i], right + 8, y(i), LABEL - 12);
   }
   ctx.globalAlpha = 1;
+  return drawn;
 }
 
 /** The query token under the pointer on the left side, or null. */
-export function queryAt(canvas: HTMLCanvasElement, event: MouseEvent, n: number): number | null {
+export function queryAt(canvas: HTMLCanvasElement, event: MouseEvent, n: number, scroll: number): number | null {
   const rect = canvas.getBoundingClientRect();
   const scale = canvas.width / rect.width;
   const x = (event.clientX - rect.left) * scale;
-  const i = Math.floor(((event.clientY - rect.top) * scale - MARGIN) / rowHeight(n));
+  const i = Math.floor(((event.clientY - rect.top) * scale + scroll - MARGIN) / rowHeight(n));
   return x < canvas.width / 2 && i >= 0 && i < n ? i : null;
 }

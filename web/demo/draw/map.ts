@@ -1,20 +1,25 @@
 // The large map: one n × n matrix (a head's weights, or rollout/flow) with token labels on both
-// axes, drawn through a viewport. On the page it draws from tiles of 256 × 256 cells, each
-// coloured once when it first comes into view, so a frame costs the visible tiles' blits and the
-// visible labels: 2,048 tokens pan and zoom as fast as 20. Labels thin out to every k-th token
-// when they would overlap; the hovered row and column are highlighted and always labelled.
-import { cellImage, colourBar, viridis, type Colour } from './heatmap.js';
+// axes, drawn through a viewport. A frame colours only the cells in view: one pixel per cell while cells are at
+// least a device pixel, else the blocks of the map's max-pooled level (pooled.ts) whose blocks are, so a frame
+// costs the pixels in view, whatever n. Labels thin out to every k-th token when they would overlap; the hovered
+// row and column are highlighted and always labelled.
+import { colourBar, domain, table, viridis, type Colour } from './heatmap.js';
+import { Pyramid, type MapRows } from './pooled.js';
 import type { Viewport } from './viewport.js';
 
-const TILE = 256;
 const NICE = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000];
 
 export interface MapFrame {
-  values: Float32Array; // [n, n]
+  map: MapRows;
+  /** What the map is of: its maps (or rollout's matrix) and which head; a new one builds its pooled levels anew. */
+  source: unknown;
+  key: string;
   tokens: string[];
   colour?: Colour;
-  /** The weight the brightest colour stands for: 1, or the map's largest weight when stretched. */
-  top: number;
+  /** Stretch the colours from 0 to what the cells in view reach ("0–max"), not to 1. */
+  stretch: boolean;
+  /** Whether query i sees only keys 0 … i: the stretch then reads only those. */
+  causal: boolean;
   hover: { i: number; j: number } | null;
   cursor: { i: number; j: number } | null;
   /** A token picked elsewhere (chips): its row is marked. */
@@ -27,26 +32,100 @@ export interface MapFrame {
 /** Room for labels on each axis, by canvas width (CSS pixels). */
 export const labelRoom = (width: number) => Math.round(Math.min(110, Math.max(56, width * 0.16)));
 
-/** The colour tiles of one matrix, made when first drawn and kept until the matrix changes. */
-export class Tiles {
-  private values: Float32Array | null = null;
-  private colour: Colour = viridis;
-  private top = 1;
-  private readonly made = new Map<number, OffscreenCanvas>();
+/**
+ * What a frame draws with, kept between frames: the shown map's pooled levels (built when first needed, grown
+ * as the map grows) and the picture of the cells in view, reused while its size stays.
+ */
+export class MapCanvas {
+  private shown: { source: unknown; key: string } | null = null;
+  private pyramid: Pyramid | null = null;
+  private picture: { canvas: OffscreenCanvas; context: OffscreenCanvasRenderingContext2D; image: ImageData } | null =
+    null;
+  /** The colour scale's top in the last frame. */
+  top = 1;
 
-  tile(values: Float32Array, n: number, colour: Colour, top: number, [tr, tc]: number[]): OffscreenCanvas {
-    if (values !== this.values || colour !== this.colour || top !== this.top) {
-      this.made.clear();
-      [this.values, this.colour, this.top] = [values, colour, top];
+  /**
+   * The pooled levels of `map`: the same `source` and `key` (a run's maps and a head in them) with rows added
+   * since (generation) keeps its levels and folds the new rows in; anything else builds them anew.
+   */
+  levels(map: MapRows, source: unknown, key: string): Pyramid {
+    const same = this.shown?.source === source && this.shown?.key === key;
+    if (!this.pyramid || !same || map.n < this.pyramid.rows || map.n > this.pyramid.capacity) {
+      this.pyramid = new Pyramid(2 ** Math.ceil(Math.log2(Math.max(2, map.n))));
+      this.shown = { source, key };
     }
-    const key = tr * 65536 + tc;
-    let tile = this.made.get(key);
-    if (!tile) {
-      const rows: [number, number] = [tr * TILE, Math.min(n, (tr + 1) * TILE)];
-      tile = cellImage(values, n, rows, [tc * TILE, Math.min(n, (tc + 1) * TILE)], colour, 1 / top);
-      this.made.set(key, tile);
+    this.pyramid.extend(map);
+    return this.pyramid;
+  }
+
+  /** A picture of w × h pixels to colour into. */
+  image(
+    w: number,
+    h: number,
+  ): { canvas: OffscreenCanvas; context: OffscreenCanvasRenderingContext2D; image: ImageData } {
+    if (this.picture?.image.width !== w || this.picture.image.height !== h) {
+      const canvas = new OffscreenCanvas(w, h);
+      this.picture = { canvas, context: canvas.getContext('2d')!, image: new ImageData(w, h) };
     }
-    return tile;
+    return this.picture;
+  }
+}
+
+/** The cells of a grid a frame reads: rows and columns [r0, r1) × [c0, c1), each from `row(r)`. */
+interface Region {
+  rows: [number, number];
+  cols: [number, number];
+  row(r: number): Float32Array;
+}
+
+const BINS = 2048;
+const histogram = new Uint32Array(BINS);
+
+/**
+ * "0–max": the weight the brightest colour stands for, read off the cells in view: the 99th percentile of their
+ * weights above 0, leaving out each query's first key and its own position, where attention piles up (a causal
+ * map's first row is always 1, and a sink column draws most rows), and on causal maps the keys a query cannot
+ * see. Weights above it show at full colour. At a pooled level the same, by blocks: the first column of blocks
+ * and the diagonal ones are left out. 1 when nothing is left.
+ */
+export function stretchTop(region: Region, causal: boolean): number {
+  histogram.fill(0);
+  let count = 0,
+    largest = 0;
+  for (let r = region.rows[0]; r < region.rows[1]; r++) {
+    const row = region.row(r);
+    const end = Math.min(region.cols[1], causal ? r + 1 : Infinity, row.length);
+    for (let c = Math.max(region.cols[0], 1); c < end; c++) {
+      if (c === r) continue;
+      const v = row[c];
+      if (!(v > 0)) continue;
+      if (v > largest) largest = v;
+      histogram[Math.min(BINS - 1, Math.floor(Math.sqrt(v) * BINS))]++;
+      count++;
+    }
+  }
+  if (!count) return 1;
+  let seen = 0,
+    k = 0;
+  const want = 0.99 * count;
+  for (; k < BINS - 1 && seen + histogram[k] < want; k++) seen += histogram[k];
+  const top = ((k + 1) / BINS) ** 2;
+  return Math.min(top, largest);
+}
+
+/** Colours `region` into a picture, one pixel per cell, with `gain` = 1 / the scale's top. */
+function colourRegion(target: ImageData, region: Region, colour: Colour, gain: number): void {
+  const out = new Uint32Array(target.data.buffer);
+  const rgba = table(colour, ...domain(colour));
+  const [c0, c1] = region.cols;
+  const w = c1 - c0;
+  const zero = rgba(0);
+  for (let r = region.rows[0], at = 0; r < region.rows[1]; r++, at += w) {
+    const row = region.row(r);
+    const end = Math.min(c1, row.length);
+    let c = c0;
+    for (; c < end; c++) out[at + c - c0] = rgba(row[c] * gain);
+    for (; c < c1; c++) out[at + c - c0] = zero; // past a causal row's end
   }
 }
 
@@ -59,9 +138,8 @@ function fit(ctx: CanvasRenderingContext2D, text: string, max: number): string {
 }
 
 /**
- * Draws a frame on `ctx` (CSS pixels, `width` × `height`). With `tiles`, from cached tiles,
- * clipped to the plot; without (exports), as one picture of the cells wholly in view.
- * Returns how many cells it drew.
+ * Draws a frame on `ctx` (CSS pixels, `width` × `height`, `dpr` device pixels each) from the cells in view.
+ * Returns how many cells (or blocks) it coloured.
  */
 export function drawMap(
   ctx: CanvasRenderingContext2D,
@@ -69,35 +147,49 @@ export function drawMap(
   height: number,
   f: MapFrame,
   vp: Viewport,
-  tiles?: Tiles,
+  canvas: MapCanvas,
+  dpr = 1,
 ): number {
   const n = f.tokens.length;
   const { box } = vp;
   const colour = f.colour ?? viridis;
   ctx.clearRect(0, 0, width, height);
-  let rows = vp.visible('rows'),
+  const rows = vp.visible('rows'),
     cols = vp.visible('cols');
+  // The finest level whose blocks cover at least a device pixel.
+  let block = 1;
+  while (vp.cell * block * dpr < 1 && block < n) block *= 2;
+  const level = block > 1 ? canvas.levels(f.map, f.source, f.key).level(block) : null;
+  const region: Region = level
+    ? {
+        rows: [Math.floor(rows[0] / block), Math.ceil(rows[1] / block)],
+        cols: [Math.floor(cols[0] / block), Math.ceil(cols[1] / block)],
+        row: (r) => level.row(r),
+      }
+    : { rows, cols, row: (i) => f.map.row(i) };
+  if (!level) block = 1;
+  const top = f.stretch ? stretchTop(region, f.causal) : 1;
+  canvas.top = top;
+  const [w, h] = [region.cols[1] - region.cols[0], region.rows[1] - region.rows[0]];
   ctx.save();
   ctx.beginPath();
-  ctx.rect(box.x, box.y, box.w, box.h);
+  // The plot box, and within it the map's own extent (a last block may reach past the last token).
+  const right = Math.min(box.x + box.w, vp.x(n)),
+    bottom = Math.min(box.y + box.h, vp.y(n));
+  ctx.rect(box.x, box.y, right - box.x, bottom - box.y);
   ctx.clip();
-  ctx.imageSmoothingEnabled = vp.cell < 1; // averaging when several cells share a pixel
-  if (tiles) {
-    for (let tr = Math.floor(rows[0] / TILE); tr * TILE < rows[1]; tr++)
-      for (let tc = Math.floor(cols[0] / TILE); tc * TILE < cols[1]; tc++) {
-        const tile = tiles.tile(f.values, n, colour, f.top, [tr, tc]);
-        // Edges on whole pixels: no seams between tiles.
-        const x0 = Math.round(vp.x(tc * TILE)),
-          y0 = Math.round(vp.y(tr * TILE));
-        const x1 = Math.round(vp.x(tc * TILE + tile.width)),
-          y1 = Math.round(vp.y(tr * TILE + tile.height));
-        ctx.drawImage(tile, x0, y0, x1 - x0, y1 - y0);
-      }
-  } else {
-    rows = [Math.ceil(-vp.oy / vp.cell), Math.min(n, Math.floor((box.h - vp.oy) / vp.cell))];
-    cols = [Math.ceil(-vp.ox / vp.cell), Math.min(n, Math.floor((box.w - vp.ox) / vp.cell))];
-    const image = cellImage(f.values, n, rows, cols, colour, 1 / f.top);
-    ctx.drawImage(image, vp.x(cols[0]), vp.y(rows[0]), (cols[1] - cols[0]) * vp.cell, (rows[1] - rows[0]) * vp.cell);
+  if (w > 0 && h > 0) {
+    const picture = canvas.image(w, h);
+    colourRegion(picture.image, region, colour, 1 / top);
+    picture.context.putImageData(picture.image, 0, 0);
+    ctx.imageSmoothingEnabled = false; // a cell or block covers at least a device pixel
+    ctx.drawImage(
+      picture.canvas,
+      vp.x(region.cols[0] * block),
+      vp.y(region.rows[0] * block),
+      w * block * vp.cell,
+      h * block * vp.cell,
+    );
   }
   marks(ctx, f, vp);
   ctx.restore();
@@ -113,11 +205,11 @@ export function drawMap(
   ctx.font = '10px system-ui, sans-serif';
   ctx.textAlign = 'left';
   ctx.textBaseline = 'bottom';
-  ctx.fillText('weight', bar.x, bar.y - 3);
-  const format = (t: number) => (f.top < 1 ? t.toPrecision(2) : String(t));
-  const ticks = f.top < 1 ? [0, f.top] : [0, 0.5, 1];
-  colourBar(ctx, bar, { colour, lo: 0, hi: f.top, ticks, format }, f.colours.fg);
-  return (rows[1] - rows[0]) * (cols[1] - cols[0]);
+  ctx.fillText(f.stretch ? 'weight (0–max in view)' : 'weight', bar.x, bar.y - 3);
+  const format = (t: number) => (top < 1 ? t.toPrecision(2) : String(t));
+  const ticks = top < 1 ? [0, top] : [0, 0.5, 1];
+  colourBar(ctx, bar, { colour, lo: 0, hi: top, ticks, format }, f.colours.fg);
+  return w * h;
 }
 
 /** The hovered row and column, the picked token's row, and the keyboard's cell. */

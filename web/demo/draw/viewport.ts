@@ -23,12 +23,19 @@ export class Viewport {
     return this.cell > this.fit * 1.001;
   }
 
-  /** A new size or a new map: a new map (other n) starts fitted, a resize keeps the zoom. */
-  reset(n: number, box: { x: number; y: number; w: number; h: number }): void {
+  /**
+   * A new size or a new map: a new map (other n) starts fitted, a resize keeps the zoom. A map that grew (`growing`:
+   * generation's rows) keeps its cell size, and follows the new rows when its last row was in view.
+   */
+  reset(n: number, box: { x: number; y: number; w: number; h: number }, growing = false): void {
     const zoom = this.n === n ? this.cell / this.fit : 1;
+    const atBottom = this.oy + this.n * this.cell <= this.box.h + 0.5;
+    const wasZoomed = this.zoomed;
+    const cell = this.cell;
     this.n = n;
     this.box = box;
-    this.cell = this.fit * zoom;
+    this.cell = growing && wasZoomed ? Math.max(cell, this.fit) : this.fit * zoom;
+    if (growing && wasZoomed && atBottom) this.oy = this.box.h - n * this.cell;
     this.clamp();
   }
 

@@ -1,11 +1,13 @@
 // The navigator: every layer × head as a small map, rows layers and columns heads, sized to its
 // pane. Under grouped-query attention the query heads stand in groups under the key/value head they
 // share (bracketed "KV 1", "KV 2", …). Click one, or use the arrow keys (up and down for layers, left
-// and right for heads). The thumbnails are painted once per run; moving the selection only redraws its outline.
+// and right for heads). The thumbnails are pooled maps (draw/thumbnails.ts), folded in a slice at a time and
+// grown a row per generated token; a frame paints at most 64 × 64 blocks per head, and at most one frame is
+// painted per animation frame.
 import type { Colours } from '../draw/charts.js';
-import { paintMatrix } from '../draw/heatmap.js';
-import { headMap } from '../maps.js';
+import { Thumbnails } from '../draw/thumbnails.js';
 import type { RunResult } from '../protocol.js';
+import type { State } from '../state.js';
 import { $, changes, type Page, type View } from './view.js';
 
 const LEFT = 30;
@@ -33,15 +35,16 @@ const xOf = (g: Geometry, h: number) => LEFT + h * g.step + Math.floor(h / g.gro
 
 /** Draws every thumbnail with its labels; `selected` gets an outline. */
 function paint(
-  canvas: HTMLCanvasElement,
+  canvas: HTMLCanvasElement | OffscreenCanvas,
   r: RunResult,
+  thumbnails: Thumbnails,
   g: Geometry,
   c: Colours,
   selected: { layer: number; head: number },
 ): void {
-  const [, heads, n] = r.shape;
+  const heads = r.shape[1];
   const layers = r.layers;
-  const ctx = canvas.getContext('2d')!;
+  const ctx = canvas.getContext('2d') as CanvasRenderingContext2D;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   ctx.font = '11px system-ui, sans-serif';
   ctx.textBaseline = 'middle';
@@ -62,9 +65,12 @@ function paint(
   for (let l = 0; l < layers; l++) {
     if (l % Math.ceil(14 / g.step) === 0) ctx.fillText(`L${l + 1}`, 2, g.top + l * g.step + g.thumb / 2);
     for (let h = 0; h < heads; h++) {
-      const map = headMap(r, l, h);
-      if (map) paintMatrix(ctx, map, n, xOf(g, h), g.top + l * g.step, g.thumb);
-      else ctx.strokeRect(xOf(g, h) + 0.5, g.top + l * g.step + 0.5, g.thumb - 1, g.thumb - 1); // another run away
+      const picture = thumbnails.picture(l, h);
+      if (picture) {
+        // Averaging when a thumbnail has more blocks than pixels; crisp blocks when fewer.
+        ctx.imageSmoothingEnabled = picture.width > g.thumb;
+        ctx.drawImage(picture, xOf(g, h), g.top + l * g.step, g.thumb, g.thumb);
+      } else ctx.strokeRect(xOf(g, h) + 0.5, g.top + l * g.step + 0.5, g.thumb - 1, g.thumb - 1); // another run away
     }
   }
   ctx.strokeStyle = c.accent;
@@ -75,34 +81,28 @@ function paint(
 export function gridView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('grid');
   const dirty = changes();
-  const painted = changes();
   let g: Geometry | null = null;
-  let thumbs: OffscreenCanvas | null = null;
   let state: { result: RunResult; layer: number; head: number } | null = null;
+  let pending = 0;
+  const thumbnails = new Thumbnails(() => redraw());
+  /** Model loads so far: rows are kept only between runs of the same model. */
+  let model: unknown = null;
+  let loads = 0;
 
   function draw(): void {
+    pending = 0;
     if (!state) return;
     const { result: r, layer, head } = state;
     const [layers, heads] = [r.layers, r.shape[1]];
-    const width = Math.max(120, canvas.clientWidth);
+    const width = Math.max(120, Math.round(room));
     const kvHeads = (page.store.get().model as { kvHeads?: number } | null)?.kvHeads ?? heads;
     g = geometry(width, heads, kvHeads);
     const height = g.top + layers * g.step + 4;
     if (canvas.width !== width || canvas.height !== height) Object.assign(canvas, { width, height });
-    const c = page.colours();
-    if (painted(r, width, c.fg) || !thumbs) {
-      thumbs = new OffscreenCanvas(width, height);
-      // The thumbnails are the costly part: painted once, without an outline.
-      paint(thumbs as unknown as HTMLCanvasElement, r, g, c, { layer: -9, head: -9 });
-    }
-    const ctx = canvas.getContext('2d')!;
-    ctx.clearRect(0, 0, width, height);
-    ctx.drawImage(thumbs, 0, 0);
-    ctx.strokeStyle = c.accent;
-    ctx.lineWidth = 2.5;
-    ctx.strokeRect(xOf(g, head) - 2, g.top + layer * g.step - 2, g.thumb + 4, g.thumb + 4);
+    paint(canvas, r, thumbnails, g, page.colours(), { layer, head });
     Object.assign(canvas.dataset, {
       held: r.mapLayers.join(),
+      complete: String(thumbnails.complete),
       x0: String(LEFT),
       y0: String(g.top),
       step: String(g.step),
@@ -111,6 +111,7 @@ export function gridView(page: Page): View {
       groupGap: String(g.groupGap),
     });
   }
+  const redraw = () => (pending ||= requestAnimationFrame(draw));
 
   function headAt(e: MouseEvent): { layer: number; head: number } | null {
     if (!state || !g) return null;
@@ -147,18 +148,32 @@ export function gridView(page: Page): View {
     e.preventDefault();
     page.store.select({ layer: state.layer + move[0], head: state.head + move[1] });
   });
-  new ResizeObserver(draw).observe(canvas.parentElement!);
+  // The pane's width, kept as it changes: a frame reads nothing of the page's layout.
+  let room = canvas.parentElement!.clientWidth;
+  new ResizeObserver(([entry]) => {
+    room = entry.contentRect.width;
+    redraw();
+  }).observe(canvas.parentElement!);
 
   return {
     id: 'grid',
-    render(s) {
+    render(s: Readonly<State>) {
       if (!s.result || !dirty(s.result, s.layer, s.head, page.colours().fg)) return;
-      state = { result: s.result, layer: s.layer, head: s.head };
-      draw();
+      if (s.model !== model) [model, loads] = [s.model, loads + 1];
+      const r = s.result;
+      if (state?.result !== r)
+        thumbnails.update({
+          maps: r,
+          ids: r.ids,
+          key: JSON.stringify([loads, r.mode, r.mapLayers, r.shape[1]]),
+          causal: r.causal,
+        });
+      state = { result: r, layer: s.layer, head: s.head };
+      redraw();
     },
     export: {
       canvas: () => canvas,
-      draw: (c) => state && g && paint(c, state.result, g, page.colours(), state),
+      draw: (c) => state && g && paint(c, state.result, thumbnails, g, page.colours(), state),
     },
   };
 }

@@ -2,8 +2,9 @@
 // on language models (measures.ts), in a table sortable by each measure (descending first, again to
 // reverse; a measure the text cannot give, "—", sorts last); a row opens its head. New measures add a
 // row to MEASURES.
+import { download } from '../export.js';
 import type { Summary } from '../protocol.js';
-import { $, changes, type Page, type View } from './view.js';
+import { $, changes, setProp, type Page, type View } from './view.js';
 
 type Measure = Exclude<keyof Summary, 'layer' | 'head'>;
 
@@ -49,6 +50,15 @@ export const MEASURES: Array<{ key: Measure; title: string; explain: string }> =
   },
 ];
 
+/** Every head's measures as CSV: a header row, then one row per head (layers and heads from 1; empty for "—"). */
+export function headsCsv(summaries: Summary[]): string {
+  const header = ['layer', 'head', ...MEASURES.map((m) => m.key)].join(',');
+  const rows = summaries.map((h) =>
+    [h.layer + 1, h.head + 1, ...MEASURES.map((m) => (Number.isNaN(h[m.key]) ? '' : String(h[m.key])))].join(','),
+  );
+  return `${[header, ...rows].join('\n')}\n`;
+}
+
 /** Descending or ascending by a measure; NaN ("—") always last. */
 function order(key: Measure, descending: boolean) {
   return (a: Summary, b: Summary) => {
@@ -92,6 +102,11 @@ export function headsView(page: Page): View {
     }),
   );
   const open = (layer: number, head: number) => page.store.select({ layer, head });
+  const csvButton = $<HTMLButtonElement>('heads-csv');
+  csvButton.addEventListener('click', () => {
+    const r = page.store.get().result;
+    if (r) download('attnscope-heads.csv', new Blob([headsCsv(r.summaries)], { type: 'text/csv' }));
+  });
   const note = $('heads-note');
 
   const view: View = {
@@ -99,6 +114,7 @@ export function headsView(page: Page): View {
     pane: 'heads',
     render(s) {
       const r = s.result;
+      setProp(csvButton, 'disabled', !r?.summaries.length);
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
       const which =
         r.mapLayers.length < r.layers

@@ -131,6 +131,17 @@ export function lensView(page: Page): View {
     if (at) page.store.select({ layer: at.layer, token: at.position, view: 'head' });
   });
   scroll.addEventListener('scroll', paint);
+  /** The export's size: the positions from the first in view, up to the pane's width; every layer and the bar. */
+  const exported = () => {
+    if (!frame) return { width: 0, height: 0 };
+    const columns = frame.inputs.length - first();
+    return {
+      width: Math.min(scroll.clientWidth, LEFT + columns * CELL_W),
+      height: TOP + frame.layers * CELL_H + BAR,
+    };
+  };
+  const drawExport = (c: HTMLCanvasElement) =>
+    frame && draw(c.getContext('2d')!, exported().width, { ...frame, hover: null }, first(), page.colours());
   new ResizeObserver(paint).observe(scroll);
   $('lens-choose').addEventListener('click', () => $('model-pick').focus());
 
@@ -187,10 +198,16 @@ export function lensView(page: Page): View {
       paint();
     },
     export: {
-      canvas: () => canvas,
-      size: () => ({ width: scroll.clientWidth, height: frame ? TOP + frame.layers * CELL_H + BAR : 0 }),
-      draw: (c) =>
-        frame && draw(c.getContext('2d')!, scroll.clientWidth, { ...frame, hover: null }, first(), page.colours()),
+      // The columns in view and no more: a short text's lens is as wide as its positions, not the pane.
+      canvas: () => {
+        const c = document.createElement('canvas');
+        const { width, height } = exported();
+        [c.width, c.height] = [width, height];
+        drawExport(c);
+        return c;
+      },
+      size: exported,
+      draw: drawExport,
     },
   };
 }

@@ -1,39 +1,99 @@
 // The head view: the selected layer's heads as lines from each token to the tokens it attends
 // to, one colour per head. Hover a token for its lines only; click a head's button to hide it,
-// double-click to show it alone. The token in focus (chips, map cursor) is drawn alone too.
-import { drawHeadView, HEAD_COLOURS, queryAt } from '../draw/lines.js';
+// double-click to show it alone. The token in focus (chips, map cursor) is drawn alone too, and scrolled to.
+// The canvas is the height of its scroll box; a frame draws the rows in view (draw/lines.ts), at most one per
+// animation frame. While a generation grows the maps, the view follows the newest token if it was at the end.
+import { drawHeadView, HEAD_COLOURS, MARGIN, queryAt, rowHeight, viewHeight } from '../draw/lines.js';
+import { headRows } from '../maps.js';
 import type { State } from '../state.js';
-import { $, changes, type Page, type View } from './view.js';
+import { $, changes, setText, type Page, type View } from './view.js';
 
 export function linesView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('lines');
+  const scroll = $('lines-scroll');
+  const track = $('lines-track');
   const toggles = $('head-toggles');
   const dirty = changes();
   let hovered: number | null = null;
   let shown: Readonly<State> | null = null;
+  let pending = 0;
 
   function draw(s: Readonly<State>, target = canvas): void {
     const r = s.result!;
-    if (target === canvas) canvas.width = Math.max(320, canvas.parentElement!.clientWidth - 26);
-    drawHeadView(target, r, s.layer, r.tokens, s.activeHeads, hovered ?? s.token, page.colours().fg);
+    const heads = r.shape[1];
+    const maps = Array.from({ length: heads }, (_, h) => (s.activeHeads[h] ? headRows(r, s.layer, h) : null));
+    const lines = drawHeadView(target, {
+      maps,
+      tokens: r.tokens,
+      focus: hovered ?? s.token,
+      scroll: top,
+      fg: page.colours().fg,
+    });
+    if (target === canvas) canvas.dataset.lines = String(lines);
+  }
+  /** What the next frame does first: follow the newest row (if the view was at the end), or bring one into view. */
+  let follow = false;
+  let revealing: number | null = null;
+  // Everything that reads the page's layout happens here, once a frame, not in render (which runs at every change).
+  const redraw = () =>
+    (pending ||= requestAnimationFrame(() => {
+      pending = 0;
+      if (!shown?.result) return;
+      const n = shown.result.tokens.length;
+      const atEnd = top + box.height >= tall - 2 * rowHeight(n) - 1;
+      fit(n);
+      if (revealing !== null) reveal(revealing, n);
+      else if (follow && atEnd) scroll.scrollTop = top = Math.max(0, tall - box.height);
+      [follow, revealing] = [false, null];
+      draw(shown);
+    }));
+
+  // The scroll box's size and position, kept as they change: a frame then reads nothing of the page's layout.
+  let box = { width: 320, height: 80 };
+  let top = 0;
+  /** The track's height, as last set. */
+  let tall = 0;
+  new ResizeObserver(([entry]) => {
+    box = { width: entry.contentRect.width, height: entry.contentRect.height };
+    redraw();
+  }).observe(scroll);
+  scroll.addEventListener('scroll', () => {
+    top = scroll.scrollTop;
+    redraw();
+  });
+
+  /** The track as tall as every row; the canvas as tall as the box that scrolls it. */
+  function fit(n: number): void {
+    if (tall !== viewHeight(n)) track.style.height = `${(tall = viewHeight(n))}px`;
+    const [width, height] = [Math.max(320, Math.round(box.width)), Math.max(80, Math.round(box.height))];
+    if (canvas.width !== width || canvas.height !== height) {
+      Object.assign(canvas, { width, height });
+      canvas.style.height = `${height}px`;
+    }
   }
 
   canvas.addEventListener('pointermove', (e) => {
     if (!shown?.result) return;
-    const i = queryAt(canvas, e, shown.result.tokens.length);
+    const i = queryAt(canvas, e, shown.result.tokens.length, top);
     if (i === hovered) return;
     hovered = i;
-    draw(shown);
+    redraw();
   });
   canvas.addEventListener('pointerleave', () => {
     hovered = null;
-    if (shown?.result) draw(shown);
+    redraw();
   });
   const toggle = (h: number, solo: boolean) => {
     const active = page.store.get().activeHeads;
     page.store.select({ activeHeads: active.map((on, k) => (solo ? k === h : k === h ? !on : on)) });
   };
-  new ResizeObserver(() => shown?.result && draw(shown)).observe(canvas.parentElement!);
+
+  /** Brings row i into view. */
+  function reveal(i: number, n: number): void {
+    const row = rowHeight(n);
+    const y = MARGIN + i * row;
+    if (y < top || y + row > top + box.height) scroll.scrollTop = top = Math.max(0, y - box.height / 2);
+  }
 
   return {
     id: 'lines',
@@ -41,8 +101,9 @@ export function linesView(page: Page): View {
     render(s) {
       const r = s.result;
       if (!r) return;
+      const before = shown?.result;
       shown = s;
-      $('lines-layer').textContent = String(s.layer + 1);
+      setText($('lines-layer'), String(s.layer + 1));
       const heads = r.shape[1];
       if (toggles.children.length !== heads)
         toggles.replaceChildren(
@@ -56,8 +117,15 @@ export function linesView(page: Page): View {
             return b;
           }),
         );
-      [...toggles.children].forEach((b, h) => b.setAttribute('aria-pressed', String(s.activeHeads[h])));
-      if (dirty(r, s.layer, s.activeHeads, s.token, page.colours().fg)) draw(s);
+      [...toggles.children].forEach((b, h) => {
+        if (b.getAttribute('aria-pressed') !== String(s.activeHeads[h]))
+          b.setAttribute('aria-pressed', String(s.activeHeads[h]));
+      });
+      if (!dirty(r, s.layer, s.activeHeads, s.token, page.colours().fg)) return;
+      // A generation's new rows: followed if the view was at the end; the token in focus: brought into view.
+      if (s.token !== null) revealing = s.token;
+      else if (before && r.tokens.length > before.tokens.length) follow = true;
+      redraw();
     },
     export: { canvas: () => canvas, draw: (c) => shown?.result && draw(shown, c) },
   };

@@ -1,24 +1,31 @@
 // The large map: the selected head's weights (or rollout/flow through all layers), with the exact
 // weight under the pointer. It zooms (wheel, + −, buttons) and pans (drag, shift + arrows) about a
-// viewport; the arrow keys move a cell cursor through it, which is also the token in focus.
-import { drawMap, labelRoom, Tiles, type MapFrame } from '../draw/map.js';
+// viewport; the arrow keys move a cell cursor through it, which is also the token in focus. Every change
+// asks for a frame, and at most one frame is drawn per animation frame, from the cells in view (draw/map.ts).
+import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map.js';
+import type { MapRows } from '../draw/pooled.js';
 import { Viewport } from '../draw/viewport.js';
-import { headMap } from '../maps.js';
+import { headRows, matrixRows } from '../maps.js';
 import type { State, View as Shows } from '../state.js';
-import { $, changes, type Page, type View } from './view.js';
+import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
 /** The matrix the map shows now, or why it shows none. */
-function shown(s: Readonly<State>): { values: Float32Array } | { empty: string } | null {
+function shown(s: Readonly<State>): { map: MapRows } | { empty: string } | null {
   const r = s.result;
   if (!r) return null;
   if (s.view === 'head') {
-    const values = headMap(r, s.layer, s.head);
-    return values ? { values } : { empty: `Computing layer ${s.layer + 1}'s maps…` };
+    const map = headRows(r, s.layer, s.head);
+    if (map) return { map };
+    return {
+      empty: s.generation
+        ? `Layer ${s.layer + 1}'s maps come when the generation ends: this text is too long for every layer's maps.`
+        : `Computing layer ${s.layer + 1}'s maps…`,
+    };
   }
   const a = s.across;
   if (!a || a.run !== r.run || a.view !== s.view || a.residual !== s.residual)
     return { empty: s.errors.across ?? `Computing ${s.view} through all ${r.shape[0]} layers…` };
-  return a.matrix ? { values: a.matrix } : { empty: a.note };
+  return a.matrix ? { map: matrixRows(a.matrix, r.tokens.length) } : { empty: a.note };
 }
 
 export function mapView(page: Page): View {
@@ -31,17 +38,22 @@ export function mapView(page: Page): View {
   const layerSelect = $<HTMLSelectElement>('layer');
   const headSelect = $<HTMLSelectElement>('head');
   const vp = new Viewport();
-  const tiles = new Tiles();
+  const pictures = new MapCanvas();
   const dirty = changes();
   /** Draw times of the last frames, in ms: the test reports them. */
   const frames: number[] = [];
   let frame: MapFrame | null = null;
   let hover: { i: number; j: number } | null = null;
-  /** Colours from 0 to the map's largest weight instead of to 1: long inputs spread thin. */
+  /** Colours from 0 to what the cells in view reach instead of to 1: long inputs spread thin. */
   let stretch = false;
   const stretchButton = $<HTMLButtonElement>('stretch');
   let cursor: { i: number; j: number } | null = null;
   let pending = 0;
+  /** A layout the next frame does first: a new map, or the same one grown by rows. */
+  let relayout: { n: number; growing: boolean } | null = null;
+  /** The tokens the canvas's data-tokens names. */
+  let labelled: string[] | null = null;
+  const viewRadios = [...document.querySelectorAll<HTMLInputElement>('input[name=view]')];
 
   const dpr = () => window.devicePixelRatio || 1;
   const point = (e: MouseEvent) => {
@@ -49,8 +61,9 @@ export function mapView(page: Page): View {
     return { x: e.clientX - rect.left, y: e.clientY - rect.top };
   };
 
-  /** Lays the viewport out in the canvas's box on the page. */
-  function layout(n: number): void {
+  /** The plot box in the canvas, from the canvas's and the zoom buttons' boxes on the page: read when they resize. */
+  let plot: { x: number; y: number; w: number; h: number } | null = null;
+  function measure(): void {
     const { clientWidth: w, clientHeight: h } = canvas;
     if (!w || !h) return;
     if (canvas.width !== Math.round(w * dpr()) || canvas.height !== Math.round(h * dpr())) {
@@ -70,17 +83,25 @@ export function mapView(page: Page): View {
     const side = square(top);
     const x = room + Math.max(0, Math.floor(((top ? w - 8 : left) - room - side) / 2));
     canvas.dataset.labelTop = String(top); // the tests check the band against the buttons
-    vp.reset(n, { x, y: top + room, w: side, h: side });
+    plot = { x, y: top + room, w: side, h: side };
+  }
+
+  /** Lays the viewport out for n tokens in the plot box; a grown map keeps the zoom and the last rows in view. */
+  function layout(n: number, growing = false): void {
+    if (!plot) measure();
+    if (plot) vp.reset(n, plot, growing);
   }
 
   function draw(): void {
     pending = 0;
     if (!frame) return;
+    if (relayout) layout(relayout.n, relayout.growing);
+    relayout = null;
     const start = performance.now();
     const ctx = canvas.getContext('2d')!;
     ctx.setTransform(dpr(), 0, 0, dpr(), 0, 0);
     const f = { ...frame, hover, cursor };
-    const cells = drawMap(ctx, canvas.width / dpr(), canvas.height / dpr(), f, vp, tiles);
+    const cells = drawMap(ctx, canvas.width / dpr(), canvas.height / dpr(), f, vp, pictures, dpr());
     frames.push(performance.now() - start);
     if (frames.length > 600) frames.splice(0, frames.length - 600);
     canvas.classList.toggle('zoomed', vp.zoomed);
@@ -89,6 +110,7 @@ export function mapView(page: Page): View {
       y0: String(vp.y(0)),
       cell: String(vp.cell),
       drawnCells: String(cells),
+      top: String(pictures.top),
     });
   }
   const redraw = () => (pending ||= requestAnimationFrame(draw));
@@ -96,7 +118,7 @@ export function mapView(page: Page): View {
   /** Names cell (i, j) in full, with its exact weight. */
   function read(i: number, j: number): void {
     if (!frame) return;
-    const w = frame.values[i * frame.tokens.length + j];
+    const w = frame.map.row(i)[j] ?? 0;
     readout.textContent = `“${frame.tokens[i]}” → “${frame.tokens[j]}”: ${w.toFixed(6)}`;
     Object.assign(readout.dataset, { row: String(i), col: String(j), weight: String(w) });
   }
@@ -199,9 +221,10 @@ export function mapView(page: Page): View {
     });
 
   new ResizeObserver(() => {
+    measure();
     if (!frame) return;
     layout(frame.tokens.length);
-    draw();
+    redraw();
   }).observe(canvas);
 
   const view: View & { frames: number[] } = {
@@ -212,50 +235,65 @@ export function mapView(page: Page): View {
       const heads = r.shape[1];
       setOptions(layerSelect, r.layers, s.layer);
       setOptions(headSelect, heads, s.head);
-      $('layer-label').textContent = String(s.layer + 1);
-      $('head-label').textContent = String(s.head + 1);
-      for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=view]'))
-        radio.checked = radio.value === s.view;
+      setText($('layer-label'), String(s.layer + 1));
+      setText($('head-label'), String(s.head + 1));
+      for (const radio of viewRadios) setProp(radio, 'checked', radio.value === s.view);
       const what = shown(s);
-      const values = what && 'values' in what ? what.values : null;
-      Object.assign(canvas.dataset, {
-        tokens: JSON.stringify(r.tokens),
-        layer: String(s.layer),
-        head: String(s.head),
-        view: s.view,
-      });
-      empty.hidden = !!values;
-      empty.textContent = what && 'empty' in what ? what.empty : '';
+      const map = what && 'map' in what ? what.map : null;
+      if (labelled !== r.tokens) canvas.dataset.tokens = JSON.stringify((labelled = r.tokens));
+      const data = { layer: String(s.layer), head: String(s.head), view: s.view };
+      for (const [k, v] of Object.entries(data)) if (canvas.dataset[k] !== v) canvas.dataset[k] = v;
+      setProp(empty, 'hidden', !!map);
+      setText(empty, what && 'empty' in what ? what.empty : '');
       // A local layer's window edge, on a model's own map of that layer.
       const window = s.view === 'head' && r.mode === 'model' ? (s.model?.window?.[s.layer] ?? 0) : 0;
-      canvas.dataset.window = String(window);
-      windowNote.hidden = !window;
-      windowNote.textContent = window
-        ? `Layer ${s.layer + 1} is local: each token sees itself and the ${window - 1} before it (sliding window of ${window}); the dashed line marks the edge.`
-        : '';
-      if (!dirty(values, r.tokens, s.token, page.colours().fg, stretch, window)) return;
-      if (!values) {
+      if (canvas.dataset.window !== String(window)) canvas.dataset.window = String(window);
+      setProp(windowNote, 'hidden', !window);
+      setText(
+        windowNote,
+        window
+          ? `Layer ${s.layer + 1} is local: each token sees itself and the ${window - 1} before it (sliding window of ${window}); the dashed line marks the edge.`
+          : '',
+      );
+      const source = s.view === 'head' ? r.attentions : s.across?.matrix;
+      if (!dirty(map && source, r.tokens, s.layer, s.head, s.view, s.token, page.colours().fg, stretch, window)) return;
+      if (!map) {
         frame = null;
         canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
         return;
       }
       const n = r.tokens.length;
-      if (frame?.tokens !== r.tokens) {
+      // The same map with rows added (generation): the same run's blocks, the same head, more tokens.
+      const growing =
+        !!frame && frame.source === source && frame.key === `${s.layer}:${s.head}:${s.view}` && n > frame.tokens.length;
+      if (frame?.tokens !== r.tokens && !growing) {
         cursor = hover = null;
         readout.textContent = hint;
         delete readout.dataset.row;
         delete readout.dataset.col;
       }
-      const top = stretch ? values.reduce((m, x) => (x > m ? x : m), 0) || 1 : 1;
-      frame = { values, top, tokens: r.tokens, token: s.token, hover, cursor, colours: page.colours(), window };
-      layout(n);
-      draw();
+      frame = {
+        map,
+        source,
+        key: `${s.layer}:${s.head}:${s.view}`,
+        stretch,
+        causal: r.causal && s.view === 'head',
+        tokens: r.tokens,
+        token: s.token,
+        hover,
+        cursor,
+        colours: page.colours(),
+        window,
+      };
+      // Laid out at the frame: reading the canvas's box now would make the browser lay the page out at every change.
+      relayout = { n, growing: growing || !!relayout?.growing };
+      redraw();
     },
     export: {
       canvas: () => canvas,
       size: () => ({ width: canvas.width / dpr(), height: canvas.height / dpr() }),
       draw: (c) =>
-        frame && drawMap(c.getContext('2d')!, c.width, c.height, { ...frame, hover: null, cursor: null }, vp),
+        frame && drawMap(c.getContext('2d')!, c.width, c.height, { ...frame, hover: null, cursor: null }, vp, pictures),
     },
     frames,
   };
@@ -267,5 +305,5 @@ const clamp = (x: number, n: number) => Math.max(0, Math.min(x, n - 1));
 function setOptions(select: HTMLSelectElement, count: number, value: number): void {
   if (select.options.length !== count)
     select.replaceChildren(...Array.from({ length: count }, (_, i) => new Option(String(i + 1), String(i))));
-  select.value = String(value);
+  setProp(select, 'value', String(value));
 }

@@ -5,7 +5,7 @@
 import { startGeneration } from '../generation.js';
 import { best, distribution } from '../sampling.js';
 import type { State } from '../state.js';
-import { $, changes, type Page, type View } from './view.js';
+import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
 const SHOWN = 10;
 
@@ -100,6 +100,14 @@ export function nextView(page: Page): View {
     const button = (e.target as Element).closest<HTMLButtonElement>('button[data-id]');
     const s = page.store.get();
     if (!button || !shown || !s.result || s.generation) return;
+    // Past the page's limit the text goes on beyond the tokens shown: a token added at the cut would land in the
+    // middle of it, and everything after the cut would go. Refused, with the reason.
+    if (s.result.truncated) {
+      const { length } = s.result.tokens;
+      const message = `Add: the text is cut at ${length} of its ${s.result.totalTokens} tokens (this page's limit), so a token cannot be added after the cut without losing the rest. Shorten the text first.`;
+      page.store.put({ errors: { ...s.errors, generate: message } });
+      return;
+    }
     const ids = [...s.result.ids.slice(0, shown.position + 1), Number(button.dataset.id)];
     page.store.select({ ids, token: null });
   });
@@ -109,34 +117,38 @@ export function nextView(page: Page): View {
     pane: 'next',
     render(s) {
       const lm = !!s.model?.languageModel && s.mode === 'model';
-      empty.hidden = lm;
-      body.hidden = !lm;
-      temperature.value = String(s.sampling.temperature);
-      $('temperature-value').textContent = s.sampling.temperature.toFixed(2);
-      if (document.activeElement !== topK) topK.value = String(s.sampling.topK);
-      topP.value = String(s.sampling.topP);
-      $('top-p-value').textContent = s.sampling.topP.toFixed(2);
-      if (document.activeElement !== seed) seed.value = String(s.seed);
-      if (document.activeElement !== maxNew) maxNew.value = String(s.maxNewTokens);
+      setProp(empty, 'hidden', lm);
+      setProp(body, 'hidden', !lm);
+      setProp(temperature, 'value', String(s.sampling.temperature));
+      setText($('temperature-value'), s.sampling.temperature.toFixed(2));
+      if (document.activeElement !== topK) setProp(topK, 'value', String(s.sampling.topK));
+      setProp(topP, 'value', String(s.sampling.topP));
+      setText($('top-p-value'), s.sampling.topP.toFixed(2));
+      if (document.activeElement !== seed) setProp(seed, 'value', String(s.seed));
+      if (document.activeElement !== maxNew) setProp(maxNew, 'value', String(s.maxNewTokens));
       const r = s.result;
-      generate.disabled = !lm || !r || r.run < 0 || !!s.generation || r.origin === 'induction';
-      stop.disabled = !s.generation;
-      said.dataset.state = s.errors.generate ? 'error' : 'ok';
-      said.textContent =
+      setProp(generate, 'disabled', !lm || !r || r.run < 0 || !!s.generation || r.origin === 'induction');
+      setProp(stop, 'disabled', !s.generation);
+      const state = s.errors.generate ? 'error' : 'ok';
+      if (said.dataset.state !== state) said.dataset.state = state;
+      setText(
+        said,
         s.errors.generate ??
-        (s.generation
-          ? `Generating with seed ${s.seed}: ${s.generation.tokens} token${s.generation.tokens === 1 ? '' : 's'} so far…`
-          : s.generated
-            ? `Generated ${s.generated.ids.length - s.generated.promptTokens} tokens with seed ${s.generated.seed} (${s.generated.stopReason}).`
-            : r?.origin === 'induction'
-              ? 'The map shows the induction test: type, or go back to your text, to generate.'
-              : '');
+          (s.generation
+            ? `Generating with seed ${s.seed}: ${s.generation.tokens} token${s.generation.tokens === 1 ? '' : 's'} so far…`
+            : s.generated
+              ? `Generated ${s.generated.ids.length - s.generated.promptTokens} tokens with seed ${s.generated.seed} (${s.generated.stopReason}).`
+              : r?.origin === 'induction'
+                ? 'The map shows the induction test: type, or go back to your text, to generate.'
+                : ''),
+      );
       if (!lm || !r) return;
       const c = candidates(s);
-      note.dataset.state = s.errors.next ? 'error' : 'ok';
-      if (s.errors.next) note.textContent = s.errors.next;
-      else if (r.run < 0) note.textContent = 'The bars come back when the generation ends.';
-      else if (!c) note.textContent = 'Reading the logits…';
+      const noteState = s.errors.next ? 'error' : 'ok';
+      if (note.dataset.state !== noteState) note.dataset.state = noteState;
+      if (s.errors.next) setText(note, s.errors.next);
+      else if (r.run < 0) setText(note, 'The bars come back when the generation ends.');
+      else if (!c) setText(note, 'Reading the logits…');
       if (!c || !dirty(c.rows.map((x) => `${x.id}:${x.p}`).join(), c.position, r)) return;
       shown = c;
       const last = c.position === r.tokens.length - 1;

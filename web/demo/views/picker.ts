@@ -3,15 +3,14 @@
 // offline first load); or files chosen or dropped. It says how the load goes: progress, done, or why not.
 import { gib, heapNeeds, LANGUAGE_MODELS, size } from '../catalogue.js';
 import type { Source } from '../protocol.js';
-import { $, type Page, type View } from './view.js';
+import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
 /** Starts loading a model; the reply (or an error) lands in the state. A generation in progress stops first. */
 export function load(page: Page, source: Source, transfer: Transferable[] = []): void {
   const g = page.store.get().generation;
   if (g) {
     page.ask({ kind: 'stop' });
-    page.store.put({ generation: null });
-    page.store.select({ text: g.prompt + g.text, ids: null });
+    page.store.select({ text: g.prompt + g.text, ids: null }, { generation: null });
   }
   page.ask({ kind: 'load', source }, transfer);
   const message = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
@@ -61,12 +60,13 @@ export function pickerView(page: Page): View {
     if (e.dataTransfer?.files.length) void loadFiles(e.dataTransfer.files);
   });
 
+  const fitting = changes();
   const view: View = {
     id: 'picker',
     render(s) {
       if (s.modelId !== 'default' && s.modelId !== 'files' && !hub.value) hub.value = s.modelId;
       const e = s.engine;
-      if (e) {
+      if (e && fitting(e, pick.value)) {
         for (const option of [...pick.options].slice(1)) {
           const m = LANGUAGE_MODELS.find((x) => x.id === option.value)!;
           const fit = heapNeeds(m, e);
@@ -84,11 +84,11 @@ export function pickerView(page: Page): View {
             (fit.fits ? '.' : ': too large for this page, so it will not be downloaded.');
       }
       const loading = $('load-status');
-      loading.textContent = s.loading.message;
-      loading.dataset.state = s.loading.state;
+      setText(loading, s.loading.message);
+      if (loading.dataset.state !== s.loading.state) loading.dataset.state = s.loading.state;
       const progress = $<HTMLProgressElement>('progress');
-      progress.hidden = s.loading.state !== 'loading' || s.loading.progress === undefined;
-      progress.value = s.loading.progress ?? 0;
+      setProp(progress, 'hidden', s.loading.state !== 'loading' || s.loading.progress === undefined);
+      setProp(progress, 'value', s.loading.progress ?? 0);
     },
   };
   return view;

@@ -1,50 +1,146 @@
 // The side panel's text and which attention, and what they say back: the model, the run's size and
-// time, what it reused of the previous run and why it was cut short, and the engine's build.
+// time, what it reused of the previous run and why it was cut short, and the engine's build. Every change the
+// page makes to the text (a candidate added, a generation kept, shuffled words, a run's text) is one edit of
+// the part that differs, which the browser's undo takes back; the person's own typing is theirs.
 import type { Mode, RunResult } from '../protocol.js';
 import type { State } from '../state.js';
-import { $, type Page, type View } from './view.js';
+import { $, setProp, setText, type Page, type View } from './view.js';
+
+/** Keys that edit the text (typed characters, deletions, Enter, paste, cut, undo and redo). */
+function edits(e: KeyboardEvent): boolean {
+  const command = e.ctrlKey || e.metaKey;
+  if (command) return ['v', 'x', 'z', 'y'].includes(e.key.toLowerCase());
+  return (e.key.length === 1 && !e.altKey) || ['Backspace', 'Delete', 'Enter'].includes(e.key);
+}
+
+/** A text as a text box holds it: a box has no carriage returns (\r\n and \r become \n). */
+const boxed = (text: string) => text.replace(/\r\n?/g, '\n');
+
+/** Characters of a generation in progress shown under the box. */
+const STREAMED = 1200;
 
 export function sourceView(page: Page): View {
   const text = $<HTMLTextAreaElement>('text');
-  text.addEventListener('input', () => page.store.select({ text: text.value, ids: null }));
-  for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=mode]'))
-    radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
+  const continuation = $('continuation');
+  const generatedText = $('continuation-text');
+  /** True while the page edits the box itself: its input event is not the person's. */
+  let editing = false;
+  /** The first render sets the box (a link's text): nothing to undo yet. */
+  let first = true;
+  /** The generated text shown under the box so far. */
+  let streamed = '';
+  let scrolling = 0;
+
+  /**
+   * Puts `next` in the box as one edit of the part that differs (execCommand's insertText, so that undo takes it
+   * back); where the box cannot be edited so (not rendered), sets it. Focus goes back where it was.
+   */
+  function edit(text_: string): void {
+    const next = boxed(text_);
+    const old = text.value;
+    if (old === next) return;
+    let a = 0;
+    while (a < old.length && a < next.length && old[a] === next[a]) a++;
+    let b = 0;
+    while (b < old.length - a && b < next.length - a && old[old.length - 1 - b] === next[next.length - 1 - b]) b++;
+    // Never between the halves of a surrogate pair.
+    if (a > 0 && /[\uD800-\uDBFF]/.test(old[a - 1])) a--;
+    if (b > 0 && /[\uDC00-\uDFFF]/.test(old[old.length - b])) b--;
+    const active = document.activeElement as HTMLElement | null;
+    const [start, end] = [text.selectionStart, text.selectionEnd];
+    editing = true;
+    try {
+      text.focus({ preventScroll: true });
+      text.setSelectionRange(a, old.length - b);
+      const done = document.execCommand('insertText', false, next.slice(a, next.length - b));
+      if (!done || text.value !== next) text.value = next;
+    } finally {
+      editing = false;
+    }
+    if (active === text) {
+      // The person's caret stays where it was when the edit came after it (unless it was at the very end).
+      if (end <= a && end < old.length) text.setSelectionRange(start, end);
+    } else {
+      text.blur();
+      active?.focus({ preventScroll: true });
+    }
+  }
+
+  text.addEventListener('input', () => {
+    if (!editing) page.store.select({ text: text.value, ids: null });
+  });
+  // Typing, pasting or dropping while a model generates keeps what it generated (as Stop does), then edits.
+  const keep = () => page.store.get().generation && page.stopGeneration();
+  text.addEventListener('keydown', (e) => edits(e) && !e.isComposing && keep());
+  for (const type of ['paste', 'cut', 'drop']) text.addEventListener(type, keep);
+  const radios = [...document.querySelectorAll<HTMLInputElement>('input[name=mode]')];
+  for (const radio of radios) radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
   $('shuffle').addEventListener('click', () => {
     const words = text.value.split(/\s+/).filter(Boolean);
     for (let i = words.length - 1; i > 0; i--) {
       const j = Math.floor(Math.random() * (i + 1));
       [words[i], words[j]] = [words[j], words[i]];
     }
-    page.store.select({ text: words.join(' ') });
+    page.store.select({ text: words.join(' '), ids: null });
   });
 
   return {
     id: 'source',
     render(s) {
-      const shown = s.text + (s.generation?.text ?? '');
-      if (text.value !== shown) text.value = shown;
-      for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=mode]'))
-        radio.checked = radio.value === s.mode;
+      if (first) text.value = s.text;
+      else if (text.value !== boxed(s.text)) edit(s.text);
+      first = false;
+      // The generation streams here, under the box; the box gets it when it ends.
+      const g = s.generation;
+      setProp(continuation, 'hidden', !g);
+      // Its last lines only: laying out thousands of characters again at every token would cost more than it shows.
+      const all = g?.text ?? '';
+      const now = all.length > STREAMED ? `…${all.slice(-STREAMED)}` : all;
+      if (now !== streamed) {
+        if (now.startsWith(streamed)) generatedText.append(now.slice(streamed.length));
+        else generatedText.textContent = now;
+        streamed = now;
+        // At the next frame, once laid out: scrolling now would lay the page out for every token.
+        scrolling ||= requestAnimationFrame(() => {
+          scrolling = 0;
+          continuation.scrollTop = continuation.scrollHeight;
+        });
+      }
+      for (const radio of radios) setProp(radio, 'checked', radio.value === s.mode);
       const name = $('model-name');
-      if (s.model) {
+      if (s.loading.state === 'waiting') {
+        setText(name, "The link's model was loaded from files: choose them to see its maps");
+        name.dataset.architecture = '';
+      } else if (s.model) {
         const m = s.model;
         const title = m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
-        name.textContent = `${title}: ${m.layers} layers × ${m.heads} heads, up to ${m.maxTokens} tokens`;
-        name.dataset.architecture = m.architecture;
+        const cap = s.limit ? Math.min(s.limit.tokens, m.maxTokens) : m.maxTokens;
+        setText(name, `${title}: ${m.layers} layers × ${m.heads} heads, up to ${cap} tokens`);
+        setProp(
+          name,
+          'title',
+          cap < m.maxTokens
+            ? `The model reads up to ${m.maxTokens} tokens; this page runs up to ${cap} (${s.limit?.why === 'memory' ? "what one layer's maps of every head fit" : 'its limit'}).`
+            : '',
+        );
+        if (name.dataset.architecture !== m.architecture) name.dataset.architecture = m.architecture;
       }
       const status = $('status');
       const r = s.result;
-      status.dataset.state = s.runError ? 'error' : 'ok';
-      status.textContent = s.runError ? `Error: ${s.runError}` : r ? latency(s, r) : '';
+      const state = s.runError ? 'error' : 'ok';
+      if (status.dataset.state !== state) status.dataset.state = state;
+      setText(status, s.runError ? `Error: ${s.runError}` : r ? latency(s, r) : '');
       const e = s.engine;
       if (!e) return;
       const info = $('engine-info');
-      info.textContent =
+      setText(
+        info,
         `attnscope ${e.version} · ${e.build} build · ${e.threads} thread${e.threads > 1 ? 's' : ''}` +
-        (e.simd ? ' · SIMD128' : '') +
-        (e.relaxedSimd ? ' with relaxed SIMD (fused multiply-add)' : '') +
-        (e.isolated ? '' : ' · this page is not cross-origin isolated, so it runs single-threaded');
-      info.dataset.build = e.build;
+          (e.simd ? ' · SIMD128' : '') +
+          (e.relaxedSimd ? ' with relaxed SIMD (fused multiply-add)' : '') +
+          (e.isolated ? '' : ' · this page is not cross-origin isolated, so it runs single-threaded'),
+      );
+      if (info.dataset.build !== e.build) info.dataset.build = e.build;
     },
   };
 }

@@ -3,10 +3,15 @@
 // on the map and the head view draws only its lines. Token text is always text, never HTML.
 import { $, changes, type Page, type View } from './view.js';
 
+/** What makes a chip: its label, id and whether it is special. */
+const key = (token: string, id: number | undefined, special: boolean) => `${id ?? ''}:${special ? 1 : 0}:${token}`;
+
 export function tokensView(page: Page): View {
   const list = $<HTMLOListElement>('tokens');
   const dirty = changes();
   let marked: HTMLElement | null = null;
+  /** Each chip's label, id and whether it is special, as made (not read back from the page). */
+  const keys: string[] = [];
 
   const pick = (token: number | null) => page.store.select({ token });
   list.addEventListener('click', (e) => {
@@ -38,17 +43,32 @@ export function tokensView(page: Page): View {
       const r = s.result;
       if (!r) return;
       if (dirty(r.tokens)) {
-        list.replaceChildren(
-          ...r.tokens.map((t, i) => {
+        // Only the chips from the first token that differs are made again: typing at the end, or a generated
+        // token, costs the new chips, not all 2,048.
+        let same = 0;
+        const ids = r.ids.length ? r.ids : null;
+        while (
+          same < Math.min(keys.length, r.tokens.length) &&
+          keys[same] === key(r.tokens[same], ids?.[same], r.special[same])
+        )
+          same++;
+        while (keys.length > same) {
+          list.lastElementChild!.remove();
+          keys.pop();
+        }
+        list.append(
+          ...r.tokens.slice(same).map((t, k) => {
+            const i = same + k;
             const li = document.createElement('li');
             li.textContent = t;
-            li.title = r.ids.length ? `${r.pieces[i]} · id ${r.ids[i]}` : t;
+            li.title = ids ? `${r.pieces[i]} · id ${ids[i]}` : t;
             li.id = `token-${i}`;
+            keys.push(key(t, ids?.[i], r.special[i]));
             if (r.special[i]) li.className = 'special';
             return li;
           }),
         );
-        marked = null;
+        if (marked && !marked.isConnected) marked = null;
       }
       const li = s.token === null ? null : (list.children[s.token] as HTMLElement | undefined);
       if (li === marked) return;

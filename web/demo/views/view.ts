@@ -37,6 +37,18 @@ export interface Page {
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
 
+/**
+ * Sets an element's text, or a property (an input's value, `hidden`, `disabled`), only when it changes: a render
+ * runs on every change of the state (a generation's every frame), and a write of the same value still makes the
+ * browser lay the page out again.
+ */
+export function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+export function setProp<T extends HTMLElement, K extends keyof T>(el: T, key: K, value: T[K]): void {
+  if (el[key] !== value) el[key] = value;
+}
+
 /** A memo: true when any dependency differs (by identity) from the last call's. */
 export function changes(): (...deps: unknown[]) => boolean {
   let last: unknown[] | null = null;

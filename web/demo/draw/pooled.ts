@@ -1,0 +1,106 @@
+// Maps shrunk by the largest weight in each block × block square of cells (max-pooling): the navigator's
+// thumbnails, and the large map when more tokens than pixels are in view. A block keeps the strongest weight it
+// covers, so a thin diagonal or a sink column stays visible at any size, where averaging would fade it.
+// Rows are added one at a time (a run's rows, then generation's), each at O(n): growing a map by a token costs
+// its new row, never a pass over the whole map.
+
+/** A map pooled into `block` × `block` squares: `data` [size, size], room for `size · block` tokens. */
+export class Pooled {
+  readonly size: number;
+  readonly data: Float32Array;
+
+  constructor(
+    readonly block: number,
+    capacity: number,
+  ) {
+    this.size = Math.max(1, Math.ceil(capacity / block));
+    this.data = new Float32Array(this.size * this.size);
+  }
+
+  /** Whether a map of n tokens fits. */
+  holds(n: number): boolean {
+    return n <= this.size * this.block;
+  }
+
+  /**
+   * Folds row `i` of a grid whose cells are `unit` tokens wide (1: the map itself; a finer Pooled's block) into
+   * this one's blocks: cells j·unit … (j + 1)·unit − 1 of the row go into block ⌊j·unit / block⌋. Cells past the
+   * row's length are zeros (a causal row ends at its own token).
+   */
+  add(i: number, row: Float32Array, unit = 1): void {
+    const per = this.block / unit; // source cells per block
+    const out = this.data;
+    const at = Math.floor((i * unit) / this.block) * this.size;
+    const end = Math.min(row.length, this.size * per);
+    for (let c = 0, j = 0; j < end; c++) {
+      const stop = Math.min(j + per, end);
+      let m = out[at + c];
+      for (; j < stop; j++) if (row[j] > m) m = row[j];
+      out[at + c] = m;
+    }
+  }
+
+  /** Row r of the blocks, `size` long. */
+  row(r: number): Float32Array {
+    return this.data.subarray(r * this.size, (r + 1) * this.size);
+  }
+
+  /** The same map in blocks `factor` times as large (a power of 2), with room for `capacity` tokens. */
+  coarser(factor: number, capacity: number): Pooled {
+    const next = new Pooled(this.block * factor, capacity);
+    for (let r = 0; r < this.size; r++) next.add(r, this.row(r), this.block);
+    return next;
+  }
+}
+
+/** The smallest block (a power of 2) that brings n tokens within `cells` blocks per side. */
+export function blockFor(n: number, cells: number): number {
+  let b = 1;
+  while (Math.ceil(n / b) > cells) b *= 2;
+  return b;
+}
+
+/** A map's rows, however they are held: row i has up to n weights (those past its length are 0). */
+export interface MapRows {
+  readonly n: number;
+  row(i: number): Float32Array;
+}
+
+/**
+ * Every level of one map from blocks of 2 up to a single block: the large map draws from the finest level whose
+ * blocks cover at least one device pixel, so a frame costs the pixels in view. Built once per map shown (O(n²)),
+ * then grown a row at a time; room for `capacity` tokens (a larger map needs a new pyramid).
+ */
+export class Pyramid {
+  readonly levels: Pooled[] = [];
+  /** The rows folded in so far. */
+  rows = 0;
+
+  constructor(readonly capacity: number) {
+    for (let b = 2; b / 2 < capacity; b *= 2) this.levels.push(new Pooled(b, capacity));
+  }
+
+  /** Folds rows [rows, map.n) of the map in. */
+  extend(map: MapRows): void {
+    for (let i = this.rows; i < map.n; i++) this.add(i, map.row(i));
+    this.rows = Math.max(this.rows, map.n);
+  }
+
+  private add(i: number, row: Float32Array): void {
+    let unit = 1,
+      source = row,
+      at = i;
+    for (const level of this.levels) {
+      level.add(at, source, unit);
+      // The next level folds in this level's changed row.
+      at = Math.floor(at / (level.block / unit));
+      source = level.row(at);
+      unit = level.block;
+    }
+  }
+
+  /** The level with blocks of `block` tokens (a power of 2 from 2), or null if there is none so coarse. */
+  level(block: number): Pooled | null {
+    return this.levels[Math.log2(block) - 1] ?? null;
+  }
+}
