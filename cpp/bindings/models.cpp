@@ -386,7 +386,7 @@ class ModelHandle {
   std::shared_ptr<const Model> model_;  // shared with its generations, which outlive no model
 };
 
-// A language model's generation in progress: the KV cache and every token's rows of the maps.
+// A language model's generation in progress: its KV cache, and the rows of the maps it keeps (GenerationMaps).
 class GenerationHandle {
  public:
   // ids: the prompt (Int32Array); seed: a whole number below 2^53; maps: what to keep of the attention maps,
@@ -396,6 +396,8 @@ class GenerationHandle {
       if (!model.model()) throw Error("generate: no model is loaded");
       if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
         throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
+      if (maps != "all" && maps != "rows" && maps != "none")
+        throw Error("generate: maps must be \"all\", \"rows\" or \"none\", got \"" + maps + "\"");
       const GenerationMaps kept = maps == "all"    ? GenerationMaps::all
                                   : maps == "rows" ? GenerationMaps::rows
                                                    : GenerationMaps::none;
@@ -414,17 +416,19 @@ class GenerationHandle {
       s.temperature = static_cast<float>(sampling["temperature"].as<double>());
       s.top_k = whole_number("generate", "topK", sampling["topK"], 0, 1e9);
       s.top_p = static_cast<float>(sampling["topP"].as<double>());
+      // `into` is checked before the step: a token is never appended without its rows going where they were asked.
+      const ModelInfo& info = model_->info();
+      const double want =
+          static_cast<double>(info.layers * info.heads * (static_cast<std::int64_t>(generation_->ids().size()) + 1));
+      if (!into.isUndefined() &&
+          (!into.instanceof (val::global("Float32Array")) || into["length"].as<double>() != want))
+        throw Error("generate: the rows need a Float32Array of exactly " + js_string(val(want)) + " values, got " +
+                    js_string(into["length"]));
       const std::int32_t id = generation_->step(engine.runtime(), s);
       val out = val::object();
       out.set("id", id);
       out.set("token", token_of(id));
       const Tensor rows = generation_->last_rows();
-      if (!rows.empty() && !into.isUndefined()) {
-        const double want = static_cast<double>(rows.data.size());
-        if (!into.instanceof (val::global("Float32Array")) || into["length"].as<double>() != want)
-          throw Error("generate: the rows need a Float32Array of exactly " + js_string(val(want)) + " values, got " +
-                      js_string(into["length"]));
-      }
       if (!rows.empty()) out.set("rows", to_js(rows, into)["data"]);
       return out;
     });

@@ -98,6 +98,32 @@ export async function fluidChecks({ page, context, model, origin, shots }) {
     await settled(page);
   });
 
+  await check("llm: Generate on a text too long for every layer's maps grows the shown layer's", async () => {
+    await load(page, 'test/deep-llama', 'LlamaForCausalLM');
+    const sentence = 'the cat sat on the mat. ';
+    const long = sentence.repeat(240).trimEnd(); // about 1,700 tokens: past every layer's maps of this model
+    await page.fill('#text', long);
+    await page.waitForFunction(
+      () => window.__attnscope.answered() && window.__attnscope.state().result?.mapLayers.length === 1,
+      null,
+      { timeout: 120_000 },
+    );
+    await settled(page);
+    const n = await state(page, () => window.__attnscope.state().result.tokens.length);
+    await page.click('#tab-next');
+    await set(page, 'max-new', 5);
+    await page.click('#generate');
+    await page.waitForFunction(() => window.__attnscope.state().generated, null, { timeout: 120_000 });
+    await settled(page);
+    const after = await state(page, () => {
+      const s = window.__attnscope.state();
+      return { n: s.result.tokens.length, held: s.result.mapLayers, reason: s.generated.stopReason, layer: s.layer };
+    });
+    assert(after.n === n + 5 && after.reason === 'maxNewTokens', JSON.stringify(after));
+    assert(after.held.join() === String(after.layer), JSON.stringify(after));
+    await load(page, 'test/planted-llama', 'LlamaForCausalLM');
+  });
+
   await check('llm: past the cut, a candidate is refused and nothing goes; the error goes with the text', async () => {
     const sentence = 'the cat sat on the mat. ';
     const per = model.tokenize(sentence.repeat(10)).ids.length / 10;

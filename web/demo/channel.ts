@@ -61,12 +61,15 @@ export class Channel {
           : message.kind === 'error'
             ? message.during
             : message.kind;
-    if (!this.current(kind, message.id)) return this.recycle(message);
-    if (message.kind === 'progress') this.handlers.progress?.(message);
-    else if (message.kind === 'token')
-      this.handlers.token?.(message); // it copies what it keeps
-    else if (message.kind === 'error') this.handlers.error?.(message);
-    else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
-    this.recycle(message);
+    try {
+      if (!this.current(kind, message.id)) return;
+      // (A token message's handler copies what it keeps of the rows: the buffer then goes back.)
+      if (message.kind === 'progress') this.handlers.progress?.(message);
+      else if (message.kind === 'token') this.handlers.token?.(message);
+      else if (message.kind === 'error') this.handlers.error?.(message);
+      else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
+    } finally {
+      this.recycle(message);
+    }
   }
 }

@@ -68,6 +68,7 @@ function onlyLayer(r: RunResult, layer: number): RunResult {
     attentions: r.attentions.slice(slot * size, (slot + 1) * size),
     mapLayers: [layer],
     shape: [1, heads, n, n],
+    trimmed: true,
   };
 }
 
@@ -88,7 +89,8 @@ export function cannotGenerate(page: Page): string | null {
 export function startGeneration(page: Page): void {
   const s = page.store.get();
   let r = s.result;
-  if (!r || r.run < 0 || s.generation || r.origin === 'induction') return;
+  // Not while a run of a newer text is on its way: the generation would continue the old one.
+  if (!r || r.run < 0 || s.generation || r.origin === 'induction' || page.pending()) return;
   const refused = cannotGenerate(page);
   if (refused) {
     page.store.put({ errors: { ...s.errors, generate: refused } });
@@ -101,7 +103,8 @@ export function startGeneration(page: Page): void {
   const request = page.ask({ kind: 'generate', run: r.run, maxNewTokens, seed: s.seed, ...s.sampling });
   const errors = { ...s.errors };
   delete errors.generate;
-  page.store.put({ result: r, generation: { request, prompt: s.text, text: '', tokens: 0 }, generated: null, errors });
+  const generation = { request, layer: s.layer, prompt: s.text, text: '', tokens: 0 };
+  page.store.put({ result: r, generation, generated: null, errors });
 }
 
 /** What the channel's handlers do with generation's messages. */
@@ -140,8 +143,21 @@ export function generationHandlers(page: Page) {
       };
       store.select({ text: g.prompt + g.text, ids }, { generated, generation: null });
     },
+    /** It failed: what it had shown is kept, as Stop keeps it, and the error says why it ended. */
     failed(message: string) {
-      store.put({ generation: null, errors: { ...store.get().errors, generate: message } });
+      const s = store.get();
+      const g = s.generation;
+      const errors = { ...s.errors, generate: message };
+      if (!g?.tokens || !s.result) return store.put({ generation: null, errors });
+      const ids = s.result.ids;
+      const generated = {
+        ids,
+        promptTokens: ids.length - g.tokens,
+        seed: s.seed,
+        sampling: s.sampling,
+        stopReason: 'error',
+      };
+      store.select({ text: g.prompt + g.text, ids }, { generated, generation: null, errors });
     },
   };
 }

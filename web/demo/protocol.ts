@@ -156,6 +156,8 @@ export interface RunResult {
   attentions: Float32Array; // [mapLayers.length, heads, n, n] (n without the grown rows)
   /** The page's own, while a generation grows the maps: each new token's rows (maps.ts). Never sent. */
   grown?: Float32Array[];
+  /** The page's own: it kept one layer of the run's maps to grow them (generation). Never sent. */
+  trimmed?: boolean;
   /**
    * The layers `attentions` holds, in its order: every one of the model's `layers`, unless every layer's maps of
    * this many tokens would not fit; then the one layer the run asked for, and another layer is a run away.

@@ -24,9 +24,11 @@ export const FILES_LINK =
  * shown layer's maps only: then the layer is part of what the run depends on, and choosing another asks for it.
  */
 const runKey = (s: Readonly<State>, lens: boolean) => {
-  // (A generation growing one layer's maps holds one layer by the page's choice, not the run's: no new run.)
-  const partial = !s.generation && s.result && s.result.mapLayers.length < s.result.layers;
-  return JSON.stringify([s.mode, s.ids ?? s.text, lens, partial ? s.layer : null]);
+  // A generation grows the layer it started on, whatever is chosen meanwhile; maps the page itself cut to one layer
+  // for a generation (`trimmed`) are not the run's choice.
+  const r = s.result;
+  const partial = r && !r.trimmed && r.mapLayers.length < r.layers;
+  return JSON.stringify([s.mode, s.ids ?? s.text, lens, partial ? (s.generation?.layer ?? s.layer) : null]);
 };
 
 export function connect(
@@ -39,6 +41,8 @@ export function connect(
   /** The logit lens, once its pane has been opened for this model: asked for with every run since. */
   let lens = false;
   let askedRun = '';
+  /** A link named a model from files, and no model has been loaded since: nothing runs meanwhile. */
+  let holding = false;
   /** The id of the last run asked for. */
   let lastRun = 0;
   const settle = (panel: Panel, patch: Partial<Data>) => {
@@ -58,8 +62,10 @@ export function connect(
       const linked = pending && !pending.ready && pending.tools;
       const opens = model.languageModel && !store.get().model?.languageModel && !linked;
       store.select({ causal, ids: null, ...(opens && { tools: 'next' as const }) });
-      // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else.
+      // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else
+      // until a model the person chooses has loaded.
       const waiting = id === 0 && pending?.model === 'files';
+      holding = waiting || (holding && id === 0);
       store.put({
         engine: { ...engine, isolated, heapInUse },
         model: { ...model, causal },
@@ -81,17 +87,21 @@ export function connect(
       store.put({ loading: { state: 'loading', message, progress: total ? loaded / total : 0 } });
     },
     run(reply) {
+      // Nothing asked during a generation runs (Generate waits for the runs asked before it): a late reply is stale.
+      if (store.get().generation) return;
       // A run with the shown layer's maps answers the key it makes with them, not only the one it was asked under.
       if (reply.mapLayers.includes(store.get().layer)) askedRun = runKey({ ...store.get(), result: reply }, lens);
       const before = store.get().result?.tokens;
-      // A refusal to generate or add a token was about the text shown before.
-      const errors = { ...store.get().errors };
-      delete errors.generate;
-      store.put({ result: reply, runError: null, errors, ...(reply.across && { across: reply.across }) });
-      // Ids (generated, or a candidate added) come back with their text: the box shows it.
-      if (reply.text !== undefined && store.get().ids) store.select({ text: reply.text });
-      // The token in focus was a position in the old tokens: new ones let it go.
       const same = before?.length === reply.tokens.length && before.every((t, i) => t === reply.tokens[i]);
+      // A refusal to generate or add a token, or why a generation ended, was about the tokens shown before.
+      const errors = { ...store.get().errors };
+      if (!same) delete errors.generate;
+      store.put({ result: reply, runError: null, errors, ...(reply.across && { across: reply.across }) });
+      // A candidate's ids come back with their text: the box shows it. (A generation's text is in the box already,
+      // as it streamed: the run of its ids does not write over the person's prompt.)
+      const s = store.get();
+      if (reply.text !== undefined && s.ids && s.ids !== s.generated?.ids) store.select({ text: reply.text });
+      // The token in focus was a position in the old tokens: new ones let it go.
       if (!same) store.select({ token: null });
       if (pending?.ready) {
         const { layer, head } = pending;
@@ -118,6 +128,7 @@ export function connect(
     error({ during, message, id }) {
       if (during === 'load') {
         pending = null;
+        holding = false;
         const still = id ? ' The previous model is still loaded.' : '';
         const stop = /[.!?]$/.test(message) ? '' : '.';
         store.put({ loading: { state: 'error', message: `Could not load the model: ${message}${stop}${still}` } });
@@ -132,6 +143,7 @@ export function connect(
   const page: Page = {
     store,
     ask: <K extends Kind>(ask: Ask<K>, transfer: Transferable[] = []) => channel.send(ask, transfer),
+    pending: () => !answered(),
     colours,
     run,
     stopGeneration() {
@@ -163,8 +175,14 @@ export function connect(
   store.subscribe((s: Readonly<State>) => {
     lens ||= s.tools === 'lens' && !!s.model?.languageModel && s.mode === 'model';
     if (s.loading.state === 'waiting') return;
+    if (s.loading.state === 'loading' && holding) return; // a link's files are on their way: no other model's maps
     if (runKey(s, lens) !== askedRun) {
-      if (s.generation) cancelGeneration();
+      if (s.generation) {
+        // The mode or the logit lens changed: what was generated is kept first. (Typing keeps it before the key
+        // lands, source.ts; a text changed any other way means the generation's tokens no longer follow it.)
+        if (s.text === s.generation.prompt) return page.stopGeneration();
+        cancelGeneration();
+      }
       // The last generation describes the text until it is edited (its ids are the text's while unchanged).
       if (s.generated && s.ids !== s.generated.ids) queueMicrotask(() => store.put({ generated: null }));
       return run();
@@ -206,9 +224,9 @@ export function connect(
   });
   // While a link is restored, the URL keeps it: the page does not write over it.
   // The last run asked for has been answered (or failed): what the page shows is of its text, for the tests.
-  const answered = () => {
+  function answered(): boolean {
     const s = store.get();
     return !!s.runError || (s.result?.run ?? -1) >= lastRun || s.loading.state !== 'ok';
-  };
+  }
   return { page, restoring: () => pending !== null, answered };
 }

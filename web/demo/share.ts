@@ -7,7 +7,7 @@ import type { MainPane, State, ToolPane, View } from './state.js';
 
 export interface Shared {
   text?: string;
-  /** 'default' or a Hub model id. Models from local files cannot be shared. */
+  /** 'default', a Hub model id, or 'files': a model from local files, which the link cannot carry (it asks for them). */
   model?: string;
   /** From 0, as the page counts internally; the URL counts from 1 like the page's labels. */
   layer?: number;

@@ -42,6 +42,8 @@ export interface Choice {
 /** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
 export interface Generating {
   request: number;
+  /** The layer shown when it started: with one layer's maps, the one it grows. */
+  layer: number;
   prompt: string;
   text: string;
   tokens: number;

@@ -18,7 +18,9 @@ const BATCH_MS = 250;
 const spare: ArrayBuffer[] = [];
 
 export function recycle(b: ArrayBuffer): void {
-  if (spare.length < 4) spare.push(b);
+  spare.push(b);
+  // The largest few: rows grow with the text, and a buffer too small for them is never taken again.
+  spare.sort((x, y) => y.byteLength - x.byteLength).splice(4);
 }
 
 /** A Float32Array of at least `length` values (at least 16 MB), a spare one if one is large enough. */
@@ -96,8 +98,8 @@ export function next(request: Request<'next'>, kept: Kept, s: Session): Reply<'n
 }
 
 /**
- * Continues the run's tokens; each token goes to the page with its row of every map as it arrives (moved, not
- * copied), and none is kept here: the page holds the maps. The prompt's keys and values come from the run.
+ * Continues the run's tokens: they go to the page a few times a second with their rows of every map, and none is
+ * kept here (the page holds the maps). The prompt's keys and values come from the run.
  */
 export async function generate(request: Request<'generate'>, kept: Kept, s: Session): Promise<Reply<'generate'>> {
   const model = languageModel(s, 'Generate');
@@ -119,11 +121,17 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
   let batch: Extract<Message, { kind: 'token' }> | null = null;
   let at = 0;
   let sent = -Infinity; // the first token goes at once
-  /** The ids generated so far: the text the page shows is theirs decoded as the box gets it (no special tokens). */
+  /** The ids generated so far. The text the page shows is theirs decoded after the prompt's (no special tokens):
+   *  a SentencePiece decoder drops a leading space at the start of a text, not after the prompt. */
   const made: number[] = [];
+  const prompt = Array.from(kept.ids!);
+  const before = model.decode(prompt, { skipSpecialTokens: true });
   const flush = () => {
     if (!batch?.tokens.length) return;
-    batch.text = model.decode(made, { skipSpecialTokens: true });
+    const whole = model.decode([...prompt, ...made], { skipSpecialTokens: true });
+    batch.text = whole.startsWith(before)
+      ? whole.slice(before.length)
+      : model.decode(made, { skipSpecialTokens: true });
     postMessage(batch, { transfer: [batch.rows.buffer] });
     batch = null;
     sent = performance.now();

@@ -1,4 +1,5 @@
-// Model.generate: the prompt runs once into a KV cache, then one token at a time, drawn in
+// Model.generate: the prompt runs once into a KV cache (what the model's last run holds of it is taken from
+// there), then one token at a time, drawn in
 // C++ (sampling.cpp: temperature, top-k, top-p, a seeded draw). Between tokens the loop yields
 // to the event loop (every few milliseconds), so a Worker can take a stop request; onToken sees each token's rows.
 import type { GenerateOptions, GenerateResult, GeneratedToken, ModelInfo } from './types.js';
@@ -66,7 +67,10 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
   };
 }
 
-/** The longest a generation runs without yielding to the event loop (ms): a stop request waits at most this. */
+/**
+ * The longest a generation runs without yielding to the event loop (ms): a stop request waits this, and the token
+ * in progress.
+ */
 const YIELD_MS = 4;
 
 /**

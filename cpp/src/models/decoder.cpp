@@ -92,7 +92,7 @@ void Cache::reserve(const Config& c, std::int64_t rows) {
 }
 
 void Cache::take_prefix(const Config& c, const Cache& from, std::int64_t rows) {
-  reserve(c, rows);
+  reserve(c, std::min(c.max_tokens, 2 * rows));  // room for the generation to come, without a copy at its first token
   for (std::size_t l = 0; l < k.size(); ++l)
     for (auto [to, of] : {std::pair{&k[l], &from.k[l]}, {&v[l], &from.v[l]}})
       for (std::int64_t h = 0; h < c.kv_heads; ++h)  // [KV, capacity, hd] each, capacities apart

@@ -69,7 +69,8 @@ class DecoderModel final : public Model {
   void layer_maps(const Runtime& rt, const Cache& cache, std::int64_t layer, const Mask& mask, float* out) const;
   // How many leading tokens of `ids` (all but the last, whose logits a generation needs) the last run holds: their
   // keys and values go into the empty `cache`, and with `rows`, each token's rows of every map ([layers, heads,
-  // i + 1] for token i) into it, when that run kept them. 0 when it holds none of them.
+  // i + 1] for token i) into `rows`, when that run kept them. 0 when it holds none of them. It reads the last run
+  // as run() writes it: like run(), not to be called from two threads at once.
   std::int64_t resume(const std::vector<std::int32_t>& ids, Cache& cache, std::vector<std::vector<float>>* rows) const;
 
  protected:

@@ -70,5 +70,12 @@ export const onScreen = (s: Readonly<State>, pane: string | undefined) =>
 
 /** Draws every view whose pane is on screen (each redraws only what changed for it). */
 export function renderAll(views: View[], s: Readonly<State>): void {
-  for (const view of views) if (onScreen(s, view.pane)) view.render(s);
+  for (const view of views)
+    if (onScreen(s, view.pane))
+      try {
+        view.render(s);
+      } catch (err) {
+        // One view's bug leaves the others drawn (and is reported: the tests fail on console errors).
+        console.error(`the ${view.id} view failed:`, err);
+      }
 }

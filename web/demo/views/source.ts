@@ -51,15 +51,20 @@ export function sourceView(page: Page): View {
     editing = true;
     try {
       text.focus({ preventScroll: true });
-      text.setSelectionRange(a, old.length - b);
-      const done = document.execCommand('insertText', false, next.slice(a, next.length - b));
+      // (Where the box cannot take the focus, insertText would go to whatever has it: then the text is set.)
+      const done =
+        document.activeElement === text &&
+        (text.setSelectionRange(a, old.length - b),
+        document.execCommand('insertText', false, next.slice(a, next.length - b)));
       if (!done || text.value !== next) text.value = next;
     } finally {
       editing = false;
     }
     if (active === text) {
-      // The person's caret stays where it was when the edit came after it (unless it was at the very end).
-      if (end <= a && end < old.length) text.setSelectionRange(start, end);
+      // The person's caret stays on the same text: before the edit, where it was; after it, moved with the text
+      // after it; at the very end, at the new end.
+      const moved = (at: number) => (at >= old.length - b ? at + next.length - old.length : Math.min(at, a));
+      if (end < old.length) text.setSelectionRange(moved(start), moved(end));
     } else {
       text.blur();
       active?.focus({ preventScroll: true });
@@ -69,10 +74,13 @@ export function sourceView(page: Page): View {
   text.addEventListener('input', () => {
     if (!editing) page.store.select({ text: text.value, ids: null });
   });
-  // Typing, pasting or dropping while a model generates keeps what it generated (as Stop does), then edits.
+  // Typing, pasting or dropping while a model generates keeps what it generated (as Stop does), then edits: at
+  // the key that edits, or at paste, cut and drop, before the edit; any other input (a phone's keyboard, an IME, a
+  // spelling fix) at beforeinput.
   const keep = () => page.store.get().generation && page.stopGeneration();
   text.addEventListener('keydown', (e) => edits(e) && !e.isComposing && keep());
   for (const type of ['paste', 'cut', 'drop']) text.addEventListener(type, keep);
+  text.addEventListener('beforeinput', () => editing || keep());
   const radios = [...document.querySelectorAll<HTMLInputElement>('input[name=mode]')];
   for (const radio of radios) radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
   $('shuffle').addEventListener('click', () => {

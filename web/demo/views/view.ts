@@ -28,6 +28,8 @@ export interface Page {
   store: Store;
   /** Sends a request to the worker (see channel.ts); its reply lands in the state. */
   ask<K extends Kind>(ask: Ask<K>, transfer?: Transferable[]): number;
+  /** Whether a run has been asked for and not answered yet (what the page shows is not of the text in the box). */
+  pending(): boolean;
   colours(): Colours & { bg: string };
   /** Runs the text (or the ids it stands for) again, e.g. to leave the induction test's sequence. */
   run(): void;
