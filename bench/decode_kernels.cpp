@@ -36,7 +36,7 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
-#include "runtime/thread_pool.hpp"
+#include "threads/thread_pool.hpp"
 
 namespace {
 

@@ -7,6 +7,7 @@
 //   decode     its decode rows alone (section 6)
 //   typing     its typing rows alone (section 7)
 //   page       the demo in Chromium: long tasks while typing, panning and generating (bench/page.mjs, section 9)
+//   blocks     every family on the one block, A/B against another checkout (bench/blocks.mjs, section 10)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights).
@@ -14,6 +15,7 @@
 //   npm run bench                 every section (after .ci/setup)
 //   npm run bench -- llm          one section
 import { attention } from './attention.mjs';
+import { blocks } from './blocks.mjs';
 import { measure } from './harness.mjs';
 import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
@@ -28,6 +30,7 @@ const SECTIONS = {
   prefill: llmPrefill,
   decode: llmDecode,
   typing: llmTyping,
+  blocks,
 };
 /** Sections that run on their own, without the engine processes. */
 const ALONE = { page: pageBench };

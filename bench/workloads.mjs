@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { bertCheckpoint, safetensors, safetensorsViews } from '../tests/checkpoints.mjs';
+import { bertCheckpoint, safetensors, safetensorsViews } from '../tests/safetensors.mjs';
 import { REAL_SHAPES, realShapeCheckpoint } from '../tests/llm/checkpoints.mjs';
 
 export const D = 768;
@@ -104,9 +104,25 @@ export function writeWorkloads(dir) {
   const { files } = bertCheckpoint();
   unitLayerNorms(files['model.safetensors']);
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, 'bert', name), bytes);
+  // The same weights in BF16, as the Hub ships many checkpoints: half the bytes to stream through every GEMM.
+  mkdirSync(join(dir, 'bert-bf16'), { recursive: true });
+  writeFileSync(join(dir, 'bert-bf16', 'config.json'), files['config.json']);
+  writeFileSync(join(dir, 'bert-bf16', 'model.safetensors'), bf16Copy(files['model.safetensors']));
   execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, dir], {
     stdio: 'inherit',
   });
+}
+
+/** A safetensors file's F32 tensors as BF16 (rounded to nearest even), the same names and shapes. */
+function bf16Copy(file) {
+  const tensors = {};
+  for (const [name, { shape, data }] of Object.entries(safetensorsViews(file))) {
+    const bits = new Uint32Array(Float32Array.from(data).buffer);
+    const half = new Uint16Array(bits.length);
+    for (let i = 0; i < bits.length; i++) half[i] = (bits[i] + 0x7fff + ((bits[i] >>> 16) & 1)) >>> 16;
+    tensors[name] = { data: half, shape, dtype: 'BF16' };
+  }
+  return safetensors(tensors);
 }
 
 /**

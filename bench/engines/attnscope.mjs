@@ -1,11 +1,13 @@
 // AttnScope's wasm build as a benchmark engine:
-//   node bench/engines/attnscope.mjs <threads> <simd|relaxed-simd> <dir>
-// The build is named without its -threads suffix; two or more threads select it.
+//   node bench/engines/attnscope.mjs <threads> <simd|relaxed-simd> <dir> [<another checkout>]
+// The build is named without its -threads suffix; two or more threads select it. With another checkout (built), its
+// dist/ runs instead: the A/B rows of `npm run bench -- blocks`.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import { createEngine } from '../../dist/node.js';
+import { pathToFileURL } from 'node:url';
+
 import { D, HEADS, SENTENCE, bertIds, llmIds, llmSample, readSafetensors, sample, serveEngine } from '../workloads.mjs';
 import { memoryBandwidth } from '../bandwidth.mjs';
 import { median } from '../stats.mjs';
@@ -17,7 +19,9 @@ const timed = (call) => {
   return performance.now() - start;
 };
 
-const [threads, kind, dir] = [Number(process.argv[2]), process.argv[3], process.argv[4]];
+const [threads, kind, dir, other] = [Number(process.argv[2]), process.argv[3], process.argv[4], process.argv[5]];
+const dist = other ? pathToFileURL(join(other, 'dist/node.js')).href : '../../dist/node.js';
+const { createEngine } = await import(dist);
 const engine = await createEngine({ threads, build: threads > 1 ? `${kind}-threads` : kind });
 // The micro-kernel of the same build, for the peak the GEMM and long-input rows compare with (bench/kernel_peak.cpp).
 const require = createRequire(import.meta.url);
@@ -28,6 +32,7 @@ const kernel = await require(`${peakBuild}.js`)({
 const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
 const mha = readSafetensors(join(dir, 'mha.safetensors'));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
+/** The BERT workload loaded last: `{ work, model }`. */
 let bert = null;
 let layer = null;
 /** Section 8's pair: the one-shot call and the layer on the same input (set up by `mha-oneshot`). */
@@ -67,11 +72,19 @@ serveEngine(
         const r = pair.oneShot();
         return sample(r.weights.data, n, r.output.data, D);
       };
-    } else if (work === 'bert') {
-      bert ??= await engine.loadModel({ files: files(join(dir, 'bert'), ['config.json', 'model.safetensors']) });
+    } else if (work === 'bert' || work === 'bert-bf16') {
+      if (bert?.work !== work) {
+        // one BERT loaded at a time: base is 440 MB in float32
+        bert?.model.dispose();
+        bert = {
+          work,
+          model: await engine.loadModel({ files: files(join(dir, work), ['config.json', 'model.safetensors']) }),
+        };
+      }
+      const { model } = bert;
       const ids = bertIds(n);
       return () => {
-        const r = bert.run(ids);
+        const r = model.run(ids);
         return sample(r.attentions.subarray((r.shape[0] - 1) * r.shape[1] * n * n), n, r.hidden.data, D);
       };
     } else if (work === 'gemm') {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
-#include "runtime/thread_pool.hpp"
 #include "test_util.hpp"
+#include "threads/thread_pool.hpp"
 
 namespace attnscope {
 namespace {

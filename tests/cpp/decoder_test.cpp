@@ -1,7 +1,5 @@
 // Decoders (Llama, Mistral, Qwen 2 and 3, Gemma 2 and 3, Phi-3, GPT-2) loaded from checkpoints in the
 // Hub's names and layout, held to the float64 plain-loop reference; generation against runs.
-#include "models/decoder.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,6 +8,7 @@
 
 #include "attnscope/model.hpp"
 #include "decoder_checkpoints.hpp"
+#include "models/transformer.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {
@@ -23,13 +22,13 @@ TEST(Decoder, EveryArchitectureMatchesTheFloat64Reference) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const auto model = Model::load(c.files);
-    const decoder::Parts parts = decoder::parts_of(*model);
+    const transformer::Parts parts = transformer::parts_of(*model);
     ASSERT_NE(parts.config, nullptr);
     const std::vector<std::int32_t> ids = some_ids(11, parts.config->vocab, 3);
     RunOptions o;
     o.return_logits = true;
     const ModelRun r = model->run_ids(rt, ids, o);
-    const decoder::ReferenceRun ref = decoder::reference_forward(*parts.config, *parts.weights, ids);
+    const transformer::ReferenceRun ref = transformer::reference_forward(*parts.config, *parts.weights, ids);
     double attention = 0, logits = 0;
     for (std::size_t i = 0; i < ref.attentions.size(); ++i)
       attention = std::max(attention, std::abs(r.attentions.data[i] - ref.attentions[i]));
@@ -322,6 +321,12 @@ TEST(Decoder, BadConfigsAndOptionsAreErrorsNamingTheField) {
                "has shape [32, 32] but the config needs [64, 32]");
   expect_error([&] { Model::load(with("LlamaForCausalLM", "FalconForCausalLM")); },
                "architecture \"FalconForCausalLM\" is not supported");
+  // The table knows each row's model_type: a config that names another is refused, not run as the row.
+  expect_error(
+      [&] { Model::load(with("\"head_dim\": 8", "\"head_dim\": 8, \"model_type\": \"mamba\"")); },
+      "model_type \"mamba\" contradicts architectures[0] \"LlamaForCausalLM\" (whose model_type is \"llama\")");
+  ModelFiles typed = with("\"head_dim\": 8", "\"head_dim\": 8, \"model_type\": \"llama\"");
+  EXPECT_NO_THROW(Model::load(typed));
   const auto model = Model::load(base.files);
   auto g = model->generate(rt, {1, 2}, 0);
   SamplingOptions o;

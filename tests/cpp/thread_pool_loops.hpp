@@ -7,7 +7,7 @@
 #include <atomic>
 #include <vector>
 
-#include "runtime/thread_pool.hpp"
+#include "threads/thread_pool.hpp"
 
 namespace attnscope {
 

@@ -5,7 +5,7 @@
 // - `?llm=Qwen2.5-0.5B,…`: language models in BF16 as the Hub ships them, one engine each,
 //   with next-token predictions; the heap after loading and after the run are reported.
 import { createEngine } from '../../dist/browser.js';
-import { bertCheckpoint } from '../checkpoints.mjs';
+import { bertCheckpoint } from '../safetensors.mjs';
 import { realShapeCheckpoint } from '../llm/checkpoints.mjs';
 
 const BUILDS = ['relaxed-simd-threads', 'relaxed-simd', 'simd-threads', 'simd'];

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model, ModelRunResult } from '../../dist/node.js';
-import { safetensorsViews } from '../checkpoints.mjs';
+import { safetensorsViews } from '../safetensors.mjs';
 import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { BUILDS, engineFor } from './engines.js';
 

@@ -3,7 +3,7 @@
 import { expect, it } from 'vitest';
 
 import { createEngine } from '../../dist/node.js';
-import { bertCheckpoint } from '../checkpoints.mjs';
+import { bertCheckpoint } from '../safetensors.mjs';
 import { realShapeCheckpoint } from '../llm/checkpoints.mjs';
 
 it('loads and runs a bert-base-sized checkpoint within the heap limit', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model } from '../../dist/node.js';
 import { goldenModelFiles } from '../golden-models.mjs';
-import { safetensors } from '../checkpoints.mjs';
+import { safetensors } from '../safetensors.mjs';
 import { byteLevelTokenizer, decoderCheckpoint } from '../llm/checkpoints.mjs';
 
 /** The test tokenizer with one token more than the checkpoints' embedding table has rows. */

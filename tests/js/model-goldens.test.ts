@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine } from '../../dist/node.js';
+import { safetensors, safetensorsViews } from '../safetensors.mjs';
 import { GOLDEN_MODELS, goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { BUILDS, engineFor } from './engines.js';
 
@@ -140,6 +141,53 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     }
   });
 
+  it("gives the layers mapLayers names, computed from the run's queries and keys, equal to a full run's", async () => {
+    for (const name of ['bert', 'distilbert-bf16']) {
+      const model = await engine.loadModel({ files: filesOf(name) });
+      const ids = [5, 9, 12, 3, 7, 2];
+      const all = model.run(ids);
+      const [layers, heads, n] = all.shape;
+      const some = model.run(ids, { mapLayers: [layers - 1, 0] });
+      expect(some.shape).toEqual([2, heads, n, n]);
+      const block = heads * n * n;
+      for (const [i, l] of [layers - 1, 0].entries())
+        expect(
+          worstDifference(
+            some.attentions.subarray(i * block, (i + 1) * block),
+            all.attentions.subarray(l * block, (l + 1) * block),
+          ),
+          `${name} layer ${l}`,
+        ).toBeLessThan(1e-5);
+      expect(worstDifference(some.hidden.data, all.hidden.data)).toBeLessThan(1e-5);
+      expect(() => model.run(ids, { topK: 3 })).toThrowError(/^run: topK/);
+      expect(model.run(ids).attentions).toEqual(all.attentions); // still usable, and the same
+      model.dispose();
+    }
+  });
+
+  it('reads a task model\'s checkpoint (BertForMaskedLM: "bert." names, a head it leaves aside) as its encoder', async () => {
+    const files = filesOf('bert');
+    const views = safetensorsViews(files['model.safetensors'] as Uint8Array);
+    const renamed = Object.fromEntries(
+      Object.entries(views).map(([name, t]) => [`bert.${name}`, { data: t.data!, shape: t.shape }]),
+    );
+    renamed['cls.predictions.bias'] = { data: new Float32Array(64), shape: [64] };
+    const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+    const task = await engine.loadModel({
+      files: {
+        'config.json': new TextEncoder().encode(JSON.stringify({ ...config, architectures: ['BertForMaskedLM'] })),
+        'model.safetensors': safetensors(renamed),
+      },
+    });
+    const bare = await engine.loadModel({ files });
+    expect(task.info.architecture).toBe('BertForMaskedLM');
+    expect(task.info.languageModel).toBe(false);
+    const ids = [5, 9, 12, 3];
+    expect(task.run(ids).attentions).toEqual(bare.run(ids).attentions);
+    task.dispose();
+    bare.dispose();
+  });
+
   it('refuses checkpoints that do not match their config, naming the tensor', async () => {
     const files = filesOf('bert');
     const config = JSON.parse(new TextDecoder().decode(files['config.json']));
@@ -151,10 +199,13 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       'loadModel: tensor "encoder.layer.2.attention.self.query.weight" is missing',
     );
     await expect(engine.loadModel({ files: withConfig({ ...config, num_attention_heads: 5 }) })).rejects.toThrow(
-      'config.json: the number of heads (5) does not divide the width 32',
+      'config.json: num_attention_heads=5 does not divide the width 32',
     );
-    await expect(engine.loadModel({ files: withConfig({ ...config, hidden_act: 'swish' }) })).rejects.toThrow(
-      'config.json: activation "swish" is not supported',
+    await expect(engine.loadModel({ files: withConfig({ ...config, hidden_act: 'mystery' }) })).rejects.toThrow(
+      'config.json: activation "mystery" is not supported',
+    );
+    await expect(engine.loadModel({ files: withConfig({ ...config, model_type: 'mamba' }) })).rejects.toThrow(
+      'config.json: model_type "mamba" contradicts architectures[0] "BertModel" (whose model_type is "bert")',
     );
     const { createRequire } = await import('node:module');
     const encoderDir = createRequire(import.meta.url)

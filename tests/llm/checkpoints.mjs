@@ -4,7 +4,7 @@
 // (convert_hf_to_gguf.py) applies: Llama's q/k rows permuted for its interleaved RoPE, Gemma's
 // norm weights stored as 1 + w, and Gemma's query_pre_attn_scalar folded into the weights
 // (llama.cpp scales queries by 1/√head_dim and reads no such key). Plain JS, for Vitest and Workers.
-import { safetensors } from '../checkpoints.mjs';
+import { safetensors } from '../safetensors.mjs';
 import { T, gguf } from './gguf.mjs';
 
 /** The Hugging Face class and the GGUF architecture of each row. */

@@ -1,7 +1,7 @@
 // A small random GPT-2 checkpoint in the Hub's names (wte, wpe, h.N.attn.c_attn, … as Conv1D stores them,
 // [in, out]) with the byte-level test tokenizer, so that a page can type into GPT-2 as into the other decoders.
 // Plain JS, for Node and the browser test.
-import { safetensors } from '../checkpoints.mjs';
+import { safetensors } from '../safetensors.mjs';
 import { byteLevelTokenizer, normals, TOKENIZER_VOCAB } from './checkpoints.mjs';
 
 /** @param {{ d?: number, layers?: number, heads?: number, positions?: number, seed?: number }} [o] */

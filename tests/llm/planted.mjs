@@ -10,7 +10,7 @@
 //   copied previous token's, both in the eight slowest frequencies (which barely turn over a few hundred
 //   tokens); a query attends to the token whose predecessor is the query's own token.
 // The other heads have random weights, so the grid has something to show. Plain JS, for Node and the browser test.
-import { safetensors } from '../checkpoints.mjs';
+import { safetensors } from '../safetensors.mjs';
 import { byteLevelTokenizer, normals, TOKENIZER_VOCAB } from './checkpoints.mjs';
 
 const D = 128,

@@ -2,12 +2,11 @@
 // every attention weight within 1e-5 and every logit within 1e-4, for each architecture row, and
 // generation with the KV cache equal to a run on the whole sequence.
 //   node build/wasm/tests/decoder_test.js
-#include "models/decoder.hpp"
-
 #include <cmath>
 #include <cstdio>
 
 #include "../cpp/decoder_checkpoints.hpp"
+#include "models/transformer.hpp"
 
 using namespace attnscope;
 using namespace attnscope::testing::decoders;
@@ -17,12 +16,12 @@ int main() {
   const Runtime rt(2);
   for (const Case& c : cases()) {
     const auto model = Model::load(c.files);
-    const decoder::Parts parts = decoder::parts_of(*model);
+    const transformer::Parts parts = transformer::parts_of(*model);
     const std::vector<std::int32_t> ids = some_ids(11, parts.config->vocab, 3);
     RunOptions o;
     o.return_logits = true;
     const ModelRun r = model->run_ids(rt, ids, o);
-    const decoder::ReferenceRun ref = decoder::reference_forward(*parts.config, *parts.weights, ids);
+    const transformer::ReferenceRun ref = transformer::reference_forward(*parts.config, *parts.weights, ids);
     double attention = 0, logits = 0, cached = 0;
     for (std::size_t i = 0; i < ref.attentions.size(); ++i)
       attention = std::max(attention, std::abs(r.attentions.data[i] - ref.attentions[i]));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnscope/attention.hpp"
+#include "attnscope/files.hpp"
 #include "attnscope/tokenizer.hpp"
 
 namespace attnscope {
@@ -120,22 +121,6 @@ class Generation {
   // The prompt's leading tokens taken from the model's last run (its keys and values) rather than run again.
   virtual std::int64_t reused_tokens() const { return 0; }
 };
-
-// A model's files, by name: "config.json", "model.safetensors", "vocab.json", ...
-using ModelFiles = std::map<std::string, std::string>;
-
-// A large file's bytes, read on demand: a model's weights need not sit in memory whole beside the
-// weights made from them (in wasm, the file stays a JS Uint8Array and tensors are copied in one by one).
-class FileBytes {
- public:
-  virtual ~FileBytes() = default;
-  virtual std::uint64_t size() const = 0;
-  // Copies bytes [offset, offset + count) of the file into dest.
-  virtual void read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const = 0;
-  // The whole file when it is in memory, else null.
-  virtual const std::uint8_t* memory() const { return nullptr; }
-};
-using LargeFiles = std::map<std::string, std::shared_ptr<const FileBytes>>;
 
 // The [n, n] keep mask (row-major) hiding the padding keys of `options.attention_mask`
 // from every query; empty when there is no mask. Throws if the mask is too short.

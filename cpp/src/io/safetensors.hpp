@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/model.hpp"
+#include "attnscope/files.hpp"
 #include "attnscope/tensor.hpp"
 #include "kernels/packed.hpp"
 

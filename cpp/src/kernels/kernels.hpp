@@ -5,7 +5,7 @@
 
 #include "attnscope/attention.hpp"
 #include "kernels/scores.hpp"
-#include "runtime/thread_pool.hpp"
+#include "threads/thread_pool.hpp"
 
 namespace attnscope::kernels {
 

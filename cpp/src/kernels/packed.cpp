@@ -5,7 +5,7 @@
 
 #include "attnscope/error.hpp"
 #include "attnscope/packing.hpp"
-#include "runtime/thread_pool.hpp"
+#include "threads/thread_pool.hpp"
 
 namespace attnscope::kernels {
 

@@ -1,5 +1,5 @@
-// The decoder architectures: one row each (checkpoints.cpp reads their tensors). A row says
-// how its config.json reads into decoder::Config; defaults are those of the transformers config class, used when a
+// The architectures: one row each (checkpoints.cpp reads their tensors). A row says
+// how its config.json reads into transformer::Config; defaults are those of the transformers config class, used when a
 // field is absent, as transformers uses them. A field this engine does not implement (a rope_scaling type, partial
 // rotary where the class does not apply it) is an Error naming it, never a silently different model.
 #include <algorithm>
@@ -8,18 +8,18 @@
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
 #include "models/config.hpp"
-#include "models/decoder.hpp"
+#include "models/transformer.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 namespace {
 
-enum class Family { llama, phi3, gpt2 };                       // how the checkpoint names its tensors
 enum class Bias { none, qkv, attention_bias, llama };          // Qwen 2: q, k, v always; attention_bias: q, k, v, o
 enum class Windows { none, all, qwen, every_other, pattern };  // which layers attend through a sliding window
 
 struct Row {
   const char* architecture;
+  const char* model_type;  // config.json's model_type, when it gives one
   Family family;
   Bias bias;
   Windows windows;
@@ -34,17 +34,33 @@ struct Row {
 
 // clang-format off
 const Row kRows[] = {
-  // architecture                    family         bias                  windows               gemma  qk_norm partial vocab   hidden ffn    layers heads kv head_dim max_pos theta eps   activation
-  {"LlamaForCausalLM",               Family::llama, Bias::llama,          Windows::none,        false, false,  false,  32000,  4096,  11008, 32,    32,   0, 0,       2048,   1e4,  1e-6, "silu"},
-  {"MistralForCausalLM",             Family::llama, Bias::none,           Windows::all,         false, false,  false,  32000,  4096,  14336, 32,    32,   8, 0,       131072, 1e4,  1e-6, "silu"},
-  {"Qwen2ForCausalLM",               Family::llama, Bias::qkv,            Windows::qwen,        false, false,  false,  151936, 4096,  22016, 32,    32,   0, 0,       32768,  1e4,  1e-6, "silu"},
-  {"Qwen3ForCausalLM",               Family::llama, Bias::attention_bias, Windows::qwen,        false, true,   false,  151936, 4096,  22016, 32,    32,   0, 128,     32768,  1e4,  1e-6, "silu"},
-  {"Gemma2ForCausalLM",              Family::llama, Bias::attention_bias, Windows::every_other, true,  false,  false,  256000, 2304,  9216,  26,    8,    4, 256,     8192,   1e4,  1e-6, "gelu_pytorch_tanh"},
-  {"Gemma3ForCausalLM",              Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
-  {"Gemma3ForConditionalGeneration", Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
-  {"Phi3ForCausalLM",                Family::phi3,  Bias::none,           Windows::all,         false, false,  true,   32064,  3072,  8192,  32,    32,   0, 0,       4096,   1e4,  1e-5, "silu"},
-  {"GPT2LMHeadModel",                Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
-  {"GPT2Model",                      Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
+  // architecture                    model_type     family         bias                  windows               gemma  qk_norm partial vocab   hidden ffn    layers heads kv head_dim max_pos theta eps   activation
+  {"LlamaForCausalLM",               "llama",       Family::llama, Bias::llama,          Windows::none,        false, false,  false,  32000,  4096,  11008, 32,    32,   0, 0,       2048,   1e4,  1e-6, "silu"},
+  {"MistralForCausalLM",             "mistral",     Family::llama, Bias::none,           Windows::all,         false, false,  false,  32000,  4096,  14336, 32,    32,   8, 0,       131072, 1e4,  1e-6, "silu"},
+  {"Qwen2ForCausalLM",               "qwen2",       Family::llama, Bias::qkv,            Windows::qwen,        false, false,  false,  151936, 4096,  22016, 32,    32,   0, 0,       32768,  1e4,  1e-6, "silu"},
+  {"Qwen3ForCausalLM",               "qwen3",       Family::llama, Bias::attention_bias, Windows::qwen,        false, true,   false,  151936, 4096,  22016, 32,    32,   0, 128,     32768,  1e4,  1e-6, "silu"},
+  {"Gemma2ForCausalLM",              "gemma2",      Family::llama, Bias::attention_bias, Windows::every_other, true,  false,  false,  256000, 2304,  9216,  26,    8,    4, 256,     8192,   1e4,  1e-6, "gelu_pytorch_tanh"},
+  {"Gemma3ForCausalLM",              "gemma3_text", Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
+  {"Gemma3ForConditionalGeneration", "gemma3",      Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
+  {"Phi3ForCausalLM",                "phi3",        Family::phi3,  Bias::none,           Windows::all,         false, false,  true,   32064,  3072,  8192,  32,    32,   0, 0,       4096,   1e4,  1e-5, "silu"},
+  {"GPT2LMHeadModel",                "gpt2",        Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
+  {"GPT2Model",                      "gpt2",        Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
+  // Encoders: every size field is required, as their configs always write them.
+  {"BertModel",                      "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForMaskedLM",                "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForPreTraining",             "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForSequenceClassification",  "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForTokenClassification",     "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForQuestionAnswering",       "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForNextSentencePrediction",  "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForMultipleChoice",          "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertModel",                "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForMaskedLM",          "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForSequenceClassification", "distilbert", Family::distilbert, Bias::none,  Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForTokenClassification", "distilbert", Family::distilbert, Bias::none,     Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForQuestionAnswering", "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForMultipleChoice",    "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"UniversalSentenceEncoderLite",   "",            Family::use_lite, Bias::none,        Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-6, "relu"},
 };
 // clang-format on
 
@@ -195,7 +211,7 @@ Config read_gpt2(const Row& row, const Json& c) {
   k.qkv_bias = k.o_bias = k.mlp_bias = true;
   k.gated = false;
   k.act = activation_of(optional_string(c, "activation_function", row.activation));
-  k.learned_positions = true;
+  k.positions = Positions::learned;
   k.scale = optional_bool(c, "scale_attn_weights", true) ? 1.0f / std::sqrt(static_cast<float>(k.head_dim)) : 1.0f;
   if (optional_bool(c, "scale_attn_by_inverse_layer_idx", false))
     throw Error(context("scale_attn_by_inverse_layer_idx is not supported"));
@@ -232,7 +248,8 @@ Config read_llama_family(const Row& row, const Json& c) {
   k.act = activation_of(optional_string(c, row.gemma ? "hidden_activation" : "hidden_act",
                                         optional_string(c, "hidden_act", row.activation)));
   k.qk_norm = row.qk_norm;
-  k.norm_plus_one = k.sandwich = row.gemma;
+  k.norm_plus_one = row.gemma;
+  if (row.gemma) k.placement = Placement::sandwich;
   k.tied = optional_bool(c, "tie_word_embeddings", row.gemma);
   k.scale = 1.0f / std::sqrt(static_cast<float>(k.head_dim));
   if (row.gemma) {
@@ -280,6 +297,79 @@ Config read_llama_family(const Row& row, const Json& c) {
   return k;
 }
 
+// The settings every encoder row shares: bidirectional, LayerNorm, biases everywhere, a plain FFN, no LM head.
+Config encoder_defaults(std::int64_t layers, std::int64_t heads, std::int64_t d_model, const char* heads_key) {
+  Config k;
+  k.layers = layers, k.heads = k.kv_heads = heads, k.d_model = d_model;
+  if (k.d_model % k.heads)
+    throw Error(context(std::string(heads_key) + "=" + std::to_string(k.heads) + " does not divide the width " +
+                        std::to_string(k.d_model)));
+  k.head_dim = k.d_model / k.heads;
+  k.causal = k.language_model = false;
+  k.norm = Norm::layer;
+  k.qkv_bias = k.o_bias = k.mlp_bias = true;
+  k.gated = false;
+  k.scale = 1.0f / std::sqrt(static_cast<float>(k.head_dim));
+  k.window.assign(static_cast<std::size_t>(k.layers), 0);
+  return k;
+}
+
+// BERT: post-LN, learned positions, an embedding LayerNorm, the [CLS] pooler.
+Config read_bert(const Row& row, const Json& c) {
+  Config k = encoder_defaults(config_int(c, "num_hidden_layers", 1, 256), config_int(c, "num_attention_heads", 1, 1024),
+                              config_int(c, "hidden_size", 1, 65536), "num_attention_heads");
+  k.ffn = config_int(c, "intermediate_size", 1, 262144);
+  k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
+  k.max_tokens = config_int(c, "max_position_embeddings", 1, 1'000'000);
+  k.eps = static_cast<float>(optional_number(c, "layer_norm_eps", row.eps, 0, 1));
+  k.act = activation_of(optional_string(c, "hidden_act", row.activation));
+  const std::string pe = optional_string(c, "position_embedding_type", "absolute");
+  if (pe != "absolute") throw Error(context("position_embedding_type " + quote(pe) + " is not supported (absolute)"));
+  k.placement = Placement::post;
+  k.positions = Positions::learned;
+  k.pooler = Pooler::first_tanh;
+  return k;
+}
+
+// DistilBERT: BERT without token types or pooler, under other names.
+Config read_distilbert(const Row& row, const Json& c) {
+  Config k = encoder_defaults(config_int(c, "n_layers", 1, 256), config_int(c, "n_heads", 1, 1024),
+                              config_int(c, "dim", 1, 65536), "n_heads");
+  k.ffn = config_int(c, "hidden_dim", 1, 262144);
+  k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
+  k.max_tokens = config_int(c, "max_position_embeddings", 1, 1'000'000);
+  k.eps = row.eps;
+  k.act = activation_of(optional_string(c, "activation", row.activation));
+  k.placement = Placement::post;
+  k.positions = Positions::learned;
+  return k;
+}
+
+// USE-lite: pre-LN, sinusoidal timing added to 2 · the embedding, a first block that widens the stream, ReLU, the
+// mean pooler. web/models/convert-default.mjs writes its config.
+Config read_use_lite(const Row&, const Json& c) {
+  const std::int64_t embed = config_int(c, "embedding_size", 2, 16384);
+  Config k = encoder_defaults(config_int(c, "num_hidden_layers", 1, 64), config_int(c, "num_attention_heads", 1, 256),
+                              config_int(c, "hidden_size", 1, 16384), "num_attention_heads");
+  if (embed % 2) throw Error(context("embedding_size must be even (sin and cos halves)"));
+  if (embed % k.heads)
+    throw Error(context("num_attention_heads=" + std::to_string(k.heads) +
+                        " does not divide embedding_size=" + std::to_string(embed)));
+  k.ffn = config_int(c, "intermediate_size", 1, 65536);
+  k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
+  k.max_tokens = config_int(c, "max_position_embeddings", 1, 100000);
+  k.eps = static_cast<float>(config_number(c, "layer_norm_eps", 0, 1));
+  k.act = Activation::relu;
+  k.positions = Positions::sinusoidal;
+  k.embed_scale = 2.0f;  // the graph adds the embedding to AddTimingSignal's output, which already holds it
+  k.first_width = embed == k.d_model ? 0 : embed;
+  k.pooler = Pooler::mean_tanh_l2;
+  k.tokenizer_required = true;
+  const std::string name = optional_string(c, "name", "");
+  k.name = !name.empty() && name.size() <= 200 ? name : "Universal Sentence Encoder lite";
+  return k;
+}
+
 // The text model's part of a Gemma 3 image-text checkpoint: its config is text_config.
 const Json& text_config(const Row& row, const Json& c) {
   if (std::string(row.architecture) != "Gemma3ForConditionalGeneration") return c;
@@ -304,24 +394,55 @@ std::vector<std::int32_t> eos_ids(const Json& c, std::int64_t vocab) {
 
 }  // namespace
 
-bool is_decoder(const std::string& architecture) { return row_of(architecture) != nullptr; }
+bool is_supported(const std::string& architecture) { return row_of(architecture) != nullptr; }
+
+std::string supported_architectures() {
+  std::string list;
+  for (const Row& r : kRows) list += (list.empty() ? "" : ", ") + std::string(r.architecture);
+  return list;
+}
 
 Config read_config(const std::string& architecture, const Json& config, const Json* generation) {
   const Row* row = row_of(architecture);
-  if (!row) throw Error("loadModel: architecture " + quote(architecture) + " is not a decoder AttnScope runs");
+  if (!row) throw Error("loadModel: architecture " + quote(architecture) + " is not one AttnScope runs");
+  const std::string model_type = optional_string(config, "model_type", "");
+  if (!model_type.empty() && *row->model_type && model_type != row->model_type)
+    throw Error(context("model_type " + quote(model_type) + " contradicts architectures[0] " + quote(architecture) +
+                        " (whose model_type is " + quote(row->model_type) + ")"));
   const Json& c = text_config(*row, config);
-  Config k = row->family == Family::gpt2 ? read_gpt2(*row, c) : read_llama_family(*row, c);
+  Config k;
+  switch (row->family) {
+    case Family::gpt2:
+      k = read_gpt2(*row, c);
+      break;
+    case Family::llama:
+    case Family::phi3:
+      k = read_llama_family(*row, c);
+      break;
+    case Family::bert:
+      k = read_bert(*row, c);
+      break;
+    case Family::distilbert:
+      k = read_distilbert(*row, c);
+      break;
+    case Family::use_lite:
+      k = read_use_lite(*row, c);
+      break;
+  }
   k.architecture = architecture;
   if (static_cast<double>(k.heads) * static_cast<double>(k.head_dim) > 1e6 ||
       k.d_model * k.ffn > (std::int64_t{1} << 34))
     throw Error(context("the layer sizes are too large (hidden_size " + std::to_string(k.d_model) +
                         ", heads × head_dim " + std::to_string(k.heads * k.head_dim) + ", intermediate_size " +
                         std::to_string(k.ffn) + ")"));
-  k.eos = eos_ids(generation && generation->is_object() && generation->find("eos_token_id") ? *generation : c, k.vocab);
-  if (k.eos.empty() && &c != &config) k.eos = eos_ids(config, k.vocab);
+  k.family = row->family;
+  if (k.language_model)
+    k.eos =
+        eos_ids(generation && generation->is_object() && generation->find("eos_token_id") ? *generation : c, k.vocab);
+  if (k.language_model && k.eos.empty() && &c != &config) k.eos = eos_ids(config, k.vocab);
   const std::string name = optional_string(config, "_name_or_path", "");
-  k.name = !name.empty() && name.size() <= 200 ? name : architecture;
+  if (k.name.empty()) k.name = !name.empty() && name.size() <= 200 ? name : architecture;
   return k;
 }
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -1,12 +1,12 @@
-// Reading a decoder's weights in its checkpoint's own tensor names into the canonical
-// decoder::Weights: one reader for the Llama family's names (Llama, Mistral, Qwen, Gemma, and Phi-3, which
-// stacks q, k, v in one tensor and gate, up in another) and one for GPT-2's. The x·W layout throughout: Linear weights
-// [out, in] are read transposed.
+// Reading a checkpoint's tensors, in its own names, into the canonical transformer::Weights: one reader per naming
+// family. The Llama family's (Llama, Mistral, Qwen, Gemma, and Phi-3, which stacks q, k, v in one tensor and gate, up
+// in another), GPT-2's, BERT's and DistilBERT's (with or without a task model's prefix), and USE-lite's as
+// web/models/convert-default.mjs writes them. The x·W layout throughout: Linear weights [out, in] are read transposed.
 #include "attnscope/error.hpp"
-#include "models/decoder.hpp"
+#include "models/transformer.hpp"
 #include "models/weights.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 namespace {
 
@@ -42,7 +42,7 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
     const std::string b = p + "layers." + std::to_string(l) + ".";
     Block B;
     B.attn_norm = norm_weight(k, w, b + "input_layernorm.weight", d);
-    if (k.sandwich) {
+    if (k.placement == Placement::sandwich) {
       B.post_attn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
       B.ffn_norm = norm_weight(k, w, b + "pre_feedforward_layernorm.weight", d);
       B.post_ffn_norm = norm_weight(k, w, b + "post_feedforward_layernorm.weight", d);
@@ -137,10 +137,138 @@ Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
   return m;
 }
 
+// "bert." when the checkpoint comes from a task model (BertForMaskedLM, ...), else "".
+std::string task_prefix(const WeightStore& w, const std::string& prefix) {
+  return w.contains(prefix + "embeddings.word_embeddings.weight") ? prefix : "";
+}
+
+// The embeddings BERT and DistilBERT share: words, positions, a LayerNorm (old checkpoints name its parameters gamma
+// and beta, as they do every LayerNorm's).
+Weights read_bert_embeddings(const Config& k, const WeightStore& w, const std::string& p) {
+  Weights m;
+  const std::int64_t d = k.d_model;
+  m.embed = w.matrix(p + "embeddings.word_embeddings.weight", k.vocab, d, /*transposed=*/true);
+  m.dtype = w.dtype(p + "embeddings.word_embeddings.weight");
+  m.position = w.read(p + "embeddings.position_embeddings.weight", {k.max_tokens, d});
+  // Every token is of type 0 (one segment): its embedding is a constant, added to each position's.
+  if (w.contains(p + "embeddings.token_type_embeddings.weight")) {
+    const Tensor types = w.read(p + "embeddings.token_type_embeddings.weight", {-1, d});
+    if (types.rows() < 1) throw Error("loadModel: embeddings.token_type_embeddings.weight has no rows");
+    m.position.head(0).rowwise() += types.head(0).row(0);
+  }
+  return m;
+}
+
+void read_layer_norm(const WeightStore& w, const std::string& base, std::int64_t d, Tensor& g, Tensor& b) {
+  const bool old = !w.contains(base + ".weight") && w.contains(base + ".gamma");
+  g = w.read(base + (old ? ".gamma" : ".weight"), {d});
+  b = w.read(base + (old ? ".beta" : ".bias"), {d});
+}
+
+// A Linear's weight and bias, [out, in] and [out], as the GEMM's B [in, out] and a bias.
+void read_linear(const WeightStore& w, const std::string& base, std::int64_t in, std::int64_t out, Weight& W,
+                 Tensor& b) {
+  W = w.linear(base + ".weight", in, out);
+  b = w.read(base + ".bias", {out});
+}
+
+Weights read_bert_weights(const Config& k, const WeightStore& w) {
+  const std::string p = task_prefix(w, "bert.");
+  const std::int64_t d = k.d_model;
+  Weights m = read_bert_embeddings(k, w, p);
+  read_layer_norm(w, p + "embeddings.LayerNorm", d, m.embed_norm, m.embed_norm_bias);
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = p + "encoder.layer." + std::to_string(l) + ".";
+    Block B;
+    read_linear(w, b + "attention.self.query", d, d, B.wq, B.bq);
+    read_linear(w, b + "attention.self.key", d, d, B.wk, B.bk);
+    read_linear(w, b + "attention.self.value", d, d, B.wv, B.bv);
+    read_linear(w, b + "attention.output.dense", d, d, B.wo, B.bo);
+    read_layer_norm(w, b + "attention.output.LayerNorm", d, B.attn_norm, B.attn_norm_bias);
+    read_linear(w, b + "intermediate.dense", d, k.ffn, B.w_up, B.b_up);
+    read_linear(w, b + "output.dense", k.ffn, d, B.w_down, B.b_down);
+    read_layer_norm(w, b + "output.LayerNorm", d, B.ffn_norm, B.ffn_norm_bias);
+    m.blocks.push_back(std::move(B));
+  }
+  if (w.contains(p + "pooler.dense.weight")) read_linear(w, p + "pooler.dense", d, d, m.pool, m.pool_bias);
+  return m;
+}
+
+Weights read_distilbert_weights(const Config& k, const WeightStore& w) {
+  const std::string p = task_prefix(w, "distilbert.");
+  const std::int64_t d = k.d_model;
+  Weights m = read_bert_embeddings(k, w, p);
+  read_layer_norm(w, p + "embeddings.LayerNorm", d, m.embed_norm, m.embed_norm_bias);
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = p + "transformer.layer." + std::to_string(l) + ".";
+    Block B;
+    read_linear(w, b + "attention.q_lin", d, d, B.wq, B.bq);
+    read_linear(w, b + "attention.k_lin", d, d, B.wk, B.bk);
+    read_linear(w, b + "attention.v_lin", d, d, B.wv, B.bv);
+    read_linear(w, b + "attention.out_lin", d, d, B.wo, B.bo);
+    read_layer_norm(w, b + "sa_layer_norm", d, B.attn_norm, B.attn_norm_bias);
+    read_linear(w, b + "ffn.lin1", d, k.ffn, B.w_up, B.b_up);
+    read_linear(w, b + "ffn.lin2", k.ffn, d, B.w_down, B.b_down);
+    read_layer_norm(w, b + "output_layer_norm", d, B.ffn_norm, B.ffn_norm_bias);
+    m.blocks.push_back(std::move(B));
+  }
+  return m;
+}
+
+// USE-lite in the names web/models/convert-default.mjs writes, every matrix already [in, out].
+Weights read_use_lite_weights(const Config& k, const WeightStore& w) {
+  Weights m;
+  const std::int64_t hidden = k.d_model;
+  m.embed = w.matrix("embeddings.word", k.vocab, k.width_of(0), /*transposed=*/true);
+  m.dtype = w.dtype("embeddings.word");
+  m.inv_timescales = w.read("embeddings.inv_timescales", {k.width_of(0) / 2});
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = "layers." + std::to_string(l) + ".";
+    const std::int64_t width = k.width_of(l);
+    Block B;
+    B.attn_norm = w.read(b + "attention.norm.scale", {width});
+    B.attn_norm_bias = w.read(b + "attention.norm.bias", {width});
+    const Tensor qkv = w.read(b + "attention.qkv.weight", {width, 3 * width});
+    const Tensor qkv_b = w.read(b + "attention.qkv.bias", {3 * width});
+    B.wq = packed(columns(qkv, 0, width)), B.wk = packed(columns(qkv, width, width));
+    B.wv = packed(columns(qkv, 2 * width, width));
+    B.bq = columns(qkv_b, 0, width), B.bk = columns(qkv_b, width, width), B.bv = columns(qkv_b, 2 * width, width);
+    B.wo = w.matrix(b + "attention.output.weight", width, hidden, /*transposed=*/false);
+    B.bo = w.read(b + "attention.output.bias", {hidden});
+    if (width != hidden) {
+      B.w_residual = w.matrix(b + "residual.weight", width, hidden, /*transposed=*/false);
+      B.b_residual = w.read(b + "residual.bias", {hidden});
+    }
+    B.ffn_norm = w.read(b + "ffn.norm.scale", {hidden});
+    B.ffn_norm_bias = w.read(b + "ffn.norm.bias", {hidden});
+    B.w_up = w.matrix(b + "ffn.up.weight", hidden, k.ffn, /*transposed=*/false);
+    B.b_up = w.read(b + "ffn.up.bias", {k.ffn});
+    B.w_down = w.matrix(b + "ffn.down.weight", k.ffn, hidden, /*transposed=*/false);
+    B.b_down = w.read(b + "ffn.down.bias", {hidden});
+    m.blocks.push_back(std::move(B));
+  }
+  m.pool = w.matrix("pooler.weight", hidden, hidden, /*transposed=*/false);
+  m.pool_bias = w.read("pooler.bias", {hidden});
+  return m;
+}
+
 }  // namespace
 
 Weights read_weights(const Config& config, const WeightStore& store) {
-  return config.learned_positions ? read_gpt2_weights(config, store) : read_llama_weights(config, store);
+  switch (config.family) {
+    case Family::gpt2:
+      return read_gpt2_weights(config, store);
+    case Family::bert:
+      return read_bert_weights(config, store);
+    case Family::distilbert:
+      return read_distilbert_weights(config, store);
+    case Family::use_lite:
+      return read_use_lite_weights(config, store);
+    case Family::llama:
+    case Family::phi3:
+      break;
+  }
+  return read_llama_weights(config, store);
 }
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -1,10 +1,11 @@
 // The decoder in plain loops and float64, one token at a time, written the way decoder.hpp's
-// formulas read: no GEMM, no cache layout, no threads. Tests hold DecoderModel to it.
+// formulas read: no GEMM, no cache layout, no threads. Tests hold TransformerModel to it.
 #include <cmath>
 
-#include "models/decoder.hpp"
+#include "attnscope/error.hpp"
+#include "models/transformer.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 namespace {
 
@@ -84,6 +85,8 @@ struct Matrices {
 };
 
 ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vector<std::int32_t>& ids) {
+  if (!c.causal || !c.language_model || c.placement == Placement::post || c.positions == Positions::sinusoidal)
+    throw Error("reference_forward: written for decoders (causal, pre- or sandwich-normed, with an LM head)");
   const std::int64_t n = static_cast<std::int64_t>(ids.size()), d = c.d_model, hd = c.head_dim;
   const std::int64_t H = c.heads, KV = c.kv_heads;
   ReferenceRun r;
@@ -93,7 +96,7 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < d; ++j)
       x[i][j] = double(embed.data[j * c.vocab + ids[i]]) * c.embed_scale +
-                (c.learned_positions ? w.position.data[i * d + j] : 0.0);
+                (c.positions == Positions::learned ? w.position.data[i * d + j] : 0.0);
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w.blocks[static_cast<std::size_t>(l)];
     const Matrices m(b);
@@ -104,11 +107,11 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
       q[i] = linear(h, m.wq, b.bq), k[i] = linear(h, m.wk, b.bk), v[i] = linear(h, m.wv, b.bv);
       for (std::int64_t g = 0; g < H; ++g) {
         if (c.qk_norm) head_norm(&q[i][g * hd], hd, b.q_norm, c.eps);
-        if (!c.learned_positions) rotate(&q[i][g * hd], i, freq, c.rope_attention_factor);
+        if (c.positions == Positions::rope) rotate(&q[i][g * hd], i, freq, c.rope_attention_factor);
       }
       for (std::int64_t g = 0; g < KV; ++g) {
         if (c.qk_norm) head_norm(&k[i][g * hd], hd, b.k_norm, c.eps);
-        if (!c.learned_positions) rotate(&k[i][g * hd], i, freq, c.rope_attention_factor);
+        if (c.positions == Positions::rope) rotate(&k[i][g * hd], i, freq, c.rope_attention_factor);
       }
     }
     for (std::int64_t i = 0; i < n; ++i) {
@@ -135,7 +138,7 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
         }
       }
       Vec a = linear(concat, m.wo, b.bo);
-      if (c.sandwich) a = normalize(c, a, b.post_attn_norm, {});
+      if (c.placement == Placement::sandwich) a = normalize(c, a, b.post_attn_norm, {});
       for (std::int64_t j = 0; j < d; ++j) x[i][j] += a[j];
     }
     for (std::int64_t i = 0; i < n; ++i) {
@@ -145,7 +148,7 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
       for (std::size_t j = 0; j < up.size(); ++j)
         up[j] = c.gated ? activation(c.act, gate[j]) * up[j] : activation(c.act, up[j]);
       Vec f = linear(up, m.w_down, b.b_down);
-      if (c.sandwich) f = normalize(c, f, b.post_ffn_norm, {});
+      if (c.placement == Placement::sandwich) f = normalize(c, f, b.post_ffn_norm, {});
       for (std::int64_t j = 0; j < d; ++j) x[i][j] += f[j];
     }
   }
@@ -162,4 +165,4 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
   return r;
 }
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -5,16 +5,16 @@
 #include <algorithm>
 
 #include "attnscope/error.hpp"
-#include "models/decoder_model.hpp"
 #include "models/sampling.hpp"
+#include "models/transformer_model.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 namespace {
 
 class DecoderGeneration final : public Generation {
  public:
-  DecoderGeneration(const DecoderModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
+  DecoderGeneration(const TransformerModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
                     std::uint64_t seed, GenerationMaps maps)
       : m_(model), c_(model.config()), cache_(c_), rng_(seed), maps_(maps) {
     if (prompt.empty()) throw Error("generate: the prompt has no tokens; give it some text");
@@ -106,7 +106,7 @@ class DecoderGeneration final : public Generation {
     logits_.assign(last.data(), last.data() + c_.vocab);
   }
 
-  const DecoderModel& m_;
+  const TransformerModel& m_;
   const Config& c_;
   Cache cache_;
   sampling::Rng rng_;
@@ -120,9 +120,10 @@ class DecoderGeneration final : public Generation {
 
 }  // namespace
 
-std::unique_ptr<Generation> DecoderModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
-                                                   std::uint64_t seed, GenerationMaps maps) const {
+std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
+                                                       std::uint64_t seed, GenerationMaps maps) const {
+  if (!config_.language_model) return Model::generate(rt, ids, seed, maps);  // its error
   return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps);
 }
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -1,4 +1,4 @@
-// Model::load dispatches on config.json's architecture; Model::run tokenizes,
+// Model::load reads config.json's architecture from the table (architectures.cpp); Model::run tokenizes,
 // truncates to the model's limit and hands over to the architecture.
 #include "attnscope/model.hpp"
 
@@ -7,9 +7,7 @@
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
-#include "models/decoder.hpp"
-#include "models/encoder.hpp"
-#include "models/use_lite.hpp"
+#include "models/transformer.hpp"
 
 namespace attnscope {
 
@@ -22,11 +20,8 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
   if (!archs || !archs->is_array() || archs->array().empty() || !archs->array()[0].is_string())
     throw Error("config.json: architectures must name the model's architecture, e.g. [\"BertModel\"]");
   const std::string& arch = archs->array()[0].string();
-  std::unique_ptr<Model> model;
-  if (arch == "UniversalSentenceEncoderLite") model = make_use_lite(config, files, large);
-  if (is_encoder(arch)) model = make_encoder(arch, config, files, large, make_tokenizer(files));
-  if (decoder::is_decoder(arch)) model = decoder::make_decoder(arch, config, files, large, make_tokenizer(files));
-  if (model) {
+  if (transformer::is_supported(arch)) {
+    std::unique_ptr<Model> model = transformer::make_model(arch, config, files, large, make_tokenizer(files));
     ModelInfo& info = model->info_;
     if (!info.kv_heads) info.kv_heads = info.heads;
     if (!info.head_dim) info.head_dim = info.d_model / info.heads;
@@ -39,10 +34,7 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
     return model;
   }
   throw Error("loadModel: architecture " + quote(arch) +
-              " is not supported (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-              "Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (text), Phi3ForCausalLM, "
-              "GPT2LMHeadModel, GPT2Model, "
-              "BertModel, DistilBertModel, BertFor*/DistilBertFor* checkpoints and UniversalSentenceEncoderLite)");
+              " is not supported (supported: " + transformer::supported_architectures() + ")");
 }
 
 namespace {

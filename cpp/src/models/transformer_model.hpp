@@ -1,13 +1,13 @@
-// The Model that runs a decoder::Config, and its KV cache.
+// The Model that runs a transformer::Config, and its KV cache.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <vector>
 
-#include "models/decoder.hpp"
+#include "models/transformer.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 // Every layer's keys and values for the tokens so far, after RoPE: [KV, capacity, hd] per layer; with
 // `queries`, their queries too, [H, capacity, hd] per layer, from which any layer's maps can be computed again.
@@ -31,7 +31,7 @@ struct Extras {
   Mask mask;                            // [n, total]: keys hidden from every query (padding), beyond causality
 };
 
-// What a run leaves for the next one (decoder_run.cpp): its keys and values, the maps' rows, the
+// What a run leaves for the next one (transformer_run.cpp): its keys and values, the maps' rows, the
 // per-token outputs.
 struct Previous {
   std::vector<std::int32_t> ids;
@@ -47,9 +47,9 @@ struct Previous {
   Matrix logits;            // [n, vocab] when asked for
 };
 
-class DecoderModel final : public Model {
+class TransformerModel final : public Model {
  public:
-  DecoderModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer);
+  TransformerModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer);
 
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
@@ -64,6 +64,8 @@ class DecoderModel final : public Model {
   Matrix extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n, const Extras& e) const;
   // The next-token logits [rows, vocab] of final-normed hidden rows (soft-capped where the model caps).
   Matrix logits(const Runtime& rt, const Matrix& normed) const;
+  // Tokens ids[0 .. n) at positions p0 … embedded: [n, width_of(0)].
+  Matrix embed(const std::int32_t* ids, std::int64_t n, std::int64_t p0) const;
   // Layer `layer`'s maps [heads, n, n] of the cache's n tokens, from its queries and keys, into `out`: what the run
   // that filled the cache computed (with the same `mask`, [n, n] or none), by the same kernel.
   void layer_maps(const Runtime& rt, const Cache& cache, std::int64_t layer, const Mask& mask, float* out) const;
@@ -86,6 +88,8 @@ class DecoderModel final : public Model {
   // p0 .. p0+n against the cache's keys and values 0 .. p0+n → concat [n, H·hd]; weights [H, n, p0+n] unless null.
   void attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
               const Mask& mask, float* concat, float* weights) const;
+  // r.embedding from the final hidden state [n, d], as Config::pooler says (nothing for Pooler::none).
+  void pool(const Runtime& rt, const Matrix& hidden, ModelRun& r) const;
   // The logit lens of layer `layer`'s output x [n, d]: its most likely token and probability per row.
   void lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const;
 
@@ -95,4 +99,4 @@ class DecoderModel final : public Model {
   mutable std::unique_ptr<Previous> previous_;                    // the last run, for the next to extend
 };
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -1,6 +1,6 @@
-// The decoder's forward pass (see decoder.hpp), run on new tokens after those already in a
-// KV cache: a whole prompt at once, or one generated token at a time.
-#include "models/decoder.hpp"
+// The forward pass (see transformer.hpp), run on new tokens after those already in a
+// KV cache: a whole prompt (or an encoder's whole text) at once, or one generated token at a time.
+#include "models/transformer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +9,12 @@
 #include "io/json.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
-#include "models/decoder_model.hpp"
-#include "models/layers.hpp"
+#include "models/ops.hpp"
 #include "models/sampling.hpp"
+#include "models/transformer_model.hpp"
 #include "models/weights.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 namespace {
 
@@ -57,16 +57,16 @@ void rope(float* x, std::int64_t heads, std::int64_t n, std::int64_t hd, std::in
 void activate(Activation act, Eigen::Ref<Matrix> x) {
   switch (act) {
     case Activation::silu:
-      layers::silu(x);
+      ops::silu(x);
       break;
     case Activation::gelu_tanh:
-      layers::gelu_tanh(x);
+      ops::gelu_tanh(x);
       break;
     case Activation::gelu:
-      layers::gelu(x);
+      ops::gelu(x);
       break;
     case Activation::relu:
-      layers::relu(x);
+      ops::relu(x);
       break;
   }
 }
@@ -82,10 +82,12 @@ void Cache::reserve(const Config& c, std::int64_t rows) {
   if (rows <= capacity) return;
   const std::int64_t grown = std::max(rows, std::min(c.max_tokens, 2 * capacity));
   for (auto [per_layer, heads] : {std::pair{&k, c.kv_heads}, {&v, c.kv_heads}, {&q, c.heads}})
-    for (auto& t : *per_layer) {  // [heads, capacity, hd] → [heads, grown, hd]
-      std::vector<float> wider(static_cast<std::size_t>(heads * grown * c.head_dim));
+    for (std::size_t l = 0; l < per_layer->size(); ++l) {  // [heads, capacity, hd] → [heads, grown, hd]
+      std::vector<float>& t = (*per_layer)[l];
+      const std::int64_t hd = c.head_dim_of(static_cast<std::int64_t>(l));
+      std::vector<float> wider(static_cast<std::size_t>(heads * grown * hd));
       for (std::int64_t h = 0; h < heads && length > 0; ++h)
-        std::copy_n(t.begin() + h * capacity * c.head_dim, length * c.head_dim, wider.begin() + h * grown * c.head_dim);
+        std::copy_n(t.begin() + h * capacity * hd, length * hd, wider.begin() + h * grown * hd);
       t = std::move(wider);
     }
   capacity = grown;
@@ -93,15 +95,16 @@ void Cache::reserve(const Config& c, std::int64_t rows) {
 
 void Cache::take_prefix(const Config& c, const Cache& from, std::int64_t rows) {
   reserve(c, std::min(c.max_tokens, 2 * rows));  // room for the generation to come, without a copy at its first token
-  for (std::size_t l = 0; l < k.size(); ++l)
+  for (std::size_t l = 0; l < k.size(); ++l) {
+    const std::int64_t hd = c.head_dim_of(static_cast<std::int64_t>(l));
     for (auto [to, of] : {std::pair{&k[l], &from.k[l]}, {&v[l], &from.v[l]}})
       for (std::int64_t h = 0; h < c.kv_heads; ++h)  // [KV, capacity, hd] each, capacities apart
-        std::copy_n(of->begin() + h * from.capacity * c.head_dim, rows * c.head_dim,
-                    to->begin() + h * capacity * c.head_dim);
+        std::copy_n(of->begin() + h * from.capacity * hd, rows * hd, to->begin() + h * capacity * hd);
+  }
   length = rows;
 }
 
-DecoderModel::DecoderModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer)
+TransformerModel::TransformerModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer)
     : config_(std::move(config)), w_(std::move(weights)) {
   tokenizer_ = std::move(tokenizer);
   info_.name = config_.name;
@@ -113,13 +116,14 @@ DecoderModel::DecoderModel(Config config, Weights weights, std::unique_ptr<Token
   info_.d_model = config_.d_model;
   info_.max_tokens = config_.max_tokens;
   info_.vocab_size = config_.vocab;
-  info_.causal = info_.language_model = true;
+  info_.causal = config_.causal;
+  info_.language_model = config_.language_model;
   info_.weights_dtype = w_.dtype;
   info_.window = config_.window;
   info_.eos = config_.eos;
 }
 
-MultiHeadParams DecoderModel::attention_weights(std::int64_t layer) const {
+MultiHeadParams TransformerModel::attention_weights(std::int64_t layer) const {
   const Block& b = w_.blocks.at(static_cast<std::size_t>(layer));
   // The packed matrices unpacked to float32 on first request; the views stay valid while the model lives.
   auto& u = unpacked_[layer];
@@ -128,31 +132,33 @@ MultiHeadParams DecoderModel::attention_weights(std::int64_t layer) const {
   return {u[0].view(), u[1].view(), u[2].view(), u[3].view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
 }
 
-Matrix DecoderModel::linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const {
+Matrix TransformerModel::linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const {
   Matrix out(x.rows(), w->n());
   kernels::gemm(rt.pool(), ConstMatrixMap(x.data(), x.rows(), x.cols()), ConstMatrixMap(w->matrix(), w->k(), w->n()),
                 b.empty() ? nullptr : b.data.data(), MatrixMap(out.data(), out.rows(), out.cols()), w.get());
   return out;
 }
 
-void DecoderModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const {
+void TransformerModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const {
+  if (w.empty()) return;  // a model without this norm (BERT's final, post-normed blocks)
   rt.parallel_rows(x.rows(), [&](std::int64_t begin, std::int64_t end) {
     if (config_.norm == Norm::rms) {
       rms_norm(x.row(begin).data(), end - begin, x.cols(), w, config_.eps);
     } else {
       Matrix rows = x.middleRows(begin, end - begin);
-      x.middleRows(begin, end - begin) = layers::layer_norm(rows, w, b, config_.eps);
+      x.middleRows(begin, end - begin) = ops::layer_norm(rows, w, b, config_.eps);
     }
   });
 }
 
-Matrix DecoderModel::logits(const Runtime& rt, const Matrix& normed) const {
+Matrix TransformerModel::logits(const Runtime& rt, const Matrix& normed) const {
   Matrix out = linear(rt, normed, w_.head(), {});
   if (config_.final_softcap > 0.0f) out = (out.array() / config_.final_softcap).tanh() * config_.final_softcap;
   return out;
 }
 
-Tensor DecoderModel::logits(const Runtime& rt, const Tensor& hidden) const {
+Tensor TransformerModel::logits(const Runtime& rt, const Tensor& hidden) const {
+  if (!config_.language_model) return Model::logits(rt, hidden);  // its error
   const std::int64_t d = config_.d_model;
   if (hidden.shape.size() != 2 || hidden.shape[0] < 1 || hidden.shape[1] != d)
     throw Error("logits: hidden must be [rows, " + std::to_string(d) + "] (rows ≥ 1, the model's width), got " +
@@ -161,27 +167,23 @@ Tensor DecoderModel::logits(const Runtime& rt, const Tensor& hidden) const {
   for (float x : hidden.data)
     if (!std::isfinite(x)) throw Error("logits: hidden holds a value that is not finite");
   const Matrix normed = ConstMatrixMap(hidden.data.data(), hidden.shape[0], d);
-  return layers::to_tensor(logits(rt, normed));
+  return ops::to_tensor(logits(rt, normed));
 }
 
-Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n,
-                            const Extras& e) const {
+Matrix TransformerModel::extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n,
+                                const Extras& e) const {
   const Config& c = config_;
-  const std::int64_t p0 = cache.length, total = p0 + n, d = c.d_model, hd = c.head_dim;
+  const std::int64_t p0 = cache.length, total = p0 + n;
   cache.reserve(c, total);
-  Matrix x(n, d);
-  for (std::int64_t i = 0; i < n; ++i) {
-    w_.embed->column(ids[i], x.row(i).data());  // token ids[i]'s embedding: a column of Eᵀ
-    x.row(i) *= c.embed_scale;
-    if (c.learned_positions) x.row(i) += w_.position.head(0).row(p0 + i);
-  }
+  Matrix x = embed(ids, n, p0);
   ThreadPool& pool = rt.pool();
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w_.blocks[static_cast<std::size_t>(l)];
+    const std::int64_t hd = c.head_dim_of(l);
     Matrix h = x;
-    norm(rt, h, b.attn_norm, b.attn_norm_bias);
+    if (c.placement != Placement::post) norm(rt, h, b.attn_norm, b.attn_norm_bias);
     const bool projections = e.run && e.options && e.options->return_projections;
-    if (projections) e.run->inputs.push_back(layers::to_tensor(h));
+    if (projections) e.run->inputs.push_back(ops::to_tensor(h));
     Tensor q({c.heads, n, hd}), k({c.kv_heads, n, hd}), v({c.kv_heads, n, hd});
     const auto projection = [&](std::int64_t heads, const Weight& w, const Tensor& bias, Tensor& out) {
       return kernels::HeadProjection{heads,
@@ -197,7 +199,7 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
       rms_norm(q.data.data(), c.heads * n, hd, b.q_norm, c.eps);
       rms_norm(k.data.data(), c.kv_heads * n, hd, b.k_norm, c.eps);
     }
-    if (!c.learned_positions) {
+    if (c.positions == Positions::rope) {
       const std::vector<double>& inv_freq = c.window[l] ? c.inv_freq_local : c.inv_freq_global;
       rope(q.data.data(), c.heads, n, hd, p0, inv_freq, c.rope_attention_factor);
       rope(k.data.data(), c.kv_heads, n, hd, p0, inv_freq, c.rope_attention_factor);
@@ -214,10 +216,12 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
            e.weights ? e.weights + l * c.heads * n * total : nullptr);
     if (e.options) ablate_heads(*e.options, l, c.heads, concat);
     Matrix a = linear(rt, concat.matrix(), b.wo, b.bo);
-    if (c.sandwich) norm(rt, a, b.post_attn_norm, {});
+    if (c.placement == Placement::sandwich) norm(rt, a, b.post_attn_norm, {});
+    if (b.w_residual) x = linear(rt, x, b.w_residual, b.b_residual);  // the stream widens (USE-lite's first block)
     x += a;
+    if (c.placement == Placement::post) norm(rt, x, b.attn_norm, b.attn_norm_bias);
     h = x;
-    norm(rt, h, b.ffn_norm, b.ffn_norm_bias);
+    if (c.placement != Placement::post) norm(rt, h, b.ffn_norm, b.ffn_norm_bias);
     Matrix f = linear(rt, h, b.w_up, b.b_up);
     if (c.gated) {
       Matrix gate = linear(rt, h, b.w_gate, b.b_gate);
@@ -231,8 +235,9 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
           n, [&](std::int64_t begin, std::int64_t end) { activate(c.act, f.middleRows(begin, end - begin)); });
     }
     Matrix down = linear(rt, f, b.w_down, b.b_down);
-    if (c.sandwich) norm(rt, down, b.post_ffn_norm, {});
+    if (c.placement == Placement::sandwich) norm(rt, down, b.post_ffn_norm, {});
     x += down;
+    if (c.placement == Placement::post) norm(rt, x, b.ffn_norm, b.ffn_norm_bias);
     if (projections) {
       e.run->q.push_back(std::move(q));
       e.run->k.push_back(std::move(k));
@@ -245,16 +250,34 @@ Matrix DecoderModel::extend(const Runtime& rt, Cache& cache, const std::int32_t*
   return x;
 }
 
-void DecoderModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
-                          const Mask& mask, float* concat, float* weights) const {
+Matrix TransformerModel::embed(const std::int32_t* ids, std::int64_t n, std::int64_t p0) const {
   const Config& c = config_;
-  const std::int64_t n = q.shape[1], total = p0 + n, hd = c.head_dim;
+  Matrix x(n, c.width_of(0));
+  for (std::int64_t i = 0; i < n; ++i) {
+    w_.embed->column(ids[i], x.row(i).data());  // token ids[i]'s embedding: a column of Eᵀ
+    x.row(i) *= c.embed_scale;
+    if (c.positions == Positions::learned) x.row(i) += w_.position.head(0).row(p0 + i);
+    const std::int64_t half = static_cast<std::int64_t>(w_.inv_timescales.data.size());
+    for (std::int64_t j = 0; c.positions == Positions::sinusoidal && j < half; ++j) {
+      const float t = static_cast<float>(p0 + i) * w_.inv_timescales.data[j];
+      x(i, j) += std::sin(t);
+      x(i, half + j) += std::cos(t);
+    }
+  }
+  if (!w_.embed_norm.empty()) x = ops::layer_norm(x, w_.embed_norm, w_.embed_norm_bias, c.eps);
+  return x;
+}
+
+void TransformerModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q,
+                              std::int64_t p0, const Mask& mask, float* concat, float* weights) const {
+  const Config& c = config_;
+  const std::int64_t n = q.shape[1], total = p0 + n, hd = c.head_dim_of(l);
   AttentionDims dims{c.heads, n, total, hd, hd, true};
   dims.group = c.heads / c.kv_heads;
   dims.kv_capacity = cache.capacity;
   kernels::ScoreRule rule;
-  rule.scale = c.scale;
-  rule.causal = true;
+  rule.scale = c.scale_of(l);
+  rule.causal = c.causal;
   rule.offset = p0;
   rule.window = c.window[l];
   rule.softcap = c.attn_softcap;
@@ -264,10 +287,10 @@ void DecoderModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t l, 
                      kernels::OutputLayout::side_by_side(dims), weights);
 }
 
-void DecoderModel::layer_maps(const Runtime& rt, const Cache& cache, std::int64_t l, const Mask& mask,
-                              float* out) const {
+void TransformerModel::layer_maps(const Runtime& rt, const Cache& cache, std::int64_t l, const Mask& mask,
+                                  float* out) const {
   const Config& c = config_;
-  const std::int64_t n = cache.length, hd = c.head_dim;
+  const std::int64_t n = cache.length, hd = c.head_dim_of(l);
   Tensor q({c.heads, n, hd});  // the cached queries [H, capacity, hd], packed to n rows
   for (std::int64_t g = 0; g < c.heads; ++g)
     std::copy_n(cache.q[l].begin() + g * cache.capacity * hd, n * hd, q.data.begin() + g * n * hd);
@@ -275,7 +298,7 @@ void DecoderModel::layer_maps(const Runtime& rt, const Cache& cache, std::int64_
   attend(rt.pool(), cache, l, q.view(), 0, mask, concat.data.data(), out);
 }
 
-void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const {
+void TransformerModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const {
   Matrix normed = x;
   norm(rt, normed, w_.final_norm, w_.final_norm_bias);
   Matrix p = logits(rt, normed);
@@ -288,19 +311,20 @@ void DecoderModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t lay
   });
 }
 
-std::unique_ptr<Model> make_decoder(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                    const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer) {
+std::unique_ptr<Model> make_model(const std::string& architecture, const Json& config, const ModelFiles& files,
+                                  const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer) {
   const auto generation_file = files.find("generation_config.json");
   const Json generation =
       generation_file == files.end() ? Json() : Json::parse(generation_file->second, "generation_config.json");
   Config c = read_config(architecture, config, &generation);
+  if (c.tokenizer_required && !tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
   Weights w = read_weights(c, WeightStore(files, large));
-  return std::make_unique<DecoderModel>(std::move(c), std::move(w), std::move(tokenizer));
+  return std::make_unique<TransformerModel>(std::move(c), std::move(w), std::move(tokenizer));
 }
 
 Parts parts_of(const Model& model) {
-  const auto* m = dynamic_cast<const DecoderModel*>(&model);
+  const auto* m = dynamic_cast<const TransformerModel*>(&model);
   return m ? Parts{&m->config(), &m->weights()} : Parts{nullptr, nullptr};
 }
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -1,18 +1,19 @@
-// DecoderModel::run: a run keeps its keys, values and queries, rows of every map and per-token outputs, so
+// TransformerModel::run: a run keeps its keys, values and queries, rows of every map and per-token outputs, so
 // that the next run on text that extends it (a person typing at the end) computes only the new
 // tokens: its cost grows with the new tokens × n, not with n². Rows of a token depend only on the
 // tokens up to it, so the kept rows are exactly what a fresh run computes (tests hold them equal).
 // A run that asks for some layers' maps (map_layers) computes the rest fused, and those layers' maps from the
 // kept queries and keys: another layer's maps of the same text cost that layer's attention alone.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "attnscope/error.hpp"
-#include "models/decoder_model.hpp"
-#include "models/layers.hpp"
+#include "models/ops.hpp"
 #include "models/sampling.hpp"
+#include "models/transformer_model.hpp"
 
-namespace attnscope::decoder {
+namespace attnscope::transformer {
 
 namespace {
 
@@ -26,7 +27,7 @@ bool same_outputs(const RunOptions& a, const RunOptions& b) {
 
 }  // namespace
 
-void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
+void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
   const Config& c = config_;
   const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = c.vocab, maps = c.layers * c.heads;
   const bool every_map = !o.map_layers;
@@ -36,14 +37,18 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   } else {
     r.map_layers = *o.map_layers;
   }
+  if (!c.language_model && (o.top_k || o.logit_lens || o.return_logits))
+    throw Error("run: " + c.name + " (" + c.architecture +
+                ") is not a language model: topK, logitLens and returnLogits need a decoder such as GPT-2 or Llama");
   const double logit_bytes = 4.0 * double(n) * double(vocab);
   check_budget("run", 4.0 * double(r.map_layers.size() * c.heads) * double(n) * double(n) +
                           (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0));
   for (std::int64_t h = 0; h < c.heads; ++h) r.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
 
-  // Reuse needs the same keys and values (no padding, no ablation) and the same outputs kept.
+  // Reuse needs a token's rows to depend on the tokens up to it alone (causal), the same keys and values (no padding,
+  // no ablation) and the same outputs kept.
   const bool padded = std::find(o.attention_mask.begin(), o.attention_mask.end(), 0) != o.attention_mask.end();
-  const bool reusable = o.reuse_prefix && !padded && o.ablate_heads.empty() && !o.return_projections;
+  const bool reusable = c.causal && o.reuse_prefix && !padded && o.ablate_heads.empty() && !o.return_projections;
   // A run that cannot be reused leaves the last reusable one in place, for the next to extend.
   std::unique_ptr<Previous> previous = reusable ? std::move(previous_) : nullptr;
   std::int64_t p = 0;  // rows kept from the previous run
@@ -91,7 +96,8 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
     hidden.topRows(p) = previous->hidden.topRows(p);
   }
   hidden.bottomRows(m) = computed;
-  r.hidden = layers::to_tensor(hidden);
+  r.hidden = ops::to_tensor(hidden);
+  pool(rt, hidden, r);
   if (o.logit_lens) {
     r.logit_lens.ids.resize(static_cast<std::size_t>(c.layers * n));
     r.logit_lens.probs.resize(r.logit_lens.ids.size());
@@ -109,7 +115,7 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
     if (p > 0 && o.return_logits) logits_all.topRows(p) = previous->logits.topRows(p);
     if (m > 0) logits_all.bottomRows(m) = logits(rt, computed);
   }
-  if (o.return_logits) r.logits = layers::to_tensor(logits_all);
+  if (o.return_logits) r.logits = ops::to_tensor(logits_all);
   if (o.top_k) {
     const std::int64_t k = std::min(o.top_k, vocab);
     r.predictions.k = k;
@@ -149,8 +155,18 @@ void DecoderModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) 
   previous_ = std::move(next);
 }
 
-std::int64_t DecoderModel::resume(const std::vector<std::int32_t>& ids, Cache& cache,
-                                  std::vector<std::vector<float>>* rows) const {
+void TransformerModel::pool(const Runtime& rt, const Matrix& hidden, ModelRun& r) const {
+  if (config_.pooler == Pooler::none) return;
+  const Matrix reduced =
+      config_.pooler == Pooler::first_tanh ? Matrix(hidden.topRows(1)) : Matrix(hidden.colwise().mean());
+  Matrix e = linear(rt, reduced, w_.pool, w_.pool_bias).array().tanh().matrix();
+  if (config_.pooler == Pooler::mean_tanh_l2) e /= std::sqrt(std::max(e.squaredNorm(), 1e-12f));
+  r.embedding = Tensor({e.cols()});
+  std::copy(e.data(), e.data() + e.size(), r.embedding.data.begin());
+}
+
+std::int64_t TransformerModel::resume(const std::vector<std::int32_t>& ids, Cache& cache,
+                                      std::vector<std::vector<float>>* rows) const {
   // A run that asked for some layers' maps kept no rows of the maps.
   if (!previous_ || (rows && previous_->options.map_layers)) return 0;
   const Previous& before = *previous_;
@@ -168,4 +184,4 @@ std::int64_t DecoderModel::resume(const std::vector<std::int32_t>& ids, Cache& c
   return p;
 }
 
-}  // namespace attnscope::decoder
+}  // namespace attnscope::transformer

@@ -1,6 +1,6 @@
-// Random checkpoints with the Hub's tensor names and shapes, made in memory for
-// size and speed tests (weights are irrelevant there; shapes are not). Plain JS:
-// Vitest in Node and the browser test's Worker both import it.
+// safetensors files written and read in memory, and random BERT checkpoints with the Hub's tensor names and shapes
+// for size and speed tests (weights are irrelevant there; shapes are not). Decoder checkpoints are llm/checkpoints.mjs.
+// Plain JS: Vitest in Node and the browser test's Worker both import it.
 
 /**
  * A safetensors file: F32 tensors (`data` a Float32Array), or BF16 and F16 ones (`data` a Uint16Array of their bits).

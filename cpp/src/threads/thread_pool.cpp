@@ -1,4 +1,4 @@
-#include "runtime/thread_pool.hpp"
+#include "threads/thread_pool.hpp"
 
 #include <atomic>
 #include <chrono>

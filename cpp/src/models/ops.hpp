@@ -1,4 +1,4 @@
-// Building blocks shared by the model architectures. Shapes are [n, d] row-major.
+// Row-wise operations of the transformer block (norms, activations). Shapes are [n, d] row-major.
 #pragma once
 
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "attnscope/tensor.hpp"
 #include "kernels/vexp.hpp"
 
-namespace attnscope::layers {
+namespace attnscope::ops {
 
 // y = (x − mean) / sqrt(var + eps) · scale + bias, per row.
 inline Matrix layer_norm(const Matrix& x, const Tensor& scale, const Tensor& bias, float eps) {
@@ -45,4 +45,4 @@ inline void silu(Eigen::Ref<Matrix> x) {
   for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::silu(x.row(i).data(), x.cols());
 }
 
-}  // namespace attnscope::layers
+}  // namespace attnscope::ops
