@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "attnscope/analysis.hpp"
 #include "attnscope/model.hpp"
 #include "convert.hpp"
 #include "engine.hpp"
@@ -312,6 +313,7 @@ class ModelHandle {
       o.logit_lens = flag(opts, "logitLens", false);
       o.return_logits = flag(opts, "returnLogits", false);
       o.reuse_prefix = flag(opts, "reusePrefix", true);
+      const bool summaries = flag(opts, "headSummaries", false);
       if (!opts["topK"].isUndefined()) o.top_k = whole_number("run", "topK", opts["topK"], 1, 1'000'000);
       if (!opts["mapLayers"].isUndefined())  // the model checks each against its layers
         o.map_layers = integers_arg("run", "mapLayers", opts["mapLayers"], -1e9, 1e9);
@@ -346,6 +348,10 @@ class ModelHandle {
       out.set("special", special);
       out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
       out.set("attentions", weights_to_js(r.attentions, model_->info().causal));
+      // From the maps where the run left them: no copy of [layers, heads, n, n] back into the heap.
+      if (summaries)
+        out.set("headSummaries", to_js(head_summaries(r.attentions.data.data(), r.attentions.shape, r.special,
+                                                      punctuation_tokens(r.tokens))));
       val map_layers = val::array();
       for (std::int64_t l : r.map_layers) map_layers.call<void>("push", static_cast<double>(l));
       out.set("mapLayers", map_layers);

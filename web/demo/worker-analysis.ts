@@ -3,7 +3,7 @@
 // q, k, v) and, where it needs them, the maps the page sent back; every array it returns is new.
 import type { Comparison, Engine, Model, ModelRunResult, MultiHeadParams, Tensor } from 'attnscope';
 
-import { clampHead, headMap } from './maps.js';
+import { clampHead, headMap } from './map-rows.js';
 import { headMeasures } from './measures.js';
 import type { Contrast, Matrix, Mode, Reply, Request, Shape, Summary } from './protocol.js';
 
@@ -36,9 +36,9 @@ export function summarize(engine: Engine, kept: Kept, attentions: Float32Array):
   const maps = { ...kept, attentions };
   const measures = headMeasures(maps, kept.ids ?? kept.tokens);
   const layerOf = (slot: number) => kept.mapLayers?.[slot] ?? slot;
-  return engine
-    .headSummaries(maps)
-    .map((summary, k) => ({ ...summary, layer: layerOf(summary.layer), ...measures[k] }));
+  // A model's run summarized its heads in the engine (headSummaries: true); other maps are summarized from here.
+  const summaries = kept.headSummaries ?? engine.headSummaries(maps).map((s) => ({ ...s, layer: layerOf(s.layer) }));
+  return summaries.map((summary, k) => ({ ...summary, ...measures[k] }));
 }
 
 /** A language model's run leaves out q, k and v (they would stop it reusing its prefix): the math view asks once. */

@@ -64,7 +64,7 @@ export function runLanguageModel(request: Request<'run'>, s: Session): { kept: K
   if (!ids.length) throw new Error('the text has no tokens; give it some text');
   const layer = Math.max(0, Math.min(request.layer, model.info.layers - 1));
   const mapLayers = ids.length > limit.everyLayer ? [layer] : undefined;
-  const result = model.run(ids, { logitLens: request.lens, reusePrefix: true, mapLayers });
+  const result = model.run(ids, { logitLens: request.lens, reusePrefix: true, mapLayers, headSummaries: true });
   const truncated = all.length > ids.length;
   const kept: Kept = { mode: 'model', ...result, causal: true, truncated, totalTokens: all.length };
   const text = request.ids ? model.decode(ids, { skipSpecialTokens: true }) : undefined;

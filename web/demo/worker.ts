@@ -78,7 +78,7 @@ function run(request: Request<'run'>): Reply<'run'> {
     ({ kept, extra } = runLanguageModel(request, w));
   } else if (mode === 'model') {
     if (!w.model) throw new Error('no model is loaded yet');
-    const result = w.model.run(text, { returnProjections: true });
+    const result = w.model.run(text, { returnProjections: true, headSummaries: true });
     kept = { mode, ...result, causal: w.model.info.causal };
   } else {
     const tokens = tokenize(text);

@@ -1,7 +1,8 @@
 // Rollout, flow, head summaries, comparison and .npy over the raw module's
 // analysis functions (cpp/bindings/analysis.cpp): checks what JS types can get
 // wrong, lets C++ check shapes and values, and throws its { error } messages.
-import type { AttentionMaps, Comparison, FlowOptions, HeadSummary, Tensor } from './types.js';
+import type { AttentionMaps, Comparison, FlowOptions, HeadSummary, MapSet, Tensor } from './types.js';
+import { whyNoFlow } from './map-sets.js';
 import type { RawAnalysis } from './raw.js';
 import { checkOptions, checkTensor, typeName } from './checks.js';
 
@@ -24,6 +25,47 @@ function mapsOf(op: string, name: string, maps: unknown): Tensor {
   return t as Tensor;
 }
 
+/**
+ * The raw head summaries `[layers, heads, 6]` as objects; `layers` names each slot's layer in the model (a run's
+ * mapLayers), else the slot is the layer.
+ */
+export function summariesOf(s: Tensor, layers?: readonly number[]): HeadSummary[] {
+  const [held, heads] = s.shape;
+  const out: HeadSummary[] = [];
+  for (let slot = 0; slot < held; slot++)
+    for (let head = 0; head < heads; head++) {
+      const m = s.data.subarray((slot * heads + head) * 6);
+      out.push({
+        layer: layers?.[slot] ?? slot,
+        head,
+        entropy: m[0],
+        distance: m[1],
+        previous: m[2],
+        self: m[3],
+        special: m[4],
+        punctuation: m[5],
+      });
+    }
+  return out;
+}
+
+/** The maps for rollout or flow, or an Error saying why they are not defined on them. */
+function flowMapsOf(op: string, maps: Maps | MapSet): Tensor {
+  const t = mapsOf(op, 'maps', maps);
+  const why = whyNoFlow({ kind: 'kind' in maps ? maps.kind : undefined, shape: t.shape });
+  if (why) throw new Error(`${op}: not defined here: ${why}`);
+  return t;
+}
+
+/** A self-attention set as a run's maps, or an Error for a cross-attention one. */
+function selfSetMaps(op: string, set: MapSet): AttentionMaps {
+  if (set.kind !== 'self' || !Array.isArray(set.queryTokens) || set.queryTokens.length !== set.keyTokens?.length)
+    throw new Error(
+      `${op}: defined for self-attention: its distance, previous-token and self measures compare a query's position with its keys' positions in the same sequence, and this set's keys are another sequence's tokens`,
+    );
+  return { attentions: set.attentions, shape: set.shape, tokens: set.queryTokens };
+}
+
 function tokensOf(op: string, name: string, maps: AttentionMaps): string[] {
   const { tokens } = maps;
   if (!Array.isArray(tokens) || !tokens.every((t) => typeof t === 'string'))
@@ -36,21 +78,22 @@ const FLOW_OPTIONS = { residual: 'boolean', rows: 'other' } as const;
 export class Analysis {
   constructor(private readonly raw: RawAnalysis) {}
 
-  rollout(maps: Maps, options?: FlowOptions): Tensor {
+  rollout(maps: Maps | MapSet, options?: FlowOptions): Tensor {
     const o = checkOptions('rollout', options, { residual: 'boolean' });
-    return result(this.raw.rollout(mapsOf('rollout', 'maps', maps), o));
+    return result(this.raw.rollout(flowMapsOf('rollout', maps), o));
   }
 
-  attentionFlow(maps: Maps, options?: FlowOptions & { rows?: number[] }): Tensor {
+  attentionFlow(maps: Maps | MapSet, options?: FlowOptions & { rows?: number[] }): Tensor {
     const op = 'attentionFlow';
     const o = checkOptions(op, options, FLOW_OPTIONS);
     if (o.rows !== undefined && !Array.isArray(o.rows))
       throw new Error(`${op}: options.rows must be an array of token positions, got ${typeName(o.rows)}`);
-    return result(this.raw.attentionFlow(mapsOf(op, 'maps', maps), o));
+    return result(this.raw.attentionFlow(flowMapsOf(op, maps), o));
   }
 
-  headSummaries(maps: AttentionMaps): HeadSummary[] {
+  headSummaries(input: AttentionMaps | MapSet): HeadSummary[] {
     const op = 'headSummaries';
+    const maps = 'queryTokens' in input ? selfSetMaps(op, input) : input;
     const t = mapsOf(op, 'maps', maps);
     const tokens = tokensOf(op, 'maps', maps);
     const special = maps.special ?? tokens.map(() => false);
@@ -63,23 +106,7 @@ export class Analysis {
         special.map((x) => (x ? 1 : 0)),
       ),
     );
-    const [layers, heads] = s.shape;
-    const out: HeadSummary[] = [];
-    for (let layer = 0; layer < layers; layer++)
-      for (let head = 0; head < heads; head++) {
-        const m = s.data.subarray((layer * heads + head) * 6);
-        out.push({
-          layer,
-          head,
-          entropy: m[0],
-          distance: m[1],
-          previous: m[2],
-          self: m[3],
-          special: m[4],
-          punctuation: m[5],
-        });
-      }
-    return out;
+    return summariesOf(s);
   }
 
   compare(a: AttentionMaps, b: AttentionMaps): Comparison {

@@ -5,6 +5,7 @@
 import type { GenerateOptions, GenerateResult, GeneratedToken, ModelInfo } from './types.js';
 import { checkOptions, message, typeName } from './checks.js';
 import { type RawEngine, type RawGenerationHandle, type RawModelHandle, orThrow } from './raw.js';
+import { selfMaps } from './map-sets.js';
 
 const GENERATE_OPTIONS = {
   maxNewTokens: 'number',
@@ -175,6 +176,17 @@ export async function generate(
         attentions: r.attentions.data,
         shape: r.attentions.shape as GenerateResult['shape'],
       }),
+      maps: r.attentions
+        ? {
+            self: selfMaps(
+              r.tokens,
+              r.attentions.data,
+              r.attentions.shape as [number, number, number, number],
+              Array.from({ length: r.attentions.shape[0] }, (_, l) => l),
+              true,
+            ),
+          }
+        : {},
       promptTokens: prompt.length,
       reusedTokens: r.reusedTokens,
       stopReason,

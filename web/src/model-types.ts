@@ -109,6 +109,8 @@ export interface RunOptions {
    * maps, the fastest run.
    */
   mapLayers?: number[];
+  /** Also summarize every returned head ({@link ModelRunResult.headSummaries}), in the engine. Default false. */
+  headSummaries?: boolean;
 }
 
 /** The most likely next tokens after each position, best first. */
@@ -133,6 +135,38 @@ export interface LogitLens {
   tokens: string[][];
 }
 
+/**
+ * One set of attention maps with the tokens its rows and columns stand for. Row i of a map is how query token i
+ * spreads its attention over the key tokens. In self-attention both are the run's tokens; in cross-attention the
+ * queries are one sequence's tokens and the keys another's (a translation's source words, an image's patches).
+ */
+export interface MapSet {
+  /** Self-attention within one sequence, or cross-attention from one sequence to another. */
+  kind: 'self' | 'cross';
+  /** A query sees only the keys up to its own position (decoders' self-attention). */
+  causal: boolean;
+  /** The rows: one per query token. */
+  queryTokens: string[];
+  /** The columns: one per key token (the same tokens as `queryTokens` in self-attention). */
+  keyTokens: string[];
+  /** `[layers.length, heads, queryTokens.length, keyTokens.length]`. */
+  attentions: Float32Array;
+  shape: [number, number, number, number];
+  /** Which of the stack's layers `attentions` holds, in its order. */
+  layers: number[];
+}
+
+/**
+ * A run's attention by name. Single-stack models (every model AttnScope runs today) have `self`; encoder-decoder
+ * models will have `encoder`, `decoder` and `cross`.
+ */
+export interface MapSets {
+  self?: MapSet;
+  encoder?: MapSet;
+  decoder?: MapSet;
+  cross?: MapSet;
+}
+
 /** What {@link Model.run} returns. `n` is the number of tokens after truncation. */
 export interface ModelRunResult {
   /** The tokens as the tokenizer split the text, special tokens included. */
@@ -145,6 +179,8 @@ export interface ModelRunResult {
   shape: [number, number, number, number];
   /** The layers `attentions` holds, in its order: every layer, unless {@link RunOptions.mapLayers} chose. */
   mapLayers: number[];
+  /** The same maps as a named set with its query and key tokens: `maps.self.attentions` is `attentions`. */
+  maps: MapSets;
   /** Last hidden state `[n, dModel]` (decoders: after the final norm, as {@link Model.logits} takes it). */
   hidden: Tensor;
   /** Pooled sentence embedding, where the model defines one. */
@@ -158,7 +194,7 @@ export interface ModelRunResult {
   v?: Tensor[];
   /** Per layer: X `[n, d_in]`, the matrix the projections multiply (after LayerNorm in pre-LN models), with `returnProjections`. */
   inputs?: Tensor[];
-  /** Decoders: `[heads]`, the key/value head each query head reads (grouped-query attention shares them). */
+  /** `[heads]`: the key/value head each query head reads (grouped-query attention shares them; else head h reads h). */
   kvHead?: Int32Array;
   /** With `topK`. */
   predictions?: Predictions;
@@ -166,6 +202,11 @@ export interface ModelRunResult {
   logitLens?: LogitLens;
   /** With `returnLogits`: `[n, vocabSize]`. */
   logits?: Tensor;
+  /**
+   * With `headSummaries`: every head's summary of the maps this run returns, as {@link Engine.headSummaries} gives
+   * them, each `layer` the model's layer. Computed where the maps are, without handing them back to the engine.
+   */
+  headSummaries?: HeadSummary[];
   /** Decoders: the leading tokens taken from the previous run rather than computed again. */
   reusedTokens?: number;
 }
@@ -230,6 +271,8 @@ export interface GenerateResult {
   /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n] (with `attentions: true`). */
   attentions?: Float32Array;
   shape?: [number, number, number, number];
+  /** The same maps as a named set with its tokens (with `attentions: true`): `maps.self.attentions` is `attentions`. */
+  maps: MapSets;
   /** Tokens of the prompt: `ids.length - promptTokens` were generated. */
   promptTokens: number;
   /**

@@ -13,6 +13,8 @@ import type {
 } from './types.js';
 import { checkOptions, checkTensor, typeName } from './checks.js';
 import { generate } from './generate.js';
+import { selfMaps } from './map-sets.js';
+import { summariesOf } from './analysis.js';
 import {
   type RawEngine,
   type RawGenerationHandle,
@@ -31,6 +33,7 @@ const RUN_OPTIONS = {
   returnLogits: 'boolean',
   reusePrefix: 'boolean',
   mapLayers: 'other',
+  headSummaries: 'boolean',
 } as const;
 
 /** Token ids as an Int32Array, or an Error naming the first bad one. */
@@ -160,8 +163,16 @@ export class WasmModel implements Model {
     const handle = this.live(op);
     const r = handle.run(this.engine(), this.prepare(op, input), o);
     if ('error' in r) throw new Error(r.error);
-    const { attentions, ...rest } = r;
-    return { ...rest, attentions: attentions.data, shape: attentions.shape as ModelRunResult['shape'] };
+    const { attentions, headSummaries, ...rest } = r;
+    const shape = attentions.shape as ModelRunResult['shape'];
+    const self = selfMaps(rest.tokens, attentions.data, shape, rest.mapLayers, this.info.causal);
+    return {
+      ...rest,
+      attentions: attentions.data,
+      shape,
+      maps: { self },
+      ...(headSummaries && { headSummaries: summariesOf(headSummaries, rest.mapLayers) }),
+    };
   }
 
   logits(hidden: Tensor): Tensor {

@@ -32,7 +32,13 @@ export interface RawModelHandle {
     engine: RawEngine,
     input: string | Int32Array,
     options: Omit<RunOptions, 'attentionMask'> & { attentionMask?: Uint8Array },
-  ): { error: string } | (Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape'> & { attentions: Tensor });
+  ):
+    | { error: string }
+    | (Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape' | 'maps' | 'headSummaries'> & {
+        attentions: Tensor;
+        /** With `headSummaries`: `[held layers, heads, 6]`. */
+        headSummaries?: Tensor;
+      });
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;

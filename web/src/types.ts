@@ -21,6 +21,7 @@ import type {
   Comparison,
   FlowOptions,
   HeadSummary,
+  MapSet,
   Model,
   ModelFiles,
   ModelSource,
@@ -48,16 +49,25 @@ export interface Engine {
   /**
    * Attention rollout (Abnar & Zuidema, 2020): heads averaged, layers multiplied,
    * `[layers, n, n]`; entry l covers layers 0…l, and its row i sums to 1 over the input tokens.
+   * Defined on self-attention maps; cross-attention maps (a {@link MapSet} of kind `cross`, or maps that are not
+   * square) are an Error saying why.
    */
-  rollout(maps: Pick<AttentionMaps, 'attentions' | 'shape'>, options?: FlowOptions): Tensor;
+  rollout(maps: Pick<AttentionMaps, 'attentions' | 'shape'> | MapSet, options?: FlowOptions): Tensor;
   /**
    * Attention flow (Abnar & Zuidema, 2020): the maximum flow from each of `rows` (default: every token) in the
    * last layer to each input token, through the graph of head-averaged maps. `[rows, n]`.
    * Work grows as rows·n³·layers; beyond 3·10⁸ it is refused, so ask for fewer rows on long inputs.
+   * Self-attention maps only, as for rollout.
    */
-  attentionFlow(maps: Pick<AttentionMaps, 'attentions' | 'shape'>, options?: FlowOptions & { rows?: number[] }): Tensor;
-  /** Every head's summary, layer by layer. */
-  headSummaries(maps: AttentionMaps): HeadSummary[];
+  attentionFlow(
+    maps: Pick<AttentionMaps, 'attentions' | 'shape'> | MapSet,
+    options?: FlowOptions & { rows?: number[] },
+  ): Tensor;
+  /**
+   * Every head's summary, layer by layer: a run's maps, or a self-attention {@link MapSet} (its distance, previous-token
+   * and self measures are positions within one sequence, so a cross-attention set is an Error saying so).
+   */
+  headSummaries(maps: AttentionMaps | MapSet): HeadSummary[];
   /** Aligns two runs' tokens and measures each head's change (two sentences, or two models). */
   compare(a: AttentionMaps, b: AttentionMaps): Comparison;
   /** Cosine similarity of each row of two `[n, d]` tensors, e.g. hidden states with and without a head. */
