@@ -1,6 +1,7 @@
-// The only file that sees Emscripten. It turns JS tensors ({ data, shape }) into
-// views, calls the Runtime, and returns plain JS objects whose typed arrays are
-// fresh copies, so nothing a caller holds points into the wasm heap.
+// The engine's embind registrations: attention, layers and the module's entry points (models.cpp and analysis.cpp
+// register theirs; convert.hpp holds the JS conversions all of them share). The bindings are the only code that
+// sees Emscripten. They turn JS tensors ({ data, shape }) into views, call the Runtime, and return plain JS objects
+// whose typed arrays are fresh copies, so nothing a caller holds points into the wasm heap.
 //
 // Every method returns either its result or { error: "message" }: errors never
 // cross into JS as C++ exceptions, and the web wrapper throws a JS Error. All

@@ -1,6 +1,6 @@
 // Downloads: PNG and SVG of a view, and the attention tensor as JSON or NumPy .npy.
 import { toSvg } from './draw/svg.js';
-import { nested, type Maps } from './maps.js';
+import { nested, type Maps } from './map-rows.js';
 
 /** Saves bytes under a file name through a temporary link (nothing leaves the computer). */
 export function download(name: string, blob: Blob): void {

@@ -1,12 +1,12 @@
 // Generation as the page sees it: the Generate button asks the worker to continue the shown run; each token
-// arrives with its row of every map, and the maps grow by that row, kept beside the run's blocks (maps.ts): a
+// arrives with its row of every map, and the maps grow by that row, kept beside the run's blocks (map-rows.ts): a
 // token costs the page its rows, never a copy of the maps. The text streams into the continuation under the box;
 // when it ends (its length, an end-of-text token, or Stop, which keeps what the page shows at the click) the box
 // gets it as one edit, which the browser's undo takes back, and the page runs the final token ids once more,
 // reusing the prompt's keys and values, for everything a run gives (the heads' measures, the logit lens).
 // Typing or loading a model first keeps what was generated, then stops it: its later tokens no longer count
 // (channel.ts), so none of them is ever shown.
-import { slotOf } from './maps.js';
+import { slotOf } from './map-rows.js';
 import type { RunResult, TokenMessage } from './protocol.js';
 import type { Page } from './views/view.js';
 

@@ -4,7 +4,7 @@
 //   induction  the weight on the token right after an earlier copy of the query's token (Olsson et al., 2022).
 // The last two average over the queries whose token came before, and are NaN when no token repeats. Each
 // query's earlier copies come from a list per token, so a head costs O(n + copies), not O(n²).
-import { heldMap, type Maps } from './maps.js';
+import { heldMap, type Maps } from './map-rows.js';
 import type { HeadMeasures } from './protocol.js';
 
 /** Per query i, the positions j < i holding the same token (by id, or by spelling without ids). */

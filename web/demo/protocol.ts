@@ -154,7 +154,7 @@ export interface RunResult {
   pieces: string[];
   special: boolean[];
   attentions: Float32Array; // [mapLayers.length, heads, n, n] (n without the grown rows)
-  /** The page's own, while a generation grows the maps: each new token's rows (maps.ts). Never sent. */
+  /** The page's own, while a generation grows the maps: each new token's rows (map-rows.ts). Never sent. */
   grown?: Float32Array[];
   /** The page's own: it kept one layer of the run's maps to grow them (generation). Never sent. */
   trimmed?: boolean;

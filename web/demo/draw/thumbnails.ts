@@ -3,7 +3,7 @@
 // the grid fills in while the page stays responsive; on a causal model the rows a run shares with the one shown
 // (the same tokens up to there: typing at the end) are kept, not folded again. A generated token folds its one
 // row into each map. Painting a thumbnail costs its 64 × 64 blocks at most, never the map's n².
-import { rowOf, slotOf, type Maps } from '../maps.js';
+import { rowOf, slotOf, type Maps } from '../map-rows.js';
 import { sliced, type Sliced } from '../slices.js';
 import { table, viridis } from './heatmap.js';
 import { blockFor, Pooled } from './pooled.js';

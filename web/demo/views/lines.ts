@@ -4,7 +4,7 @@
 // The canvas is the height of its scroll box; a frame draws the rows in view (draw/lines.ts), at most one per
 // animation frame. While a generation grows the maps, the view follows the newest token if it was at the end.
 import { drawHeadView, HEAD_COLOURS, MARGIN, queryAt, rowHeight, viewHeight } from '../draw/lines.js';
-import { headRows } from '../maps.js';
+import { headRows } from '../map-rows.js';
 import type { State } from '../state.js';
 import { $, changes, setText, type Page, type View } from './view.js';
 

@@ -1,11 +1,11 @@
 // The large map: the selected head's weights (or rollout/flow through all layers), with the exact
 // weight under the pointer. It zooms (wheel, + −, buttons) and pans (drag, shift + arrows) about a
 // viewport; the arrow keys move a cell cursor through it, which is also the token in focus. Every change
-// asks for a frame, and at most one frame is drawn per animation frame, from the cells in view (draw/map.ts).
-import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map.js';
+// asks for a frame, and at most one frame is drawn per animation frame, from the cells in view (draw/map-canvas.ts).
+import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map-canvas.js';
 import type { MapRows } from '../draw/pooled.js';
 import { Viewport } from '../draw/viewport.js';
-import { headRows, matrixRows } from '../maps.js';
+import { headRows, matrixRows } from '../map-rows.js';
 import type { State, View as Shows } from '../state.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 

@@ -4,7 +4,7 @@
 // switches ask for a walk-through the model does not take. Nothing is computed here: each step is
 // painted from its own smallest (dark) to largest (bright) value.
 import { cellImage } from '../draw/heatmap.js';
-import { headMap } from '../maps.js';
+import { headMap } from '../map-rows.js';
 import type { Matrix } from '../protocol.js';
 import type { State } from '../state.js';
 import { $, changes, type Page, type View } from './view.js';
