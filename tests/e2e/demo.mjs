@@ -266,6 +266,65 @@ for (const { name, isolated, start } of targets) {
     await page.waitForFunction(() => document.getElementById('layer').options.length === 2, null, { timeout: 15_000 });
   });
 
+  await check(
+    `${name}: across two texts, the map is rectangular: the text's tokens on the rows, the second text's on the columns, the engine's cross-attention`,
+    async () => {
+      const text = 'Attention is all you need.';
+      const second = 'The cat sat on the mat because it was warm.';
+      await page.check('input[value="cross"]');
+      await page.waitForSelector('#context-row:not([hidden])');
+      await page.fill('#context', second);
+      // The engine's own cross-attention: each text's layer inputs, then multiHeadAttention with the second as context.
+      const a = model.run(text, { returnProjections: true, reusePrefix: false });
+      const b = model.run(second, { returnProjections: true, reusePrefix: false });
+      const keys = model.labels(b.ids);
+      await page.waitForFunction((k) => document.getElementById('map').dataset.keys === k, JSON.stringify(keys), {
+        timeout: 15_000,
+      });
+      assert(keys.length !== a.tokens.length, 'the test needs texts of different lengths');
+      const tokens = JSON.parse(await page.getAttribute('#map', 'data-tokens'));
+      assert(JSON.stringify(tokens) === JSON.stringify(model.labels(a.ids)), `rows: ${tokens}`);
+      const [l, h] = [1, 2];
+      const want = engine.multiHeadAttention(a.inputs[l], model.attentionWeights(l), {
+        heads: model.info.heads,
+        context: b.inputs[l],
+      }).weights;
+      assert(
+        JSON.stringify(want.shape) === JSON.stringify([model.info.heads, a.tokens.length, keys.length]),
+        want.shape,
+      );
+      await page.selectOption('#layer', { value: String(l) });
+      await page.selectOption('#head', { value: String(h) });
+      const [i, j] = [a.tokens.length - 1, keys.length - 1]; // the last column lies past the last row
+      await hover(page, i, j);
+      const cell = page.locator('#cell');
+      await page.waitForFunction(() => document.getElementById('cell').dataset.col !== undefined);
+      assert(
+        (await cell.getAttribute('data-row')) === String(i) && (await cell.getAttribute('data-col')) === String(j),
+      );
+      const shown = Number(await cell.getAttribute('data-weight'));
+      const library = want.data[(h * a.tokens.length + i) * keys.length + j];
+      assert(Math.abs(shown - library) < 1e-6, `(${i}, ${j}): page ${shown}, engine ${library}`);
+      const readout = await cell.textContent();
+      assert(readout.includes(`“${tokens[i]}” → “${keys[j]}”`), readout);
+      // The head view draws lines to the second text's tokens; rollout says why it is not defined here.
+      await page.waitForFunction(() => Number(document.getElementById('lines').dataset.lines) > 0);
+      await page.check('input[name=view][value="rollout"]');
+      await page.waitForFunction(
+        () => document.getElementById('map-empty').textContent.includes('not defined here: these are cross-attention'),
+        null,
+        { timeout: 15_000 },
+      );
+      await page.check('input[name=view][value="head"]');
+      await page.screenshot({ path: join(shots, `demo-${name}-cross.png`) });
+      await page.check('input[value="model"]');
+      await page.waitForFunction(() => document.getElementById('map').dataset.keys === 'null', null, {
+        timeout: 15_000,
+      });
+      await page.waitForSelector('#context-row[hidden]', { state: 'attached' });
+    },
+  );
+
   await check(`${name}: a model chosen from files replaces the default; a bad Hub id is a clear error`, async () => {
     await chooseTinyBert(page);
     await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture === 'BertModel', null, {

@@ -34,14 +34,15 @@ export function downloadSvg(
 
 /**
  * The attention tensor with its shape, nested [layer][head][query][key]; the tokens as the vocabulary spells them,
- * their labels as the page shows them, and their ids.
+ * their labels as the page shows them, and their ids; across two texts, the keys' labels too.
  */
 export function attentionsJson(
   meta: { model: string; text: string; generation?: object },
-  run: Maps & { tokens: string[]; pieces: string[]; ids: number[] },
+  run: Maps & { tokens: string[]; pieces: string[]; ids: number[]; keyTokens?: string[] },
 ): string {
-  const { pieces: tokens, tokens: labels, ids, shape, mapLayers } = run;
+  const { pieces: tokens, tokens: labels, ids, shape, mapLayers, keyTokens } = run;
   const attentions = nested(run);
   const dims = ['layer', 'head', 'query', 'key'];
-  return JSON.stringify({ ...meta, tokens, labels, ids, shape, mapLayers, dims, attentions });
+  // Cross-attention: the keys are the second text's tokens (labels as the page shows them).
+  return JSON.stringify({ ...meta, tokens, labels, keyLabels: keyTokens, ids, shape, mapLayers, dims, attentions });
 }

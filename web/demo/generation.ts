@@ -78,6 +78,8 @@ export function cannotGenerate(page: Page): string | null {
   const r = s.result;
   const cap = s.limit?.tokens;
   if (!r || cap === undefined) return null;
+  if (r.mode === 'cross')
+    return `Generate: a language model continues the text with its own self-attention; choose "The model's learned heads" first.`;
   if (r.truncated)
     return `Generate: the text is cut at ${r.tokens.length} of its ${r.totalTokens} tokens, this page's limit; generating would continue from the cut, not from the end of your text. Shorten the text first.`;
   if (r.tokens.length >= cap)

@@ -1,5 +1,6 @@
-// The one place that indexes a run's attention maps, [layers, heads, n, n] row-major: row i of
-// a head's n×n block is how query token i spreads its attention over the key tokens. A run of a long text may
+// The one place that indexes a run's attention maps, [layers, heads, n, n_k] row-major: row i of
+// a head's block is how query token i spreads its attention over the key tokens (n_k = n but in cross-attention,
+// where the keys are another text's tokens). A run of a long text may
 // hold only some of the model's layers (`mapLayers`, in the order of the blocks); layers count from 0 in the model.
 // While a language model generates, the maps grow a row per token without being copied: the run's square blocks
 // stay as they are, and each new token's rows are kept beside them (`grown`).
@@ -9,7 +10,7 @@ import type { Shape } from './protocol.js';
 export interface Maps {
   /** [held, heads, base, base]: the run's blocks, base = n − grown.length. */
   attentions: Float32Array;
-  /** [held, heads, n, n] */
+  /** [held, heads, n, n_k] */
   shape: Shape | readonly number[];
   /** The model's layers the maps hold, in their order; absent: every layer, in order. */
   mapLayers?: readonly number[];
@@ -19,6 +20,9 @@ export interface Maps {
 
 /** Tokens in the run's square blocks, before any grown rows. */
 export const baseTokens = (maps: Maps) => maps.shape[2] - (maps.grown?.length ?? 0);
+
+/** Columns of the run's blocks: the keys (a growing map's blocks are square, base × base). */
+const baseColumns = (maps: Maps) => (maps.grown?.length ? baseTokens(maps) : maps.shape[3]);
 
 /** The slot of `layer` among the layers the maps hold, or -1. */
 export function slotOf(maps: Maps, layer: number): number {
@@ -30,8 +34,9 @@ export function rowOf(maps: Maps, slot: number, head: number, i: number): Float3
   const heads = maps.shape[1];
   const base = baseTokens(maps);
   if (i < base) {
-    const at = ((slot * heads + head) * base + i) * base;
-    return maps.attentions.subarray(at, at + base);
+    const m = baseColumns(maps);
+    const at = ((slot * heads + head) * base + i) * m;
+    return maps.attentions.subarray(at, at + m);
   }
   const width = i + 1;
   const at = (slot * heads + head) * width;
@@ -41,12 +46,13 @@ export function rowOf(maps: Maps, slot: number, head: number, i: number): Float3
 /** (layer, head)'s map as rows, or null when the maps do not hold that layer. */
 export function headRows(maps: Maps, layer: number, head: number): MapRows | null {
   const slot = slotOf(maps, layer);
-  return slot < 0 ? null : { n: maps.shape[2], row: (i) => rowOf(maps, slot, head, i) };
+  return slot < 0 ? null : { n: maps.shape[2], cols: maps.shape[3], row: (i) => rowOf(maps, slot, head, i) };
 }
 
 /** A row-major n × n matrix (rollout, flow) as rows. */
 export const matrixRows = (values: Float32Array, n: number): MapRows => ({
   n,
+  cols: n,
   row: (i) => values.subarray(i * n, (i + 1) * n),
 });
 
@@ -65,12 +71,12 @@ export function headMap(maps: Maps, layer: number, head: number): Float32Array |
   return slot < 0 ? null : heldMap(maps, slot, head);
 }
 
-/** The n×n block of `head` in the maps' `slot`-th layer (counting the layers they hold, in their order). */
+/** The n × n_k block of `head` in the maps' `slot`-th layer (counting the layers they hold, in their order). */
 export function heldMap(maps: Maps, slot: number, head: number): Float32Array {
-  const [, heads, n] = maps.shape;
+  const [, heads, n, m] = maps.shape;
   if (maps.grown?.length) throw new Error('heldMap: these maps are still growing (generation); read them by rows');
-  const at = (slot * heads + head) * n * n;
-  return maps.attentions.subarray(at, at + n * n);
+  const at = (slot * heads + head) * n * m;
+  return maps.attentions.subarray(at, at + n * m);
 }
 
 /** The same (layer, head) in maps with fewer layers or heads: the nearest one they have. */
@@ -80,12 +86,12 @@ export function clampHead(shape: Maps['shape'], layer: number, head: number): [n
 
 /** The maps nested as [layer][head][query][key] arrays, for JSON: the layers they hold, in their order. */
 export function nested(maps: Maps): number[][][][] {
-  const [held, heads, n] = maps.shape;
+  const [held, heads, n, m] = maps.shape;
   return Array.from({ length: held }, (_, slot) =>
     Array.from({ length: heads }, (_, h) =>
       Array.from({ length: n }, (_, i) => {
         const row = Array.from(rowOf(maps, slot, h, i));
-        while (row.length < n) row.push(0);
+        while (row.length < m) row.push(0);
         return row;
       }),
     ),

@@ -3,11 +3,15 @@
 // this file and nothing else of each other.
 import type { EngineInfo, HeadSummary, LogitLens, ModelInfo, Tensor } from 'attnscope';
 
-export type Mode = 'model' | 'parameter-free';
+/**
+ * Which attention the page shows: the model's heads on the text; the parameter-free softmax(s · X Xᵀ) X; or
+ * cross-attention, the model's heads with queries from the text and keys and values from a second text.
+ */
+export type Mode = 'model' | 'parameter-free' | 'cross';
 export type Across = 'rollout' | 'flow';
 export type Source =
   { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
-/** [layers, heads, n, n] */
+/** [layers, heads, n_q, n_k]: n_q = n_k = n but in cross-attention */
 export type Shape = [number, number, number, number];
 export interface Matrix {
   data: Float32Array;
@@ -53,7 +57,16 @@ interface Asks {
    * (generated, or a candidate appended) rather than the text's. `lens`: with the logit lens (language models).
    * `layer`: the layer whose maps to return when the text is too long for every layer's (see RunResult.mapLayers).
    */
-  run: { text: string; ids?: number[]; mode: Mode; lens: boolean; layer: number; across?: AcrossAsk };
+  run: {
+    text: string;
+    ids?: number[];
+    mode: Mode;
+    lens: boolean;
+    layer: number;
+    across?: AcrossAsk;
+    /** Cross-attention: the second text, whose tokens are the keys. */
+    context?: string;
+  };
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
   /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */
@@ -153,7 +166,9 @@ export interface RunResult {
   /** As the vocabulary spells them (`Ġcat`, `▁cat`, `##ing`). */
   pieces: string[];
   special: boolean[];
-  attentions: Float32Array; // [mapLayers.length, heads, n, n] (n without the grown rows)
+  /** Cross-attention: the columns' tokens (the second text's), as the page shows them; absent: `tokens`. */
+  keyTokens?: string[];
+  attentions: Float32Array; // [mapLayers.length, heads, n, n_k] (n without the grown rows; n_k = n but across texts)
   /** The page's own, while a generation grows the maps: each new token's rows (map-rows.ts). Never sent. */
   grown?: Float32Array[];
   /** The page's own: it kept one layer of the run's maps to grow them (generation). Never sent. */

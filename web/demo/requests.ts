@@ -28,7 +28,8 @@ const runKey = (s: Readonly<State>, lens: boolean) => {
   // for a generation (`trimmed`) are not the run's choice.
   const r = s.result;
   const partial = r && !r.trimmed && r.mapLayers.length < r.layers;
-  return JSON.stringify([s.mode, s.ids ?? s.text, lens, partial ? (s.generation?.layer ?? s.layer) : null]);
+  const context = s.mode === 'cross' ? s.context : null;
+  return JSON.stringify([s.mode, s.ids ?? s.text, context, lens, partial ? (s.generation?.layer ?? s.layer) : null]);
 };
 
 export function connect(
@@ -158,7 +159,15 @@ export function connect(
     const s = store.get();
     askedRun = runKey(s, lens);
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
-    const ask = { text: s.text, ...(s.ids && { ids: s.ids }), mode: s.mode, lens, layer: s.layer, across };
+    const ask = {
+      text: s.text,
+      ...(s.ids && { ids: s.ids }),
+      ...(s.mode === 'cross' && { context: s.context }),
+      mode: s.mode,
+      lens,
+      layer: s.layer,
+      across,
+    };
     lastRun = channel.send({ kind: 'run', ...ask });
   }
 

@@ -12,6 +12,8 @@ export type ToolPane = 'next' | 'lens' | 'heads' | 'induction' | 'across' | 'com
 
 export interface Choice {
   text: string;
+  /** Cross-attention's second text: its tokens are the keys (mode 'cross'). */
+  context: string;
   /** The token ids the text stands for when they came from generation or a chosen candidate; null: the tokenizer's. */
   ids: number[] | null;
   mode: Mode;
@@ -99,6 +101,7 @@ type Listener = (state: Readonly<State>, changed: ReadonlySet<Key>) => void;
 export function initialState(): State {
   return {
     text: 'The cat sat on the mat because it was warm.',
+    context: 'It was warm, so the cat slept on the mat.',
     ids: null,
     mode: 'model',
     layer: 0,

@@ -5,7 +5,7 @@ import type { Comparison, Engine, Model, ModelRunResult, MultiHeadParams, Tensor
 
 import { clampHead, headMap } from './map-rows.js';
 import { headMeasures } from './measures.js';
-import type { Contrast, Matrix, Mode, Reply, Request, Shape, Summary } from './protocol.js';
+import type { Contrast, Matrix, Mode, Reply, Request, RunResult, Shape, Summary } from './protocol.js';
 
 /** A run as the worker keeps it: the maps are the page's (empty here until sent back). */
 export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
@@ -41,6 +41,59 @@ export function summarize(engine: Engine, kept: Kept, attentions: Float32Array):
   return summaries.map((summary, k) => ({ ...summary, ...measures[k] }));
 }
 
+/**
+ * Cross-attention with the model's own heads: each layer's queries from the text's hidden states, its keys and
+ * values from the second text's (each text run through the model on its own, its layers' inputs kept), as
+ * multiHeadAttention with `context` computes it: maps [layers, heads, n, m] over the second text's m tokens. Neither
+ * a causal mask nor rotary positions apply across two texts (the positions the inputs already hold stay).
+ */
+export function crossAttention(request: Request<'run'>, s: Session): { kept: Kept; extra: Partial<RunResult> } {
+  const model = s.model;
+  if (!model) throw new Error('no model is loaded yet');
+  const { info } = model;
+  if (info.kvHeads !== info.heads)
+    throw new Error(
+      `cross-attention here gives each head its own keys, and ${info.name} shares them (${info.heads} query heads read ${info.kvHeads} key/value heads): choose a model without grouped-query attention`,
+    );
+  const context = request.context ?? '';
+  if (!context.trim()) throw new Error('cross-attention needs a second text: its tokens are the keys');
+  const a = model.run(request.text, { returnProjections: true, reusePrefix: false });
+  const b = model.run(context, { returnProjections: true, reusePrefix: false });
+  const { layers, heads } = info;
+  const [n, m] = [a.tokens.length, b.tokens.length];
+  const attentions = new Float32Array(layers * heads * n * m);
+  for (let l = 0; l < layers; l++) {
+    const x = a.inputs![l];
+    const params = model.attentionWeights(l);
+    // The maps do not depend on W_O. A W_O that widens the stream (USE-lite's first, 256 → 512) does not fit
+    // multiHeadAttention's [heads·d_v, width of x]: a zero one of x's width stands in for it there.
+    const [hv, out] = params.wo.shape;
+    const fits = out === x.shape[1];
+    const wo = fits ? params.wo : { data: new Float32Array(hv * x.shape[1]), shape: [hv, x.shape[1]] };
+    const r = s.engine.multiHeadAttention(
+      x,
+      { ...params, wo, bo: fits ? params.bo : undefined },
+      {
+        heads,
+        context: b.inputs![l],
+      },
+    );
+    attentions.set(r.weights.data, l * heads * n * m);
+  }
+  const kept: Kept = {
+    mode: 'cross',
+    tokens: a.tokens,
+    special: a.special,
+    ids: a.ids,
+    attentions,
+    shape: [layers, heads, n, m],
+    causal: false,
+    truncated: a.truncated || b.truncated,
+    totalTokens: a.totalTokens,
+  };
+  return { kept, extra: { keyTokens: model.labels(b.ids) } };
+}
+
 /** A language model's run leaves out q, k and v (they would stop it reusing its prefix): the math view asks once. */
 function projections(kept: Kept, s: Session): void {
   if (kept.q || kept.mode !== 'model' || !s.model || !kept.ids) return;
@@ -64,7 +117,8 @@ const FLOW_BUDGET = 2e7;
 /** Rollout or flow over a run's maps, as a token × token map and the chosen token's bar. */
 export function across(request: Request<'across'>, kept: Kept, s: Session): Reply<'across'> {
   needsEveryLayer(kept, s, request.view === 'rollout' ? 'Rollout' : 'Flow');
-  const run = { ...kept, attentions: request.attentions };
+  // Its kind lets the engine refuse cross-attention even when the two texts have as many tokens.
+  const run = { ...kept, attentions: request.attentions, kind: kept.mode === 'cross' ? 'cross' : 'self' } as const;
   const [layers, , n] = run.shape;
   const token = Math.min(request.token, n - 1);
   const options = { residual: request.residual };
@@ -136,6 +190,10 @@ function cached<T extends MultiHeadParams | Tensor>(s: Session, key: string, mak
  */
 export function math(request: Request<'math'>, kept: Kept, s: Session): Reply<'math'> {
   const { id, run, layer, head, scale, causal } = request;
+  if (kept.mode === 'cross')
+    throw new Error(
+      'The math view walks through one text\'s self-attention, from its own X: choose "The model\'s learned heads"',
+    );
   projections(kept, s);
   const [qs, ks, vs] = [kept.q![layer], kept.k![layer], kept.v![layer]];
   const [heads, n] = qs.shape;

@@ -7,7 +7,17 @@ import 'attnscope/models/default'; // the embedded model, which the demo opens w
 
 import { embed, tokenize } from './embed.js';
 import type { Kind, Message, Recycle, Reply, Request, RunResult } from './protocol.js';
-import { ablate, across, compare, intervene, math, summarize, type Kept, type Session } from './worker-analysis.js';
+import {
+  ablate,
+  across,
+  compare,
+  crossAttention,
+  intervene,
+  math,
+  summarize,
+  type Kept,
+  type Session,
+} from './worker-analysis.js';
 import { generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
 
 const DIM = 64;
@@ -74,7 +84,9 @@ function run(request: Request<'run'>): Reply<'run'> {
   const start = performance.now();
   let kept: Kept;
   let extra: Partial<RunResult> = {};
-  if (mode === 'model' && w.model?.info.languageModel) {
+  if (mode === 'cross') {
+    ({ kept, extra } = crossAttention(request, w));
+  } else if (mode === 'model' && w.model?.info.languageModel) {
     ({ kept, extra } = runLanguageModel(request, w));
   } else if (mode === 'model') {
     if (!w.model) throw new Error('no model is loaded yet');
@@ -118,10 +130,11 @@ function run(request: Request<'run'>): Reply<'run'> {
 /** A run as the page receives it (its maps move there), kept here without them for later analyses. */
 function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']): RunResult & { id: number } {
   const { attentions } = kept;
-  const summaries = summarize(w.engine, kept, attentions);
+  // Head summaries measure positions within one sequence: cross-attention has none (the heads pane says why).
+  const summaries = kept.mode === 'cross' ? [] : summarize(w.engine, kept, attentions);
   remember(id, kept);
   // A model's tokens as a person reads them; the pieces as its vocabulary spells them go along for tooltips.
-  const model = kept.mode === 'model' && kept.ids ? w.model : null;
+  const model = kept.mode !== 'parameter-free' && kept.ids ? w.model : null;
   const labels = model ? labelsOf(model, kept.ids!) : kept.tokens;
   const lens = kept.logitLens;
   const n = kept.tokens.length;

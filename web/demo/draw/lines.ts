@@ -1,7 +1,7 @@
-// The head view: for one layer, a line from every token (left, the query) to every token (right, the key)
-// with opacity by weight, one colour per head. Long inputs scroll: a frame draws the query rows in view, and
-// about LINES of their strongest lines (weights under 1% are never drawn), batched by head and opacity, so a
-// frame costs the rows in view, whatever n.
+// The head view: for one layer, a line from every token (left, the query) to every token (right, the key; another
+// text's tokens in cross-attention) with opacity by weight, one colour per head. Long inputs scroll: a frame draws
+// the query rows in view, and about LINES of their strongest lines (weights under 1% are never drawn), batched by head
+// and opacity, so a frame costs the rows in view, whatever n.
 import type { MapRows } from './pooled.js';
 
 // Colour-blind-safe categorical colours (Okabe–Ito, then Paul Tol's muted set), one per head.
@@ -42,7 +42,10 @@ export const viewHeight = (n: number) => Math.ceil(n * rowHeight(n) + 2 * MARGIN
 export interface HeadView {
   /** One entry per head of the layer: its map, or null when hidden (or not held). */
   maps: Array<MapRows | null>;
+  /** The queries, on the left. */
   tokens: string[];
+  /** The keys, on the right, where they are another text's (cross-attention); absent: `tokens`. */
+  keyTokens?: string[];
   /** A query whose lines alone are drawn (hovered, or the token in focus). */
   focus: number | null;
   /** The view's pixels from the top of the whole view to the canvas's top. */
@@ -55,7 +58,8 @@ export interface HeadView {
  * pass over the rows in view gathers the lines of 1% and more; when there are more than LINES, the weakest go.
  */
 export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
-  const n = v.tokens.length;
+  const keys = v.keyTokens ?? v.tokens;
+  const n = Math.max(v.tokens.length, keys.length); // rows of the taller side
   const row = rowHeight(n);
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
@@ -70,7 +74,7 @@ export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
   const bins = new Uint32Array(1000);
   v.maps.forEach((map, h) => {
     if (!map) return;
-    for (let i = first; i < last; i++) {
+    for (let i = first; i < Math.min(last, v.tokens.length); i++) {
       if (v.focus !== null && i !== v.focus) continue;
       const r = map.row(i);
       for (let j = 0; j < r.length; j++)
@@ -115,21 +119,27 @@ export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
   ctx.font = `${Math.min(14, row * 0.75)}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
   for (let i = first; i < last; i++) {
-    ctx.globalAlpha = v.focus === null || v.focus === i ? 1 : 0.4;
+    ctx.globalAlpha = v.focus === null || v.focus === i || v.keyTokens ? 1 : 0.4;
     ctx.textAlign = 'right';
-    ctx.fillText(v.tokens[i], left - 8, y(i), LABEL - 12);
+    if (i < v.tokens.length) ctx.fillText(v.tokens[i], left - 8, y(i), LABEL - 12);
     ctx.textAlign = 'left';
-    ctx.fillText(v.tokens[i], right + 8, y(i), LABEL - 12);
+    if (i < keys.length) ctx.fillText(keys[i], right + 8, y(i), LABEL - 12);
   }
   ctx.globalAlpha = 1;
   return drawn;
 }
 
 /** The query token under the pointer on the left side, or null. */
-export function queryAt(canvas: HTMLCanvasElement, event: MouseEvent, n: number, scroll: number): number | null {
+export function queryAt(
+  canvas: HTMLCanvasElement,
+  event: MouseEvent,
+  n: number,
+  scroll: number,
+  rows = n,
+): number | null {
   const rect = canvas.getBoundingClientRect();
   const scale = canvas.width / rect.width;
   const x = (event.clientX - rect.left) * scale;
-  const i = Math.floor(((event.clientY - rect.top) * scale + scroll - MARGIN) / rowHeight(n));
+  const i = Math.floor(((event.clientY - rect.top) * scale + scroll - MARGIN) / rowHeight(rows));
   return x < canvas.width / 2 && i >= 0 && i < n ? i : null;
 }

@@ -1,8 +1,8 @@
-// The large map: one n × n matrix (a head's weights, or rollout/flow) with token labels on both
-// axes, drawn through a viewport. A frame colours only the cells in view: one pixel per cell while cells are at
-// least a device pixel, else the blocks of the map's max-pooled level (pooled.ts) whose blocks are, so a frame
-// costs the pixels in view, whatever n. Labels thin out to every k-th token when they would overlap; the hovered
-// row and column are highlighted and always labelled.
+// The large map: one n × n matrix (a head's weights, or rollout/flow; n × n_k in cross-attention) with the query
+// tokens' labels on the rows and the key tokens' on the columns, drawn through a viewport. A frame colours only the
+// cells in view: one pixel per cell while cells are at least a device pixel, else the blocks of the map's max-pooled
+// level (pooled.ts) whose blocks are, so a frame costs the pixels in view, whatever n. Labels thin out to every k-th
+// token when they would overlap; the hovered row and column are highlighted and always labelled.
 import { colourBar, domain, table, viridis, type Colour } from './heatmap.js';
 import { Pyramid, type MapRows } from './pooled.js';
 import type { Viewport } from './viewport.js';
@@ -14,7 +14,10 @@ export interface MapFrame {
   /** What the map is of: its maps (or rollout's matrix) and which head; a new one builds its pooled levels anew. */
   source: unknown;
   key: string;
+  /** The rows' (queries') labels. */
   tokens: string[];
+  /** The columns' (keys') labels, where they are another text's (cross-attention); absent: `tokens`. */
+  keyTokens?: string[];
   colour?: Colour;
   /** Stretch the colours from 0 to what the cells in view reach ("0–max"), not to 1. */
   stretch: boolean;
@@ -50,8 +53,9 @@ export class MapCanvas {
    */
   levels(map: MapRows, source: unknown, key: string): Pyramid {
     const same = this.shown?.source === source && this.shown?.key === key;
-    if (!this.pyramid || !same || map.n < this.pyramid.rows || map.n > this.pyramid.capacity) {
-      this.pyramid = new Pyramid(2 ** Math.ceil(Math.log2(Math.max(2, map.n))));
+    const size = Math.max(map.n, map.cols); // a square pyramid holds a rectangular map
+    if (!this.pyramid || !same || map.n < this.pyramid.rows || size > this.pyramid.capacity) {
+      this.pyramid = new Pyramid(2 ** Math.ceil(Math.log2(Math.max(2, size))));
       this.shown = { source, key };
     }
     this.pyramid.extend(map);
@@ -88,15 +92,16 @@ const histogram = new Uint32Array(BINS);
  * see. Weights above it show at full colour. At a pooled level the same, by blocks: the first column of blocks
  * and the diagonal ones are left out. 1 when nothing is left.
  */
-export function stretchTop(region: Region, causal: boolean): number {
+export function stretchTop(region: Region, causal: boolean, self = true): number {
   histogram.fill(0);
   let count = 0,
     largest = 0;
   for (let r = region.rows[0]; r < region.rows[1]; r++) {
     const row = region.row(r);
     const end = Math.min(region.cols[1], causal ? r + 1 : Infinity, row.length);
-    for (let c = Math.max(region.cols[0], 1); c < end; c++) {
-      if (c === r) continue;
+    // Across texts no key is the query's own, and the first key is an ordinary one.
+    for (let c = Math.max(region.cols[0], self ? 1 : 0); c < end; c++) {
+      if (self && c === r) continue;
       const v = row[c];
       if (!(v > 0)) continue;
       if (v > largest) largest = v;
@@ -150,7 +155,8 @@ export function drawMap(
   canvas: MapCanvas,
   dpr = 1,
 ): number {
-  const n = f.tokens.length;
+  const n = f.tokens.length,
+    m = f.keyTokens?.length ?? n;
   const { box } = vp;
   const colour = f.colour ?? viridis;
   ctx.clearRect(0, 0, width, height);
@@ -158,7 +164,7 @@ export function drawMap(
     cols = vp.visible('cols');
   // The finest level whose blocks cover at least a device pixel.
   let block = 1;
-  while (vp.cell * block * dpr < 1 && block < n) block *= 2;
+  while (vp.cell * block * dpr < 1 && block < Math.max(n, m)) block *= 2;
   const level = block > 1 ? canvas.levels(f.map, f.source, f.key).level(block) : null;
   const region: Region = level
     ? {
@@ -168,13 +174,13 @@ export function drawMap(
       }
     : { rows, cols, row: (i) => f.map.row(i) };
   if (!level) block = 1;
-  const top = f.stretch ? stretchTop(region, f.causal) : 1;
+  const top = f.stretch ? stretchTop(region, f.causal, !f.keyTokens) : 1;
   canvas.top = top;
   const [w, h] = [region.cols[1] - region.cols[0], region.rows[1] - region.rows[0]];
   ctx.save();
   ctx.beginPath();
   // The plot box, and within it the map's own extent (a last block may reach past the last token).
-  const right = Math.min(box.x + box.w, vp.x(n)),
+  const right = Math.min(box.x + box.w, vp.x(m)),
     bottom = Math.min(box.y + box.h, vp.y(n));
   ctx.rect(box.x, box.y, right - box.x, bottom - box.y);
   ctx.clip();
@@ -222,7 +228,7 @@ function marks(ctx: CanvasRenderingContext2D, f: MapFrame, vp: Viewport): void {
     if (j !== null) ctx.strokeRect(vp.x(j), box.y, cell, box.h);
   };
   if (f.token !== null) band(f.token, null, f.colours.muted);
-  const w = f.window ?? 0;
+  const w = f.keyTokens ? 0 : (f.window ?? 0);
   const n = f.tokens.length;
   if (w > 0 && w < n) {
     // Between key i − window (hidden) and i − window + 1 (seen), from row `window` down to the last row.
@@ -257,7 +263,7 @@ function labels(ctx: CanvasRenderingContext2D, f: MapFrame, vp: Viewport, rows: 
   ctx.textBaseline = 'middle';
   const room = box.x - 10;
   const label = (axis: 'row' | 'col', t: number, strong: boolean) => {
-    const text = fit(ctx, f.tokens[t], room);
+    const text = fit(ctx, (axis === 'col' ? (f.keyTokens ?? f.tokens) : f.tokens)[t], room);
     const mid = (axis === 'row' ? vp.y(t) : vp.x(t)) + cell / 2;
     ctx.save();
     // Row labels end at the map; column labels start at it and read upwards.

@@ -60,9 +60,12 @@ export function blockFor(n: number, cells: number): number {
   return b;
 }
 
-/** A map's rows, however they are held: row i has up to n weights (those past its length are 0). */
+/** A map's rows, however they are held: row i has up to `cols` weights (those past its length are 0). */
 export interface MapRows {
+  /** Rows: the queries. */
   readonly n: number;
+  /** Columns, the keys: n but in cross-attention, where they are another text's tokens. */
+  readonly cols: number;
   row(i: number): Float32Array;
 }
 

@@ -43,7 +43,7 @@ export class Thumbnails {
   /** Brings the thumbnails to `next`: its new rows only when it grew from the source shown, else a sliced fold. */
   update(next: ThumbnailSource): void {
     const before = this.source;
-    const [, heads, n] = next.maps.shape;
+    const [, heads, n, m] = next.maps.shape;
     const count = next.maps.shape[0] * heads;
     this.source = next;
     if (before && before.maps.attentions === next.maps.attentions && before.key === next.key && this.job?.done) {
@@ -54,7 +54,7 @@ export class Thumbnails {
       return;
     }
     this.job?.cancel();
-    const block = blockFor(n, CELLS);
+    const block = blockFor(Math.max(n, m), CELLS); // keys may outnumber queries (cross-attention)
     let keep = 0;
     if (before && next.causal && before.key === next.key && this.pooled[0]?.block === block) {
       const same = Math.min(this.rows, before.ids.length, next.ids.length, n);
@@ -108,23 +108,24 @@ export class Thumbnails {
     if (slot < 0) return null;
     const k = slot * s.maps.shape[1] + head;
     const p = this.pooled[k];
-    const used = Math.ceil(s.maps.shape[2] / p.block);
+    const used = Math.ceil(s.maps.shape[2] / p.block),
+      wide = Math.ceil(s.maps.shape[3] / p.block);
     let picture = this.pictures[k];
     if (!picture) {
-      const canvas = new OffscreenCanvas(used, used);
-      picture = { canvas, context: canvas.getContext('2d')!, image: new ImageData(used, used), dirty: 0 };
+      const canvas = new OffscreenCanvas(wide, used);
+      picture = { canvas, context: canvas.getContext('2d')!, image: new ImageData(wide, used), dirty: 0 };
       this.pictures[k] = picture;
-    } else if (picture.canvas.width !== used) {
+    } else if (picture.canvas.width !== wide || picture.canvas.height !== used) {
       // A growing map's blocks fill one more row and column: the same canvas and context, resized.
-      picture.canvas.width = picture.canvas.height = used;
-      picture.image = new ImageData(used, used);
+      [picture.canvas.width, picture.canvas.height] = [wide, used];
+      picture.image = new ImageData(wide, used);
       picture.dirty = 0;
     }
     if (picture.dirty < used) {
       const out = new Uint32Array(picture.image.data.buffer);
       for (let r = picture.dirty; r < used; r++)
-        for (let c = 0; c < used; c++) out[r * used + c] = this.colour(p.data[r * p.size + c]);
-      picture.context.putImageData(picture.image, 0, 0, 0, picture.dirty, used, used - picture.dirty);
+        for (let c = 0; c < wide; c++) out[r * wide + c] = this.colour(p.data[r * p.size + c]);
+      picture.context.putImageData(picture.image, 0, 0, 0, picture.dirty, wide, used - picture.dirty);
       picture.dirty = used;
     }
     return picture.canvas;

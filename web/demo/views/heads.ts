@@ -116,6 +116,14 @@ export function headsView(page: Page): View {
       const r = s.result;
       setProp(csvButton, 'disabled', !r?.summaries.length);
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
+      if (r.mode === 'cross') {
+        note.textContent =
+          "These measures (distance, previous token, the token itself) compare a query's position with its keys' in " +
+          "one text, and cross-attention's keys are the second text's tokens: choose \"The model's learned heads\" " +
+          'to measure each head.';
+        body.replaceChildren();
+        return;
+      }
       const which =
         r.mapLayers.length < r.layers
           ? `The heads of layer ${r.mapLayers.map((l) => l + 1).join(', ')}, the one shown (this text is too long for ` +

@@ -8,6 +8,9 @@ import { headRows } from '../map-rows.js';
 import type { State } from '../state.js';
 import { $, changes, setText, type Page, type View } from './view.js';
 
+/** Rows the view lays out: the taller of its two sides (queries, and keys in cross-attention). */
+const rowsOf = (r: NonNullable<State['result']>) => Math.max(r.tokens.length, r.keyTokens?.length ?? 0);
+
 export function linesView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('lines');
   const scroll = $('lines-scroll');
@@ -25,6 +28,7 @@ export function linesView(page: Page): View {
     const lines = drawHeadView(target, {
       maps,
       tokens: r.tokens,
+      keyTokens: r.keyTokens,
       focus: hovered ?? s.token,
       scroll: top,
       fg: page.colours().fg,
@@ -39,7 +43,7 @@ export function linesView(page: Page): View {
     (pending ||= requestAnimationFrame(() => {
       pending = 0;
       if (!shown?.result) return;
-      const n = shown.result.tokens.length;
+      const n = rowsOf(shown.result);
       const atEnd = top + box.height >= tall - 2 * rowHeight(n) - 1;
       fit(n);
       if (revealing !== null) reveal(revealing, n);
@@ -74,7 +78,7 @@ export function linesView(page: Page): View {
 
   canvas.addEventListener('pointermove', (e) => {
     if (!shown?.result) return;
-    const i = queryAt(canvas, e, shown.result.tokens.length, top);
+    const i = queryAt(canvas, e, shown.result.tokens.length, top, rowsOf(shown.result));
     if (i === hovered) return;
     hovered = i;
     redraw();

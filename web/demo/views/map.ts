@@ -50,7 +50,7 @@ export function mapView(page: Page): View {
   let cursor: { i: number; j: number } | null = null;
   let pending = 0;
   /** A layout the next frame does first: a new map, or the same one grown by rows. */
-  let relayout: { n: number; growing: boolean } | null = null;
+  let relayout: { n: number; m: number; growing: boolean } | null = null;
   /** The tokens the canvas's data-tokens names. */
   let labelled: string[] | null = null;
   const viewRadios = [...document.querySelectorAll<HTMLInputElement>('input[name=view]')];
@@ -86,16 +86,19 @@ export function mapView(page: Page): View {
     plot = { x, y: top + room, w: side, h: side };
   }
 
-  /** Lays the viewport out for n tokens in the plot box; a grown map keeps the zoom and the last rows in view. */
-  function layout(n: number, growing = false): void {
+  /**
+   * Lays the viewport out for n query and m key tokens in the plot box; a grown map keeps the zoom and the last rows
+   * in view.
+   */
+  function layout(n: number, m: number, growing = false): void {
     if (!plot) measure();
-    if (plot) vp.reset(n, plot, growing);
+    if (plot) vp.reset(n, plot, growing, m);
   }
 
   function draw(): void {
     pending = 0;
     if (!frame) return;
-    if (relayout) layout(relayout.n, relayout.growing);
+    if (relayout) layout(relayout.n, relayout.m, relayout.growing);
     relayout = null;
     const start = performance.now();
     const ctx = canvas.getContext('2d')!;
@@ -119,7 +122,7 @@ export function mapView(page: Page): View {
   function read(i: number, j: number): void {
     if (!frame) return;
     const w = frame.map.row(i)[j] ?? 0;
-    readout.textContent = `“${frame.tokens[i]}” → “${frame.tokens[j]}”: ${w.toFixed(6)}`;
+    readout.textContent = `“${frame.tokens[i]}” → “${(frame.keyTokens ?? frame.tokens)[j]}”: ${w.toFixed(6)}`;
     Object.assign(readout.dataset, { row: String(i), col: String(j), weight: String(w) });
   }
 
@@ -203,9 +206,10 @@ export function mapView(page: Page): View {
       vp.pan((-move[1] * vp.box.w) / 4, (-move[0] * vp.box.h) / 4);
       return redraw();
     }
-    const n = frame.tokens.length;
+    const n = frame.tokens.length,
+      m = frame.keyTokens?.length ?? n;
     const from = cursor ?? { i: Number(readout.dataset.row ?? 0), j: Number(readout.dataset.col ?? 0) };
-    cursor = { i: clamp(from.i + move[0], n), j: clamp(from.j + move[1], n) };
+    cursor = { i: clamp(from.i + move[0], n), j: clamp(from.j + move[1], m) };
     vp.reveal(cursor.i, cursor.j);
     read(cursor.i, cursor.j);
     page.store.select({ token: cursor.i });
@@ -223,7 +227,7 @@ export function mapView(page: Page): View {
   new ResizeObserver(() => {
     measure();
     if (!frame) return;
-    layout(frame.tokens.length);
+    layout(frame.tokens.length, frame.keyTokens?.length ?? frame.tokens.length);
     redraw();
   }).observe(canvas);
 
@@ -241,6 +245,8 @@ export function mapView(page: Page): View {
       const what = shown(s);
       const map = what && 'map' in what ? what.map : null;
       if (labelled !== r.tokens) canvas.dataset.tokens = JSON.stringify((labelled = r.tokens));
+      if (canvas.dataset.keys !== JSON.stringify(r.keyTokens ?? null))
+        canvas.dataset.keys = JSON.stringify(r.keyTokens ?? null);
       const data = { layer: String(s.layer), head: String(s.head), view: s.view };
       for (const [k, v] of Object.entries(data)) if (canvas.dataset[k] !== v) canvas.dataset[k] = v;
       setProp(empty, 'hidden', !!map);
@@ -256,7 +262,21 @@ export function mapView(page: Page): View {
           : '',
       );
       const source = s.view === 'head' ? r.attentions : s.across?.matrix;
-      if (!dirty(map && source, r.tokens, s.layer, s.head, s.view, s.token, page.colours().fg, stretch, window)) return;
+      if (
+        !dirty(
+          map && source,
+          r.tokens,
+          r.keyTokens,
+          s.layer,
+          s.head,
+          s.view,
+          s.token,
+          page.colours().fg,
+          stretch,
+          window,
+        )
+      )
+        return;
       if (!map) {
         frame = null;
         canvas.getContext('2d')!.clearRect(0, 0, canvas.width, canvas.height);
@@ -279,6 +299,7 @@ export function mapView(page: Page): View {
         stretch,
         causal: r.causal && s.view === 'head',
         tokens: r.tokens,
+        keyTokens: r.keyTokens,
         token: s.token,
         hover,
         cursor,
@@ -286,7 +307,7 @@ export function mapView(page: Page): View {
         window,
       };
       // Laid out at the frame: reading the canvas's box now would make the browser lay the page out at every change.
-      relayout = { n, growing: growing || !!relayout?.growing };
+      relayout = { n, m: r.keyTokens?.length ?? n, growing: growing || !!relayout?.growing };
       redraw();
     },
     export: {

@@ -81,6 +81,8 @@ export function sourceView(page: Page): View {
   text.addEventListener('keydown', (e) => edits(e) && !e.isComposing && keep());
   for (const type of ['paste', 'cut', 'drop']) text.addEventListener(type, keep);
   text.addEventListener('beforeinput', () => editing || keep());
+  const context = $<HTMLTextAreaElement>('context');
+  context.addEventListener('input', () => page.store.select({ context: context.value }));
   const radios = [...document.querySelectorAll<HTMLInputElement>('input[name=mode]')];
   for (const radio of radios) radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
   $('shuffle').addEventListener('click', () => {
@@ -115,6 +117,8 @@ export function sourceView(page: Page): View {
         });
       }
       for (const radio of radios) setProp(radio, 'checked', radio.value === s.mode);
+      setProp($('context-row'), 'hidden', s.mode !== 'cross');
+      if (context.value !== s.context && document.activeElement !== context) context.value = s.context;
       const name = $('model-name');
       if (s.loading.state === 'waiting') {
         setText(name, "The link's model was loaded from files: choose them to see its maps");
