@@ -172,6 +172,12 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       Object.entries(views).map(([name, t]) => [`bert.${name}`, { data: t.data!, shape: t.shape }]),
     );
     renamed['cls.predictions.bias'] = { data: new Float32Array(64), shape: [64] };
+    // The pooler, where the checkpoint has one: embedding = tanh(hidden[CLS] · Wᵀ + b), W [out, in].
+    const W = Float32Array.from({ length: 32 * 32 }, (_, i) => Math.sin(i) * 0.2);
+    const B = Float32Array.from({ length: 32 }, (_, i) => Math.cos(i) * 0.1);
+    const unpooled = { ...renamed };
+    renamed['bert.pooler.dense.weight'] = { data: W, shape: [32, 32] };
+    renamed['bert.pooler.dense.bias'] = { data: B, shape: [32] };
     const config = JSON.parse(new TextDecoder().decode(files['config.json']));
     const task = await engine.loadModel({
       files: {
@@ -184,6 +190,22 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(task.info.languageModel).toBe(false);
     const ids = [5, 9, 12, 3];
     expect(task.run(ids).attentions).toEqual(bare.run(ids).attentions);
+    const withPooler = task.run(ids);
+    const want = Array.from(B, (b, j) => {
+      let sum = b;
+      for (let i = 0; i < 32; i++) sum += withPooler.hidden.data[i] * W[j * 32 + i];
+      return Math.tanh(sum);
+    });
+    expect(worstDifference(withPooler.embedding!, want)).toBeLessThan(1e-5);
+    // Without one (this golden checkpoint, and many task checkpoints) the model runs, with no pooled embedding.
+    const config2 = JSON.stringify({ ...config, architectures: ['BertForMaskedLM'] });
+    const headless = await engine.loadModel({
+      files: { 'config.json': new TextEncoder().encode(config2), 'model.safetensors': safetensors(unpooled) },
+    });
+    expect(headless.run(ids).embedding).toBeUndefined();
+    expect(bare.run(ids).embedding).toBeUndefined();
+    expect(headless.run(ids).attentions).toEqual(bare.run(ids).attentions);
+    headless.dispose();
     task.dispose();
     bare.dispose();
   });

@@ -172,46 +172,47 @@ void read_linear(const WeightStore& w, const std::string& base, std::int64_t in,
   b = w.read(base + ".bias", {out});
 }
 
-Weights read_bert_weights(const Config& k, const WeightStore& w) {
-  const std::string p = task_prefix(w, "bert.");
-  const std::int64_t d = k.d_model;
-  Weights m = read_bert_embeddings(k, w, p);
-  read_layer_norm(w, p + "embeddings.LayerNorm", d, m.embed_norm, m.embed_norm_bias);
-  for (std::int64_t l = 0; l < k.layers; ++l) {
-    const std::string b = p + "encoder.layer." + std::to_string(l) + ".";
-    Block B;
-    read_linear(w, b + "attention.self.query", d, d, B.wq, B.bq);
-    read_linear(w, b + "attention.self.key", d, d, B.wk, B.bk);
-    read_linear(w, b + "attention.self.value", d, d, B.wv, B.bv);
-    read_linear(w, b + "attention.output.dense", d, d, B.wo, B.bo);
-    read_layer_norm(w, b + "attention.output.LayerNorm", d, B.attn_norm, B.attn_norm_bias);
-    read_linear(w, b + "intermediate.dense", d, k.ffn, B.w_up, B.b_up);
-    read_linear(w, b + "output.dense", k.ffn, d, B.w_down, B.b_down);
-    read_layer_norm(w, b + "output.LayerNorm", d, B.ffn_norm, B.ffn_norm_bias);
-    m.blocks.push_back(std::move(B));
-  }
-  if (w.contains(p + "pooler.dense.weight")) read_linear(w, p + "pooler.dense", d, d, m.pool, m.pool_bias);
-  return m;
-}
+// What BERT and DistilBERT call the same tensors: their blocks differ only in names.
+struct BertNames {
+  const char* prefix;  // a task model's ("bert.", "distilbert."), when the checkpoint has it
+  const char* layer;   // "encoder.layer.", "transformer.layer."
+  const char *q, *k, *v, *o, *attn_norm, *up, *down, *ffn_norm;
+};
+const BertNames kBert{"bert.",
+                      "encoder.layer.",
+                      "attention.self.query",
+                      "attention.self.key",
+                      "attention.self.value",
+                      "attention.output.dense",
+                      "attention.output.LayerNorm",
+                      "intermediate.dense",
+                      "output.dense",
+                      "output.LayerNorm"};
+const BertNames kDistilBert{"distilbert.",     "transformer.layer.", "attention.q_lin", "attention.k_lin",
+                            "attention.v_lin", "attention.out_lin",  "sa_layer_norm",   "ffn.lin1",
+                            "ffn.lin2",        "output_layer_norm"};
 
-Weights read_distilbert_weights(const Config& k, const WeightStore& w) {
-  const std::string p = task_prefix(w, "distilbert.");
+// BERT and DistilBERT: post-LN blocks, the embeddings' LayerNorm, and BERT's pooler where the checkpoint has one.
+Weights read_bert_family(const Config& k, const WeightStore& w, const BertNames& names) {
+  const std::string p = task_prefix(w, names.prefix);
   const std::int64_t d = k.d_model;
   Weights m = read_bert_embeddings(k, w, p);
   read_layer_norm(w, p + "embeddings.LayerNorm", d, m.embed_norm, m.embed_norm_bias);
   for (std::int64_t l = 0; l < k.layers; ++l) {
-    const std::string b = p + "transformer.layer." + std::to_string(l) + ".";
+    const std::string b = p + names.layer + std::to_string(l) + ".";
     Block B;
-    read_linear(w, b + "attention.q_lin", d, d, B.wq, B.bq);
-    read_linear(w, b + "attention.k_lin", d, d, B.wk, B.bk);
-    read_linear(w, b + "attention.v_lin", d, d, B.wv, B.bv);
-    read_linear(w, b + "attention.out_lin", d, d, B.wo, B.bo);
-    read_layer_norm(w, b + "sa_layer_norm", d, B.attn_norm, B.attn_norm_bias);
-    read_linear(w, b + "ffn.lin1", d, k.ffn, B.w_up, B.b_up);
-    read_linear(w, b + "ffn.lin2", k.ffn, d, B.w_down, B.b_down);
-    read_layer_norm(w, b + "output_layer_norm", d, B.ffn_norm, B.ffn_norm_bias);
+    read_linear(w, b + names.q, d, d, B.wq, B.bq);
+    read_linear(w, b + names.k, d, d, B.wk, B.bk);
+    read_linear(w, b + names.v, d, d, B.wv, B.bv);
+    read_linear(w, b + names.o, d, d, B.wo, B.bo);
+    read_layer_norm(w, b + names.attn_norm, d, B.attn_norm, B.attn_norm_bias);
+    read_linear(w, b + names.up, d, k.ffn, B.w_up, B.b_up);
+    read_linear(w, b + names.down, k.ffn, d, B.w_down, B.b_down);
+    read_layer_norm(w, b + names.ffn_norm, d, B.ffn_norm, B.ffn_norm_bias);
     m.blocks.push_back(std::move(B));
   }
+  if (k.pooler != Pooler::none && w.contains(p + "pooler.dense.weight"))
+    read_linear(w, p + "pooler.dense", d, d, m.pool, m.pool_bias);
   return m;
 }
 
@@ -259,9 +260,9 @@ Weights read_weights(const Config& config, const WeightStore& store) {
     case Family::gpt2:
       return read_gpt2_weights(config, store);
     case Family::bert:
-      return read_bert_weights(config, store);
+      return read_bert_family(config, store, kBert);
     case Family::distilbert:
-      return read_distilbert_weights(config, store);
+      return read_bert_family(config, store, kDistilBert);
     case Family::use_lite:
       return read_use_lite_weights(config, store);
     case Family::llama:

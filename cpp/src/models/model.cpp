@@ -22,10 +22,6 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
   const std::string& arch = archs->array()[0].string();
   if (transformer::is_supported(arch)) {
     std::unique_ptr<Model> model = transformer::make_model(arch, config, files, large, make_tokenizer(files));
-    ModelInfo& info = model->info_;
-    if (!info.kv_heads) info.kv_heads = info.heads;
-    if (!info.head_dim) info.head_dim = info.d_model / info.heads;
-    if (info.window.empty()) info.window.assign(static_cast<std::size_t>(info.layers), 0);
     // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
     const Tokenizer* t = model->tokenizer();
     if (t && t->vocab_size() > model->info().vocab_size)

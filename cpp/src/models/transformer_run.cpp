@@ -156,7 +156,7 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
 }
 
 void TransformerModel::pool(const Runtime& rt, const Matrix& hidden, ModelRun& r) const {
-  if (config_.pooler == Pooler::none) return;
+  if (config_.pooler == Pooler::none || !w_.pool) return;  // BERT checkpoints may leave the pooler out
   const Matrix reduced =
       config_.pooler == Pooler::first_tanh ? Matrix(hidden.topRows(1)) : Matrix(hidden.colwise().mean());
   Matrix e = linear(rt, reduced, w_.pool, w_.pool_bias).array().tanh().matrix();
