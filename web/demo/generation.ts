@@ -8,6 +8,7 @@
 // (channel.ts), so none of them is ever shown.
 import { slotOf } from './map-rows.js';
 import type { RunResult, TokenMessage } from './protocol.js';
+import type { Data, Generating } from './state.js';
 import type { Page } from './views/view.js';
 
 /**
@@ -109,6 +110,17 @@ export function startGeneration(page: Page): void {
   page.store.put({ result: r, generation, generated: null, errors });
 }
 
+/**
+ * A generation ended early (Stop, or an error): the page keeps what it shows, the grown maps' ids and the text so
+ * far, and runs those ids; `data` goes along (the error).
+ */
+function keepShown(page: Page, g: Generating, r: RunResult, stopReason: string, data: Partial<Data> = {}): void {
+  const s = page.store.get();
+  const ids = r.ids;
+  const generated = { ids, promptTokens: ids.length - g.tokens, seed: s.seed, sampling: s.sampling, stopReason };
+  page.store.select({ text: g.prompt + g.text, ids }, { generated, generation: null, ...data });
+}
+
 /** What the channel's handlers do with generation's messages. */
 export function generationHandlers(page: Page) {
   const { store } = page;
@@ -133,17 +145,7 @@ export function generationHandlers(page: Page) {
     /** Stop: the page keeps what it shows (its grown maps' ids and the text so far), and runs those ids. */
     stopped() {
       const s = store.get();
-      const g = s.generation;
-      if (!g || !s.result) return;
-      const ids = s.result.ids;
-      const generated = {
-        ids,
-        promptTokens: ids.length - g.tokens,
-        seed: s.seed,
-        sampling: s.sampling,
-        stopReason: 'stop',
-      };
-      store.select({ text: g.prompt + g.text, ids }, { generated, generation: null });
+      if (s.generation && s.result) keepShown(page, s.generation, s.result, 'stop');
     },
     /** It failed: what it had shown is kept, as Stop keeps it, and the error says why it ended. */
     failed(message: string) {
@@ -151,15 +153,7 @@ export function generationHandlers(page: Page) {
       const g = s.generation;
       const errors = { ...s.errors, generate: message };
       if (!g?.tokens || !s.result) return store.put({ generation: null, errors });
-      const ids = s.result.ids;
-      const generated = {
-        ids,
-        promptTokens: ids.length - g.tokens,
-        seed: s.seed,
-        sampling: s.sampling,
-        stopReason: 'error',
-      };
-      store.select({ text: g.prompt + g.text, ids }, { generated, generation: null, errors });
+      keepShown(page, g, s.result, 'error', { errors });
     },
   };
 }

@@ -64,7 +64,7 @@ export function crossAttention(request: Request<'run'>, s: Session): { kept: Kep
   const attentions = new Float32Array(layers * heads * n * m);
   for (let l = 0; l < layers; l++) {
     const x = a.inputs![l];
-    const params = model.attentionWeights(l);
+    const params = cached(s, `weights:${l}`, () => model.attentionWeights(l));
     // The maps do not depend on W_O. A W_O that widens the stream (USE-lite's first, 256 → 512) does not fit
     // multiHeadAttention's [heads·d_v, width of x]: a zero one of x's width stands in for it there.
     const [hv, out] = params.wo.shape;
