@@ -50,11 +50,15 @@ function writeLink(): void {
   note.textContent = 'The model came from files: the link carries the text and view, and asks for the same files.';
 }
 
-/** Export buttons wait until their pane has something to export. */
+/**
+ * Export buttons wait until their pane has something to export, and while it is being worked out
+ * (`aria-busy`, as the math steps are after a change of head): a picture then would be of what is not shown.
+ */
 function exportable(): void {
   for (const pane of document.querySelectorAll<HTMLElement>('.pane')) {
     const empty = pane.querySelector<HTMLElement>('.empty');
-    const none = !store.get().result || (!!empty && !empty.hidden);
+    const busy = !!pane.querySelector('[aria-busy="true"]');
+    const none = !store.get().result || (!!empty && !empty.hidden) || busy;
     for (const b of pane.querySelectorAll<HTMLButtonElement>('button[data-export]')) b.disabled = none;
   }
   // The tensor downloads wait for a generation's final run: its growing maps are not one [L, H, n, n] block yet.
