@@ -10,16 +10,22 @@
 //   blocks     every family on the one block, A/B against another checkout (bench/blocks.mjs, section 10)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
-// ONNX graphs of the same weights).
+// ONNX graphs of the same weights). Section 1's times are also drawn, time against n per engine,
+// into docs/performance.svg (bench/plot.mjs).
 //
 //   npm run bench                 every section (after .ci/setup)
 //   npm run bench -- llm          one section
+import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
 import { attention } from './attention.mjs';
 import { blocks } from './blocks.mjs';
 import { measure } from './harness.mjs';
 import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { pageBench } from './page.mjs';
+import { timePlot } from './plot.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
 const SECTIONS = {
@@ -55,6 +61,8 @@ const engines = [
 ];
 /** Each row's largest difference from its reference engine, for the agreement report. */
 const worstDiff = {};
+/** Section 1's results by n, for the plot. */
+const mhaByN = {};
 
 for (const [name, section] of Object.entries(SECTIONS))
   if (!chosen.length || chosen.includes(name))
@@ -64,11 +72,31 @@ for (const [name, section] of Object.entries(SECTIONS))
       measure: async (label, work, options, among = engines, reference = 'native ×1') => {
         const r = await measure(among, work, { ...options, reference: among.find((e) => e.name === reference) });
         worstDiff[label] = Math.max(...Object.values(r).map((x) => x.diff));
+        if (work.work === 'mha') mhaByN[work.n] = r;
         return r;
       },
     });
 
 for (const [name, run] of Object.entries(ALONE)) if (!chosen.length || chosen.includes(name)) await run();
+
+if (Object.keys(mhaByN).length) {
+  const plot = fileURLToPath(new URL('../docs/performance.svg', import.meta.url));
+  const ns = Object.keys(mhaByN).map(Number);
+  writeFileSync(
+    plot,
+    timePlot({
+      title: 'Multi-head self-attention (d_model 768, 12 heads): time against n',
+      subtitle:
+        `weights returned; median ms per call, log-log; npm run bench on ${new Date().toISOString().slice(0, 10)}, ` +
+        `${availableParallelism()} cores, Node ${process.versions.node.split('.')[0]}`,
+      xLabel: 'n (tokens)',
+      yLabel: 'ms per call',
+      series: engines.map((e) => ({ name: e.name, points: ns.map((n) => [n, mhaByN[n][e.name]?.ms]) })),
+    }),
+  );
+  console.log(`
+Time against n per engine (section 1): ${plot}`);
+}
 
 console.log('\nAgreement with the reference engine (largest absolute difference in attention weights and outputs):');
 for (const [label, diff] of Object.entries(worstDiff)) console.log(`  ${label.padEnd(24)} ${diff.toExponential(1)}`);

@@ -21,7 +21,8 @@ const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8',
 const MB = 1e6;
 const MiB = 2 ** 20;
 
-// The README holds each file verbatim, its quick start right after the project's two commands.
+// The README holds each file verbatim under "Use it in your app"; its first code block is the project's two commands,
+// after at most the title, one sentence and a screenshot.
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const SNIPPETS = {
   'worker.ts': 'ts',
@@ -33,13 +34,29 @@ const SNIPPETS = {
   'nginx.conf': 'nginx',
   'node.mjs': 'js',
 };
-await check('README: the two project commands, then "Use it in your app" with every file of tests/consumer', () => {
-  assert(/^# AttnScope\n\n```sh\n[^\n`]+\n[^\n`]+\n```\n\n## Use it in your app\n/.test(readme), 'README opening');
-  const relative = readme.match(/\]\((?!https:\/\/|#)[^)]*\)/g);
-  assert(!relative, `links that do not resolve on npmjs.com: ${relative}`);
-  for (const [file, lang] of Object.entries(SNIPPETS))
-    assert(readme.includes('```' + lang + '\n' + read(file) + '```\n'), `README lacks tests/consumer/${file} verbatim`);
-});
+await check(
+  'README: the two project commands first, then "Use it in your app" with every file of tests/consumer',
+  () => {
+    const opening = readme.match(
+      /^# AttnScope\n\n(?:((?:[^\n#!`][^\n]*\n)+)\n)?(?:!\[[^\]\n]*\]\(https:\/\/[^)\s]+\)\n\n)?```sh\n[^\n`]+\n[^\n`]+\n```\n/,
+    );
+    assert(
+      opening,
+      'README opening: the title, at most one sentence and a screenshot, then a block of the two commands',
+    );
+    const sentence = opening[1]?.trim().replace(/\s+/g, ' ') ?? '';
+    assert(!sentence || (sentence.endsWith('.') && !/[.!?] /.test(sentence)), `more than one sentence: ${sentence}`);
+    const quickStart = readme.indexOf('\n## Use it in your app\n');
+    assert(quickStart > 0, 'README has no "Use it in your app"');
+    const relative = readme.match(/\]\((?!https:\/\/|#)[^)]*\)/g);
+    assert(!relative, `links that do not resolve on npmjs.com: ${relative}`);
+    for (const [file, lang] of Object.entries(SNIPPETS))
+      assert(
+        readme.indexOf('```' + lang + '\n' + read(file) + '```\n') > quickStart,
+        `README lacks tests/consumer/${file} verbatim under "Use it in your app"`,
+      );
+  },
+);
 const keepSingleThreaded = readme.match(/^rm dist\/assets\/attnscope-mt\*.*$/m)?.[0];
 
 // npm pack, then a copy of the app with the tarball installed offline; vite and tsc are the repository's.

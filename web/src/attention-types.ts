@@ -6,7 +6,9 @@
 
 /** A row-major float tensor: `data.length` equals the product of `shape`. */
 export interface Tensor {
+  /** The values, row-major: the last dimension varies fastest. */
   data: Float32Array;
+  /** The dimensions, outermost first, e.g. `[n, d]` or `[heads, n, d]`. */
   shape: number[];
 }
 
@@ -16,7 +18,9 @@ export interface Tensor {
  * (use `-Infinity` to hide a key).
  */
 export interface Mask {
+  /** 1 = attend and 0 = hidden (`Uint8Array`), or values added to the scores (`Float32Array`), row-major. */
   data: Uint8Array | Float32Array;
+  /** `[n_q, n_k]`, or `[heads, n_q, n_k]` for a mask per head. */
   shape: number[];
 }
 
@@ -43,7 +47,9 @@ export interface AttentionOptions {
  * multiply (a NaN in `wo` is found after the attention weights are written).
  */
 export interface ResultArrays {
+  /** Written with the call's `output` and returned as its `data`. */
   output?: Float32Array;
+  /** Written with the call's attention `weights` and returned as their `data`. */
   weights?: Float32Array;
 }
 
@@ -83,6 +89,7 @@ export interface MultiHeadParams {
 export interface MultiHeadOptions {
   /** Number of heads; must divide the widths of `wq`, `wk` and `wv`. */
   heads: number;
+  /** Query i sees keys 0..i only. Default false. */
   causal?: boolean;
   /** `[n, n_k]` or `[heads, n, n_k]`. */
   mask?: Mask;
@@ -142,6 +149,7 @@ export type BuildName = 'relaxed-simd-threads' | 'relaxed-simd' | 'simd-threads'
 
 /** What {@link Engine.info} reports. */
 export interface EngineInfo {
+  /** The package's version, e.g. `0.1.0`. */
   version: string;
   /** Built with WebAssembly SIMD128. */
   simd: boolean;
@@ -155,13 +163,16 @@ export interface EngineInfo {
    */
   build: BuildName;
   /**
-   * Why this build and thread count, e.g. `one thread, not 4 asked for: SharedArrayBuffer unavailable: the page
-   * is not cross-origin isolated (…); relaxed SIMD validates in this JavaScript engine`.
+   * Why this build and thread count, for example: one thread, not 4 asked for: SharedArrayBuffer unavailable: the
+   * page is not cross-origin isolated (…); relaxed SIMD validates in this JavaScript engine.
    */
   reason: string;
   /** The most memory one call may use; larger requests are refused with an Error. */
   maxCallBytes: number;
-  /** The wasm heap's limit: a model's weights, what the engine already holds and {@link runningRoomBytes} must fit it. */
+  /**
+   * The wasm heap's limit: a model's weights, what the engine already holds and
+   * {@link EngineInfo.runningRoomBytes} must fit it.
+   */
   maxHeapBytes: number;
   /** What a model's weights must leave free of the heap for running; a model that would not is refused before loading. */
   runningRoomBytes: number;
