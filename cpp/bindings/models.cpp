@@ -212,6 +212,13 @@ class ModelHandle {
     val eos = val::array();
     for (std::int32_t id : m.eos) eos.call<void>("push", id);
     i.set("eosTokenIds", eos);
+    if (m.encoder_decoder) {
+      i.set("encoderDecoder", true);
+      i.set("encoderLayers", static_cast<double>(m.encoder_layers));
+      i.set("encoderHeads", static_cast<double>(m.encoder_heads));
+      i.set("encoderMaxTokens", static_cast<double>(m.encoder_max_tokens));
+      i.set("decoderStartTokenId", m.decoder_start);
+    }
     val window = val::array();
     for (std::int64_t w : m.window) window.call<void>("push", static_cast<double>(w));
     i.set("window", window);
@@ -308,87 +315,119 @@ class ModelHandle {
   val run(const Engine& engine, val input, val opts) const {
     return guard("run", [&] {
       if (!model_) throw Error("run: no model is loaded");
-      RunOptions o;
-      o.return_projections = flag(opts, "returnProjections", false);
-      o.logit_lens = flag(opts, "logitLens", false);
-      o.return_logits = flag(opts, "returnLogits", false);
-      o.reuse_prefix = flag(opts, "reusePrefix", true);
-      const bool summaries = flag(opts, "headSummaries", false);
-      if (!opts["topK"].isUndefined()) o.top_k = whole_number("run", "topK", opts["topK"], 1, 1'000'000);
-      if (!opts["mapLayers"].isUndefined())  // the model checks each against its layers
-        o.map_layers = integers_arg("run", "mapLayers", opts["mapLayers"], -1e9, 1e9);
-      const bool lm = model_->info().language_model;
-      if ((o.top_k || o.logit_lens || o.return_logits) && !lm)
-        throw Error("run: topK, logitLens and returnLogits need a language model; " + model_->info().name +
-                    " is an encoder");
-      if (!opts["attentionMask"].isUndefined()) {
-        const val m = opts["attentionMask"];
-        o.attention_mask.resize(m["length"].as<std::size_t>());
-        val(emscripten::typed_memory_view(o.attention_mask.size(), o.attention_mask.data())).call<void>("set", m);
-      }
-      if (!opts["ablateHeads"].isUndefined()) {
-        const val list = opts["ablateHeads"];
-        if (!val::global("Array").call<bool>("isArray", list))
-          throw Error("run: ablateHeads must be an array of [layer, head] pairs");
-        for (int i = 0; i < list["length"].as<int>(); ++i) {
-          const std::string name = "ablateHeads[" + std::to_string(i) + "]";
-          const std::vector<std::int64_t> lh = integers_arg("run", name.c_str(), list[i], 0, kMaxDimension);
-          if (lh.size() != 2) throw Error("run: " + name + " must be a [layer, head] pair");
-          o.ablate_heads.emplace_back(lh[0], lh[1]);
-        }
-      }
+      const RunOptions o = run_options(opts);
       const ModelRun r = input.isString() ? model_->run(engine.runtime(), input.as<std::string>(), o)
                                           : model_->run_ids(engine.runtime(), ids_arg(input), o);
+      return run_to_js(r, o, flag(opts, "headSummaries", false), model_->info().causal);
+    });
+  }
+
+  // An encoder-decoder's source and target, each text or an Int32Array of ids; opts as run()'s →
+  // { source, target: ModelRunResult each (the encoder's, the decoder's), cross: { data, shape [L, H, n_t, n_s] } }
+  val runPair(const Engine& engine, val source, val target, val opts) const {
+    return guard("run", [&] {
+      if (!model_) throw Error("run: no model is loaded");
+      const RunOptions o = run_options(opts);
+      const Tokenizer* t = model_->tokenizer();
+      if ((source.isString() || target.isString()) && !t)
+        throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
+      std::vector<std::int32_t> s = source.isString() ? t->encode(source.as<std::string>()).ids : ids_arg(source);
+      std::vector<std::int32_t> d =
+          target.isString() ? model_->decoder_input(target.as<std::string>()) : ids_arg(target);
+      const PairRun r = model_->run_pair(engine.runtime(), std::move(s), std::move(d), o);
+      const bool summaries = flag(opts, "headSummaries", false);
       val out = val::object();
-      val tokens = val::array();
-      for (const auto& t : r.tokens) tokens.call<void>("push", t);
-      out.set("tokens", tokens);
-      val special = val::array();
-      for (auto s : r.special) special.call<void>("push", s != 0);
-      out.set("special", special);
-      out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
-      out.set("attentions", weights_to_js(r.attentions, model_->info().causal));
-      // From the maps where the run left them: no copy of [layers, heads, n, n] back into the heap.
-      if (summaries)
-        out.set("headSummaries", to_js(head_summaries(r.attentions.data.data(), r.attentions.shape, r.special,
-                                                      punctuation_tokens(r.tokens))));
-      val map_layers = val::array();
-      for (std::int64_t l : r.map_layers) map_layers.call<void>("push", static_cast<double>(l));
-      out.set("mapLayers", map_layers);
-      out.set("hidden", to_js(r.hidden));
-      if (!r.embedding.empty()) out.set("embedding", to_js(r.embedding)["data"]);
-      if (!r.kv_head.empty()) out.set("kvHead", int32_array(r.kv_head));
-      if (r.predictions.k) {
-        val p = val::object();
-        p.set("k", static_cast<double>(r.predictions.k));
-        p.set("ids", int32_array(r.predictions.ids));
-        p.set("probs", float32_array(r.predictions.probs));
-        p.set("tokens", token_rows(r.predictions.ids, r.predictions.k));
-        out.set("predictions", p);
-      }
-      if (o.logit_lens) {
-        val lens = val::object();
-        lens.set("ids", int32_array(r.logit_lens.ids));
-        lens.set("probs", float32_array(r.logit_lens.probs));
-        lens.set("tokens", token_rows(r.logit_lens.ids, static_cast<std::int64_t>(r.ids.size())));
-        out.set("logitLens", lens);
-      }
-      if (o.return_logits) out.set("logits", to_js(r.logits));
-      out.set("totalTokens", static_cast<double>(r.total_tokens));
-      if (model_->info().language_model) out.set("reusedTokens", static_cast<double>(r.reused_tokens));
-      out.set("truncated", r.truncated);
-      if (o.return_projections) {
-        for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}, {"inputs", &r.inputs}}) {
-          val layers = val::array();
-          for (const Tensor& t : *list) layers.call<void>("push", to_js(t));
-          out.set(name, layers);
-        }
-      }
+      out.set("source", run_to_js(r.source, {}, summaries, false));
+      out.set("target", run_to_js(r.target, o, summaries, true));
+      out.set("cross", to_js(r.cross));
       return out;
     });
   }
 
  private:
+  // run()'s options, each checked (the model checks them against its layers and heads).
+  RunOptions run_options(val opts) const {
+    RunOptions o;
+    o.return_projections = flag(opts, "returnProjections", false);
+    o.logit_lens = flag(opts, "logitLens", false);
+    o.return_logits = flag(opts, "returnLogits", false);
+    o.reuse_prefix = flag(opts, "reusePrefix", true);
+    if (!opts["topK"].isUndefined()) o.top_k = whole_number("run", "topK", opts["topK"], 1, 1'000'000);
+    if (!opts["mapLayers"].isUndefined())  // the model checks each against its layers
+      o.map_layers = integers_arg("run", "mapLayers", opts["mapLayers"], -1e9, 1e9);
+    const bool lm = model_->info().language_model;
+    if ((o.top_k || o.logit_lens || o.return_logits) && !lm)
+      throw Error("run: topK, logitLens and returnLogits need a language model; " + model_->info().name +
+                  " is an encoder");
+    if (!opts["attentionMask"].isUndefined()) {
+      const val m = opts["attentionMask"];
+      o.attention_mask.resize(m["length"].as<std::size_t>());
+      val(emscripten::typed_memory_view(o.attention_mask.size(), o.attention_mask.data())).call<void>("set", m);
+    }
+    if (!opts["ablateHeads"].isUndefined()) {
+      const val list = opts["ablateHeads"];
+      if (!val::global("Array").call<bool>("isArray", list))
+        throw Error("run: ablateHeads must be an array of [layer, head] pairs");
+      for (int i = 0; i < list["length"].as<int>(); ++i) {
+        const std::string name = "ablateHeads[" + std::to_string(i) + "]";
+        const std::vector<std::int64_t> lh = integers_arg("run", name.c_str(), list[i], 0, kMaxDimension);
+        if (lh.size() != 2) throw Error("run: " + name + " must be a [layer, head] pair");
+        o.ablate_heads.emplace_back(lh[0], lh[1]);
+      }
+    }
+    return o;
+  }
+
+  // A run as JS sees it (ModelRunResult); `causal`: its maps are causal, and cross out as their lower triangles.
+  val run_to_js(const ModelRun& r, const RunOptions& o, bool summaries, bool causal) const {
+    val out = val::object();
+    val tokens = val::array();
+    for (const auto& t : r.tokens) tokens.call<void>("push", t);
+    out.set("tokens", tokens);
+    val special = val::array();
+    for (auto s : r.special) special.call<void>("push", s != 0);
+    out.set("special", special);
+    out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
+    out.set("attentions", weights_to_js(r.attentions, causal));
+    // From the maps where the run left them: no copy of [layers, heads, n, n] back into the heap.
+    if (summaries)
+      out.set("headSummaries", to_js(head_summaries(r.attentions.data.data(), r.attentions.shape, r.special,
+                                                    punctuation_tokens(r.tokens))));
+    val map_layers = val::array();
+    for (std::int64_t l : r.map_layers) map_layers.call<void>("push", static_cast<double>(l));
+    out.set("mapLayers", map_layers);
+    out.set("hidden", to_js(r.hidden));
+    if (!r.embedding.empty()) out.set("embedding", to_js(r.embedding)["data"]);
+    if (!r.kv_head.empty()) out.set("kvHead", int32_array(r.kv_head));
+    if (r.predictions.k) {
+      val p = val::object();
+      p.set("k", static_cast<double>(r.predictions.k));
+      p.set("ids", int32_array(r.predictions.ids));
+      p.set("probs", float32_array(r.predictions.probs));
+      p.set("tokens", token_rows(r.predictions.ids, r.predictions.k));
+      out.set("predictions", p);
+    }
+    if (o.logit_lens) {
+      val lens = val::object();
+      lens.set("ids", int32_array(r.logit_lens.ids));
+      lens.set("probs", float32_array(r.logit_lens.probs));
+      lens.set("tokens", token_rows(r.logit_lens.ids, static_cast<std::int64_t>(r.ids.size())));
+      out.set("logitLens", lens);
+    }
+    if (o.return_logits) out.set("logits", to_js(r.logits));
+    out.set("totalTokens", static_cast<double>(r.total_tokens));
+    if (model_->info().language_model) out.set("reusedTokens", static_cast<double>(r.reused_tokens));
+    out.set("truncated", r.truncated);
+    if (o.return_projections) {
+      for (const auto& [name, list] : {std::pair{"q", &r.q}, {"k", &r.k}, {"v", &r.v}, {"inputs", &r.inputs}}) {
+        val layers = val::array();
+        for (const Tensor& t : *list) layers.call<void>("push", to_js(t));
+        out.set(name, layers);
+      }
+    }
+    return out;
+  }
+
   std::shared_ptr<const Model> model_;  // shared with its generations, which outlive no model
 };
 
@@ -483,6 +522,7 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .function("tokenize", &ModelHandle::tokenize)
       .function("attentionWeights", &ModelHandle::attentionWeights)
       .function("run", &ModelHandle::run)
+      .function("runPair", &ModelHandle::runPair)
       .function("logits", &ModelHandle::logits)
       .function("decode", &ModelHandle::decode)
       .function("labels", &ModelHandle::labels);

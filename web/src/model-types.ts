@@ -6,14 +6,22 @@ import type { MultiHeadParams, Tensor } from './attention-types.js';
 
 /** What {@link Model.info} reports. */
 export interface ModelInfo {
+  /**
+   * config.json's `_name_or_path` (USE-lite's: `name`), else the architecture; the default model's is
+   * `Universal Sentence Encoder lite`.
+   */
   name: string;
   /** config.json's `architectures[0]`, e.g. `UniversalSentenceEncoderLite`. */
   architecture: string;
+  /** Transformer blocks, each with its own attention maps. */
   layers: number;
+  /** Query heads per layer: the maps of a layer are `[heads, n, n]`. */
   heads: number;
+  /** Width of the residual stream, `d_model`. */
   dModel: number;
   /** Longer inputs are truncated to this many tokens (and the result says so). */
   maxTokens: number;
+  /** Tokens in the vocabulary. */
   vocabSize: number;
   /** Key/value heads: fewer than `heads` under grouped-query attention (query head h reads `kvHead[h]`). */
   kvHeads: number;
@@ -29,6 +37,19 @@ export interface ModelInfo {
   window: number[];
   /** Language models: the token ids that end a text (config.json's `eos_token_id`). */
   eosTokenIds: number[];
+  /**
+   * Encoder-decoder models (BART): a source runs through the encoder and a target through the decoder, which attends
+   * to the encoder's output; `layers`, `heads` and `maxTokens` are then the decoder's. Absent for one-stack models.
+   */
+  encoderDecoder?: boolean;
+  /** Encoder-decoders: the encoder's blocks. */
+  encoderLayers?: number;
+  /** Encoder-decoders: the encoder's heads per layer. */
+  encoderHeads?: number;
+  /** Encoder-decoders: a longer source is truncated to this many tokens (and the result says so). */
+  encoderMaxTokens?: number;
+  /** Encoder-decoders: the decoder's first token (`decoder_start_token_id`), which a target text starts with. */
+  decoderStartTokenId?: number;
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -36,7 +57,9 @@ export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string
 
 /** Progress of a Hub download, reported per file as bytes arrive. */
 export interface HubProgress {
+  /** The file's name in the repository, e.g. `model.safetensors`. */
   file: string;
+  /** Bytes of it received so far. */
   loaded: number;
   /** From the Hub's file list, or the server's content-length. */
   total?: number;
@@ -52,6 +75,7 @@ export interface HubSource {
   baseUrl?: string;
   /** Branch, tag or commit. Default `main`. */
   revision?: string;
+  /** Called as each file's bytes arrive (and once for a file served from the cache). */
   onProgress?: (progress: HubProgress) => void;
   /** Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true. */
   cache?: boolean;
@@ -72,7 +96,7 @@ export type ModelSource =
   /** Downloaded from the Hugging Face Hub and cached. */
   | HubSource;
 
-/** Options of {@link Model.run}. */
+/** Options of {@link Model.(run:1)} (and, where they apply, {@link Model.(run:2)}). */
 export interface RunOptions {
   /** Also return every layer's per-head q, k and v. Default false. */
   returnProjections?: boolean;
@@ -151,6 +175,7 @@ export interface MapSet {
   keyTokens: string[];
   /** `[layers.length, heads, queryTokens.length, keyTokens.length]`. */
   attentions: Float32Array;
+  /** `attentions`' shape, `[layers.length, heads, queryTokens.length, keyTokens.length]`. */
   shape: [number, number, number, number];
   /** Which of the stack's layers `attentions` holds, in its order. */
   layers: number[];
@@ -161,21 +186,27 @@ export interface MapSet {
  * models will have `encoder`, `decoder` and `cross`.
  */
 export interface MapSets {
+  /** A single-stack model's self-attention: its tokens attending to each other. */
   self?: MapSet;
+  /** An encoder-decoder model's encoder self-attention. */
   encoder?: MapSet;
+  /** An encoder-decoder model's decoder self-attention. */
   decoder?: MapSet;
+  /** The decoder's queries over the encoder's keys. */
   cross?: MapSet;
 }
 
-/** What {@link Model.run} returns. `n` is the number of tokens after truncation. */
+/** What {@link Model.(run:1)} returns. `n` is the number of tokens after truncation. */
 export interface ModelRunResult {
   /** The tokens as the tokenizer split the text, special tokens included. */
   tokens: string[];
   /** Per token: is it a special token (`[CLS]`, `[SEP]`, `<|endoftext|>`, ...)? */
   special: boolean[];
+  /** The tokens' ids in the model's vocabulary, one per token. */
   ids: Int32Array;
   /** Every layer's and head's attention weights, `shape` = [layers, heads, n, n]: the layers `mapLayers` names. */
   attentions: Float32Array;
+  /** `attentions`' shape, `[layers, heads, n, n]` (`layers` counts the layers `mapLayers` names). */
   shape: [number, number, number, number];
   /** The layers `attentions` holds, in its order: every layer, unless {@link RunOptions.mapLayers} chose. */
   mapLayers: number[];
@@ -187,10 +218,13 @@ export interface ModelRunResult {
   embedding?: Float32Array;
   /** Tokens before truncation; `truncated` is true when it exceeds `maxTokens`. */
   totalTokens: number;
+  /** True when the input had more than `info.maxTokens` tokens and only the first ones ran. */
   truncated: boolean;
-  /** Per layer: `[heads, n, d_k]`, `[heads, n, d_k]`, `[heads, n, d_v]`, with `returnProjections`. */
+  /** Per layer: each head's queries `[heads, n, d_k]`, with `returnProjections`. */
   q?: Tensor[];
+  /** Per layer: each head's keys `[heads, n, d_k]`, with `returnProjections`. */
   k?: Tensor[];
+  /** Per layer: each head's values `[heads, n, d_v]`, with `returnProjections`. */
   v?: Tensor[];
   /** Per layer: X `[n, d_in]`, the matrix the projections multiply (after LayerNorm in pre-LN models), with `returnProjections`. */
   inputs?: Tensor[];
@@ -209,6 +243,46 @@ export interface ModelRunResult {
   headSummaries?: HeadSummary[];
   /** Decoders: the leading tokens taken from the previous run rather than computed again. */
   reusedTokens?: number;
+}
+
+/** An encoder-decoder's input to {@link Model.(run:2)}: a source and a target, each text or token ids. */
+export interface PairInput {
+  /** What the encoder reads: text (tokenized with the model's special tokens, BART's `<s> … </s>`) or token ids. */
+  source: string | ArrayLike<number>;
+  /**
+   * What the decoder reads, teacher-forced: text, which runs as the decoder reads a target while learning to write
+   * it (its start token, then the text's tokens without the end-of-text token), or token ids as they are.
+   */
+  target: string | ArrayLike<number>;
+}
+
+/** What {@link Model.(run:2)} returns for a source and a target. */
+export interface PairRunResult {
+  /** The source's tokens, special tokens included (after truncation to `info.encoderMaxTokens`). */
+  sourceTokens: string[];
+  /** The source's token ids. */
+  sourceIds: Int32Array;
+  /** The target's tokens as the decoder read them, its start token first. */
+  targetTokens: string[];
+  /** The target's token ids. */
+  targetIds: Int32Array;
+  /**
+   * The three sets of maps: `encoder` (source × source), `decoder` (target × target, causal) and `cross` (target
+   * queries × source keys, `[layers, heads, n_target, n_source]`).
+   */
+  maps: Required<Pick<MapSets, 'encoder' | 'decoder' | 'cross'>>;
+  /** The encoder's output `[n_source, dModel]`: what every cross-attention reads. */
+  sourceHidden: Tensor;
+  /** The decoder's final-normed output `[n_target, dModel]`, as {@link Model.logits} takes it. */
+  hidden: Tensor;
+  /** Source tokens before truncation; `truncated` is true when it exceeds `info.encoderMaxTokens`. */
+  totalSourceTokens: number;
+  /** True when the source had more tokens than the encoder's positions and only the first ones ran. */
+  truncated: boolean;
+  /** With `topK`: the most likely next target token after each target position. */
+  predictions?: Predictions;
+  /** With `returnLogits`: `[n_target, vocabSize]`. */
+  logits?: Tensor;
 }
 
 /** Options of {@link Model.generate}. */
@@ -248,6 +322,7 @@ export interface GenerateOptions {
 
 /** A token {@link Model.generate} has just added. */
 export interface GeneratedToken {
+  /** Its id in the vocabulary. */
   id: number;
   /** As the vocabulary spells it. */
   token: string;
@@ -265,11 +340,15 @@ export interface GenerateResult {
   text: string;
   /** The generated part as text. */
   generated: string;
+  /** Every token's id, prompt first. */
   ids: Int32Array;
+  /** Every token as the vocabulary spells it. */
   tokens: string[];
+  /** Per token: is it a special token? */
   special: boolean[];
   /** Every layer's and head's maps over the whole sequence, `shape` = [layers, heads, n, n] (with `attentions: true`). */
   attentions?: Float32Array;
+  /** `attentions`' shape, `[layers, heads, n, n]` (with `attentions: true`). */
   shape?: [number, number, number, number];
   /** The same maps as a named set with its tokens (with `attentions: true`): `maps.self.attentions` is `attentions`. */
   maps: MapSets;
@@ -280,7 +359,9 @@ export interface GenerateResult {
    * last run's tokens is not run again); the rest of the prompt ran at the start.
    */
   reusedTokens: number;
+  /** Why it stopped: `maxNewTokens` reached, an end-of-text token, a `stop` string, or the `signal` aborted. */
   stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted';
+  /** The seed the draws used (the option, or its default 0): pass it again to get the same text. */
   seed: number;
 }
 
@@ -289,8 +370,11 @@ export interface GenerateResult {
  * `[layers, heads, n, n]`; row i of a map is how token i spreads its attention.
  */
 export interface AttentionMaps {
+  /** The maps, row-major. */
   attentions: Float32Array;
+  /** `[layers, heads, n, n]`. */
   shape: readonly number[];
+  /** The n tokens, one per row (and column). */
   tokens: readonly string[];
   /** Which tokens are special (`[CLS]`, `[SEP]`, ...); the first token always counts as special. */
   special?: readonly boolean[];
@@ -304,7 +388,9 @@ export interface FlowOptions {
 
 /** What one head does, each measure averaged over its query tokens. */
 export interface HeadSummary {
+  /** The layer, from 0: its place in the maps summarized (in a run's `headSummaries`, the model's layer). */
   layer: number;
+  /** The head within the layer, from 0. */
   head: number;
   /** `−Σ p·ln p` in nats: 0 when a head looks at one token, `ln n` when it looks everywhere alike. */
   entropy: number;
@@ -339,6 +425,7 @@ export interface Comparison {
 
 /** A loaded transformer model; runs on the engine that loaded it. */
 export interface Model {
+  /** The model's shape and kind, read from its config. */
   readonly info: ModelInfo;
   /** The tokens and ids the model's tokenizer gives, special tokens included, before any truncation. */
   tokenize(text: string): { tokens: string[]; ids: Int32Array };
@@ -347,6 +434,11 @@ export interface Model {
    * Given token ids instead of text, runs on them as they are.
    */
   run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
+  /**
+   * Encoder-decoder models: the source through the encoder, the target through the decoder (teacher-forced), every
+   * encoder, decoder and cross-attention map kept. Options: `topK`, `returnLogits` and `ablateHeads` (the decoder's).
+   */
+  run(input: PairInput, options?: RunOptions): PairRunResult;
   /**
    * Layer `layer`'s attention weights in the `x·W` layout: `wq`, `wk` `[d_in, heads·d_k]`, `wv` `[d_in, heads·d_v]`,
    * `wo` `[heads·d_v, d_out]`, and biases where the model has them. Head h owns columns `h·d … (h+1)·d − 1`.
@@ -377,6 +469,7 @@ export interface Model {
 
 /** A tokenizer on its own, read from a model's tokenizer files. */
 export interface Tokenizer {
+  /** Tokens in the vocabulary. */
   readonly info: { vocabSize: number };
   /** The tokens and ids, special tokens included. */
   tokenize(text: string): { tokens: string[]; ids: Int32Array };
@@ -388,5 +481,6 @@ export interface Tokenizer {
    * (part of a UTF-8 sequence) as `<0xNN>`; special tokens and WordPiece's `##ing` as the vocabulary spells them.
    */
   labels(ids: ArrayLike<number>): string[];
+  /** Frees the tokenizer. Later calls throw. */
   dispose(): void;
 }

@@ -7,6 +7,8 @@ import type {
   ModelInfo,
   ModelRunResult,
   MultiHeadParams,
+  PairInput,
+  PairRunResult,
   RunOptions,
   Tensor,
   Tokenizer,
@@ -51,6 +53,11 @@ export function idsOf(op: string, input: unknown): Int32Array {
     ids[i] = id;
   }
   return ids;
+}
+
+/** Whether run()'s input is an encoder-decoder's { source, target } rather than text or ids. */
+function isPair(input: unknown): input is PairInput {
+  return typeof input === 'object' && input !== null && 'source' in input && !('length' in input);
 }
 
 /** A per-token 0/1 mask as a Uint8Array, or an Error naming the first bad entry. */
@@ -156,7 +163,10 @@ export class WasmModel implements Model {
     return r;
   }
 
-  run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult {
+  run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
+  run(input: PairInput, options?: RunOptions): PairRunResult;
+  run(input: string | ArrayLike<number> | PairInput, options?: RunOptions): ModelRunResult | PairRunResult {
+    if (isPair(input)) return this.runPair(input, options);
     const op = 'run';
     const o = checkOptions(op, options, RUN_OPTIONS);
     if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
@@ -172,6 +182,59 @@ export class WasmModel implements Model {
       shape,
       maps: { self },
       ...(headSummaries && { headSummaries: summariesOf(headSummaries, rest.mapLayers) }),
+    };
+  }
+
+  private runPair(input: PairInput, options?: RunOptions): PairRunResult {
+    const op = 'run';
+    const o = checkOptions(op, options, RUN_OPTIONS);
+    if (!this.info.encoderDecoder)
+      throw new Error(
+        `${op}: ${this.info.name} (${this.info.architecture}) is not an encoder-decoder model; { source, target } needs one such as BART`,
+      );
+    if (o.attentionMask !== undefined) throw new Error(`${op}: attentionMask is for runs of one text`);
+    const handle = this.live(op);
+    const r = orThrow(
+      handle.runPair(
+        this.engine(),
+        this.prepare(`${op}: source`, input.source),
+        this.prepare(`${op}: target`, input.target),
+        o,
+      ),
+    );
+    const { source, target } = r;
+    const set = (
+      kind: 'self' | 'cross',
+      causal: boolean,
+      rows: string[],
+      cols: string[],
+      t: Tensor,
+      layers: number[],
+    ) => ({
+      kind,
+      causal,
+      queryTokens: rows,
+      keyTokens: cols,
+      attentions: t.data,
+      shape: t.shape as [number, number, number, number],
+      layers,
+    });
+    return {
+      sourceTokens: source.tokens,
+      sourceIds: source.ids,
+      targetTokens: target.tokens,
+      targetIds: target.ids,
+      maps: {
+        encoder: set('self', false, source.tokens, source.tokens, source.attentions, source.mapLayers),
+        decoder: set('self', true, target.tokens, target.tokens, target.attentions, target.mapLayers),
+        cross: set('cross', false, target.tokens, source.tokens, r.cross, target.mapLayers),
+      },
+      sourceHidden: source.hidden,
+      hidden: target.hidden,
+      totalSourceTokens: source.totalTokens,
+      truncated: source.truncated,
+      ...(target.predictions && { predictions: target.predictions }),
+      ...(target.logits && { logits: target.logits }),
     };
   }
 

@@ -22,6 +22,13 @@ export interface RawEngine {
   delete(): void;
 }
 
+/** A run as the bindings return it: `ModelRunResult` with `attentions` a tensor. */
+export type RawRun = Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape' | 'maps' | 'headSummaries'> & {
+  attentions: Tensor;
+  /** With `headSummaries`: `[held layers, heads, 6]`. */
+  headSummaries?: Tensor;
+};
+
 export interface RawModelHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
@@ -32,13 +39,14 @@ export interface RawModelHandle {
     engine: RawEngine,
     input: string | Int32Array,
     options: Omit<RunOptions, 'attentionMask'> & { attentionMask?: Uint8Array },
-  ):
-    | { error: string }
-    | (Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape' | 'maps' | 'headSummaries'> & {
-        attentions: Tensor;
-        /** With `headSummaries`: `[held layers, heads, 6]`. */
-        headSummaries?: Tensor;
-      });
+  ): { error: string } | RawRun;
+  /** An encoder-decoder's source and target: each `run()`'s raw result (the encoder's, the decoder's) and `cross`. */
+  runPair(
+    engine: RawEngine,
+    source: string | Int32Array,
+    target: string | Int32Array,
+    options: Omit<RunOptions, 'attentionMask'>,
+  ): { error: string } | { source: RawRun; target: RawRun; cross: Tensor };
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;

@@ -31,6 +31,11 @@ struct ModelInfo {
   std::string weights_dtype = "f32";  // as the files store the weights: "f32", "f16" or "bf16"
   std::vector<std::int64_t> window;   // per layer: 0 for full attention, else the sliding window's width
   std::vector<std::int32_t> eos;      // language models: the ids that end a text (config.json's eos_token_id)
+  // Encoder-decoders (BART): a source runs through the encoder, a target through the decoder, which attends to the
+  // encoder's output. layers, heads and causal then describe the decoder.
+  bool encoder_decoder = false;
+  std::int64_t encoder_layers = 0, encoder_heads = 0, encoder_max_tokens = 0;
+  std::int32_t decoder_start = -1;  // the decoder's first token (decoder_start_token_id)
 };
 
 struct RunOptions {
@@ -85,6 +90,13 @@ struct ModelRun {
   LogitLens logit_lens;                  // on request
   Tensor logits;                         // [n, vocab] on request
   std::int64_t reused_tokens = 0;        // decoders: leading tokens taken from the previous run, not recomputed
+};
+
+// An encoder-decoder's run on a source and a target (teacher-forced: the target's tokens are the decoder's input).
+struct PairRun {
+  ModelRun source;  // the encoder's: ids, tokens, attentions [encoder layers, heads, n_s, n_s], hidden [n_s, d]
+  ModelRun target;  // the decoder's: attentions [layers, heads, n_t, n_t] (causal), hidden, predictions, logits
+  Tensor cross;     // [layers, heads, n_t, n_s]: queries are target tokens, keys source tokens
 };
 
 // How generate() picks each next token, as transformers' sampling does: logits / temperature,
@@ -154,6 +166,19 @@ class Model {
   // Runs on token ids, truncated to max_tokens; each id must be in the vocabulary.
   ModelRun run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options = {}) const;
 
+  // Encoder-decoders: the source through the encoder (truncated to its positions, visibly), the target through the
+  // decoder. Ids must be in the vocabulary; a target longer than the decoder's positions is an Error. The options
+  // apply to the decoder (top_k, return_logits, ablate_heads) and, for attention_mask, to the source.
+  virtual PairRun run_pair(const Runtime& runtime, std::vector<std::int32_t> source, std::vector<std::int32_t> target,
+                           const RunOptions& options = {}) const;
+  // The same from texts (normalized as tokenizer()->normalization() says): the source as the tokenizer encodes it
+  // (BART: <s> … </s>), the target as the decoder reads it while learning to write it: the decoder's start token,
+  // then the target's tokens without the end-of-text token its encoding closes with.
+  PairRun run_pair(const Runtime& runtime, std::string_view source, std::string_view target,
+                   const RunOptions& options = {}) const;
+  // A target text as the decoder's input ids (above).
+  std::vector<std::int32_t> decoder_input(std::string_view target) const;
+
   // Starts generating after `ids` (the prompt, run at once); `seed` seeds the draws. Language
   // models only; `ids` must be in the vocabulary and within max_tokens. `maps` says what it keeps of the maps.
   // A prompt that extends the last run's tokens starts from that run's keys and values (decoders).
@@ -168,6 +193,8 @@ class Model {
  protected:
   // Checks what `options` name against the model, flags special tokens, and runs forward().
   void finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const;
+  // Token ids checked and truncated as run_ids does, with their tokens; `what` names them in errors.
+  ModelRun prepare_ids(std::vector<std::int32_t> ids, std::int64_t max_tokens, const char* what) const;
   // Fills attentions, hidden, embedding and projections for the tokens in `r`.
   virtual void forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const = 0;
   // Whether forward() computes only the layers options.map_layers names (and sets r.map_layers); else it

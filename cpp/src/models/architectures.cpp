@@ -61,6 +61,9 @@ const Row kRows[] = {
   {"DistilBertForQuestionAnswering", "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
   {"DistilBertForMultipleChoice",    "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
   {"UniversalSentenceEncoderLite",   "",            Family::use_lite, Bias::none,        Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-6, "relu"},
+  // Encoder-decoders: every size field is required too.
+  {"BartForConditionalGeneration",   "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
+  {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
 };
 // clang-format on
 
@@ -370,6 +373,45 @@ Config read_use_lite(const Row&, const Json& c) {
   return k;
 }
 
+// A token id field of config.json or generation_config.json (null or absent: `fallback`).
+std::int32_t token_field(const Json& c, const char* key, std::int64_t fallback, std::int64_t vocab) {
+  return static_cast<std::int32_t>(optional_int(c, key, fallback, 0, vocab - 1));
+}
+
+// BART: two post-LN stacks of its own sizes, learned positions (the checkpoint's table starts 2 rows in), a LayerNorm
+// of each stack's embeddings, GELU, the shared embedding (× √d_model with scale_embedding) and the LM head tied to it.
+Config read_bart(const Row& row, const Json& c, const Json* generation) {
+  const std::int64_t d = config_int(c, "d_model", 1, 65536);
+  for (const char* key : {"normalize_before", "add_final_layer_norm"})
+    if (optional_bool(c, key, false))
+      throw Error(context(std::string(key) + " is not supported for " + row.architecture + " (mBART's pre-LN)"));
+  const auto stack = [&](const char* layers, const char* heads, const char* ffn) {
+    Config k = encoder_defaults(config_int(c, layers, 1, 256), config_int(c, heads, 1, 1024), d, heads);
+    k.ffn = config_int(c, ffn, 1, 262144);
+    k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
+    k.max_tokens = config_int(c, "max_position_embeddings", 1, 1'000'000);
+    k.eps = static_cast<float>(row.eps);
+    k.act = activation_of(optional_string(c, "activation_function", row.activation));
+    k.placement = Placement::post;
+    k.positions = Positions::learned;
+    if (optional_bool(c, "scale_embedding", false)) k.embed_scale = std::sqrt(static_cast<float>(d));
+    return k;
+  };
+  auto encoder = std::make_shared<Config>(stack("encoder_layers", "encoder_attention_heads", "encoder_ffn_dim"));
+  Config k = stack("decoder_layers", "decoder_attention_heads", "decoder_ffn_dim");
+  k.causal = k.cross_attention = true;
+  k.language_model = std::string(row.architecture) != "BartModel";  // BartModel has no LM head
+  k.tied = true;
+  const Json& g = generation && generation->is_object() ? *generation : c;
+  k.decoder_start =
+      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 2, k.vocab), k.vocab);
+  k.forced_bos = token_field(g, "forced_bos_token_id", token_field(c, "forced_bos_token_id", -1, k.vocab), k.vocab);
+  encoder->architecture = row.architecture;
+  encoder->family = row.family;
+  k.encoder = std::move(encoder);
+  return k;
+}
+
 // The text model's part of a Gemma 3 image-text checkpoint: its config is text_config.
 const Json& text_config(const Row& row, const Json& c) {
   if (std::string(row.architecture) != "Gemma3ForConditionalGeneration") return c;
@@ -427,6 +469,9 @@ Config read_config(const std::string& architecture, const Json& config, const Js
       break;
     case Family::use_lite:
       k = read_use_lite(*row, c);
+      break;
+    case Family::bart:
+      k = read_bart(*row, c, generation);
       break;
   }
   k.architecture = architecture;

@@ -1,7 +1,8 @@
 // Reading a checkpoint's tensors, in its own names, into the canonical transformer::Weights: one reader per naming
 // family. The Llama family's (Llama, Mistral, Qwen, Gemma, and Phi-3, which stacks q, k, v in one tensor and gate, up
 // in another), GPT-2's, BERT's and DistilBERT's (with or without a task model's prefix), and USE-lite's as
-// web/models/convert-default.mjs writes them. The x·W layout throughout: Linear weights [out, in] are read transposed.
+// web/models/convert-default.mjs writes them, and BART's (both stacks). The x·W layout throughout: Linear weights [out,
+// in] are read transposed.
 #include "attnscope/error.hpp"
 #include "models/transformer.hpp"
 #include "models/weights.hpp"
@@ -253,6 +254,60 @@ Weights read_use_lite_weights(const Config& k, const WeightStore& w) {
   return m;
 }
 
+// BART's q, k, v and out projections of one attention (self_attn, encoder_attn).
+void read_bart_attention(const WeightStore& w, const std::string& base, std::int64_t d, std::int64_t width, Weight& q,
+                         Weight& k, Weight& v, Weight& o, Tensor& bq, Tensor& bk, Tensor& bv, Tensor& bo) {
+  read_linear(w, base + ".q_proj", d, width, q, bq);
+  read_linear(w, base + ".k_proj", d, width, k, bk);
+  read_linear(w, base + ".v_proj", d, width, v, bv);
+  read_linear(w, base + ".out_proj", width, d, o, bo);
+}
+
+// One stack of BART ("encoder" or "decoder"), its token embedding the shared one.
+Weights read_bart_stack(const Config& k, const WeightStore& w, const std::string& p, const Weight& embed) {
+  Weights m;
+  const std::int64_t d = k.d_model, width = k.heads * k.head_dim;
+  m.embed = embed;
+  // Position p is row p + 2 of the table (fairseq's offset, kept by transformers): the first two rows are never read.
+  const Tensor table = w.read(p + ".embed_positions.weight", {k.max_tokens + 2, d});
+  m.position = Tensor({k.max_tokens, d});
+  std::copy(table.data.begin() + 2 * d, table.data.end(), m.position.data.begin());
+  read_layer_norm(w, p + ".layernorm_embedding", d, m.embed_norm, m.embed_norm_bias);
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = p + ".layers." + std::to_string(l) + ".";
+    Block B;
+    read_bart_attention(w, b + "self_attn", d, width, B.wq, B.wk, B.wv, B.wo, B.bq, B.bk, B.bv, B.bo);
+    read_layer_norm(w, b + "self_attn_layer_norm", d, B.attn_norm, B.attn_norm_bias);
+    if (k.cross_attention) {
+      read_bart_attention(w, b + "encoder_attn", d, width, B.wcq, B.wck, B.wcv, B.wco, B.bcq, B.bck, B.bcv, B.bco);
+      read_layer_norm(w, b + "encoder_attn_layer_norm", d, B.cross_norm, B.cross_norm_bias);
+    }
+    read_linear(w, b + "fc1", d, k.ffn, B.w_up, B.b_up);
+    read_linear(w, b + "fc2", k.ffn, d, B.w_down, B.b_down);
+    read_layer_norm(w, b + "final_layer_norm", d, B.ffn_norm, B.ffn_norm_bias);
+    m.blocks.push_back(std::move(B));
+  }
+  return m;
+}
+
+// BART: "model." before every name in BartForConditionalGeneration's checkpoints, none in BartModel's. The shared
+// embedding is model.shared (or, where a checkpoint kept only the tied copies, encoder.embed_tokens); the LM head is
+// tied to it, and final_logits_bias (zeros when absent, as transformers starts it) is added to the logits.
+Weights read_bart_weights(const Config& k, const WeightStore& w) {
+  const std::string p =
+      w.contains("model.shared.weight") || w.contains("model.encoder.embed_tokens.weight") ? "model." : "";
+  const std::string shared = w.contains(p + "shared.weight") ? p + "shared.weight" : p + "encoder.embed_tokens.weight";
+  const Weight embed = w.matrix(shared, k.vocab, k.d_model, /*transposed=*/true);
+  Weights m = read_bart_stack(k, w, p + "decoder", embed);
+  m.encoder = std::make_shared<Weights>(read_bart_stack(*k.encoder, w, p + "encoder", embed));
+  m.dtype = w.dtype(shared);
+  if (k.language_model && w.contains("final_logits_bias")) {
+    m.logits_bias = w.read("final_logits_bias", {1, k.vocab});
+    m.logits_bias.shape = {k.vocab};
+  }
+  return m;
+}
+
 }  // namespace
 
 Weights read_weights(const Config& config, const WeightStore& store) {
@@ -265,6 +320,8 @@ Weights read_weights(const Config& config, const WeightStore& store) {
       return read_bert_family(config, store, kDistilBert);
     case Family::use_lite:
       return read_use_lite_weights(config, store);
+    case Family::bart:
+      return read_bart_weights(config, store);
     case Family::llama:
     case Family::phi3:
       break;

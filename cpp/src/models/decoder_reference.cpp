@@ -85,8 +85,11 @@ struct Matrices {
 };
 
 ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vector<std::int32_t>& ids) {
-  if (!c.causal || !c.language_model || c.placement == Placement::post || c.positions == Positions::sinusoidal)
-    throw Error("reference_forward: written for decoders (causal, pre- or sandwich-normed, with an LM head)");
+  if (!c.causal || !c.language_model || c.placement == Placement::post || c.positions == Positions::sinusoidal ||
+      c.positions == Positions::relative || c.cross_attention || c.layer_scale)
+    throw Error(
+        "reference_forward: written for decoders (causal, pre- or sandwich-normed, with an LM head; no relative "
+        "positions, cross-attention or layer scale: tests/cpp/block_test.cpp holds those to PyTorch)");
   const std::int64_t n = static_cast<std::int64_t>(ids.size()), d = c.d_model, hd = c.head_dim;
   const std::int64_t H = c.heads, KV = c.kv_heads;
   ReferenceRun r;

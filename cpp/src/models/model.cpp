@@ -35,20 +35,22 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
 
 namespace {
 
-// Truncates to the model's limit, visibly, and checks every id.
-ModelRun prepare(const ModelInfo& info, Encoding e) {
+// Truncates to `max_tokens`, visibly, and checks every id; `what` names the text in errors ("the text", "the
+// source").
+ModelRun prepare(const ModelInfo& info, Encoding e, std::int64_t max_tokens, const std::string& what) {
   ModelRun r;
   r.total_tokens = static_cast<std::int64_t>(e.ids.size());
-  if (e.ids.empty()) throw Error("run: the text has no tokens; give it some text");
-  if (r.total_tokens > info.max_tokens) {
+  if (e.ids.empty()) throw Error("run: " + what + " has no tokens; give it some text");
+  if (r.total_tokens > max_tokens) {
     r.truncated = true;
-    e.ids.resize(static_cast<std::size_t>(info.max_tokens));
-    e.tokens.resize(static_cast<std::size_t>(info.max_tokens));
+    e.ids.resize(static_cast<std::size_t>(max_tokens));
+    e.tokens.resize(static_cast<std::size_t>(max_tokens));
   }
   for (std::size_t i = 0; i < e.ids.size(); ++i)
     if (e.ids[i] < 0 || e.ids[i] >= info.vocab_size)
       throw Error("run: id " + std::to_string(e.ids[i]) + " at position " + std::to_string(i) +
-                  " is outside the vocabulary [0, " + std::to_string(info.vocab_size) + ")");
+                  (what == "the text" ? "" : " of " + what) + " is outside the vocabulary [0, " +
+                  std::to_string(info.vocab_size) + ")");
   r.ids = std::move(e.ids);
   r.tokens = std::move(e.tokens);
   return r;
@@ -114,7 +116,7 @@ void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOpt
 ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
   if (!tokenizer_)
     throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
-  ModelRun r = prepare(info_, tokenizer_->encode(text));
+  ModelRun r = prepare(info_, tokenizer_->encode(text), info_.max_tokens, "the text");
   finish_and_forward(runtime, r, options);
   return r;
 }
@@ -130,16 +132,42 @@ Tensor Model::logits(const Runtime&, const Tensor&) const {
               ") is not a language model; logits needs a decoder such as GPT-2, Llama, Qwen or Gemma");
 }
 
-ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options) const {
+ModelRun Model::prepare_ids(std::vector<std::int32_t> ids, std::int64_t max_tokens, const char* what) const {
   Encoding e;
   e.ids = std::move(ids);
   for (auto id : e.ids) {
     const bool known = tokenizer_ && id >= 0 && id < tokenizer_->vocab_size();
     e.tokens.push_back(known ? tokenizer_->token(id) : "#" + std::to_string(id));
   }
-  ModelRun r = prepare(info_, std::move(e));
+  return prepare(info_, std::move(e), max_tokens, what);
+}
+
+ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options) const {
+  ModelRun r = prepare_ids(std::move(ids), info_.max_tokens, "the text");
   finish_and_forward(runtime, r, options);
   return r;
+}
+
+std::vector<std::int32_t> Model::decoder_input(std::string_view target) const {
+  if (!tokenizer_)
+    throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
+  if (!info_.encoder_decoder) throw Error("run: " + info_.name + " is not an encoder-decoder model");
+  std::vector<std::int32_t> ids{info_.decoder_start};
+  const Encoding e = tokenizer_->encode(target);
+  ids.insert(ids.end(), e.ids.begin(), e.ids.end());
+  if (ids.size() > 1 && std::find(info_.eos.begin(), info_.eos.end(), ids.back()) != info_.eos.end()) ids.pop_back();
+  return ids;
+}
+
+PairRun Model::run_pair(const Runtime& runtime, std::string_view source, std::string_view target,
+                        const RunOptions& options) const {
+  std::vector<std::int32_t> decoder = decoder_input(target);
+  return run_pair(runtime, tokenizer_->encode(source).ids, std::move(decoder), options);
+}
+
+PairRun Model::run_pair(const Runtime&, std::vector<std::int32_t>, std::vector<std::int32_t>, const RunOptions&) const {
+  throw Error("run: " + info_.name + " (" + info_.architecture +
+              ") is not an encoder-decoder model; a source and a target need one such as BART");
 }
 
 }  // namespace attnscope

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
+#include "models/encoder_decoder.hpp"
 #include "models/ops.hpp"
 #include "models/sampling.hpp"
 #include "models/transformer_model.hpp"
@@ -71,7 +73,31 @@ void activate(Activation act, Eigen::Ref<Matrix> x) {
   }
 }
 
+// x = x ⊙ γ, row by row: layer scale.
+void scale_columns(Matrix& x, const Tensor& gamma) {
+  x.array().rowwise() *= Eigen::Map<const Eigen::RowVectorXf>(gamma.data.data(), x.cols()).array();
+}
+
 }  // namespace
+
+std::int64_t relative_bucket(std::int64_t distance, bool bidirectional, std::int64_t buckets,
+                             std::int64_t max_distance) {
+  std::int64_t bucket = 0, n = 0;
+  if (bidirectional) {
+    buckets /= 2;
+    if (distance > 0) bucket = buckets;
+    n = distance < 0 ? -distance : distance;
+  } else {
+    n = distance < 0 ? -distance : 0;
+  }
+  const std::int64_t exact = buckets / 2;
+  if (n < exact) return bucket + n;
+  // float32 throughout, the ratio of logarithms rounded where T5's float32 tensors round it
+  const float log_ratio = std::log(static_cast<float>(n) / static_cast<float>(exact)) /
+                          static_cast<float>(std::log(double(max_distance) / double(exact)));
+  const auto large = exact + static_cast<std::int64_t>(log_ratio * static_cast<float>(buckets - exact));
+  return bucket + std::min(large, buckets - 1);
+}
 
 Cache::Cache(const Config& c, bool queries)
     : k(static_cast<std::size_t>(c.layers)),
@@ -152,7 +178,7 @@ void TransformerModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const
 }
 
 Matrix TransformerModel::logits(const Runtime& rt, const Matrix& normed) const {
-  Matrix out = linear(rt, normed, w_.head(), {});
+  Matrix out = linear(rt, normed, w_.head(), w_.logits_bias);
   if (config_.final_softcap > 0.0f) out = (out.array() / config_.final_softcap).tanh() * config_.final_softcap;
   return out;
 }
@@ -172,11 +198,20 @@ Tensor TransformerModel::logits(const Runtime& rt, const Tensor& hidden) const {
 
 Matrix TransformerModel::extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n,
                                 const Extras& e) const {
+  return stack(rt, cache, embed(ids, n, cache.length), e);
+}
+
+Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const Extras& e) const {
   const Config& c = config_;
-  const std::int64_t p0 = cache.length, total = p0 + n;
+  const std::int64_t n = x.rows(), p0 = cache.length, total = p0 + n;
+  if (x.cols() != c.width_of(0))
+    throw Error("the stack's input must be [n, " + std::to_string(c.width_of(0)) + "], got [" + std::to_string(n) +
+                ", " + std::to_string(x.cols()) + "]");
+  if (c.cross_attention && !e.memory) throw Error("a stack with cross-attention needs the memory it attends to");
   cache.reserve(c, total);
-  Matrix x = embed(ids, n, p0);
   ThreadPool& pool = rt.pool();
+  std::vector<float> bias;  // relative positions' [H, n, total], the same for every layer
+  const Mask mask = self_mask(p0, n, e.mask, bias);
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w_.blocks[static_cast<std::size_t>(l)];
     const std::int64_t hd = c.head_dim_of(l);
@@ -212,14 +247,26 @@ Matrix TransformerModel::extend(const Runtime& rt, Cache& cache, const std::int3
       for (std::int64_t g = 0; g < c.heads; ++g)
         std::copy_n(q.data.begin() + g * n * hd, n * hd, cache.q[l].begin() + (g * cache.capacity + p0) * hd);
     Tensor concat({n, c.heads * hd});  // the heads side by side, as W_O multiplies them
-    attend(pool, cache, l, q.view(), p0, e.mask, concat.data.data(),
+    attend(pool, cache, l, q.view(), p0, mask, concat.data.data(),
            e.weights ? e.weights + l * c.heads * n * total : nullptr);
     if (e.options) ablate_heads(*e.options, l, c.heads, concat);
     Matrix a = linear(rt, concat.matrix(), b.wo, b.bo);
     if (c.placement == Placement::sandwich) norm(rt, a, b.post_attn_norm, {});
+    if (c.layer_scale) scale_columns(a, b.attn_scale);
     if (b.w_residual) x = linear(rt, x, b.w_residual, b.b_residual);  // the stream widens (USE-lite's first block)
     x += a;
     if (c.placement == Placement::post) norm(rt, x, b.attn_norm, b.attn_norm_bias);
+    if (c.cross_attention) {
+      h = x;
+      if (c.placement != Placement::post) norm(rt, h, b.cross_norm, b.cross_norm_bias);
+      Tensor cq({c.heads, n, hd});
+      kernels::project_heads(pool, {projection(c.heads, b.wcq, b.bcq, cq)});
+      const std::int64_t m = e.memory->length;
+      cross_attend(pool, *e.memory, l, cq.view(), concat.data.data(),
+                   e.cross_weights ? e.cross_weights + l * c.heads * n * m : nullptr);
+      x += linear(rt, concat.matrix(), b.wco, b.bco);
+      if (c.placement == Placement::post) norm(rt, x, b.cross_norm, b.cross_norm_bias);
+    }
     h = x;
     if (c.placement != Placement::post) norm(rt, h, b.ffn_norm, b.ffn_norm_bias);
     Matrix f = linear(rt, h, b.w_up, b.b_up);
@@ -236,6 +283,7 @@ Matrix TransformerModel::extend(const Runtime& rt, Cache& cache, const std::int3
     }
     Matrix down = linear(rt, f, b.w_down, b.b_down);
     if (c.placement == Placement::sandwich) norm(rt, down, b.post_ffn_norm, {});
+    if (c.layer_scale) scale_columns(down, b.ffn_scale);
     x += down;
     if (c.placement == Placement::post) norm(rt, x, b.ffn_norm, b.ffn_norm_bias);
     if (projections) {
@@ -287,6 +335,73 @@ void TransformerModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t
                      kernels::OutputLayout::side_by_side(dims), weights);
 }
 
+Mask TransformerModel::self_mask(std::int64_t p0, std::int64_t n, const Mask& padding,
+                                 std::vector<float>& storage) const {
+  const Config& c = config_;
+  if (c.positions != Positions::relative) return padding;
+  const std::int64_t total = p0 + n, heads = c.heads;
+  // bias by distance j − i, from −(total − 1) to n − 1, per head: [H, total + n − 1]
+  const std::int64_t span = total + n - 1;
+  std::vector<float> by_distance(static_cast<std::size_t>(heads * span));
+  for (std::int64_t t = 0; t < span; ++t) {
+    const std::int64_t bucket =
+        relative_bucket(t - (total - 1), !c.causal, c.relative_buckets, c.relative_max_distance);
+    for (std::int64_t h = 0; h < heads; ++h) by_distance[h * span + t] = w_.relative_bias.data[bucket * heads + h];
+  }
+  storage.resize(static_cast<std::size_t>(heads * n * total));
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < n; ++i) {
+      float* row = storage.data() + (h * n + i) * total;
+      // key j's distance j − (p0 + i) sits at t = j − p0 − i + total − 1
+      std::copy_n(by_distance.data() + h * span + (total - 1 - p0 - i), total, row);
+      if (padding.kind == Mask::Kind::keep) {
+        const std::uint8_t* keep = padding.keep + i * total;
+        for (std::int64_t j = 0; j < total; ++j)
+          if (!keep[j]) row[j] = -std::numeric_limits<float>::infinity();
+      }
+    }
+  return Mask::additive_mask(storage.data(), {heads, n, total});
+}
+
+void TransformerModel::cross_attend(ThreadPool& pool, const Memory& memory, std::int64_t l, const TensorView& q,
+                                    float* concat, float* weights) const {
+  const Config& c = config_;
+  const std::int64_t n = q.shape[1], m = memory.length, hd = c.head_dim_of(l);
+  AttentionDims dims{c.heads, n, m, hd, hd, true};
+  kernels::ScoreRule rule;
+  rule.scale = c.scale_of(l);
+  kernels::attention(pool, q, TensorView(memory.k[l].data(), {c.heads, m, hd}),
+                     TensorView(memory.v[l].data(), {c.heads, m, hd}), dims, rule, concat,
+                     kernels::OutputLayout::side_by_side(dims), weights);
+}
+
+Memory TransformerModel::memory(const Runtime& rt, const Matrix& encoded) const {
+  const Config& c = config_;
+  if (!c.cross_attention) throw Error("this stack has no cross-attention to give a memory to");
+  if (encoded.cols() != c.d_model)
+    throw Error("the memory must be [m, " + std::to_string(c.d_model) + "], got [" + std::to_string(encoded.rows()) +
+                ", " + std::to_string(encoded.cols()) + "]");
+  Memory memory;
+  memory.length = encoded.rows();
+  const std::int64_t m = memory.length;
+  for (std::int64_t l = 0; l < c.layers; ++l) {
+    const Block& b = w_.blocks[static_cast<std::size_t>(l)];
+    const std::int64_t size = c.heads * m * c.head_dim_of(l);
+    std::vector<float>& k = memory.k.emplace_back(static_cast<std::size_t>(size));
+    std::vector<float>& v = memory.v.emplace_back(static_cast<std::size_t>(size));
+    const auto projection = [&](const Weight& w, const Tensor& bias, float* out) {
+      return kernels::HeadProjection{c.heads,
+                                     ConstMatrixMap(encoded.data(), m, encoded.cols()),
+                                     ConstMatrixMap(w->matrix(), w->k(), w->n()),
+                                     bias.empty() ? nullptr : bias.data.data(),
+                                     w.get(),
+                                     out};
+    };
+    kernels::project_heads(rt.pool(), {projection(b.wck, b.bck, k.data()), projection(b.wcv, b.bcv, v.data())});
+  }
+  return memory;
+}
+
 void TransformerModel::layer_maps(const Runtime& rt, const Cache& cache, std::int64_t l, const Mask& mask,
                                   float* out) const {
   const Config& c = config_;
@@ -295,7 +410,8 @@ void TransformerModel::layer_maps(const Runtime& rt, const Cache& cache, std::in
   for (std::int64_t g = 0; g < c.heads; ++g)
     std::copy_n(cache.q[l].begin() + g * cache.capacity * hd, n * hd, q.data.begin() + g * n * hd);
   Tensor concat({n, c.heads * hd});
-  attend(rt.pool(), cache, l, q.view(), 0, mask, concat.data.data(), out);
+  std::vector<float> bias;
+  attend(rt.pool(), cache, l, q.view(), 0, self_mask(0, n, mask, bias), concat.data.data(), out);
 }
 
 void TransformerModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const {
@@ -319,6 +435,7 @@ std::unique_ptr<Model> make_model(const std::string& architecture, const Json& c
   Config c = read_config(architecture, config, &generation);
   if (c.tokenizer_required && !tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
   Weights w = read_weights(c, WeightStore(files, large));
+  if (c.encoder) return std::make_unique<EncoderDecoderModel>(c, w, std::move(tokenizer));
   return std::make_unique<TransformerModel>(std::move(c), std::move(w), std::move(tokenizer));
 }
 

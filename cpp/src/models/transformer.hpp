@@ -3,18 +3,22 @@
 // architecture table (architectures.cpp reads config.json into a Config) and the names their checkpoints give the
 // tensors (checkpoints.cpp, one reader per naming family); the forward pass is written once, in transformer.cpp.
 //
-//   x = embed[ids] · embed_scale (+ position[p] when learned, + sin ‖ cos(p · inv_timescales) when sinusoidal)
-//   x = embed_norm(x) where the model has one (BERT)                                   [n, width_of(0)]
+//   the input: x = embed[ids] · embed_scale (+ position[p] when learned, + sin ‖ cos(p · inv_timescales) when
+//              sinusoidal); x = embed_norm(x) where the model has one (BERT)           [n, width_of(0)]
+//              (the stack itself starts from x: another front end, image patches say, hands it its own rows)
 //   per layer:  h = pre or sandwich ? norm_attn(x) : x
 //               q = h·Wq (+bq) [H, n, hd]   k, v = h·Wk, h·Wv (+b) [KV, n, hd]
 //               q, k = qk_norm(q), qk_norm(k)          (per head, when qk_norm)
 //               q, k = rope(q), rope(k)                (rotate-half over the first rotary dims, at positions p .. p+n)
-//               a = softmax(cap(q·kᵀ · scale) + causal/window/padding mask) · v   head h reads kv head h / (H / KV)
-//               a = concat_h(a)·Wo (+bo);  a = post_attn_norm(a) when sandwiched
+//               a = softmax(cap(q·kᵀ · scale) + bias + causal/window/padding mask) · v   head h reads kv head
+//                   h / (H / KV); bias[h, i, j] = relative_bias[bucket(j − i), h] when relative, else 0
+//               a = concat_h(a)·Wo (+bo);  a = post_attn_norm(a) when sandwiched;  a = γ_attn ⊙ a (layer scale)
 //               x = (x·Wr + br where the block widens the stream) + a;  x = norm_attn(x) when post
+//   cross:      h = pre ? norm_cross(x) : x;  q = h·Wq' (+b)   k, v = memory·Wk', memory·Wv' (+b), once per memory
+//               x = x + concat_h(softmax(q·kᵀ · scale) · v)·Wo' (+bo');  x = norm_cross(x) when post
 //               h = pre or sandwich ? norm_ffn(x) : x
 //               f = gated ? act(h·Wg) ⊙ (h·Wu) : act(h·Wu (+bu));  f = f·Wd (+bd)
-//               f = post_ffn_norm(f) when sandwiched;  x = x + f;  x = norm_ffn(x) when post
+//               f = post_ffn_norm(f) when sandwiched;  f = γ_ffn ⊙ f;  x = x + f;  x = norm_ffn(x) when post
 //   language models: logits = cap(norm_final(x) · Eᵀ)   E: the LM head, or the embedding when tied
 //   encoders:        embedding = the pooler's reduction of x, where the model has one
 #pragma once
@@ -36,12 +40,14 @@ namespace transformer {
 
 // How a checkpoint names its tensors: one reader each (checkpoints.cpp). Phi-3 is the Llama family's names with
 // q, k, v stacked in one tensor.
-enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite };
+enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart };
 enum class Norm { layer, rms };  // LayerNorm (GPT-2, BERT, USE-lite) or RMSNorm
 // Where a block normalizes: before attention and FFN (pre), after each residual sum (post: BERT's
 // x = norm(x + a)), or before and on the sublayer's output too (sandwich: Gemma 2, 3).
 enum class Placement { pre, post, sandwich };
-enum class Positions { rope, learned, sinusoidal };  // sinusoidal: sin ‖ cos of position · inv_timescales
+// sinusoidal: sin ‖ cos of position · inv_timescales added to the input; relative (T5): a learned bias per head
+// and bucketed key − query distance added to every self-attention score; none: the model sees no positions.
+enum class Positions { none, rope, learned, sinusoidal, relative };
 enum class Activation { silu, gelu_tanh, gelu, relu };
 // What an encoder reduces its output to (ModelRun::embedding): nothing, tanh(x[0]·W + b) (BERT's
 // pooler), or l2_normalize(tanh(mean_rows(x)·W + b)) (USE-lite).
@@ -62,6 +68,13 @@ struct Config {
   bool gated = true;  // down(act(gate(h)) ⊙ up(h)); else down(act(up(h)))
   Activation act = Activation::silu;
   Positions positions = Positions::rope;
+  // Positions::relative: distances fall in `relative_buckets` buckets, exact up to half of them (a quarter each
+  // way when bidirectional, that is, when not causal) and logarithmic up to `relative_max_distance`.
+  std::int64_t relative_buckets = 32, relative_max_distance = 128;
+  // After self-attention, attention over another stack's output (an encoder-decoder's decoder): its queries
+  // from this stack, its keys and values from the memory, every key visible.
+  bool cross_attention = false;
+  bool layer_scale = false;  // each sublayer's output times a learned per-channel γ before the residual (DINOv2)
   // > 0: the first block reads the embedding at this narrower width, its heads first_width / heads wide, and a
   // residual projection widens it to d_model (USE-lite: 256 → 512). 0: every block reads d_model.
   std::int64_t first_width = 0;
@@ -80,6 +93,11 @@ struct Config {
   bool stacked = false;                // Phi-3: qkv_proj holds q, k, v and gate_up_proj gate, up, stacked by rows
   std::vector<std::int32_t> eos;       // eos_token_id (generation_config.json's when given)
   bool tokenizer_required = false;     // USE-lite: its vocab.json is part of the model
+  // An encoder-decoder model is its decoder's Config (causal, with cross-attention and the LM head) holding the
+  // encoder stack's (bidirectional, no head); null for a model of one stack.
+  std::shared_ptr<const Config> encoder;
+  std::int32_t decoder_start = 0;  // encoder-decoders: the decoder's first token (decoder_start_token_id)
+  std::int32_t forced_bos = -1;    // and the token generation forces after it (forced_bos_token_id), or -1
 
   std::int64_t width_of(std::int64_t layer) const { return layer == 0 && first_width ? first_width : d_model; }
   std::int64_t head_dim_of(std::int64_t layer) const {
@@ -100,21 +118,37 @@ struct Block {
   Tensor attn_norm, attn_norm_bias, post_attn_norm, ffn_norm, ffn_norm_bias, post_ffn_norm, q_norm, k_norm;
   Weight wq, wk, wv, wo, w_gate, w_up, w_down;
   Tensor bq, bk, bv, bo, b_gate, b_up, b_down;
+  // Cross-attention (Config::cross_attention): its norm (before it or after its residual sum, as placement says)
+  // and projections, wcq [d, H·hd], wck, wcv [d, H·hd], wco [H·hd, d].
+  Tensor cross_norm, cross_norm_bias;
+  Weight wcq, wck, wcv, wco;
+  Tensor bcq, bck, bcv, bco;
+  Tensor attn_scale, ffn_scale;  // layer scale's γ [d] (Config::layer_scale)
 };
 
 struct Weights {
   Weight embed;                        // Eᵀ [d, vocab]: token t's embedding is column t; the head when tied
   Tensor position;                     // [max_tokens, d] (learned positions; BERT's token type 0 added in) or empty
   Tensor inv_timescales;               // sinusoidal positions: [width_of(0) / 2]
+  Tensor relative_bias;                // relative positions: [relative_buckets, heads], shared by every layer
   Tensor embed_norm, embed_norm_bias;  // a norm of the embeddings (BERT) or empty
   Tensor final_norm, final_norm_bias;  // empty where the blocks end normed (post) or the model has none
   Weight pool;                         // the pooler's [d, d] (Config::pooler) or null
   Tensor pool_bias;
-  Weight lm_head;  // [d, vocab], or null when tied to embed
+  Weight lm_head;      // [d, vocab], or null when tied to embed
+  Tensor logits_bias;  // [vocab] added to the logits (BART's final_logits_bias) or empty
   std::vector<Block> blocks;
-  std::string dtype;  // how the files store them: "f32", "f16", "bf16"
+  std::shared_ptr<const Weights> encoder;  // an encoder-decoder's encoder stack (Config::encoder), sharing embed
+  std::string dtype;                       // how the files store them: "f32", "f16", "bf16"
   const Weight& head() const { return lm_head ? lm_head : embed; }
 };
+
+// T5's bucket of a key − query distance: the distance itself while it is under half the buckets (of each side's
+// half when bidirectional: keys after the query count from buckets / 2), then logarithmic in it up to
+// max_distance, past which every distance shares the last bucket. Causal ones count only keys before the query.
+// Computed in float32, as Hugging Face's T5 computes it, so that a bucket's edge falls where the model learned it.
+std::int64_t relative_bucket(std::int64_t distance, bool bidirectional, std::int64_t buckets,
+                             std::int64_t max_distance);
 
 // The architecture table: whether config.json's architectures[0] is a model AttnScope
 // runs, and its Config (every field checked; an unknown or contradictory one is an Error).

@@ -22,13 +22,22 @@ struct Cache {
   std::vector<std::vector<float>> k, v, q;
 };
 
-// What extend() writes besides the hidden state; each may be null.
+// Another stack's output [m, d] as each layer's cross-attention sees it: its keys and values [H, m, hd] per layer,
+// computed once for every token the stack runs on (memory()).
+struct Memory {
+  std::int64_t length = 0;
+  std::vector<std::vector<float>> k, v;
+};
+
+// What extend() writes besides the hidden state, and what it reads besides the input; each may be null.
 struct Extras {
   float* weights = nullptr;             // [layers, heads, n, total]: every layer's maps for the new rows
   const RunOptions* options = nullptr;  // ablations, projections
   ModelRun* run = nullptr;              // receives projections when the options ask
   LogitLens* lens = nullptr;            // [layers, n] filled
   Mask mask;                            // [n, total]: keys hidden from every query (padding), beyond causality
+  const Memory* memory = nullptr;       // what cross-attention reads (Config::cross_attention: required)
+  float* cross_weights = nullptr;       // [layers, heads, n, memory length]: every layer's cross-attention maps
 };
 
 // What a run leaves for the next one (transformer_run.cpp): its keys and values, the maps' rows, the
@@ -62,6 +71,10 @@ class TransformerModel final : public Model {
   // Runs tokens ids[0 .. n) at positions cache.length … through every layer, appending their keys
   // and values to the cache; returns their final-normed hidden state [n, d].
   Matrix extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n, const Extras& e) const;
+  // The same from the stack's input rows x [n, width_of(0)] (the token front end's embed(), or another's).
+  Matrix stack(const Runtime& rt, Cache& cache, Matrix x, const Extras& e) const;
+  // Another stack's output [m, d] through every layer's cross-attention keys and values.
+  Memory memory(const Runtime& rt, const Matrix& encoded) const;
   // The next-token logits [rows, vocab] of final-normed hidden rows (soft-capped where the model caps).
   Matrix logits(const Runtime& rt, const Matrix& normed) const;
   // Tokens ids[0 .. n) at positions p0 … embedded: [n, width_of(0)].
@@ -88,6 +101,13 @@ class TransformerModel final : public Model {
   // p0 .. p0+n against the cache's keys and values 0 .. p0+n → concat [n, H·hd]; weights [H, n, p0+n] unless null.
   void attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
               const Mask& mask, float* concat, float* weights) const;
+  // Self-attention's mask for queries p0 .. p0+n against keys 0 .. p0+n: `padding` as it is, or with relative
+  // positions, the bias [H, n, p0+n] with padding's hidden keys at −∞, written into `storage`.
+  Mask self_mask(std::int64_t p0, std::int64_t n, const Mask& padding, std::vector<float>& storage) const;
+  // softmax(q·kᵀ · scale)·v of layer l's cross-attention queries q [H, n, hd] against the memory → concat
+  // [n, H·hd]; weights [H, n, m] unless null.
+  void cross_attend(ThreadPool& pool, const Memory& memory, std::int64_t l, const TensorView& q, float* concat,
+                    float* weights) const;
   // r.embedding from the final hidden state [n, d], as Config::pooler says (nothing for Pooler::none).
   void pool(const Runtime& rt, const Matrix& hidden, ModelRun& r) const;
   // The logit lens of layer `layer`'s output x [n, d]: its most likely token and probability per row.

@@ -203,9 +203,21 @@ class Pipeline final : public Tokenizer {
         for (const Json& x : list->array()) read_post_processor(&x);
       return;
     }
+    if (type == "RobertaProcessing" || type == "BertProcessing") {  // BART, RoBERTa: cls, the text, sep
+      const auto token = [&](const char* key) -> std::pair<std::string, std::int32_t> {
+        const Json* t = p->find(key);
+        if (!t || !t->is_array() || t->array().size() != 2 || !t->array()[0].is_string() ||
+            !t->array()[1].is_number() || t->array()[1].number() < 0 || t->array()[1].number() > 1e7)
+          throw Error("tokenizer.json: " + type + "." + key + " must be [token, id]");
+        return {t->array()[0].string(), static_cast<std::int32_t>(t->array()[1].number())};
+      };
+      prefix_.push_back(token("cls"));
+      suffix_.push_back(token("sep"));
+      return;
+    }
     if (type != "TemplateProcessing")
       throw Error("tokenizer.json: post_processor type " + quote(type) +
-                  " is not supported (TemplateProcessing, ByteLevel, Sequence)");
+                  " is not supported (TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence)");
     const Json* single = p->find("single");
     const Json* specials = p->find("special_tokens");
     if (!single || !single->is_array()) throw Error("tokenizer.json: TemplateProcessing has no single template");

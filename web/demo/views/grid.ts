@@ -69,7 +69,10 @@ function paint(
       if (picture) {
         // Averaging when a thumbnail has more blocks than pixels; crisp blocks when fewer.
         ctx.imageSmoothingEnabled = picture.width > g.thumb;
-        ctx.drawImage(picture, xOf(g, h), g.top + l * g.step, g.thumb, g.thumb);
+        // A map with more keys than queries (across two texts) keeps its shape: as wide as the cell, less tall.
+        const fit = g.thumb / Math.max(picture.width, picture.height);
+        const [tw, th] = [picture.width * fit, picture.height * fit];
+        ctx.drawImage(picture, xOf(g, h) + (g.thumb - tw) / 2, g.top + l * g.step + (g.thumb - th) / 2, tw, th);
       } else ctx.strokeRect(xOf(g, h) + 0.5, g.top + l * g.step + 0.5, g.thumb - 1, g.thumb - 1); // another run away
     }
   }

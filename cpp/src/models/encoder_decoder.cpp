@@ -1,0 +1,108 @@
+#include "models/encoder_decoder.hpp"
+
+#include <numeric>
+
+#include "attnscope/error.hpp"
+#include "models/ops.hpp"
+#include "models/sampling.hpp"
+
+namespace attnscope::transformer {
+
+EncoderDecoderModel::EncoderDecoderModel(const Config& config, const Weights& weights,
+                                         std::unique_ptr<Tokenizer> tokenizer)
+    : encoder_(std::make_unique<TransformerModel>(*config.encoder, *weights.encoder, nullptr)),
+      decoder_(std::make_unique<TransformerModel>(config, weights, nullptr)) {
+  tokenizer_ = std::move(tokenizer);
+  info_ = decoder_->info();
+  info_.encoder_decoder = true;
+  info_.encoder_layers = config.encoder->layers;
+  info_.encoder_heads = config.encoder->heads;
+  info_.encoder_max_tokens = config.encoder->max_tokens;
+  info_.decoder_start = config.decoder_start;
+}
+
+void EncoderDecoderModel::forward(const Runtime&, ModelRun&, const RunOptions&) const {
+  throw Error("run: " + info_.name + " (" + info_.architecture +
+              ") is an encoder-decoder model: run it on a source and a target, run({ source, target })");
+}
+
+MultiHeadParams EncoderDecoderModel::attention_weights(std::int64_t layer) const {
+  return decoder_->attention_weights(layer);
+}
+
+Tensor EncoderDecoderModel::logits(const Runtime& runtime, const Tensor& hidden) const {
+  return decoder_->logits(runtime, hidden);
+}
+
+PairRun EncoderDecoderModel::run_pair(const Runtime& rt, std::vector<std::int32_t> source,
+                                      std::vector<std::int32_t> target, const RunOptions& o) const {
+  const Config& c = decoder_->config();
+  if (o.map_layers || o.logit_lens || o.return_projections || !o.attention_mask.empty())
+    throw Error(
+        "run: a source and a target take topK, returnLogits and ablateHeads; mapLayers, logitLens, "
+        "returnProjections and attentionMask are for runs of one text");
+  if (!c.language_model && (o.top_k || o.return_logits))
+    throw Error("run: " + info_.name + " (" + info_.architecture + ") has no LM head: topK and returnLogits need " +
+                "one, as BartForConditionalGeneration has");
+  for (const auto& [l, h] : o.ablate_heads)
+    if (l < 0 || l >= c.layers || h < 0 || h >= c.heads)
+      throw Error("run: ablateHeads names layer " + std::to_string(l) + ", head " + std::to_string(h) +
+                  ", outside the decoder's " + std::to_string(c.layers) + " layers × " + std::to_string(c.heads) +
+                  " heads (both count from 0)");
+  PairRun p;
+  p.source = prepare_ids(std::move(source), encoder_->config().max_tokens, "the source");
+  p.target = prepare_ids(std::move(target), c.max_tokens, "the target");
+  if (p.target.truncated)
+    throw Error("run: the target has " + std::to_string(p.target.total_tokens) + " tokens, more than the decoder's " +
+                std::to_string(c.max_tokens) + " positions");
+  for (ModelRun* r : {&p.source, &p.target})
+    for (std::int32_t id : r->ids) r->special.push_back(tokenizer_ && tokenizer_->is_special(id) ? 1 : 0);
+
+  // The encoder, as a run of its own: every layer's maps, and its output, the memory.
+  RunOptions plain;
+  plain.reuse_prefix = false;
+  const ModelRun encoded = encoder_->run_ids(rt, p.source.ids, plain);
+  p.source.attentions = encoded.attentions;
+  p.source.map_layers = encoded.map_layers;
+  p.source.kv_head = encoded.kv_head;
+  p.source.hidden = encoded.hidden;
+  const std::int64_t ns = static_cast<std::int64_t>(p.source.ids.size());
+  const std::int64_t nt = static_cast<std::int64_t>(p.target.ids.size());
+  const Memory memory = decoder_->memory(rt, ConstMatrixMap(encoded.hidden.data.data(), ns, c.d_model));
+
+  // The decoder on the whole target at once: its maps [L, H, nt, nt] and cross-attention [L, H, nt, ns], every value
+  // written by the kernels.
+  const bool logits = o.top_k || o.return_logits;
+  check_budget("run", 4.0 * double(c.layers * c.heads) * double(nt) * double(nt + ns) +
+                          (logits ? 4.0 * double(nt) * double(c.vocab) : 0.0));
+  p.target.attentions = Tensor::unfilled({c.layers, c.heads, nt, nt});
+  p.cross = Tensor::unfilled({c.layers, c.heads, nt, ns});
+  Cache cache(c);
+  Extras e;
+  e.weights = p.target.attentions.data.data();
+  e.memory = &memory;
+  e.cross_weights = p.cross.data.data();
+  e.options = &o;
+  const Matrix x = decoder_->extend(rt, cache, p.target.ids.data(), nt, e);
+  p.target.hidden = ops::to_tensor(x);
+  p.target.map_layers.resize(static_cast<std::size_t>(c.layers));
+  std::iota(p.target.map_layers.begin(), p.target.map_layers.end(), 0);
+  for (std::int64_t h = 0; h < c.heads; ++h) p.target.kv_head.push_back(static_cast<std::int32_t>(h));
+  if (!logits) return p;
+  const Matrix all = decoder_->logits(rt, x);
+  if (o.return_logits) p.target.logits = ops::to_tensor(all);
+  if (o.top_k) {
+    const std::int64_t k = std::min(o.top_k, c.vocab);
+    Predictions& out = p.target.predictions;
+    out.k = k;
+    out.ids.resize(static_cast<std::size_t>(nt * k));
+    out.probs.resize(out.ids.size());
+    rt.parallel_rows(nt, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i)
+        sampling::top_k_probabilities(all.row(i).data(), c.vocab, k, &out.ids[i * k], &out.probs[i * k]);
+    });
+  }
+  return p;
+}
+
+}  // namespace attnscope::transformer

@@ -1,0 +1,184 @@
+// Encoder-decoder models loaded from random checkpoints in the Hub's names and layout (BART), held to PyTorch's own
+// nn.TransformerEncoderLayer and nn.TransformerDecoderLayer in float64 (tests/golden/make_seq2seq_goldens.py writes
+// seq2seq.json): every encoder, decoder and cross-attention map, and the logits.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "attnscope/model.hpp"
+#include "decoder_checkpoints.hpp"
+#include "io/json.hpp"
+#include "test_util.hpp"
+
+namespace attnscope {
+namespace {
+
+using testing::expect_error;
+
+const Json& goldens() {
+  static const Json json = [] {
+    std::ifstream in(std::string(ATTNSCOPE_GOLDEN_DIR) + "/seq2seq.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    return Json::parse(text.str(), "seq2seq.json");
+  }();
+  return json;
+}
+
+Tensor tensor(const Json& j) {
+  Shape shape;
+  for (const Json& d : j.find("shape")->array()) shape.push_back(static_cast<std::int64_t>(d.number()));
+  Tensor t(shape);
+  const auto& data = j.find("data")->array();
+  for (std::size_t i = 0; i < data.size(); ++i) t.data[i] = static_cast<float>(data[i].number());
+  return t;
+}
+
+std::vector<std::int32_t> ids(const Json& j) {
+  std::vector<std::int32_t> out;
+  for (const Json& x : j.array()) out.push_back(static_cast<std::int32_t>(x.number()));
+  return out;
+}
+
+// Writes JSON back out: the case's config.json, as a file of the checkpoint.
+std::string dump(const Json& j) {
+  switch (j.type()) {
+    case Json::Type::null:
+      return "null";
+    case Json::Type::boolean:
+      return j.boolean() ? "true" : "false";
+    case Json::Type::number: {
+      std::ostringstream s;
+      s << j.number();
+      return s.str();
+    }
+    case Json::Type::string:
+      return "\"" + j.string() + "\"";
+    case Json::Type::array: {
+      std::string s = "[";
+      for (const Json& x : j.array()) s += (s.size() > 1 ? "," : "") + dump(x);
+      return s + "]";
+    }
+    case Json::Type::object: {
+      std::string s = "{";
+      for (const auto& [k, v] : j.object()) s += (s.size() > 1 ? "," : "") + ("\"" + k + "\":") + dump(v);
+      return s + "}";
+    }
+  }
+  return "";
+}
+
+ModelFiles files_of(const Json& g, const std::string& dtype = "F32") {
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (const auto& [name, t] : g.find("state")->object()) named.emplace_back(name, tensor(t));
+  return {{"config.json", dump(*g.find("config"))},
+          {"model.safetensors", testing::decoders::safetensors(named, dtype)}};
+}
+
+double max_difference(const Tensor& got, const Tensor& want) {
+  EXPECT_EQ(got.shape, want.shape);
+  double worst = 0;
+  for (std::size_t i = 0; i < want.data.size() && i < got.data.size(); ++i)
+    worst = std::max(worst, double(std::abs(got.data[i] - want.data[i])));
+  return worst;
+}
+
+TEST(EncoderDecoder, EveryMapAndTheLogitsMatchPyTorch) {
+  for (int threads : {1, 2}) {
+    Runtime rt(threads);
+    for (const Json& g : goldens().find("cases")->array()) {
+      SCOPED_TRACE(g.find("name")->string() + ", " + std::to_string(threads) + " thread(s)");
+      const auto model = Model::load(files_of(g));
+      const ModelInfo& info = model->info();
+      EXPECT_TRUE(info.encoder_decoder);
+      EXPECT_EQ(info.encoder_layers, 2);
+      EXPECT_EQ(info.layers, 3);
+      EXPECT_EQ(info.decoder_start, 2);
+      RunOptions o;
+      o.return_logits = true;
+      o.top_k = 3;
+      const PairRun r = model->run_pair(rt, ids(*g.find("source")), ids(*g.find("target")), o);
+      EXPECT_LE(max_difference(r.source.attentions, tensor(*g.find("encoder"))), 1e-5);
+      EXPECT_LE(max_difference(r.target.attentions, tensor(*g.find("decoder"))), 1e-5);
+      EXPECT_LE(max_difference(r.cross, tensor(*g.find("cross"))), 1e-5);
+      const Tensor logits = tensor(*g.find("logits"));
+      EXPECT_LE(max_difference(r.target.logits, logits), 1e-4);
+      // The predictions are the logits' most likely tokens.
+      const std::int64_t vocab = logits.shape[1];
+      for (std::int64_t i = 0; i < logits.shape[0]; ++i) {
+        const float* row = logits.data.data() + i * vocab;
+        EXPECT_EQ(r.target.predictions.ids[i * 3], std::max_element(row, row + vocab) - row);
+      }
+    }
+  }
+}
+
+TEST(EncoderDecoder, SixteenBitCheckpointsStaySixteenBit) {
+  Runtime rt(1);
+  const Json& g = goldens().find("cases")->array().front();
+  for (const char* dtype : {"BF16", "F16"}) {
+    SCOPED_TRACE(dtype);
+    const auto model = Model::load(files_of(g, dtype));
+    EXPECT_EQ(model->info().weights_dtype, dtype == std::string("BF16") ? "bf16" : "f16");
+    const PairRun r = model->run_pair(rt, ids(*g.find("source")), ids(*g.find("target")));
+    // 16-bit weights move the maps a little from float32's, never far.
+    EXPECT_LE(max_difference(r.cross, tensor(*g.find("cross"))), 0.05);
+  }
+}
+
+TEST(EncoderDecoder, BadInputIsAnErrorNamingIt) {
+  Runtime rt(1);
+  const Json& g = goldens().find("cases")->array().front();
+  const auto model = Model::load(files_of(g));
+  const std::vector<std::int32_t> source = ids(*g.find("source")), target = ids(*g.find("target"));
+  expect_error([&] { model->run(rt, "text"); }, "run: this model's files hold no tokenizer");
+  expect_error([&] { model->run_ids(rt, source); }, "is an encoder-decoder model: run it on a source and a target");
+  expect_error([&] { model->run_pair(rt, {}, target); }, "run: the source has no tokens");
+  expect_error([&] { model->run_pair(rt, source, {}); }, "run: the target has no tokens");
+  expect_error([&] { model->run_pair(rt, {0, 50}, target); }, "id 50 at position 1 of the source is outside");
+  expect_error([&] { model->run_pair(rt, source, std::vector<std::int32_t>(33, 5)); },
+               "the target has 33 tokens, more than the decoder's 32 positions");
+  RunOptions o;
+  o.ablate_heads = {{3, 0}};
+  expect_error([&] { model->run_pair(rt, source, target, o); }, "outside the decoder's 3 layers × 4 heads");
+  o = {};
+  o.logit_lens = true;
+  expect_error([&] { model->run_pair(rt, source, target, o); }, "logitLens");
+  // A source past the encoder's positions is cut, visibly.
+  const PairRun cut = model->run_pair(rt, std::vector<std::int32_t>(40, 7), target);
+  EXPECT_TRUE(cut.source.truncated);
+  EXPECT_EQ(cut.source.total_tokens, 40);
+  EXPECT_EQ(cut.source.ids.size(), 32u);
+  EXPECT_EQ(cut.cross.shape, (Shape{3, 4, 6, 32}));
+  // A one-stack model has no pair to run.
+  const auto decoder = Model::load(testing::decoders::cases().front().files);
+  expect_error([&] { decoder->run_pair(rt, source, target); }, "is not an encoder-decoder model");
+
+  // Bad configs and checkpoints name what is wrong.
+  const ModelFiles f = files_of(g);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    ModelFiles changed = f;
+    std::string& c = changed["config.json"];
+    c.replace(c.find(from), from.size(), to);
+    return changed;
+  };
+  expect_error([&] { Model::load(with("\"encoder_layers\":2", "\"encoder_layers\":0")); },
+               "encoder_layers must be a whole number from 1");
+  expect_error([&] { Model::load(with("\"model_type\":\"bart\"", "\"model_type\":\"t5\"")); },
+               "model_type \"t5\" contradicts architectures[0]");
+  expect_error([&] { Model::load(with("\"scale_embedding\"", "\"normalize_before\":true,\"scale_embedding\"")); },
+               "normalize_before is not supported");
+  expect_error([&] { Model::load(with("\"decoder_start_token_id\":2", "\"decoder_start_token_id\":50")); },
+               "decoder_start_token_id must be a whole number from 0 to 49");
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (const auto& [name, t] : g.find("state")->object())
+    if (name != "model.decoder.layers.1.encoder_attn.k_proj.weight") named.emplace_back(name, tensor(t));
+  ModelFiles missing = f;
+  missing["model.safetensors"] = testing::decoders::safetensors(named);
+  expect_error([&] { Model::load(missing); },
+               "tensor \"model.decoder.layers.1.encoder_attn.k_proj.weight\" is missing");
+}
+
+}  // namespace
+}  // namespace attnscope

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Goldens for encoder-decoder models: random checkpoints in the Hub's names and layout, run by PyTorch's own layers.
+
+Run once with Debian's python3-torch (1.13) and commit the JSON it writes:
+
+    /usr/bin/python3.11 tests/golden/make_seq2seq_goldens.py
+
+seq2seq/bart/ holds the first case as a checkpoint's files (config.json, model.safetensors), for docs/api.md.
+seq2seq.json holds, per case, a config.json, the checkpoint's tensors in Hugging Face's names, a source and a target
+(token ids), and what PyTorch computes from them in float64: every encoder, decoder and cross-attention map per head
+([layers, heads, n_q, n_k]) and the logits of each target position. The model is put together from
+nn.TransformerEncoderLayer and nn.TransformerDecoderLayer (whose in_proj stacks the checkpoint's q, k, v
+projections), with the family's embedding, positions and LM head around them:
+
+- BART (BartForConditionalGeneration): the shared embedding (× √d_model when scale_embedding), learned positions
+  read at position + 2, a LayerNorm of the embeddings in each stack, post-LN blocks with GELU and eps 1e-5, the LM
+  head tied to the shared embedding plus final_logits_bias.
+"""
+import json
+import math
+import pathlib
+import struct
+
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+torch.manual_seed(20261128)
+
+
+def t(x):
+    x = x.detach().contiguous()
+    return {"shape": list(x.shape), "data": [float(f"{float(v):.9g}") for v in x.flatten()]}
+
+
+def randomize(module):
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if name.endswith("bias") or "norm" in name:
+                p.copy_(torch.randn_like(p) * 0.2 + (1.0 if "norm" in name and name.endswith("weight") else 0.0))
+
+
+def weights(mha, q, k, v, mask):
+    out, w = mha(q, k, v, attn_mask=mask, need_weights=True, average_attn_weights=False)
+    return out, w[0]
+
+
+def attention_state(mha, prefix):
+    """nn.MultiheadAttention's in_proj as BART's separate q, k, v projections."""
+    d = mha.embed_dim
+    w, b = mha.in_proj_weight, mha.in_proj_bias
+    return {
+        f"{prefix}.q_proj.weight": w[:d], f"{prefix}.q_proj.bias": b[:d],
+        f"{prefix}.k_proj.weight": w[d:2 * d], f"{prefix}.k_proj.bias": b[d:2 * d],
+        f"{prefix}.v_proj.weight": w[2 * d:], f"{prefix}.v_proj.bias": b[2 * d:],
+        f"{prefix}.out_proj.weight": mha.out_proj.weight, f"{prefix}.out_proj.bias": mha.out_proj.bias,
+    }
+
+
+def norm_state(norm, prefix):
+    return {f"{prefix}.weight": norm.weight, f"{prefix}.bias": norm.bias}
+
+
+def bart(name, scale_embedding, tied_names):
+    vocab, d, heads, ffn, enc_layers, dec_layers, max_pos = 50, 16, 4, 24, 2, 3, 32
+    config = {
+        "architectures": ["BartForConditionalGeneration"], "model_type": "bart", "vocab_size": vocab, "d_model": d,
+        "encoder_layers": enc_layers, "decoder_layers": dec_layers, "encoder_attention_heads": heads,
+        "decoder_attention_heads": heads, "encoder_ffn_dim": ffn, "decoder_ffn_dim": ffn,
+        "max_position_embeddings": max_pos, "activation_function": "gelu", "scale_embedding": scale_embedding,
+        "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 2,
+        "forced_bos_token_id": 0, "forced_eos_token_id": 2, "is_encoder_decoder": True,
+    }
+    f64 = torch.float64
+    shared = torch.randn(vocab, d, dtype=f64) * 0.5
+    positions = {s: torch.randn(max_pos + 2, d, dtype=f64) * 0.5 for s in ("encoder", "decoder")}
+    emb_norm = {s: torch.nn.LayerNorm(d).double() for s in ("encoder", "decoder")}
+    enc = [torch.nn.TransformerEncoderLayer(d, heads, ffn, 0.0, "gelu", batch_first=True).double()
+           for _ in range(enc_layers)]
+    dec = [torch.nn.TransformerDecoderLayer(d, heads, ffn, 0.0, "gelu", batch_first=True).double()
+           for _ in range(dec_layers)]
+    for m in [*emb_norm.values(), *enc, *dec]:
+        randomize(m)
+        m.eval()
+    final_logits_bias = torch.randn(1, vocab, dtype=f64) * 0.2
+
+    source = torch.tensor([0, 11, 27, 5, 42, 19, 8, 2])
+    target = torch.tensor([2, 0, 33, 7, 21, 2])
+    scale = math.sqrt(d) if scale_embedding else 1.0
+
+    def embed(stack, ids):
+        x = shared[ids] * scale + positions[stack][torch.arange(len(ids)) + 2]
+        return emb_norm[stack](x)[None]
+
+    enc_maps, dec_maps, cross_maps = [], [], []
+    x = embed("encoder", source)
+    for layer in enc:
+        a, w = weights(layer.self_attn, x, x, x, None)
+        enc_maps.append(w)
+        y = layer.norm1(x + a)
+        y = layer.norm2(y + layer.linear2(layer.activation(layer.linear1(y))))
+        assert torch.allclose(layer(x), y, atol=1e-12)
+        x = y
+    memory = x
+    n = len(target)
+    causal = torch.triu(torch.full((n, n), float("-inf"), dtype=f64), 1)
+    x = embed("decoder", target)
+    for layer in dec:
+        a, w = weights(layer.self_attn, x, x, x, causal)
+        y = layer.norm1(x + a)
+        c, cw = weights(layer.multihead_attn, y, memory, memory, None)
+        y = layer.norm2(y + c)
+        y = layer.norm3(y + layer.linear2(layer.activation(layer.linear1(y))))
+        assert torch.allclose(layer(x, memory, tgt_mask=causal), y, atol=1e-12)
+        dec_maps.append(w)
+        cross_maps.append(cw)
+        x = y
+    logits = x[0] @ shared.T + final_logits_bias[0]
+
+    state = {"model.shared.weight": shared, "final_logits_bias": final_logits_bias}
+    if tied_names:  # the names a checkpoint may hold besides model.shared (ties that were not deduplicated)
+        state["model.encoder.embed_tokens.weight"] = shared
+        state["model.decoder.embed_tokens.weight"] = shared
+        state["lm_head.weight"] = shared
+    for s, layers in (("encoder", enc), ("decoder", dec)):
+        state[f"model.{s}.embed_positions.weight"] = positions[s]
+        state.update(norm_state(emb_norm[s], f"model.{s}.layernorm_embedding"))
+        for i, layer in enumerate(layers):
+            p = f"model.{s}.layers.{i}"
+            state.update(attention_state(layer.self_attn, f"{p}.self_attn"))
+            state.update(norm_state(layer.norm1, f"{p}.self_attn_layer_norm"))
+            if s == "decoder":
+                state.update(attention_state(layer.multihead_attn, f"{p}.encoder_attn"))
+                state.update(norm_state(layer.norm2, f"{p}.encoder_attn_layer_norm"))
+            state[f"{p}.fc1.weight"], state[f"{p}.fc1.bias"] = layer.linear1.weight, layer.linear1.bias
+            state[f"{p}.fc2.weight"], state[f"{p}.fc2.bias"] = layer.linear2.weight, layer.linear2.bias
+            state.update(norm_state(layer.norm3 if s == "decoder" else layer.norm2, f"{p}.final_layer_norm"))
+    return {"name": name, "config": config, "state": {k: t(v) for k, v in state.items()},
+            "source": source.tolist(), "target": target.tolist(),
+            "encoder": t(torch.stack(enc_maps)), "decoder": t(torch.stack(dec_maps)),
+            "cross": t(torch.stack(cross_maps)), "logits": t(logits)}
+
+
+def write_checkpoint(case, folder):
+    """The case's config.json and model.safetensors (F32), as the Hub lays them out: what docs/api.md loads."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(case["config"], indent=2) + "\n")
+    header, blobs, offset = {}, [], 0
+    for name, t in case["state"].items():
+        blob = struct.pack(f"<{len(t['data'])}f", *t["data"])
+        header[name] = {"dtype": "F32", "shape": t["shape"], "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header, separators=(",", ":"))
+    text += " " * ((8 - len(text) % 8) % 8)
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text.encode() + b"".join(blobs))
+
+
+cases = [
+    bart("BART", scale_embedding=False, tied_names=False),
+    bart("BART, scaled embeddings, tied names kept", scale_embedding=True, tied_names=True),
+]
+(HERE / "seq2seq.json").write_text(json.dumps({"cases": cases}) + "\n")
+write_checkpoint(cases[0], HERE / "seq2seq" / "bart")
+print(f"wrote {HERE / 'seq2seq.json'}: {len(cases)} cases, and {HERE / 'seq2seq' / 'bart'}")
