@@ -78,8 +78,8 @@ export async function attention({ engines, measure }) {
 
   // 2. A 12-layer BERT-base-shaped encoder, every layer's attention weights returned.
   const bert = {};
-  // Three warm-up rounds: a two-thread engine's first runs are up to 1.5× slower (measured
-  // 650, 473, 440 ms at n = 128) while V8 tiers up the code its workers run.
+  // Three warm-up rounds: a two-thread engine's first runs are slower while V8 tiers up the code
+  // its workers run.
   for (const n of BERT_N) bert[n] = await measure(`BERT n=${n}`, { work: 'bert', n }, { rounds: n >= 128 ? 7 : 9 });
   console.log("\n2. 12-layer BERT-base-shaped encoder, every layer's weights (median ms)");
   console.table(
@@ -109,8 +109,8 @@ export async function attention({ engines, measure }) {
   console.table([Object.fromEntries(names.map((name) => [name, fmt(def[name]?.ms)]))]);
 
   // 4. GEMM at transformer shapes, against each build's micro-kernel peak. The peak is measured
-  // in the same rounds, right after each of that engine's GEMM calls: this VM's speed drifts
-  // by up to 2× over minutes, and a ratio of two figures taken minutes apart measures the drift.
+  // in the same rounds, right after each of that engine's GEMM calls: a machine's speed drifts
+  // over minutes, and a ratio of two figures taken minutes apart measures the drift.
   const gemmRows = [];
   const peaks = Object.fromEntries(VARIANTS.map(({ name }) => [name, []]));
   for (const [rows, k, m] of GEMMS) {

@@ -8,22 +8,14 @@
 //
 // Then a whole step's GEMVs as the engine runs them (SmolLM2-135M's 211 weights, each its own panels, in the
 // model's order): whether a step's many short GEMVs (k and v have 24 panels) read as fast as one long one.
-// Reading each stretch of panels into cache with loads alone before multiplying it, as the attention does its
-// keys (few_rows.cpp), was tried here: 37-46 ms against 24-33 (the GEMV's own four streams already read at
-// memory speed, and the two passes add up).
 //
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
 // of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128, 1,024
 // and 4,096 tokens, best of 20, three ways: "warm", one layer's cache read 30 times (it stays in cache);
-// "own caches", each layer its own cache (47 MB at 1,024 tokens), which on this VM stayed in its large
-// L3 in some sessions and not in others; and "after weights", each layer's share of a step's weights read (untimed)
-// before the layer, so that every layer reads its keys and values from memory, as a decoding step does (the weights of
-// the whole model pass through the caches between one step's read of a layer's cache and the next).
-//
-// What it showed (bench/README.md, "Decoding step"): the kernel before this one ran 9 GB/s in
-// cache and 8 from memory, because V8 kept its 16 sums on the stack; one step of k over four
-// panels far apart (8 sums) runs 32 in cache and 21-23 from memory, above the 14-15 of a single
-// read stream: the CPU's prefetchers follow four streams.
+// "own caches", each layer its own cache (47 MB at 1,024 tokens), which a large L3 may or may not hold;
+// and "after weights", each layer's share of a step's weights read (untimed) before the layer, so that
+// every layer reads its keys and values from memory, as a decoding step does (the weights of the whole
+// model pass through the caches between one step's read of a layer's cache and the next).
 //
 //   npm run bench:decode        (built with the wasm builds: build/wasm/bench/decode_kernels.js)
 #include <wasm_simd128.h>

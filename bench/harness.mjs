@@ -1,7 +1,7 @@
 // How the bench times engines side by side: each engine warms up on its own (V8 tiers wasm up
 // lazily), then each round runs every engine once, in a new order; medians. A ratio between two
-// engines is the median of their per-round ratios: this VM's speed drifts by up to 2× over
-// minutes, and two calls in the same round see the same speed. Engines must agree numerically.
+// engines is the median of their per-round ratios: a machine's speed drifts over minutes, and
+// two calls in the same round see the same speed. Engines must agree numerically.
 import { median } from './stats.mjs';
 
 const WARMUP_MS = 400;

@@ -1,11 +1,11 @@
 // The embedded default model after the machine has been idle for a while: a page
 // computes after a keystroke, not back to back. Each engine is its own process, as in
-// npm run bench, and runs alone while the others sleep. On this project's VM a run
-// after 10 ms or more of idling is up to 2.8× slower, native code included. The second
-// table says why, from /proc: the same work takes more CPU time, and with two threads
-// they wait for a CPU (the woken worker is queued on the busy one) although the other
-// is idle. So interleaved benchmarks, which idle between calls, read slower than
-// back-to-back loops. The third table (as root) checks that from the scheduler's own
+// npm run bench, and runs alone while the others sleep: a run after some idling can be
+// slower than back to back, native code included. The second table looks for why, from
+// /proc: whether the same work takes more CPU time, and whether with two threads they
+// wait for a CPU (the woken worker queued on the busy one) while the other is idle. If
+// so, interleaved benchmarks, which idle between calls, read slower than back-to-back
+// loops. The third table (as root) checks that from the scheduler's own
 // events: calls whose threads waited while a CPU idled, against the rest. Last,
 // bench/wake_placement.cpp shows the kernel's choice alone: where a woken thread first
 // runs, after its waker idled and then ran for a while.

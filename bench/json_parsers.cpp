@@ -1,5 +1,5 @@
-// Issue 22 asked for AttnScope's own JSON reader (cpp/src/io/json.cpp) to give way to a maintained
-// library from Debian unless the library measures slower or heavier. This times both on one file in
+// AttnScope's own JSON reader (cpp/src/io/json.cpp) against a maintained library from Debian, which it
+// should give way to unless the library measures slower or heavier. This times both on one file in
 // wasm, as the engine reads tokenizer.json: the parse, and the heap the parsed tree holds.
 //   node build/wasm/bench/json_parsers.js <file.json> attnscope|nlohmann|nlohmann-ordered
 //   (npm run bench:json: Gemma 3's tokenizer.json, 33 MB)

@@ -110,9 +110,9 @@ export async function longInputs({ engines, measure }) {
           row[`${e.name} warm`] = gf(results[e.name].warm.ms).toFixed(1);
         }
         for (const { name } of VARIANTS) {
-          // Cold: each call against the peak measured right after it (this VM's speed drifts by up to 2× over
-          // minutes), the median over rounds; warm: the warm calls' median against the median of every peak of the
-          // row (one measurement of 0.3 s after the warm calls alone varies by up to 1.5×).
+          // Cold: each call against the peak measured right after it (a machine's speed drifts over minutes), the
+          // median over rounds; warm: the warm calls' median against the median of every peak of the row (one
+          // measurement of 0.3 s after the warm calls alone is too noisy).
           const x = results[`AttnScope ${name} ×1`];
           const gflops = (ms) => flops(n, causal) / ms / 1e6;
           const cold = median(x.runs.map((ms, round) => gflops(ms) / x.alongside[round]));

@@ -1,6 +1,6 @@
 // What a one-shot multiHeadAttention call pays for its weights, apart from the work: the call at n = 1
 // (almost no work) against the layer that keeps its weights, and the floor of moving the same bytes
-// (a JS copy of them). See bench/README.md, "One-shot calls".
+// (a JS copy of them).
 //   node bench/one-shot.mjs [threads] [simd|relaxed-simd]
 import { createEngine } from '../dist/node.js';
 import { random } from './workloads.mjs';
@@ -16,7 +16,8 @@ const params = Object.fromEntries(
 const layer = engine.multiHeadLayer(params, { heads: HEADS });
 
 /** Median ms of `f` and of `g` over `runs` rounds, calling them alternately after 10 unmeasured rounds,
- * and the median of their per-round ratio (this VM's speed drifts by tens of percent within seconds). */
+ * and the median of their per-round ratio (a machine's speed drifts within seconds, and the two calls of a
+ * round see the same speed). */
 function alternate(f, g, runs = 41) {
   for (let i = 0; i < 10; i++) (f(), g());
   const a = [],

@@ -1,6 +1,6 @@
 // What returning a large array costs on this machine: copying 201 MB (the weights of 12 heads at n = 2048)
 // into a new JavaScript array, whose pages are touched for the first time, against copying it again into
-// the same array. See bench/README.md, "Returning large arrays on this VM".
+// the same array.
 //   node bench/page-faults.mjs
 const N = 12 * 2048 * 2048;
 const src = new Float32Array(N).fill(1);

@@ -128,13 +128,11 @@ export class EngineProcess {
   }
   /**
    * Waits until none of the engine's threads is running. A pool's workers may spin a while
-   * after a call (ONNX Runtime Web's for about 22 ms here), and on two cores a spinning
-   * neighbour takes the next engine's second thread. This wait used to read the threads' CPU
-   * time, but the kernel adds a running thread's time only at its next tick or switch, so a
-   * spinning thread could look idle for a few ms: AttnScope ×2 at MHA n = 128 then ran 15.2 ms
-   * right after ORT-web ×2 (which spent 7.9 ms of CPU meanwhile), and 9.9 ms on its own. The
-   * thread state (R) is current. ORT-web's workers also pause now and then while spinning, so
-   * quiet means 10 polls in a row with no thread running.
+   * after a call (ONNX Runtime Web's do), and on two cores a spinning neighbour takes the next
+   * engine's second thread. The threads' CPU time would not tell: the kernel adds a running
+   * thread's time only at its next tick or switch, so a spinning thread can look idle for a few
+   * ms. The thread state (R) is current. ORT-web's workers also pause now and then while
+   * spinning, so quiet means 10 polls in a row with no thread running.
    */
   async settle() {
     for (let waited = 0, quiet = 0; quiet < 10 && waited < 500; waited++) {

@@ -2,8 +2,7 @@
 // on operands in L1 cache (k = 256), interleaved round by round; the best of 22 rounds.
 // SIMD128 has no fused multiply-add, so each step of k is R·V multiplies and R·V adds
 // on the same ports; beyond 8 accumulators V8 runs out of its 16 vector registers and
-// spills. Measured here: 4 × 8 and 2 × 16 are fastest (34 GFLOPS); every larger block
-// is slower (25-32), and so is any smaller one.
+// spills.
 //
 //   npm run bench:blocks        (built with the wasm builds: build/wasm/bench/register_blocks.js)
 #include <wasm_simd128.h>

@@ -3,10 +3,10 @@
 // `busy` ms, then wakes a worker that sleeps on a condition variable, and keeps running
 // until the worker has run for a moment. Printed: in how many of the wake-ups the worker
 // first ran on the waker's own CPU. On an otherwise idle machine with two or more CPUs, a
-// stock Linux kernel puts it on an idle CPU. This project's VM boots its guest kernel with
-// sched_vcpu_pack=15, which packs woken threads onto a CPU that has been busy little of
-// late, so that the host can leave the other vCPUs halted: then the worker shares the
-// waker's CPU, and the two take turns, until the kernel moves one of them.
+// stock Linux kernel puts it on an idle CPU. A guest kernel booted with sched_vcpu_pack
+// packs woken threads onto a CPU that has been busy little of late, so that the host can
+// leave the other vCPUs halted: then the worker shares the waker's CPU, and the two take
+// turns, until the kernel moves one of them.
 //
 //   build/bench-native/wake_placement       (npm run bench:idle builds and runs it)
 #include <sched.h>

@@ -146,7 +146,7 @@ serveEngine(
     // This machine's memory bandwidth now (bench/bandwidth.mjs): bytes copied and bytes read per second.
     bandwidth: () => memoryBandwidth(),
     // Section 8, cold: the layer on the one-shot call's input, right after that call in the same round, so that
-    // each round pairs two calls a moment apart (this VM's speed drifts by tens of percent within a minute).
+    // each round pairs two calls a moment apart (a machine's speed drifts within a minute).
     layer: () => ({ ms: timed(pair.layer) }),
     // Section 8, warm: `blocks` times five one-shot calls back to back and then five layer calls; the median of
     // each five's last three (the first two warm that call up), block by block.

@@ -135,13 +135,13 @@ inline val to_js(const float* data, const Shape& shape) {
 inline val to_js(const Tensor& t) { return to_js(t.data.data(), t.shape); }
 
 // Causal rows are copied as keys 0..i only from this many keys: a row of 8 KiB or more, whose zeros then fill
-// whole pages. With shorter rows every 4 KiB page of the array holds the start of some row and is touched anyway
-// (a decoder's maps at n = 512: 69,120 page faults a run either way), and one copy is cheaper than one per row.
+// whole pages. With shorter rows every 4 KiB page of the array holds the start of some row and is touched anyway,
+// and one copy is cheaper than one per row.
 inline constexpr std::int64_t kCausalRowsFrom = 2048;
 
 // Rows [first, first + rows) of causal attention weights (row i zero after key i), rows × n_k values, into the new
 // JS array `array` at `at`: only keys 0..i of each row (Module.attnscopeCopyCausalRows, post.js), so the array's
-// pages that would hold only zeros are never touched; each first touch of a page is a page fault on this VM.
+// pages that would hold only zeros are never touched; each first touch of a page is a page fault.
 inline void copy_causal_rows(const val& array, const float* values, std::int64_t at, std::int64_t first,
                              std::int64_t rows, std::int64_t n_k) {
   const val view(emscripten::typed_memory_view(static_cast<std::size_t>(rows * n_k), values));

@@ -21,9 +21,8 @@ inline constexpr const char* kParamNames[8] = {"wq", "wk", "wv", "wo", "bq", "bk
 
 // A one-shot call's weight matrix [k, n], read from its JS array a block of rows at a time while it is
 // multiplied (StreamedWeight): the GEMMs pack each block and multiply it while it is in cache, so the call
-// reads the weight once and writes no panels of it to memory. (Copying the whole weight in, checking it and
-// packing it were three passes over memory: a one-shot multi-head call at n = 64 took 1.5× the layer's
-// time; see bench/README.md, "One-shot calls".)
+// reads the weight once and writes no panels of it to memory, where copying the whole weight in, checking it
+// and packing it would be three passes over memory.
 class JsRows : public RowSource {
  public:
   // `data` is read through a plain Float32Array over its memory, made here: the reads below then run the
@@ -61,9 +60,9 @@ inline constexpr double kMaxHeapBytes = 2048.0 * 1024 * 1024;
 inline constexpr double kRunningRoom = 256.0 * 1024 * 1024;
 
 // The heap buffer attention writes its weights into on more than one thread (see WeightsOut) before they are
-// copied out to JS, uninitialized (the kernels write every value: zeroing 805 MB at n = 4096 took 8% of a call,
-// and freeing it 4%). Kept between calls that copy into the caller's arrays (options.into), which repeat with the
-// same shapes; released after any other call, so that the heap it held is free for models.
+// copied out to JS, uninitialized (the kernels write every value, and at n = 4096 it is 805 MB to zero). Kept
+// between calls that copy into the caller's arrays (options.into), which repeat with the same shapes; released
+// after any other call, so that the heap it held is free for models.
 class WeightsBuffer {
  public:
   // `count` floats for one call (none when no weights are returned); `keep`: leave them for the next call.
@@ -99,14 +98,13 @@ class WeightsBuffer {
 
 // Where a call's attention weights go on their way to JS. On one thread, straight into the JS array the call
 // returns (the caller's options.into.weights, or a new one), a block of rows at a time from the kernel's buffer of
-// one block (WeightsSink): each value written once, and no heap buffer of them all (causal multi-head attention
-// at n = 4096, relaxed, one thread: the copy out of the 805 MB buffer was 8-10% of a call). With more threads into
-// the heap buffer, then copied out: the pool's workers cannot reach JS objects.
+// one block (WeightsSink): each value written once, and no heap buffer of them all ([heads, n_q, n_k], 805 MB at
+// n = 4096) to copy out again. With more threads into the heap buffer, then copied out: the pool's workers cannot
+// reach JS objects.
 //
 // Causal weights are zero after key i in row i, so into a new array, whose values are zeros already, only keys 0..i
-// of each row are copied (copy_causal_rows, from kCausalRowsFrom keys): the pages that would hold only zeros (37% of
-// 805 MB at n = 4096, 25% at 2048) are never touched, and each first touch of a page is a page fault that costs this VM
-// 3-36 µs (bench/README.md, "Returning large arrays on this VM"). Into a caller's array every value is copied: one
+// of each row are copied (copy_causal_rows, from kCausalRowsFrom keys): the pages that would hold only zeros are
+// never touched, and each first touch of a page is a page fault. Into a caller's array every value is copied: one
 // copy per block of rows is faster there than a copy and a fill per row.
 class WeightsOut {
  public:

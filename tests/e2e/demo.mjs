@@ -513,7 +513,8 @@ await check(
 );
 
 // Language models in their real shapes, BF16, in a Web Worker: the weights stay 16-bit in the heap, so
-// Qwen2.5-0.5B (494M parameters) fits with room to spare. The README's memory table comes from these lines.
+// Qwen2.5-0.5B (494M parameters) fits with room to spare. docs/models.md's memory table ("Memory") comes from
+// these lines.
 await check(
   'browser: SmolLM2-135M, SmolLM2-360M and Qwen2.5-0.5B shapes (BF16) load and run in a Web Worker',
   async () => {

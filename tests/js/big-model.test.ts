@@ -1,5 +1,5 @@
 // A model of bert-base-uncased's size (110M parameters, 440 MB in F32) loads and
-// runs in the wasm heap, and its peak memory is what the README states.
+// runs in the wasm heap, and its peak memory is what docs/models.md ("Memory") states.
 import { expect, it } from 'vitest';
 
 import { createEngine } from '../../dist/node.js';
@@ -26,7 +26,7 @@ it('loads and runs a bert-base-sized checkpoint within the heap limit', async ()
 }, 120_000);
 
 // Language models in their real shapes, BF16 as the Hub ships them: the weights stay 16-bit in the heap, and the
-// file is read tensor by tensor, never whole into the heap. The README's memory table comes from these lines.
+// file is read tensor by tensor, never whole into the heap. docs/models.md's memory table comes from these lines.
 it.each(['SmolLM2-135M', 'SmolLM2-360M', 'Qwen2.5-0.5B'] as const)(
   'loads and runs %s in its real shape within the heap limit',
   async (name) => {

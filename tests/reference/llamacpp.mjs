@@ -28,7 +28,7 @@ async function evaluate(request) {
   const context = await model.createContext({
     contextSize: Math.max(256, request.ids.length + (request.greedy ?? 0)),
     flashAttention: false,
-    threads: 1, // on this 2-core VM two threads take 250-860 ms per single-token step, one takes 1 ms
+    threads: 1, // on a machine with few cores two threads make a single-token step far slower than one
     experimentalKvCacheKeyType: 'F32',
     experimentalKvCacheValueType: 'F32',
   });

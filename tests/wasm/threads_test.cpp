@@ -1,8 +1,8 @@
 // The thread pool on real pthreads, in wasm (node build/wasm/tests/threads_test.js).
 // The native tests run the same pool on std::thread; these catch what only Web Worker
-// pthreads and Emscripten's runtime show. A claim taken from a loop that had already
-// ended once let a worker run a stale task here, freeing memory twice: the many small
-// loops below crashed within a second. Exits 1 on a wrong count or a changed result.
+// pthreads and Emscripten's runtime show. A claim taken from a loop that has already
+// ended would let a worker run a stale task, freeing memory twice: the many small loops
+// below make that race likely. Exits 1 on a wrong count or a changed result.
 #include <cstdio>
 
 #include "../cpp/thread_pool_loops.hpp"

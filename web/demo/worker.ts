@@ -188,7 +188,7 @@ function cost({ id }: Request<'cost'>): Reply<'cost'> {
   const heads = w.model?.info.heads ?? 1;
   const dk = w.model ? w.model.info.dModel / heads : DIM;
   const points: Array<{ n: number; ms: number }> = [];
-  // The first calls run before V8 has optimized the kernels: measured cold, n = 16 read twice n = 32's time.
+  // The first calls run before V8 has optimized the kernels: timed cold, the smallest n would read slower than larger ones.
   const warm: Tensor = { data: new Float32Array(heads * 64 * dk).fill(0.1), shape: [heads, 64, dk] };
   for (const start = performance.now(); performance.now() - start < 150;) w.engine.attention(warm, warm, warm);
   for (const n of [16, 32, 64, 128, 256, 512, 1024]) {

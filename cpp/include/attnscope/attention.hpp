@@ -37,10 +37,8 @@ struct Mask {
 
 // Attention weights handed over a block of query rows at a time, instead of written into one buffer of them
 // all: rows [row, row + rows) of head `head` (0 without a heads axis), rows × n_k floats, final, valid only
-// during the call. Each value is written once, into a buffer of one block of 32 rows that is still in cache when
-// it comes here (a decoding step's few rows come head by head after all heads are done). Called on the runtime's
-// threads, at once from several when it has more than one. The wasm bindings, on one thread, copy each block
-// straight into the JS array the call returns: no heap buffer of [heads, n_q, n_k] (805 MB at n = 4096).
+// during the call. Called on the runtime's threads, at once from several when it has more than one. What the
+// wasm bindings do with them: WeightsOut in cpp/bindings/engine.hpp.
 using WeightsSink = std::function<void(std::int64_t head, std::int64_t row, std::int64_t rows, const float* values)>;
 
 struct AttentionOptions {
@@ -50,8 +48,8 @@ struct AttentionOptions {
   bool return_weights = true;  // false skips the [heads, n_q, n_k] weights output.
   // Where the weights go instead of a new Tensor, which then stays empty: every one of the [heads,] n_q × n_k
   // floats is written, so the memory need not be zeroed. The bindings' buffer on more than one thread, kept
-  // between calls that copy into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed,
-  // was 12% of a call), or a layer's place in a model run's maps.
+  // between calls that copy into the caller's arrays (rather than a new zeroed Tensor each call, 805 MB at
+  // n = 4096), or a layer's place in a model run's maps.
   float* weights_out = nullptr;
   // Or where each block of rows of the weights goes (then weights_out is not used and no Tensor is made).
   WeightsSink weights_sink;
@@ -82,8 +80,8 @@ struct MultiHeadOptions {
   bool return_projections = false;
   // Where the weights go instead of a new Tensor, which then stays empty: every one of the [heads,] n_q × n_k
   // floats is written, so the memory need not be zeroed. The bindings' buffer on more than one thread, kept
-  // between calls that copy into the caller's arrays (a new zeroed Tensor of 805 MB at n = 4096, allocated and freed,
-  // was 12% of a call), or a layer's place in a model run's maps.
+  // between calls that copy into the caller's arrays (rather than a new zeroed Tensor each call, 805 MB at
+  // n = 4096), or a layer's place in a model run's maps.
   float* weights_out = nullptr;
   // Or where each block of rows of the weights goes (then weights_out is not used and no Tensor is made).
   WeightsSink weights_sink;

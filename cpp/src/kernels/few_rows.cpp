@@ -3,37 +3,25 @@
 //
 // The general path packs every head's kᵀ and v into the GEMM's panels first. That pays off
 // when many query rows share them, but a decoding step has one row per head, so packing the
-// whole cache cost more than the attention itself: at 1,024 tokens of context, a
-// SmolLM2-135M-shaped step went from 15 to 29 ms. Here each row reads k and v where they lie.
+// whole cache costs more than the attention itself. Here each row reads k and v where they lie.
 // A task is one query row and the query heads of one key/value head, taken up to three at a
 // time (a chunk): they read each key and each row of v once, together.
 //
 // Each inner loop keeps several independent sums in registers (heads × keys in the scores, heads ×
-// columns in the weighted sum): a sum that takes one multiply-add per step waits on the last (4
-// cycles), so one head at a time with four keys' sums left the CPU idle half the time; and few enough
-// for V8's 16 vector registers, or it keeps sums on the stack (see kKeys). Measured on one thread, 30
-// layers of a SmolLM2-135M-shaped cache at 1,024 tokens (`npm run bench:decode`, with vexp.hpp's
-// shorter exp): 4.5 → 2.8-3.1 ms with the cache warm, 6.8 → 5.3-5.7 ms with each layer's keys and
-// values coming from L3 cache.
+// columns in the weighted sum): a sum that takes one multiply-add per step waits on the last, so one
+// head at a time with few sums leaves the CPU idle; and few enough for V8's 16 vector registers, or
+// it keeps sums on the stack (see kKeys). `npm run bench:decode` times these loops.
 //
-// In a real step the step's weights (257 MiB) pass through the caches between two reads of a layer's
-// keys and values, which then come from memory, where one read stream runs at half the speed of
-// four here. So the keys a scores loop takes together, and the blocks of v a weighted sum takes
-// together, come from stretches of the range far apart, read in lockstep: 3-4 streams each.
-// `npm run bench:decode`, "after weights" (each layer's share of a step's weights read between two
-// layers): 30 layers at 1,024 tokens 7.3-7.5 → 5.7-6.2 ms (warm in cache 2.3-2.5 → 2.4-2.6); the whole
-// decoding step after 1,024 tokens 0.94-0.99 of the time before (relaxed, one thread, A/B in one
-// process, three runs). Loading the lines of the next keys and blocks ahead (as gemm.cpp's `Ahead`
-// does for weights) was tried on top and measured no faster from memory, slower in cache.
+// In a real step the step's weights pass through the caches between two reads of a layer's keys and
+// values, which then come from memory, where one read stream is slower than several. So the keys a
+// scores loop takes together, and the blocks of v a weighted sum takes together, come from stretches of
+// the range far apart, read in lockstep: 3-4 streams each (`npm run bench:decode`, "after weights",
+// reads each layer's share of a step's weights between two layers).
 //
 // Still, the loops' own loads miss one at a time between their multiply-adds (wasm has no prefetch
-// instruction, and a load that misses holds up what follows it), so a step's keys and values came at 4-5
-// GB/s. Now a task first reads each tile of about 64 KB of its keys (then of its values) into cache with
-// nothing but loads, many lines in flight, and the loops above take the tile from there, every chunk of
-// the task's heads in turn. bench:decode, after weights, 30 layers, relaxed, one thread, tiles against
-// none in the same process (three rounds): 1,024 tokens 13.8-14.5 → 9.4-10.4 ms, 4,096 tokens 51-61 →
-// 31-38 ms (whole range read at once, or 16 KB or 256 KB tiles: the same within noise). The whole
-// decoding step after 1,024 tokens: 0.82-0.83 of the time before, both builds; after 128, 0.97.
+// instruction, and a load that misses holds up what follows it). So a task first reads each tile of
+// about 64 KB of its keys (then of its values) into cache with nothing but loads, many lines in
+// flight, and the loops above take the tile from there, every chunk of the task's heads in turn.
 #include <algorithm>
 #include <array>
 #include <type_traits>
@@ -85,7 +73,7 @@ v128_t lane_sums(v128_t a, v128_t b, v128_t c, v128_t d) {
 // [begin, end): H·K dot products in flight, each in its own sums. The K keys of a step come from K
 // stretches of the range in lockstep (key t of each), so that the keys stream in as K reads far apart: a
 // decoding step finds them in memory (the step's weights have passed through the caches since), and
-// one read stream from memory here runs at half the speed of four (bench/decode_kernels.cpp).
+// one read stream from memory is slower than several (`npm run bench:decode`).
 template <int H, int K>
 void scores(const Chunk& c, const float* keys, std::int64_t d, std::int64_t begin, std::int64_t end) {
   const std::int64_t stretch = (end - begin) / K;  // keys in each of the K stretches
@@ -146,8 +134,8 @@ void weighted_blocks(const Chunk& c, const float* values, std::int64_t d, const 
 
 // Sums in flight per loop: H heads × K keys in the scores (4-9, no more than V8's 16 vector registers
 // hold beside the loads); in the weighted sum H heads × 4 vectors of columns, so that each pass over the
-// columns reads whole 64-byte lines of v (4-12 sums; 12 for three heads spills a little, and measured
-// faster than 2 vectors all the same: after weights 5.6-5.7 against 5.7-6.2 ms, warm 2.3 against 2.4-2.6).
+// columns reads whole 64-byte lines of v (4-12 sums; 12 for three heads spills a little, and is still
+// faster than 2 vectors: `npm run bench:decode`).
 template <int H>
 constexpr int kKeys = H == 3 ? 3 : 4;
 // Blocks of v read in lockstep (streams from memory).
@@ -204,8 +192,8 @@ std::int64_t tile_rows(std::int64_t width) {
 // Reads rows [begin, end) of `rows` (each `width` floats) into cache, as fast as memory gives them: one load per
 // 64-byte line, from four stretches of the range in lockstep, nothing else in the loop. A decoding step finds its keys
 // and values in memory, and in wasm, which has no prefetch instruction, the scores' and the weighted sum's own loads
-// miss one at a time between their multiply-adds: read that way, 30 layers' caches at 1,024 tokens came at 4-5 GB/s
-// (bench:decode, "after weights"). This pass keeps many lines in flight.
+// miss one at a time between their multiply-adds, so they read far slower than memory could (`npm run bench:decode`,
+// "after weights"). This pass keeps many lines in flight.
 void read_into_cache(const float* rows, std::int64_t width, std::int64_t begin, std::int64_t end) {
 #ifdef __wasm_simd128__
   const float* from = rows + begin * width;

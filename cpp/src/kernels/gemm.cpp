@@ -41,12 +41,12 @@ void pack_panel(const GemmArgs& g, std::int64_t col, float* pack) {
 // memory delivers, and wait; the other rows find the panel in cache and leave memory
 // idle. So every block also loads one cache line of the next panel every kTouchEvery
 // steps of k (wasm has no prefetch instruction), and the next panel arrives while this
-// one computes. Measured on BERT-base at 32 tokens: 174 → 158 ms on one thread.
+// one computes.
 struct Ahead {
   const std::uint8_t* line = nullptr;  // the next line of the next panel to load
   std::int64_t lines = 0;              // lines of it not loaded yet
 };
-constexpr std::int64_t kTouchEvery = 8;  // every line once, one per 8 steps of k (tried 4, 16, 32; every other line)
+constexpr std::int64_t kTouchEvery = 8;  // every line once, one per 8 steps of k
 constexpr std::int64_t kLineBytes = 64;
 
 // A panel of B as the register blocks read it: eight float32 columns of a row, as two v128.
@@ -108,13 +108,11 @@ void store_rows(const GemmArgs& g, std::int64_t r0, std::int64_t col, const v128
 
 // The 1-3 rows of A in a decoding step (or a GEMM's last rows) against T panels at once, `apart`
 // columns apart. A decoding step reads every weight once and does little with it, so two things
-// decide its speed (measured on one thread, bench/decode_kernels.cpp):
+// decide its speed (`npm run bench:decode` times it):
 // - registers: V8 has 16 vector registers. The R·T·2 sums, R broadcasts and a row of each panel
-//   must fit, or V8 keeps sums on the stack, and each step waits for a store and a load: at 16
-//   sums the kernel ran at 9 GB/s of BF16 weights in cache, at 8 sums 33.
-// - streams: a single thread reads one sequential stream at 12-14 GB/s here; four streams at
-//   least four panels apart read at 20-21 (as the CPU's prefetchers follow each). Panels side by
-//   side count as one.
+//   must fit, or V8 keeps sums on the stack, and each step waits for a store and a load.
+// - streams: a single thread reads one sequential stream slower than four streams at least four
+//   panels apart (as the CPU's prefetchers follow each). Panels side by side count as one.
 // So one row of A goes against four panels far apart, two rows against two, three against one.
 template <int R, int T, typename Panel>
 void narrow_panels(const GemmArgs& g, std::int64_t col, std::int64_t apart, const typename Panel::Element* first,
@@ -212,10 +210,9 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 
 #ifdef __wasm_simd128__
 // Rows of A that one pass multiplies by every panel of a column range before the next rows: about 256 KB of A,
-// which stays in cache while the panels go by. A pass over every row per panel brought a long A back from memory
-// (or the last-level cache) once per panel: A at n = 4096, d 768 is 12 MB, and that projection ran at 82-85% of
-// the micro-kernel's peak on one thread, 91-96% in passes (npm run bench:gemm; bench/README.md, "What each
-// optimization bought"). Each pass reads B again, and packs or widens its panels again when they are not float32
+// which stays in cache while the panels go by. A pass over every row per panel would bring a long A back from memory
+// (or the last-level cache) once per panel: A at n = 4096, d 768 is 12 MB (`npm run bench:gemm` times that
+// projection). Each pass reads B again, and packs or widens its panels again when they are not float32
 // panels already: per value of B, one load or conversion against the pass's (rows per pass) multiply-adds.
 constexpr std::int64_t kPassFloats = 64 * 1024;
 std::int64_t rows_per_pass(std::int64_t k) {

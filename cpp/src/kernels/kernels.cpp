@@ -16,7 +16,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr std::int64_t kRowBlock = 32;  // query rows per task
 constexpr std::int64_t kGemmRowBlock = 16;
 // Column blocks per thread when a GEMM splits its columns. Many small tasks balance the
-// threads when one starts late (a worker waking up takes 50-250 µs here); natively fewer,
+// threads when one starts late (waking a worker is slow in wasm); natively fewer,
 // since Eigen's GEMM packs all of A again for every task.
 #ifdef __wasm_simd128__
 constexpr std::int64_t kTasksPerThread = 16;
@@ -272,10 +272,8 @@ namespace {
 
 // A GEMM by a streamed weight (a one-shot call's weight, read from JS) with at most this many rows of A
 // multiplies each block of the weight's rows as it arrives, adding into C. Its panels never reach memory,
-// but C is read and written again per block and each block's GEMM is short: measured against reading the
-// weight whole into panels first (bench/one-shot.mjs, one thread), blocks win up to 32 rows (one-shot /
-// layer at n = 4: 1.72-1.93 against 2.41; n = 32: 1.25-1.33 against 1.31-1.39), tie at 64 (1.19 against
-// 1.13-1.18) and lose from 128 (bench/README.md, "One-shot calls").
+// but C is read and written again per block and each block's GEMM is short, so past a few dozen rows reading
+// the weight whole into panels first is faster (`npm run bench:oneshot` compares them).
 constexpr std::int64_t kStreamRows = 32;
 
 bool streams(const PackedWeight* w, std::int64_t rows) { return w && w->source() && rows <= kStreamRows; }
@@ -410,8 +408,7 @@ void project_heads(ThreadPool& pool, const std::vector<HeadProjection>& projecti
   if (pool.size() > 1 && reads) {
     // A one-shot call's weights come from JS, which only the calling thread can read, while the workers would
     // wait. So each projection's GEMMs run in a loop of their own, and while the workers start on them the
-    // calling thread reads the next weight (packing it alone), then joins them. Measured on two threads,
-    // bench/README.md ("One-shot calls").
+    // calling thread reads the next weight (packing it alone), then joins them.
     for (std::size_t i = 0; i < by_columns.size(); ++i) {
       const HeadProjection& p = *by_columns[i];
       if (unread(p.packed)) p.packed->read(&pool);  // not read ahead: the first one

@@ -22,9 +22,7 @@ namespace attnscope::kernels {
 // operations each waiting on the last, and the CPU holds only a few exps in flight. So the
 // polynomial is evaluated in Estrin's form (three independent pairs beside r², then three
 // steps in r²: four multiply-adds deep instead of Horner's seven), with fused multiply-adds
-// in the relaxed builds, and exp_shifted runs two exps side by side. A loop of 276,480 exps
-// (a decoding step's softmax at 1,024 tokens), one thread: relaxed 1.2 → 0.7 ms, SIMD128
-// 1.2 → 0.95 ms (bench/README.md, "Decoding step").
+// in the relaxed builds, and exp_shifted runs two exps side by side.
 inline v128_t exp4(v128_t x) {
   const v128_t lo = wasm_f32x4_splat(-87.3f);
   const v128_t clamped = wasm_f32x4_pmax(lo, x);  // lo < x ? x : lo

@@ -7,7 +7,7 @@
 //
 // Between loops a worker spins for a short while (kSpin in the .cpp) before it
 // sleeps: a model runs dozens of loops back to back, and waking a sleeping pthread
-// costs 25-250 µs in wasm (measured), more than many of those loops take. Tasks are
+// in wasm takes longer than many of those loops do. Tasks are
 // claimed through one atomic word holding the loop's number and the next task, so a
 // worker that arrives late can never take a task of a later loop by mistake.
 //
