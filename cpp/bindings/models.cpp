@@ -218,6 +218,7 @@ class ModelHandle {
       i.set("encoderHeads", static_cast<double>(m.encoder_heads));
       i.set("encoderMaxTokens", static_cast<double>(m.encoder_max_tokens));
       i.set("decoderStartTokenId", m.decoder_start);
+      if (m.forced_bos >= 0) i.set("forcedBosTokenId", m.forced_bos);
     }
     val window = val::array();
     for (std::int64_t w : m.window) window.call<void>("push", static_cast<double>(w));
@@ -452,6 +453,37 @@ class GenerationHandle {
     });
   }
 
+  // An encoder-decoder's generation: source (Int32Array; the encoder runs once, here), target: the decoder's first
+  // tokens (Int32Array), seed and maps as start()'s
+  val startPair(const ModelHandle& model, const Engine& engine, val source, val target, double seed,
+                const std::string& maps) {
+    return guard("generate", [&] {
+      if (!model.model()) throw Error("generate: no model is loaded");
+      if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
+        throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
+      if (maps != "all" && maps != "rows" && maps != "none")
+        throw Error("generate: maps must be \"all\", \"rows\" or \"none\", got \"" + maps + "\"");
+      const GenerationMaps kept = maps == "all"    ? GenerationMaps::all
+                                  : maps == "rows" ? GenerationMaps::rows
+                                                   : GenerationMaps::none;
+      model_ = model.model();
+      generation_ = model_->generate_pair(engine.runtime(), ids_arg(source), ids_arg(target),
+                                          static_cast<std::uint64_t>(seed), kept);
+      return val::object();
+    });
+  }
+
+  // Appends a given token (a forced one) → { id, token, rows?, crossRows? } as step() gives them
+  val append(const Engine& engine, double id) {
+    return guard("generate", [&] {
+      if (!generation_) throw Error("generate: nothing is being generated");
+      if (!(id >= 0 && id < 2147483648.0) || std::floor(id) != id)
+        throw Error("generate: a token id must be a whole number from 0, got " + js_string(val(id)));
+      generation_->append(engine.runtime(), static_cast<std::int32_t>(id));
+      return stepped(static_cast<std::int32_t>(id), val::undefined());
+    });
+  }
+
   // sampling { temperature, topK, topP }, into: undefined or a Float32Array of exactly the rows' length
   // → { id, rows: Float32Array [layers, heads, n] } (into itself when given: no array made per token)
   val step(const Engine& engine, val sampling, val into) {
@@ -470,12 +502,7 @@ class GenerationHandle {
         throw Error("generate: the rows need a Float32Array of exactly " + js_string(val(want)) + " values, got " +
                     js_string(into["length"]));
       const std::int32_t id = generation_->step(engine.runtime(), s);
-      val out = val::object();
-      out.set("id", id);
-      out.set("token", token_of(id));
-      const Tensor rows = generation_->last_rows();
-      if (!rows.empty()) out.set("rows", to_js(rows, into)["data"]);
-      return out;
+      return stepped(id, into);
     });
   }
 
@@ -501,6 +528,19 @@ class GenerationHandle {
   }
 
  private:
+  // The token just added: { id, token, rows: [layers, heads, n] (into itself when given), crossRows: [layers,
+  // heads, source tokens] for encoder-decoders }, the rows when the generation keeps them.
+  val stepped(std::int32_t id, val into) const {
+    val out = val::object();
+    out.set("id", id);
+    out.set("token", token_of(id));
+    const Tensor rows = generation_->last_rows();
+    if (!rows.empty()) out.set("rows", to_js(rows, into)["data"]);
+    const Tensor cross = generation_->last_cross_rows();
+    if (!cross.empty()) out.set("crossRows", to_js(cross)["data"]);
+    return out;
+  }
+
   std::string token_of(std::int32_t id) const {
     const Tokenizer* t = model_->tokenizer();
     return t && id < t->vocab_size() ? t->token(id) : "#" + std::to_string(id);
@@ -538,6 +578,8 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
   emscripten::class_<GenerationHandle>("GenerationHandle")
       .constructor<>()
       .function("start", &GenerationHandle::start)
+      .function("startPair", &GenerationHandle::startPair)
+      .function("append", &GenerationHandle::append)
       .function("step", &GenerationHandle::step)
       .function("result", &GenerationHandle::result);
 }

@@ -114,6 +114,38 @@ TEST(EncoderDecoder, EveryMapAndTheLogitsMatchPyTorch) {
   }
 }
 
+TEST(EncoderDecoder, GreedyGenerationIsPyTorchsAndEachTokensRowsAreARunsRows) {
+  Runtime rt(2);
+  for (const Json& g : goldens().find("cases")->array()) {
+    SCOPED_TRACE(g.find("name")->string());
+    const auto model = Model::load(files_of(g));
+    const std::vector<std::int32_t> source = ids(*g.find("source")), greedy = ids(*g.find("greedy"));
+    const auto generation = model->generate_pair(rt, source, {greedy[0]}, 0, GenerationMaps::rows);
+    generation->append(rt, greedy[1]);  // the forced BOS
+    SamplingOptions argmax;
+    argmax.temperature = 0;
+    while (generation->ids().size() < greedy.size()) generation->step(rt, argmax);
+    EXPECT_EQ(generation->ids(), greedy);
+    // The last token's rows: those of a teacher-forced run on the whole target.
+    const PairRun r = model->run_pair(rt, source, greedy);
+    const std::int64_t n = static_cast<std::int64_t>(greedy.size()), m = static_cast<std::int64_t>(source.size());
+    const Tensor rows = generation->last_rows(), cross = generation->last_cross_rows();
+    ASSERT_EQ(cross.shape, (Shape{3, 4, m}));
+    ASSERT_EQ(rows.shape, (Shape{3, 4, n}));
+    for (std::int64_t map = 0; map < 12; ++map) {
+      for (std::int64_t j = 0; j < m; ++j)
+        EXPECT_NEAR(cross.data[map * m + j], r.cross.data[(map * n + n - 1) * m + j], 1e-5);
+      for (std::int64_t j = 0; j < n; ++j)
+        EXPECT_NEAR(rows.data[map * n + j], r.target.attentions.data[(map * n + n - 1) * n + j], 1e-5);
+    }
+  }
+  Runtime one(1);
+  const auto model = Model::load(files_of(goldens().find("cases")->array().front()));
+  expect_error([&] { model->generate(one, {2, 0}, 0); }, "is an encoder-decoder model: it generates a target");
+  expect_error([&] { model->generate_pair(one, {}, {2}, 0); }, "the source has no tokens");
+  expect_error([&] { model->generate_pair(one, {0, 5, 2}, {}, 0); }, "the prompt has no tokens");
+}
+
 TEST(EncoderDecoder, SixteenBitCheckpointsStaySixteenBit) {
   Runtime rt(1);
   const Json& g = goldens().find("cases")->array().front();

@@ -15,6 +15,7 @@ import { analysisChecks } from './analysis.mjs';
 import { downloadChecks } from './downloads.mjs';
 import { assert, check, chooseTinyBert, finish, hover, launch, mapAndButtons, open, serve } from './harness.mjs';
 import { llmChecks } from './llm.mjs';
+import { seq2seqChecks } from './seq2seq.mjs';
 import { workspaceChecks } from './workspace.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -482,6 +483,7 @@ for (const { name, isolated, start } of targets) {
 await analysisChecks(browser, site, engine, shots);
 await workspaceChecks(browser, site, shots);
 await llmChecks(browser, site, engine, shots);
+await seq2seqChecks(browser, site, engine, shots);
 engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.

@@ -101,6 +101,29 @@ def bart(name, scale_embedding, tied_names):
         assert torch.allclose(layer(x), y, atol=1e-12)
         x = y
     memory = x
+    def decode(target, maps=None):
+        """The decoder on the whole target: its final hidden state, and its maps when `maps` is a list pair."""
+        n = len(target)
+        causal = torch.triu(torch.full((n, n), float("-inf"), dtype=f64), 1)
+        x = embed("decoder", target)
+        for layer in dec:
+            a, w = weights(layer.self_attn, x, x, x, causal)
+            y = layer.norm1(x + a)
+            c, cw = weights(layer.multihead_attn, y, memory, memory, None)
+            y = layer.norm2(y + c)
+            y = layer.norm3(y + layer.linear2(layer.activation(layer.linear1(y))))
+            assert torch.allclose(layer(x, memory, tgt_mask=causal), y, atol=1e-12)
+            if maps is not None:
+                maps[0].append(w)
+                maps[1].append(cw)
+            x = y
+        return x[0] @ shared.T + final_logits_bias[0]
+
+    # Greedy generation: the start token, the forced BOS, then the likeliest token each step (no stop at </s>).
+    greedy = [config["decoder_start_token_id"], config["forced_bos_token_id"]]
+    while len(greedy) < 10:
+        greedy.append(int(decode(torch.tensor(greedy))[-1].argmax()))
+
     n = len(target)
     causal = torch.triu(torch.full((n, n), float("-inf"), dtype=f64), 1)
     x = embed("decoder", target)
@@ -137,7 +160,7 @@ def bart(name, scale_embedding, tied_names):
     return {"name": name, "config": config, "state": {k: t(v) for k, v in state.items()},
             "source": source.tolist(), "target": target.tolist(),
             "encoder": t(torch.stack(enc_maps)), "decoder": t(torch.stack(dec_maps)),
-            "cross": t(torch.stack(cross_maps)), "logits": t(logits)}
+            "cross": t(torch.stack(cross_maps)), "logits": t(logits), "greedy": greedy}
 
 
 def write_checkpoint(case, folder):

@@ -2,110 +2,22 @@
 // PyTorch's own encoder and decoder layers (tests/golden/make_seq2seq_goldens.py), and texts tokenized as Hugging
 // Face's tokenizers do (a byte-level BPE tokenizer.json with BART's RobertaProcessing, against
 // @huggingface/tokenizers).
-import { readFileSync } from 'node:fs';
 import { Tokenizer as Reference } from '@huggingface/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, MapSet } from '../../dist/node.js';
-import { safetensors } from '../safetensors.mjs';
+import { bartTokenizer, bartWithTokenizer, SEQ2SEQ_GOLDENS, seq2seqFiles, type Seq2SeqGolden } from '../seq2seq.mjs';
 import { BUILDS, engineFor } from './engines.js';
 
-interface Golden {
-  name: string;
-  config: Record<string, unknown>;
-  state: Record<string, { shape: number[]; data: number[] }>;
-  source: number[];
-  target: number[];
-  encoder: { shape: number[]; data: number[] };
-  decoder: { shape: number[]; data: number[] };
-  cross: { shape: number[]; data: number[] };
-  logits: { shape: number[]; data: number[] };
-}
-
-const goldens: Golden[] = JSON.parse(readFileSync(new URL('../golden/seq2seq.json', import.meta.url), 'utf8')).cases;
-
-type State = Record<string, { shape: number[]; data: Float32Array }>;
-
-function filesOf(config: Record<string, unknown>, state: State) {
-  return {
-    'config.json': new TextEncoder().encode(JSON.stringify(config)),
-    'model.safetensors': safetensors(state),
-  };
-}
-
-const stateOf = (g: Golden): State =>
-  Object.fromEntries(
-    Object.entries(g.state).map(([name, t]) => [name, { shape: t.shape, data: Float32Array.from(t.data) }]),
-  );
+type Golden = Seq2SeqGolden;
+const goldens = SEQ2SEQ_GOLDENS;
+const filesOf = (g: Golden) => seq2seqFiles(g);
 
 function worstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);
   let worst = 0;
   for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
   return worst;
-}
-
-/** GPT-2's byte-to-character table: every byte a printable character, as byte-level BPE's vocabularies spell them. */
-function byteCharacters(): string[] {
-  const printable = (b: number) => (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-  const out: string[] = [];
-  let extra = 0;
-  for (let b = 0; b < 256; b++) out.push(String.fromCharCode(printable(b) ? b : 256 + extra++));
-  return out;
-}
-
-/** A small BART tokenizer.json: its four special tokens, the 256 bytes, and a few merges, with RobertaProcessing. */
-function bartTokenizer() {
-  const specials = ['<s>', '<pad>', '</s>', '<unk>'];
-  const merges = [
-    ['Ġ', 't'],
-    ['h', 'e'],
-    ['Ġt', 'he'],
-    ['a', 't'],
-    ['Ġ', 'c'],
-    ['Ġc', 'at'],
-    ['Ġ', 'h'],
-    ['Ġh', 'at'],
-  ];
-  const vocab: Record<string, number> = {};
-  for (const t of [...specials, ...byteCharacters(), ...merges.map(([a, b]) => a + b)])
-    vocab[t] ??= Object.keys(vocab).length;
-  const added = specials.map((content, id) => ({
-    id,
-    content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special: true,
-  }));
-  return {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: added,
-    normalizer: null,
-    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
-    post_processor: {
-      type: 'RobertaProcessing',
-      sep: ['</s>', 2],
-      cls: ['<s>', 0],
-      trim_offsets: true,
-      add_prefix_space: false,
-    },
-    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: {
-      type: 'BPE',
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: '',
-      end_of_word_suffix: '',
-      fuse_unk: false,
-      byte_fallback: false,
-      vocab,
-      merges: merges.map(([a, b]) => `${a} ${b}`),
-    },
-  };
 }
 
 describe.each(BUILDS)('$build build', ({ build, threads }) => {
@@ -118,7 +30,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
   it.each(goldens.map((g) => [g.name, g] as const))(
     '%s: every encoder, decoder and cross-attention map and the logits match PyTorch within 1e-4',
     async (_, g) => {
-      const model = await engine.loadModel({ files: filesOf(g.config, stateOf(g)) });
+      const model = await engine.loadModel({ files: filesOf(g) });
       expect(model.info).toMatchObject({
         architecture: 'BartForConditionalGeneration',
         encoderDecoder: true,
@@ -160,18 +72,8 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
   );
 
   it('reads texts as Hugging Face tokenizes them: the source with <s> … </s>, the target after the start token', async () => {
-    const g = goldens[0];
     const json = bartTokenizer();
-    const vocab = Object.keys(json.model.vocab).length;
-    const state = stateOf(g);
-    const random = (n: number, seed: number) =>
-      Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898 + seed) * 0.5);
-    state['model.shared.weight'] = { shape: [vocab, 16], data: random(vocab * 16, 1) };
-    state['final_logits_bias'] = { shape: [1, vocab], data: random(vocab, 2) };
-    const files = {
-      ...filesOf({ ...g.config, vocab_size: vocab }, state),
-      'tokenizer.json': new TextEncoder().encode(JSON.stringify(json)),
-    };
+    const files = bartWithTokenizer();
     const model = await engine.loadModel({ files });
     const reference = new Reference(json, {});
     const [source, target] = ['the cat sat on the mat', 'the hat'];
@@ -191,9 +93,52 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     model.dispose();
   });
 
+  it.each(goldens.map((g) => [g.name, g] as const))(
+    "%s: greedy generation is PyTorch's; each token's rows are a run's, and the maps a run's",
+    async (_, g) => {
+      const model = await engine.loadModel({ files: filesOf(g) });
+      const tokens: Array<{ position: number; rows?: Float32Array; crossRows?: Float32Array }> = [];
+      const r = await model.generate(
+        { source: g.source },
+        { maxNewTokens: g.greedy.length - 1, temperature: 0, stopAtEos: false, onToken: (t) => tokens.push(t) },
+      );
+      // The start token, the forced BOS (forced_bos_token_id), then the likeliest token each step, as in PyTorch.
+      expect(Array.from(r.targetIds)).toEqual(g.greedy);
+      expect(r.stopReason).toBe('maxNewTokens');
+      expect(tokens.map((t) => t.position)).toEqual(g.greedy.slice(1).map((_, i) => i + 1));
+      const run = model.run({ source: g.source, target: r.targetIds });
+      const { encoder, decoder, cross } = r.maps;
+      expect(encoder!.attentions).toEqual(run.maps.encoder.attentions);
+      expect(decoder!.attentions).toEqual(run.maps.decoder.attentions);
+      expect(cross!.attentions).toEqual(run.maps.cross.attentions);
+      const [n, m] = [g.greedy.length, g.source.length];
+      for (const t of tokens) {
+        // Token at position i: its rows of the decoder's maps [3, 4, i + 1] and of the cross maps [3, 4, m].
+        const i = t.position;
+        expect(t.rows!.length).toBe(12 * (i + 1));
+        expect(t.crossRows!.length).toBe(12 * m);
+        let worst = 0;
+        for (let map = 0; map < 12; map++) {
+          for (let j = 0; j < m; j++)
+            worst = Math.max(worst, Math.abs(t.crossRows![map * m + j] - cross!.attentions[(map * n + i) * m + j]));
+          for (let j = 0; j <= i; j++)
+            worst = Math.max(worst, Math.abs(t.rows![map * (i + 1) + j] - decoder!.attentions[(map * n + i) * n + j]));
+        }
+        expect(worst).toBeLessThanOrEqual(1e-5);
+      }
+      // Stopping at </s> (id 2) when asked; seeded sampling repeats.
+      const sampled = await model.generate({ source: g.source }, { maxNewTokens: 6, seed: 7, attentions: false });
+      const again = await model.generate({ source: g.source }, { maxNewTokens: 6, seed: 7, attentions: false });
+      expect(again.targetIds).toEqual(sampled.targetIds);
+      expect(sampled.maps).toEqual({});
+      if (sampled.stopReason === 'eos') expect(sampled.targetIds[sampled.targetIds.length - 1]).toBe(2);
+      model.dispose();
+    },
+  );
+
   it('bad input is an error naming it, and the model stays usable', async () => {
     const g = goldens[0];
-    const model = await engine.loadModel({ files: filesOf(g.config, stateOf(g)) });
+    const model = await engine.loadModel({ files: filesOf(g) });
     const pair = { source: g.source, target: g.target };
     expect(() => model.run(g.source)).toThrowError(/is an encoder-decoder model: run it on a source and a target/);
     expect(() => model.run({ source: g.source, target: [] })).toThrowError('run: the target has no tokens');
@@ -208,9 +153,13 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(() => model.run(pair, { ablateHeads: [[3, 0]] })).toThrowError(/outside the decoder's 3 layers/);
     expect(() => model.run(pair, { attentionMask: [1, 1] })).toThrowError(/attentionMask is for runs of one text/);
     expect(model.run(pair).maps.cross.shape).toEqual([3, 4, g.target.length, g.source.length]);
+    await expect(model.generate(g.source)).rejects.toThrowError(/generate\(\{ source \}\)/);
+    await expect(model.generate({ source: [] })).rejects.toThrowError('the source has no tokens');
+    await expect(model.generate({ source: g.source }, { maxNewTokens: 40 })).rejects.toThrowError(/maxNewTokens/);
     // A one-stack model has no pair to run.
     const bert = await engine.loadModel('default');
     expect(() => bert.run({ source: 'a', target: 'b' })).toThrowError(/is not an encoder-decoder model/);
+    await expect(bert.generate({ source: 'a' })).rejects.toThrowError(/is not an encoder-decoder model/);
     bert.dispose();
     model.dispose();
   });

@@ -8,6 +8,8 @@ import type { EngineInfo, HeadSummary, LogitLens, ModelInfo, Tensor } from 'attn
  * cross-attention, the model's heads with queries from the text and keys and values from a second text.
  */
 export type Mode = 'model' | 'parameter-free' | 'cross';
+/** An encoder-decoder's three sets of maps: the source's, the target's (causal), and the target's over the source. */
+export type Stack = 'encoder' | 'decoder' | 'cross';
 export type Across = 'rollout' | 'flow';
 export type Source =
   { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
@@ -64,9 +66,14 @@ interface Asks {
     lens: boolean;
     layer: number;
     across?: AcrossAsk;
-    /** Cross-attention: the second text, whose tokens are the keys. */
+    /** Cross-attention: the second text, whose tokens are the keys; an encoder-decoder's target. */
     context?: string;
+    /** Encoder-decoders: which set of maps to return; the target's ids when generated (else `context` is tokenized). */
+    stack?: Stack;
+    contextIds?: number[];
   };
+  /** Encoder-decoders: a target generated from the text (the source), greedily. */
+  translate: { text: string; maxNewTokens: number };
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
   /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */
@@ -244,6 +251,8 @@ interface Replies {
     seed: number;
   };
   stop: Record<never, never>;
+  /** The generated target: its text for the box, and its ids (the decoder's start token first), which run as they are. */
+  translate: { text: string; ids: number[]; stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted' };
   induction: InductionResult;
   across: AcrossResult;
   math: MathSteps;

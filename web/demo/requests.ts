@@ -28,9 +28,20 @@ const runKey = (s: Readonly<State>, lens: boolean) => {
   // for a generation (`trimmed`) are not the run's choice.
   const r = s.result;
   const partial = r && !r.trimmed && r.mapLayers.length < r.layers;
-  const context = s.mode === 'cross' ? s.context : null;
-  return JSON.stringify([s.mode, s.ids ?? s.text, context, lens, partial ? (s.generation?.layer ?? s.layer) : null]);
+  const context = s.mode === 'cross' || pairs(s) ? (s.contextIds ?? s.context) : null;
+  const stack = pairs(s) ? s.stack : null;
+  return JSON.stringify([
+    s.mode,
+    s.ids ?? s.text,
+    context,
+    stack,
+    lens,
+    partial ? (s.generation?.layer ?? s.layer) : null,
+  ]);
 };
+
+/** An encoder-decoder in the model's mode: the text is the source, `context` the target. */
+export const pairs = (s: Readonly<State>) => s.mode === 'model' && !!s.model?.encoderDecoder;
 
 export function connect(
   store: Store,
@@ -118,6 +129,11 @@ export function connect(
     cost: (reply) => settle('cost', { cost: reply }),
     next: (reply) => settle('next', { next: reply }),
     generate: (reply) => generation.finish(reply),
+    // The generated target goes into its box, and runs teacher-forced like any target typed there.
+    translate: (reply) => {
+      settle('translate', {});
+      store.select({ context: reply.text, contextIds: reply.ids });
+    },
     token: (token) => generation.token(token),
     induction(reply) {
       settle('induction', { induction: reply, result: reply.run });
@@ -162,7 +178,8 @@ export function connect(
     const ask = {
       text: s.text,
       ...(s.ids && { ids: s.ids }),
-      ...(s.mode === 'cross' && { context: s.context }),
+      ...((s.mode === 'cross' || pairs(s)) && { context: s.context }),
+      ...(pairs(s) && { stack: s.stack, ...(s.contextIds && { contextIds: s.contextIds }) }),
       mode: s.mode,
       lens,
       layer: s.layer,

@@ -3,7 +3,7 @@
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
 import type { EngineInfo, ModelInfo } from 'attnscope';
 
-import type { Mode, PageLimit, Reply, RunResult, Sampling } from './protocol.js';
+import type { Mode, PageLimit, Reply, RunResult, Sampling, Stack } from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
@@ -12,11 +12,15 @@ export type ToolPane = 'next' | 'lens' | 'heads' | 'induction' | 'across' | 'com
 
 export interface Choice {
   text: string;
-  /** Cross-attention's second text: its tokens are the keys (mode 'cross'). */
+  /** Cross-attention's second text: its tokens are the keys (mode 'cross'); an encoder-decoder's target. */
   context: string;
+  /** The target's ids when the model generated it; null once the box is edited (its text is tokenized then). */
+  contextIds: number[] | null;
   /** The token ids the text stands for when they came from generation or a chosen candidate; null: the tokenizer's. */
   ids: number[] | null;
   mode: Mode;
+  /** Encoder-decoders: which maps the page shows (the text is the source, `context` the target). */
+  stack: Stack;
   /** From 0; the page shows them from 1. */
   layer: number;
   head: number;
@@ -90,7 +94,10 @@ export interface Data {
   generated: Generated | null;
   /** A panel's last error, by the request kind that failed. */
   errors: Partial<
-    Record<'across' | 'math' | 'compare' | 'intervene' | 'ablate' | 'cost' | 'next' | 'generate' | 'induction', string>
+    Record<
+      'across' | 'math' | 'compare' | 'intervene' | 'ablate' | 'cost' | 'next' | 'generate' | 'induction' | 'translate',
+      string
+    >
   >;
 }
 
@@ -102,8 +109,10 @@ export function initialState(): State {
   return {
     text: 'The cat sat on the mat because it was warm.',
     context: 'It was warm, so the cat slept on the mat.',
+    contextIds: null,
     ids: null,
     mode: 'model',
+    stack: 'cross',
     layer: 0,
     head: 0,
     token: null,

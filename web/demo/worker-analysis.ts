@@ -17,6 +17,8 @@ export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
   /** Whether it hid later keys; the parameter-free form's s (models scale each layer by its own 1/√d_k). */
   causal: boolean;
   scale?: number;
+  /** The layers of the stack the maps are of, where it is not the model's (an encoder-decoder's encoder). */
+  layers?: number;
 }
 
 export interface Session {

@@ -19,6 +19,7 @@ import {
   type Session,
 } from './worker-analysis.js';
 import { generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
+import { runPair, translate } from './worker-seq2seq.js';
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -71,7 +72,9 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
     id,
     kind: 'load',
     engine: info,
-    model: next.info,
+    // The page's language-model panes (next token, lens, generation) continue one text: an encoder-decoder's
+    // target is written from its source, by the target box's own Generate.
+    model: next.info.encoderDecoder ? { ...next.info, languageModel: false } : next.info,
     causal: next.info.causal,
     isolated: crossOriginIsolated,
     heapInUse: w.engine.memory().allocatedBytes,
@@ -86,6 +89,8 @@ function run(request: Request<'run'>): Reply<'run'> {
   let extra: Partial<RunResult> = {};
   if (mode === 'cross') {
     ({ kept, extra } = crossAttention(request, w));
+  } else if (mode === 'model' && w.model?.info.encoderDecoder) {
+    ({ kept, extra } = runPair(request, w));
   } else if (mode === 'model' && w.model?.info.languageModel) {
     ({ kept, extra } = runLanguageModel(request, w));
   } else if (mode === 'model') {
@@ -138,7 +143,7 @@ function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']):
   const labels = model ? labelsOf(model, kept.ids!) : kept.tokens;
   const lens = kept.logitLens;
   const n = kept.tokens.length;
-  const layers = model ? model.info.layers : kept.shape[0];
+  const layers = kept.layers ?? (model ? model.info.layers : kept.shape[0]);
   // The one copy of the maps this keystroke makes is the engine's, out of wasm; from here they move.
   return {
     id,
@@ -235,6 +240,7 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
   cost,
   next: (request) => next(request, w.kept(request.run, 'The next-token pane'), w),
   generate: (request) => generate(request, w.kept(request.run, 'Generate'), w),
+  translate: (request) => translate(request, w),
   stop: ({ id }) => {
     w.generation?.abort();
     return { id, kind: 'stop' };

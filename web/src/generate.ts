@@ -2,7 +2,14 @@
 // there), then one token at a time, drawn in
 // C++ (sampling.cpp: temperature, top-k, top-p, a seeded draw). Between tokens the loop yields
 // to the event loop (every few milliseconds), so a Worker can take a stop request; onToken sees each token's rows.
-import type { GenerateOptions, GenerateResult, GeneratedToken, ModelInfo } from './types.js';
+import type {
+  GenerateOptions,
+  GenerateResult,
+  GeneratedToken,
+  MapSet,
+  ModelInfo,
+  PairGenerateResult,
+} from './types.js';
 import { checkOptions, message, typeName } from './checks.js';
 import { type RawEngine, type RawGenerationHandle, type RawModelHandle, orThrow } from './raw.js';
 import { selfMaps } from './map-sets.js';
@@ -35,8 +42,8 @@ function whole(op: string, name: string, v: number, lo: number, hi: number): num
   return v;
 }
 
-/** The options, checked and with their defaults. */
-function optionsOf(op: string, options: GenerateOptions | undefined, info: ModelInfo) {
+/** The options, checked and with their defaults; `room`: the most tokens the generation may add. */
+function optionsOf(op: string, options: GenerateOptions | undefined, info: ModelInfo, room = info.maxTokens) {
   const o = checkOptions(op, options, GENERATE_OPTIONS) as GenerateOptions; // each typed option's type checked
   const temperature = o.temperature ?? 1;
   if (!Number.isFinite(temperature) || temperature < 0)
@@ -56,7 +63,7 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
   if (attentions !== true && attentions !== false && attentions !== 'rows')
     throw new Error(`${op}: attentions must be true, false or 'rows', got ${typeName(attentions)}`);
   return {
-    maxNewTokens: whole(op, 'maxNewTokens', o.maxNewTokens ?? 32, 1, info.maxTokens),
+    maxNewTokens: whole(op, 'maxNewTokens', o.maxNewTokens ?? Math.min(32, room), 1, room),
     sampling: { temperature, topK: whole(op, 'topK', o.topK ?? 0, 0, info.vocabSize), topP },
     seed: whole(op, 'seed', o.seed ?? 0, 0, Number.MAX_SAFE_INTEGER),
     stop,
@@ -93,6 +100,111 @@ const nextTask: () => Promise<void> = (() => {
       channel.port2.postMessage(null);
     });
 })();
+
+/**
+ * An encoder-decoder's generation: the source through the encoder once (in startPair), then the decoder token by token
+ * from its start token (and the forced BOS), as one-stack models generate. Its maps at the end are those of a
+ * teacher-forced run of the source and the whole target: the decoder is causal and reads the same memory, so they are
+ * the maps each token was generated with.
+ */
+export async function generatePair(
+  model: Generator,
+  handle: RawModelHandle,
+  engine: () => RawEngine,
+  newGeneration: () => RawGenerationHandle,
+  input: { source: string | ArrayLike<number> },
+  options: GenerateOptions | undefined,
+): Promise<PairGenerateResult> {
+  const op = 'generate';
+  const { info } = model;
+  if (!info.languageModel)
+    throw new Error(`${op}: ${info.name} (${info.architecture}) has no LM head to generate with`);
+  const start = [info.decoderStartTokenId!, ...(info.forcedBosTokenId === undefined ? [] : [info.forcedBosTokenId])];
+  const o = optionsOf(op, options, info, info.maxTokens - 1);
+  if (!model.hasTokenizer && o.stop.length)
+    throw new Error(`${op}: stop strings need text, and ${info.name}'s files hold no tokenizer AttnScope reads`);
+  const decode = (ids: ArrayLike<number>, skipSpecialTokens = false) =>
+    model.hasTokenizer ? model.decode(ids, { skipSpecialTokens }) : '';
+  const prepared = model.prepare(`${op}: source`, input.source);
+  const source = typeof prepared === 'string' ? orThrow(handle.tokenize(prepared)).ids : prepared;
+  const limit = Math.min(o.maxNewTokens + 1, info.maxTokens); // the start token and what it generates
+  const generation = newGeneration();
+  try {
+    orThrow(generation.startPair(handle, engine(), source, Int32Array.of(start[0]), o.seed, o.maps));
+    const target = [start[0]];
+    let yielded = performance.now();
+    let stopReason: PairGenerateResult['stopReason'] = 'maxNewTokens';
+    while (target.length < limit) {
+      if (o.signal?.aborted) {
+        stopReason = 'aborted';
+        break;
+      }
+      const forced = target.length < start.length ? start[target.length] : undefined;
+      const step = orThrow(
+        forced === undefined ? generation.step(engine(), o.sampling, undefined) : generation.append(engine(), forced),
+      );
+      target.push(step.id);
+      const text = decode(target.slice(1), true);
+      o.onToken?.({
+        id: step.id,
+        token: step.token,
+        position: target.length - 1,
+        text,
+        ...(step.rows && { rows: step.rows }),
+        ...(step.crossRows && { crossRows: step.crossRows }),
+      });
+      if (forced === undefined && o.stopAtEos && info.eosTokenIds.includes(step.id)) {
+        stopReason = 'eos';
+        break;
+      }
+      if (o.stop.some((s) => text.includes(s))) {
+        stopReason = 'stop';
+        break;
+      }
+      if (performance.now() - yielded >= YIELD_MS) {
+        await nextTask();
+        yielded = performance.now();
+      }
+    }
+    const run = orThrow(handle.runPair(engine(), source, Int32Array.from(target), {}));
+    const set = (
+      kind: MapSet['kind'],
+      causal: boolean,
+      rows: string[],
+      cols: string[],
+      t: { data: Float32Array; shape: number[] },
+    ): MapSet => ({
+      kind,
+      causal,
+      queryTokens: rows,
+      keyTokens: cols,
+      attentions: t.data,
+      shape: t.shape as MapSet['shape'],
+      layers: run.target.mapLayers,
+    });
+    const { source: s, target: t } = run;
+    return {
+      text: decode(target, true),
+      sourceTokens: s.tokens,
+      sourceIds: s.ids,
+      targetTokens: t.tokens,
+      targetIds: t.ids,
+      maps:
+        o.maps === 'none'
+          ? {}
+          : {
+              encoder: { ...set('self', false, s.tokens, s.tokens, s.attentions), layers: s.mapLayers },
+              decoder: set('self', true, t.tokens, t.tokens, t.attentions),
+              cross: set('cross', false, t.tokens, s.tokens, run.cross),
+            },
+      truncated: s.truncated,
+      stopReason,
+      seed: o.seed,
+    };
+  } finally {
+    generation.delete();
+  }
+}
 
 export async function generate(
   model: Generator,

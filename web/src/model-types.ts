@@ -29,7 +29,7 @@ export interface ModelInfo {
   headDim: number;
   /** A token sees only itself and the tokens before it (decoders). */
   causal: boolean;
-  /** Predicts the next token: {@link RunOptions.topK}, {@link RunOptions.logitLens} and {@link Model.generate}. */
+  /** Predicts the next token: {@link RunOptions.topK}, {@link RunOptions.logitLens} and {@link Model.(generate:1)}. */
   languageModel: boolean;
   /** How the model's files store its weights. */
   weightsDtype: 'f32' | 'f16' | 'bf16';
@@ -50,6 +50,8 @@ export interface ModelInfo {
   encoderMaxTokens?: number;
   /** Encoder-decoders: the decoder's first token (`decoder_start_token_id`), which a target text starts with. */
   decoderStartTokenId?: number;
+  /** Encoder-decoders: the token generation forces after the start token (`forced_bos_token_id`), when the model has one. */
+  forcedBosTokenId?: number;
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -262,10 +264,14 @@ export interface PairRunResult {
   sourceTokens: string[];
   /** The source's token ids. */
   sourceIds: Int32Array;
+  /** Per source token: is it a special token (`<s>`, `</s>`)? */
+  sourceSpecial: boolean[];
   /** The target's tokens as the decoder read them, its start token first. */
   targetTokens: string[];
   /** The target's token ids. */
   targetIds: Int32Array;
+  /** Per target token: is it a special token? */
+  targetSpecial: boolean[];
   /**
    * The three sets of maps: `encoder` (source × source), `decoder` (target × target, causal) and `cross` (target
    * queries × source keys, `[layers, heads, n_target, n_source]`).
@@ -285,7 +291,32 @@ export interface PairRunResult {
   logits?: Tensor;
 }
 
-/** Options of {@link Model.generate}. */
+/** What {@link Model.(generate:2)} returns: the source, the target it generated, and every map of both. */
+export interface PairGenerateResult {
+  /** The generated target as text (special tokens left out). */
+  text: string;
+  /** The source's tokens, special tokens included (after truncation to `info.encoderMaxTokens`). */
+  sourceTokens: string[];
+  /** The source's token ids. */
+  sourceIds: Int32Array;
+  /** The target's tokens: the decoder's start token (and any forced token), then every generated one. */
+  targetTokens: string[];
+  /** The target's token ids. */
+  targetIds: Int32Array;
+  /**
+   * The maps of the whole generation (with `attentions` other than `false`): `encoder`, `decoder` and `cross`, as
+   * {@link Model.(run:2)} gives them for this source and target.
+   */
+  maps: Partial<Pick<MapSets, 'encoder' | 'decoder' | 'cross'>>;
+  /** True when the source had more tokens than the encoder's positions and only the first ones ran. */
+  truncated: boolean;
+  /** Why it stopped: `maxNewTokens` reached, an end-of-text token, a `stop` string, or the `signal` aborted. */
+  stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted';
+  /** The seed the draws used: pass it again to get the same text. */
+  seed: number;
+}
+
+/** Options of {@link Model.(generate:1)} and {@link Model.(generate:2)}. */
 export interface GenerateOptions {
   /** Tokens to add, at most. Default 32; the prompt plus these must fit `info.maxTokens`. */
   maxNewTokens?: number;
@@ -320,7 +351,7 @@ export interface GenerateOptions {
   attentions?: boolean | 'rows';
 }
 
-/** A token {@link Model.generate} has just added. */
+/** A token {@link Model.(generate:1)} (or {@link Model.(generate:2)}) has just added. */
 export interface GeneratedToken {
   /** Its id in the vocabulary. */
   id: number;
@@ -332,9 +363,14 @@ export interface GeneratedToken {
   text: string;
   /** Its query row of every map, `[layers, heads, position + 1]`: what it attended to (unless `attentions: false`). */
   rows?: Float32Array;
+  /**
+   * Encoder-decoders: its query row of every cross-attention map, `[layers, heads, source tokens]`: where in the
+   * source it looked (unless `attentions: false`).
+   */
+  crossRows?: Float32Array;
 }
 
-/** What {@link Model.generate} returns: the whole sequence, prompt and generated. */
+/** What {@link Model.(generate:1)} returns: the whole sequence, prompt and generated. */
 export interface GenerateResult {
   /** The whole sequence as text (special tokens left out). */
   text: string;
@@ -463,6 +499,13 @@ export interface Model {
    * runs through the model alone, reading the keys and values kept for the tokens before it (a KV cache).
    */
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult>;
+  /**
+   * Encoder-decoder models: generates a target for the source (text or token ids). The encoder runs once; the
+   * decoder starts from its start token (and the model's `forced_bos_token_id`, forced next), reading the encoder's
+   * keys and values, projected once, and its own KV cache. `onToken` sees each token's rows of the decoder's and the
+   * cross-attention maps. Options as for one-stack models; `stop` strings and `stopAtEos` apply to the target.
+   */
+  generate(input: { source: string | ArrayLike<number> }, options?: GenerateOptions): Promise<PairGenerateResult>;
   /** Frees the model's weights. Later calls throw. */
   dispose(): void;
 }

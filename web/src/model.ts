@@ -7,6 +7,7 @@ import type {
   ModelInfo,
   ModelRunResult,
   MultiHeadParams,
+  PairGenerateResult,
   PairInput,
   PairRunResult,
   RunOptions,
@@ -14,7 +15,7 @@ import type {
   Tokenizer,
 } from './types.js';
 import { checkOptions, checkTensor, typeName } from './checks.js';
-import { generate } from './generate.js';
+import { generate, generatePair } from './generate.js';
 import { selfMaps } from './map-sets.js';
 import { summariesOf } from './analysis.js';
 import {
@@ -222,8 +223,10 @@ export class WasmModel implements Model {
     return {
       sourceTokens: source.tokens,
       sourceIds: source.ids,
+      sourceSpecial: source.special,
       targetTokens: target.tokens,
       targetIds: target.ids,
+      targetSpecial: target.special,
       maps: {
         encoder: set('self', false, source.tokens, source.tokens, source.attentions, source.mapLayers),
         decoder: set('self', true, target.tokens, target.tokens, target.attentions, target.mapLayers),
@@ -257,8 +260,29 @@ export class WasmModel implements Model {
     return orThrow(this.live('labels').labels(idsOf('labels', ids)));
   }
 
-  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult> {
-    return generate(this, this.live('generate'), this.engine, this.newGeneration, input, options);
+  generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult>;
+  generate(input: { source: string | ArrayLike<number> }, options?: GenerateOptions): Promise<PairGenerateResult>;
+  generate(
+    input: string | ArrayLike<number> | { source: string | ArrayLike<number> },
+    options?: GenerateOptions,
+  ): Promise<GenerateResult | PairGenerateResult> {
+    const handle = this.live('generate');
+    if (typeof input === 'object' && input !== null && 'source' in input && !('length' in input)) {
+      if (!this.info.encoderDecoder)
+        return Promise.reject(
+          new Error(
+            `generate: ${this.info.name} (${this.info.architecture}) is not an encoder-decoder model; { source } needs one such as BART`,
+          ),
+        );
+      return generatePair(this, handle, this.engine, this.newGeneration, input, options);
+    }
+    if (this.info.encoderDecoder)
+      return Promise.reject(
+        new Error(
+          `generate: ${this.info.name} (${this.info.architecture}) is an encoder-decoder model: generate({ source }) translates or summarizes a source`,
+        ),
+      );
+    return generate(this, handle, this.engine, this.newGeneration, input as string | ArrayLike<number>, options);
   }
 
   dispose(): void {

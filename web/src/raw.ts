@@ -53,6 +53,14 @@ export interface RawModelHandle {
   delete(): void;
 }
 
+/** A token a generation added, with its rows of the maps when kept (and of the cross-attention maps). */
+export interface RawStep {
+  id: number;
+  token: string;
+  rows?: Float32Array;
+  crossRows?: Float32Array;
+}
+
 /** A generation in progress (cpp/bindings/models.cpp): the KV cache and the maps' rows. */
 export interface RawGenerationHandle {
   start(
@@ -62,12 +70,23 @@ export interface RawGenerationHandle {
     seed: number,
     maps: 'none' | 'rows' | 'all',
   ): { error?: string };
+  /** An encoder-decoder's generation: the source through the encoder, once; the decoder starts from `target`. */
+  startPair(
+    model: RawModelHandle,
+    engine: RawEngine,
+    source: Int32Array,
+    target: Int32Array,
+    seed: number,
+    maps: 'none' | 'rows' | 'all',
+  ): { error?: string };
   /** `into`: a Float32Array of exactly the rows' length to write them into, rather than a new one. */
   step(
     engine: RawEngine,
     sampling: { temperature: number; topK: number; topP: number },
     into?: Float32Array,
-  ): { error: string } | { id: number; token: string; rows?: Float32Array };
+  ): { error: string } | RawStep;
+  /** Appends a given (forced) token. */
+  append(engine: RawEngine, id: number): { error: string } | RawStep;
   result():
     | { error: string }
     | {

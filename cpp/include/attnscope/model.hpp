@@ -36,6 +36,7 @@ struct ModelInfo {
   bool encoder_decoder = false;
   std::int64_t encoder_layers = 0, encoder_heads = 0, encoder_max_tokens = 0;
   std::int32_t decoder_start = -1;  // the decoder's first token (decoder_start_token_id)
+  std::int32_t forced_bos = -1;     // generation forces it after decoder_start (forced_bos_token_id), or -1
 };
 
 struct RunOptions {
@@ -130,6 +131,9 @@ class Generation {
   virtual Tensor last_rows() const = 0;
   // Every map of the whole sequence: [layers, heads, n, n] (empty unless GenerationMaps::all).
   virtual Tensor attentions() const = 0;
+  // Encoder-decoders: the newest token's row of every cross-attention map, [layers, heads, source tokens] (empty
+  // with GenerationMaps::none, and for one-stack models).
+  virtual Tensor last_cross_rows() const { return Tensor(); }
   // The prompt's leading tokens taken from the model's last run (its keys and values) rather than run again.
   virtual std::int64_t reused_tokens() const { return 0; }
 };
@@ -184,6 +188,12 @@ class Model {
   // A prompt that extends the last run's tokens starts from that run's keys and values (decoders).
   virtual std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids,
                                                std::uint64_t seed, GenerationMaps maps = GenerationMaps::all) const;
+  // Encoder-decoders: generates a target for `source` (truncated to the encoder's positions; the encoder runs once,
+  // here). The decoder starts from `target`: its start token, and any tokens forced after it. `maps` says what it
+  // keeps of the decoder's self-attention; each token's cross-attention rows come with them.
+  virtual std::unique_ptr<Generation> generate_pair(const Runtime& runtime, std::vector<std::int32_t> source,
+                                                    const std::vector<std::int32_t>& target, std::uint64_t seed,
+                                                    GenerationMaps maps = GenerationMaps::rows) const;
 
   // Language models: the next-token logits [rows, vocab] of final-normed hidden rows [rows, d_model], as a
   // run's `hidden` holds them (soft-capped where the model caps): one position's whole distribution without

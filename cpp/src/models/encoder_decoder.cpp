@@ -19,11 +19,35 @@ EncoderDecoderModel::EncoderDecoderModel(const Config& config, const Weights& we
   info_.encoder_heads = config.encoder->heads;
   info_.encoder_max_tokens = config.encoder->max_tokens;
   info_.decoder_start = config.decoder_start;
+  info_.forced_bos = config.forced_bos;
 }
 
 void EncoderDecoderModel::forward(const Runtime&, ModelRun&, const RunOptions&) const {
   throw Error("run: " + info_.name + " (" + info_.architecture +
               ") is an encoder-decoder model: run it on a source and a target, run({ source, target })");
+}
+
+std::unique_ptr<Generation> EncoderDecoderModel::generate(const Runtime&, const std::vector<std::int32_t>&,
+                                                          std::uint64_t, GenerationMaps) const {
+  throw Error("generate: " + info_.name + " (" + info_.architecture +
+              ") is an encoder-decoder model: it generates a target from a source");
+}
+
+std::unique_ptr<Generation> EncoderDecoderModel::generate_pair(const Runtime& rt, std::vector<std::int32_t> source,
+                                                               const std::vector<std::int32_t>& target,
+                                                               std::uint64_t seed, GenerationMaps maps) const {
+  if (!decoder_->config().language_model)
+    throw Error("generate: " + info_.name + " (" + info_.architecture +
+                ") has no LM head to generate with, as BartForConditionalGeneration has");
+  const ModelRun s = prepare_ids(std::move(source), encoder_->config().max_tokens, "the source");
+  RunOptions fused;  // the encoder's maps are not kept: attention runs fused
+  fused.map_layers = std::vector<std::int64_t>{};
+  fused.reuse_prefix = false;
+  const ModelRun encoded = encoder_->run_ids(rt, s.ids, fused);
+  const std::int64_t ns = static_cast<std::int64_t>(s.ids.size());
+  auto memory = std::make_shared<const Memory>(
+      decoder_->memory(rt, ConstMatrixMap(encoded.hidden.data.data(), ns, decoder_->config().d_model)));
+  return decoder_->generate(rt, target, seed, maps, std::move(memory));
 }
 
 MultiHeadParams EncoderDecoderModel::attention_weights(std::int64_t layer) const {

@@ -18,6 +18,11 @@ class EncoderDecoderModel final : public Model {
   using Model::run_pair;  // and from texts
   PairRun run_pair(const Runtime& runtime, std::vector<std::int32_t> source, std::vector<std::int32_t> target,
                    const RunOptions& options) const override;
+  std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
+                                       GenerationMaps maps) const override;
+  std::unique_ptr<Generation> generate_pair(const Runtime& runtime, std::vector<std::int32_t> source,
+                                            const std::vector<std::int32_t>& target, std::uint64_t seed,
+                                            GenerationMaps maps) const override;
   // The decoder's self-attention weights of layer `layer`.
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;

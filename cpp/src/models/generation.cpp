@@ -1,7 +1,8 @@
 // Generating with a decoder: the prompt runs once into the KV cache (or only its tokens past the last run's, whose
 // keys and values it takes), then each token adds one row per head. With GenerationMaps::all every token's rows
 // of the maps are kept (row i holds i + 1 keys: the maps' lower triangle), so the whole sequence's maps can be
-// given at any time; with ::rows only the newest token's.
+// given at any time; with ::rows only the newest token's. An encoder-decoder's decoder generates the same way, its
+// cross-attention reading the encoder's memory: each token's cross-attention rows come with its maps' rows.
 #include <algorithm>
 
 #include "attnscope/error.hpp"
@@ -15,12 +16,13 @@ namespace {
 class DecoderGeneration final : public Generation {
  public:
   DecoderGeneration(const TransformerModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
-                    std::uint64_t seed, GenerationMaps maps)
-      : m_(model), c_(model.config()), cache_(c_), rng_(seed), maps_(maps) {
+                    std::uint64_t seed, GenerationMaps maps, std::shared_ptr<const Memory> memory)
+      : m_(model), c_(model.config()), cache_(c_), rng_(seed), maps_(maps), memory_(std::move(memory)) {
     if (prompt.empty()) throw Error("generate: the prompt has no tokens; give it some text");
     check_room("generate", static_cast<std::int64_t>(prompt.size()));
     for (std::size_t i = 0; i < prompt.size(); ++i) check_id(prompt[i], i);
-    reused_ = m_.resume(prompt, cache_, maps_ == GenerationMaps::all ? &rows_ : nullptr);
+    // The last run had no memory: its keys and values are another sequence's.
+    reused_ = memory_ ? 0 : m_.resume(prompt, cache_, maps_ == GenerationMaps::all ? &rows_ : nullptr);
     ids_.assign(prompt.begin(), prompt.begin() + reused_);
     // Only ::all needs the prompt's rows; the others run it fused.
     run(rt, {prompt.begin() + reused_, prompt.end()}, maps_ == GenerationMaps::all);
@@ -59,6 +61,13 @@ class DecoderGeneration final : public Generation {
     return t;
   }
 
+  Tensor last_cross_rows() const override {
+    if (cross_last_.empty()) return Tensor();
+    Tensor t({c_.layers, c_.heads, memory_->length});
+    t.data.assign(cross_last_.begin(), cross_last_.end());
+    return t;
+  }
+
   Tensor attentions() const override {
     if (maps_ != GenerationMaps::all) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size()), maps = c_.layers * c_.heads;
@@ -90,10 +99,17 @@ class DecoderGeneration final : public Generation {
     const std::int64_t maps = with_maps ? c_.layers * c_.heads : 0;
     check_budget("generate", 4.0 * double(maps) * double(n) * double(total));
     std::vector<float> weights(static_cast<std::size_t>(maps * n * total));  // [layers, heads, n, total]
+    const std::int64_t m = memory_ ? memory_->length : 0;
+    std::vector<float> cross(static_cast<std::size_t>(maps * n * m));  // [layers, heads, n, m]
     Extras e;
     e.weights = with_maps ? weights.data() : nullptr;
+    e.memory = memory_.get();
+    e.cross_weights = with_maps && memory_ ? cross.data() : nullptr;
     const Matrix hidden = m_.extend(rt, cache_, ids.data(), n, e);
     last_.clear();
+    cross_last_.clear();
+    for (std::int64_t k = 0; k < maps && m > 0; ++k)  // the last token's row of each cross map
+      cross_last_.insert(cross_last_.end(), cross.begin() + (k * n + n - 1) * m, cross.begin() + (k * n + n) * m);
     for (std::int64_t i = 0; i < n && with_maps; ++i) {  // row p0 + i sees keys 0 .. p0 + i
       std::vector<float> row(static_cast<std::size_t>(maps * (p0 + i + 1)));
       for (std::int64_t m = 0; m < maps; ++m)
@@ -111,10 +127,12 @@ class DecoderGeneration final : public Generation {
   Cache cache_;
   sampling::Rng rng_;
   GenerationMaps maps_;
+  std::shared_ptr<const Memory> memory_;  // what cross-attention reads, or null
   std::int64_t reused_ = 0;
   std::vector<std::int32_t> ids_;
   std::vector<std::vector<float>> rows_;  // per token i: [layers, heads, i + 1] (GenerationMaps::all)
   std::vector<float> last_;               // the newest token's, when it was run with maps
+  std::vector<float> cross_last_;         // its cross-attention rows [layers, heads, m], with memory
   std::vector<float> logits_;             // after the last token [vocab]
 };
 
@@ -123,7 +141,15 @@ class DecoderGeneration final : public Generation {
 std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
                                                        std::uint64_t seed, GenerationMaps maps) const {
   if (!config_.language_model) return Model::generate(rt, ids, seed, maps);  // its error
-  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps);
+  if (config_.cross_attention) throw Error("generate: this decoder reads an encoder's output: generate_pair");
+  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps, nullptr);
+}
+
+std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
+                                                       std::uint64_t seed, GenerationMaps maps,
+                                                       std::shared_ptr<const Memory> memory) const {
+  if (!config_.language_model) return Model::generate(rt, ids, seed, maps);  // its error
+  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps, std::move(memory));
 }
 
 }  // namespace attnscope::transformer

@@ -127,6 +127,13 @@ std::unique_ptr<Generation> Model::generate(const Runtime&, const std::vector<st
               ") is not a language model; generate needs a decoder such as GPT-2, Llama, Qwen or Gemma");
 }
 
+std::unique_ptr<Generation> Model::generate_pair(const Runtime&, std::vector<std::int32_t>,
+                                                 const std::vector<std::int32_t>&, std::uint64_t,
+                                                 GenerationMaps) const {
+  throw Error("generate: " + info_.name + " (" + info_.architecture +
+              ") is not an encoder-decoder model; a source to generate from needs one such as BART");
+}
+
 Tensor Model::logits(const Runtime&, const Tensor&) const {
   throw Error("logits: " + info_.name + " (" + info_.architecture +
               ") is not a language model; logits needs a decoder such as GPT-2, Llama, Qwen or Gemma");

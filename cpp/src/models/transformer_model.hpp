@@ -63,6 +63,10 @@ class TransformerModel final : public Model {
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
                                        GenerationMaps maps) const override;
+  // A generation whose cross-attention reads `memory` (an encoder-decoder's decoder): it starts from `ids` alone,
+  // never from the last run, which had no memory.
+  std::unique_ptr<Generation> generate(const Runtime& runtime, const std::vector<std::int32_t>& ids, std::uint64_t seed,
+                                       GenerationMaps maps, std::shared_ptr<const Memory> memory) const;
   Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;
 
   const Config& config() const { return config_; }

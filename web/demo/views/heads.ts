@@ -117,10 +117,12 @@ export function headsView(page: Page): View {
       setProp(csvButton, 'disabled', !r?.summaries.length);
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
       if (r.mode === 'cross') {
+        const instead = s.model?.encoderDecoder
+          ? "choose the encoder's or the decoder's maps"
+          : 'choose "The model\'s learned heads"';
         note.textContent =
           "These measures (distance, previous token, the token itself) compare a query's position with its keys' in " +
-          "one text, and cross-attention's keys are the second text's tokens: choose \"The model's learned heads\" " +
-          'to measure each head.';
+          `one text, and cross-attention's keys are the second text's tokens: ${instead} to measure each head.`;
         body.replaceChildren();
         return;
       }

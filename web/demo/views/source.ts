@@ -2,7 +2,8 @@
 // time, what it reused of the previous run and why it was cut short, and the engine's build. Every change the
 // page makes to the text (a candidate added, a generation kept, shuffled words, a run's text) is one edit of
 // the part that differs, which the browser's undo takes back; the person's own typing is theirs.
-import type { Mode, RunResult } from '../protocol.js';
+import type { Mode, RunResult, Stack } from '../protocol.js';
+import { pairs } from '../requests.js';
 import type { State } from '../state.js';
 import { $, setProp, setText, type Page, type View } from './view.js';
 
@@ -15,6 +16,17 @@ function edits(e: KeyboardEvent): boolean {
 
 /** A text as a text box holds it: a box has no carriage returns (\r\n and \r become \n). */
 const boxed = (text: string) => text.replace(/\r\n?/g, '\n');
+
+const CONTEXT_LABEL = "Second text: its tokens are the keys (the map's columns)";
+const CONTEXT_NOTE =
+  "Cross-attention, as in a translation model: each token of the text above asks (its queries) and the second text's " +
+  "tokens answer (their keys and values), with this model's heads and each text's own hidden states. No causal mask " +
+  'applies across texts, nor rotary positions.';
+const TARGET_LABEL = 'Target: what the decoder reads, after its start token (the text above is the source)';
+const TARGET_NOTE =
+  'An encoder-decoder model: the source runs through the encoder once, and the target through the decoder, ' +
+  'teacher-forced, each of its tokens attending to the tokens before it and, through cross-attention, to the ' +
+  'source. Edit the target to ask what the model makes of another; "Generate the target" writes its own.';
 
 /** Characters of a generation in progress shown under the box. */
 const STREAMED = 1200;
@@ -82,7 +94,14 @@ export function sourceView(page: Page): View {
   for (const type of ['paste', 'cut', 'drop']) text.addEventListener(type, keep);
   text.addEventListener('beforeinput', () => editing || keep());
   const context = $<HTMLTextAreaElement>('context');
-  context.addEventListener('input', () => page.store.select({ context: context.value }));
+  context.addEventListener('input', () => page.store.select({ context: context.value, contextIds: null }));
+  const stacks = [...document.querySelectorAll<HTMLInputElement>('input[name=stack]')];
+  for (const radio of stacks)
+    radio.addEventListener('change', () => page.store.select({ stack: radio.value as Stack }));
+  $('translate').addEventListener('click', () => {
+    const s = page.store.get();
+    page.ask({ kind: 'translate', text: s.text, maxNewTokens: s.maxNewTokens });
+  });
   const radios = [...document.querySelectorAll<HTMLInputElement>('input[name=mode]')];
   for (const radio of radios) radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
   $('shuffle').addEventListener('click', () => {
@@ -117,7 +136,15 @@ export function sourceView(page: Page): View {
         });
       }
       for (const radio of radios) setProp(radio, 'checked', radio.value === s.mode);
-      setProp($('context-row'), 'hidden', s.mode !== 'cross');
+      // An encoder-decoder's target: the second box, its maps chosen by the stack radios.
+      const pair = pairs(s);
+      setProp($('context-row'), 'hidden', s.mode !== 'cross' && !pair);
+      setProp($('stack-row'), 'hidden', !pair);
+      setText($('context-label'), pair ? TARGET_LABEL : CONTEXT_LABEL);
+      const failed = pair ? s.errors.translate : undefined;
+      setText($('context-note'), failed ? `Generate the target: ${failed}` : pair ? TARGET_NOTE : CONTEXT_NOTE);
+      for (const radio of stacks) setProp(radio, 'checked', radio.value === s.stack);
+      setProp($<HTMLButtonElement>('translate'), 'disabled', !pair);
       if (context.value !== s.context && document.activeElement !== context) context.value = s.context;
       const name = $('model-name');
       if (s.loading.state === 'waiting') {
