@@ -158,13 +158,18 @@ def case(name, decoder, norm_first, activation, relative=None, layer_scale=False
     return out
 
 
-cases = [
-    case("decoder, post-LN, ReLU", True, False, "relu"),
-    case("decoder, pre-LN, GELU", True, True, "gelu"),
-    case("decoder, post-LN, relative bias (causal buckets)", True, False, "relu", relative=(8, 6)),
-    case("encoder, pre-LN, GELU, relative bias (bidirectional buckets), layer scale", False, True, "gelu",
-         relative=(8, 6), layer_scale=True),
-    case("decoder, pre-LN, layer scale", True, True, "relu", layer_scale=True),
-]
-(HERE / "blocks.json").write_text(json.dumps({"buckets": bucket_tables(), "cases": cases}) + "\n")
-print(f"wrote {HERE / 'blocks.json'}: {len(cases)} cases")
+def main():
+    cases = [
+        case("decoder, post-LN, ReLU", True, False, "relu"),
+        case("decoder, pre-LN, GELU", True, True, "gelu"),
+        case("decoder, post-LN, relative bias (causal buckets)", True, False, "relu", relative=(8, 6)),
+        case("encoder, pre-LN, GELU, relative bias (bidirectional buckets), layer scale", False, True, "gelu",
+             relative=(8, 6), layer_scale=True),
+        case("decoder, pre-LN, layer scale", True, True, "relu", layer_scale=True),
+    ]
+    (HERE / "blocks.json").write_text(json.dumps({"buckets": bucket_tables(), "cases": cases}) + "\n")
+    print(f"wrote {HERE / 'blocks.json'}: {len(cases)} cases")
+
+
+if __name__ == "__main__":
+    main()

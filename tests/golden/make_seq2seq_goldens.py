@@ -12,6 +12,11 @@ seq2seq.json holds, per case, a config.json, the checkpoint's tensors in Hugging
 nn.TransformerEncoderLayer and nn.TransformerDecoderLayer (whose in_proj stacks the checkpoint's q, k, v
 projections), with the family's embedding, positions and LM head around them:
 
+- T5 (T5ForConditionalGeneration), which no nn layer computes (unscaled attention plus a relative position bias),
+  in a float64 reference written out below from T5's definition: RMS norm without bias before each sublayer, the
+  bucketed relative bias of block 0 in every self-attention layer of its stack (none in cross-attention), ReLU or
+  gated GELU (gelu_new), the final norm of each stack, and the head tied to the shared embedding reading the hidden
+  state × d_model^-0.5, or untied. The buckets are make_block_goldens.py's, held to T5's own float32 code there.
 - BART (BartForConditionalGeneration): the shared embedding (× √d_model when scale_embedding), learned positions
   read at position + 2, a LayerNorm of the embeddings in each stack, post-LN blocks with GELU and eps 1e-5, the LM
   head tied to the shared embedding plus final_logits_bias.
@@ -22,6 +27,8 @@ import pathlib
 import struct
 
 import torch
+
+from make_block_goldens import relative_bucket
 
 HERE = pathlib.Path(__file__).resolve().parent
 torch.manual_seed(20261128)
@@ -163,6 +170,119 @@ def bart(name, scale_embedding, tied_names):
             "cross": t(torch.stack(cross_maps)), "logits": t(logits), "greedy": greedy}
 
 
+def t5(name, gated, tied):
+    """T5 in the float64 reference below (no nn layer computes T5's unscaled attention with its relative bias)."""
+    vocab, d, heads, dkv, ff, enc_layers, dec_layers, buckets, max_distance = 50, 16, 4, 4, 24, 2, 3, 8, 20
+    config = {
+        "architectures": ["T5ForConditionalGeneration"], "model_type": "t5", "vocab_size": vocab, "d_model": d,
+        "d_kv": dkv, "d_ff": ff, "num_layers": enc_layers, "num_decoder_layers": dec_layers, "num_heads": heads,
+        "relative_attention_num_buckets": buckets, "relative_attention_max_distance": max_distance,
+        "layer_norm_epsilon": 1e-6, "feed_forward_proj": "gated-gelu" if gated else "relu",
+        "tie_word_embeddings": tied, "decoder_start_token_id": 0, "eos_token_id": 1, "pad_token_id": 0,
+        "is_encoder_decoder": True, "n_positions": 32,
+    }
+    f64 = torch.float64
+    state = {}
+
+    def param(name, *shape, scale=0.4, around=0.0):
+        state[name] = torch.randn(*shape, dtype=f64) * scale + around
+        return state[name]
+
+    param("shared.weight", vocab, d, scale=1.0)
+    if not tied:
+        param("lm_head.weight", vocab, d)
+    inner = heads * dkv
+    for stack, layers in (("encoder", enc_layers), ("decoder", dec_layers)):
+        param(f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight", buckets, heads, scale=1.0)
+        param(f"{stack}.final_layer_norm.weight", d, scale=0.2, around=1.0)
+        for i in range(layers):
+            b = f"{stack}.block.{i}.layer."
+            names = [("0.SelfAttention", True)] + ([("1.EncDecAttention", True)] if stack == "decoder" else [])
+            for sub, _ in names:
+                for w, shape in (("q", (inner, d)), ("k", (inner, d)), ("v", (inner, d)), ("o", (d, inner))):
+                    param(f"{b}{sub}.{w}.weight", *shape)
+                param(f"{b}{sub.split('.')[0]}.layer_norm.weight", d, scale=0.2, around=1.0)
+            f = "2" if stack == "decoder" else "1"
+            for w in (["wi_0", "wi_1"] if gated else ["wi"]):
+                param(f"{b}{f}.DenseReluDense.{w}.weight", ff, d)
+            param(f"{b}{f}.DenseReluDense.wo.weight", d, ff)
+            param(f"{b}{f}.layer_norm.weight", d, scale=0.2, around=1.0)
+
+    def rms(x, w):  # T5LayerNorm: no mean, no bias
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    def gelu_new(x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+    def attention(x, kv, p, bias, causal):
+        """Unscaled softmax(q·kᵀ + bias)·v per head, as T5Attention; returns the output and the weights [H, n, m]."""
+        split = lambda y: y.view(y.shape[0], heads, dkv).transpose(0, 1)
+        q, k, v = (split(t @ state[f"{p}.{w}.weight"].T) for t, w in ((x, "q"), (kv, "k"), (kv, "v")))
+        scores = q @ k.transpose(-1, -2)
+        if bias is not None:
+            scores = scores + bias
+        if causal:
+            n = x.shape[0]
+            scores = scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), float("-inf"))
+        w = torch.softmax(scores, -1)
+        out = (w @ v).transpose(0, 1).reshape(x.shape[0], inner) @ state[f"{p}.o.weight"].T
+        return out, w
+
+    def position_bias(stack, n, bidirectional):
+        pos = torch.arange(n)
+        bucket = relative_bucket(pos[None, :] - pos[:, None], bidirectional, buckets, max_distance)
+        table = state[f"{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight"]
+        return table[bucket].permute(2, 0, 1)  # [heads, n, n]
+
+    def ffn(x, b):
+        if gated:
+            h = gelu_new(x @ state[f"{b}.DenseReluDense.wi_0.weight"].T) * (x @ state[f"{b}.DenseReluDense.wi_1.weight"].T)
+        else:
+            h = torch.relu(x @ state[f"{b}.DenseReluDense.wi.weight"].T)
+        return h @ state[f"{b}.DenseReluDense.wo.weight"].T
+
+    source = torch.tensor([13, 27, 5, 42, 19, 8, 33, 1])
+    enc_maps = []
+    x = state["shared.weight"][source]
+    bias = position_bias("encoder", len(source), True)
+    for i in range(enc_layers):
+        b = f"encoder.block.{i}.layer."
+        a, w = attention(rms(x, state[f"{b}0.layer_norm.weight"]), rms(x, state[f"{b}0.layer_norm.weight"]),
+                         f"{b}0.SelfAttention", bias, False)
+        enc_maps.append(w)
+        x = x + a
+        x = x + ffn(rms(x, state[f"{b}1.layer_norm.weight"]), f"{b}1")
+    memory = rms(x, state["encoder.final_layer_norm.weight"])
+
+    def decode(target, maps=None):
+        x = state["shared.weight"][target]
+        bias = position_bias("decoder", len(target), False)
+        for i in range(dec_layers):
+            b = f"decoder.block.{i}.layer."
+            h = rms(x, state[f"{b}0.layer_norm.weight"])
+            a, w = attention(h, h, f"{b}0.SelfAttention", bias, True)
+            x = x + a
+            c, cw = attention(rms(x, state[f"{b}1.layer_norm.weight"]), memory, f"{b}1.EncDecAttention", None, False)
+            x = x + c
+            x = x + ffn(rms(x, state[f"{b}2.layer_norm.weight"]), f"{b}2")
+            if maps is not None:
+                maps[0].append(w)
+                maps[1].append(cw)
+        h = rms(x, state["decoder.final_layer_norm.weight"])
+        return h * d**-0.5 @ state["shared.weight"].T if tied else h @ state["lm_head.weight"].T
+
+    target = torch.tensor([0, 21, 7, 44, 9, 3])
+    maps = ([], [])
+    logits = decode(target, maps)
+    greedy = [0]
+    while len(greedy) < 10:
+        greedy.append(int(decode(torch.tensor(greedy))[-1].argmax()))
+    return {"name": name, "config": config, "state": {k: t(v) for k, v in state.items()},
+            "source": source.tolist(), "target": target.tolist(),
+            "encoder": t(torch.stack(enc_maps)), "decoder": t(torch.stack(maps[0])),
+            "cross": t(torch.stack(maps[1])), "logits": t(logits), "greedy": greedy}
+
+
 def write_checkpoint(case, folder):
     """The case's config.json and model.safetensors (F32), as the Hub lays them out: what docs/api.md loads."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -181,6 +301,8 @@ def write_checkpoint(case, folder):
 cases = [
     bart("BART", scale_embedding=False, tied_names=False),
     bart("BART, scaled embeddings, tied names kept", scale_embedding=True, tied_names=True),
+    t5("T5 (t5-small's layout: ReLU, tied head)", gated=False, tied=True),
+    t5("Flan-T5 (gated GELU, untied head)", gated=True, tied=False),
 ]
 (HERE / "seq2seq.json").write_text(json.dumps({"cases": cases}) + "\n")
 write_checkpoint(cases[0], HERE / "seq2seq" / "bart")

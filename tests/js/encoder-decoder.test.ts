@@ -1,6 +1,6 @@
-// Encoder-decoder models (BART) through the package: random checkpoints in the Hub's names and layout, held to
-// PyTorch's own encoder and decoder layers (tests/golden/make_seq2seq_goldens.py), and texts tokenized as Hugging
-// Face's tokenizers do (a byte-level BPE tokenizer.json with BART's RobertaProcessing, against
+// Encoder-decoder models (BART, T5) through the package: random checkpoints in the Hub's names and layout, held to
+// float64 references (tests/golden/make_seq2seq_goldens.py: PyTorch's own encoder and decoder layers for BART, T5's
+// definition written out for T5), and texts tokenized as Hugging Face's tokenizers do (a byte-level BPE tokenizer.json with BART's RobertaProcessing, against
 // @huggingface/tokenizers).
 import { Tokenizer as Reference } from '@huggingface/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,11 +28,11 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
   afterAll(() => engine.dispose());
 
   it.each(goldens.map((g) => [g.name, g] as const))(
-    '%s: every encoder, decoder and cross-attention map and the logits match PyTorch within 1e-4',
+    '%s: every encoder, decoder and cross-attention map and the logits match the reference within 1e-4',
     async (_, g) => {
       const model = await engine.loadModel({ files: filesOf(g) });
       expect(model.info).toMatchObject({
-        architecture: 'BartForConditionalGeneration',
+        architecture: (g.config.architectures as string[])[0],
         encoderDecoder: true,
         encoderLayers: 2,
         encoderHeads: 4,
@@ -41,9 +41,10 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
         heads: 4,
         causal: true,
         languageModel: true,
-        decoderStartTokenId: 2,
-        eosTokenIds: [2],
+        decoderStartTokenId: g.config.decoder_start_token_id,
+        eosTokenIds: [g.config.eos_token_id],
       });
+      expect(model.info.forcedBosTokenId).toBe(g.config.forced_bos_token_id);
       const r = model.run({ source: g.source, target: g.target }, { returnLogits: true, topK: 2 });
       expect(Array.from(r.sourceIds)).toEqual(g.source);
       expect(Array.from(r.targetIds)).toEqual(g.target);
@@ -94,7 +95,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
   });
 
   it.each(goldens.map((g) => [g.name, g] as const))(
-    "%s: greedy generation is PyTorch's; each token's rows are a run's, and the maps a run's",
+    "%s: greedy generation is the reference's; each token's rows are a run's, and the maps a run's",
     async (_, g) => {
       const model = await engine.loadModel({ files: filesOf(g) });
       const tokens: Array<{ position: number; rows?: Float32Array; crossRows?: Float32Array }> = [];
@@ -102,7 +103,8 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
         { source: g.source },
         { maxNewTokens: g.greedy.length - 1, temperature: 0, stopAtEos: false, onToken: (t) => tokens.push(t) },
       );
-      // The start token, the forced BOS (forced_bos_token_id), then the likeliest token each step, as in PyTorch.
+      // The start token, the forced BOS where the model has one (BART's forced_bos_token_id), then the likeliest
+      // token each step, as in the reference.
       expect(Array.from(r.targetIds)).toEqual(g.greedy);
       expect(r.stopReason).toBe('maxNewTokens');
       expect(tokens.map((t) => t.position)).toEqual(g.greedy.slice(1).map((_, i) => i + 1));
@@ -131,7 +133,8 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       const again = await model.generate({ source: g.source }, { maxNewTokens: 6, seed: 7, attentions: false });
       expect(again.targetIds).toEqual(sampled.targetIds);
       expect(sampled.maps).toEqual({});
-      if (sampled.stopReason === 'eos') expect(sampled.targetIds[sampled.targetIds.length - 1]).toBe(2);
+      if (sampled.stopReason === 'eos')
+        expect(sampled.targetIds[sampled.targetIds.length - 1]).toBe(g.config.eos_token_id);
       model.dispose();
     },
   );

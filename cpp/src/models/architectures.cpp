@@ -64,6 +64,7 @@ const Row kRows[] = {
   // Encoder-decoders: every size field is required too.
   {"BartForConditionalGeneration",   "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
+  {"T5ForConditionalGeneration",     "t5",          Family::t5,    Bias::none,           Windows::none,        false, false,  false,  32128,  512,   2048,  6,     8,    0, 64,      512,    0,    1e-6, "relu"},
 };
 // clang-format on
 
@@ -412,6 +413,50 @@ Config read_bart(const Row& row, const Json& c, const Json* generation) {
   return k;
 }
 
+// T5: pre-norm blocks with RMS norm and no biases, no 1/√d scaling, a relative position bias per stack (layer 0's
+// table, shared by its layers; none in cross-attention), ReLU or gated FFN (feed_forward_proj), and a head tied to the
+// shared embedding reading the hidden state × d_model^-0.5 (an untied head reads it as it is).
+Config read_t5(const Row& row, const Json& c, const Json* generation) {
+  const std::int64_t d = optional_int(c, "d_model", row.hidden, 1, 65536);
+  const std::int64_t heads = optional_int(c, "num_heads", row.heads, 1, 1024);
+  const std::int64_t head_dim = optional_int(c, "d_kv", row.head_dim, 1, 4096);
+  const std::string proj = optional_string(c, "feed_forward_proj", row.activation);
+  const bool gated = proj.rfind("gated-", 0) == 0;
+  const std::string act = gated ? proj.substr(6) : proj;
+  const auto stack = [&](std::int64_t layers) {
+    Config k;
+    k.layers = layers, k.heads = k.kv_heads = heads, k.head_dim = head_dim, k.d_model = d;
+    k.ffn = optional_int(c, "d_ff", row.ffn, 1, 1 << 20);
+    k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+    // Relative positions have no table to run out of: the page's own limits apply.
+    k.max_tokens = optional_int(c, "n_positions", row.max_positions, 1, 1'000'000);
+    k.eps = static_cast<float>(optional_number(c, "layer_norm_epsilon", row.eps, 0, 1));
+    k.norm = Norm::rms;
+    k.gated = gated;
+    k.act = activation_of(act == "gelu" ? "gelu_new" : act);  // transformers reads "gated-gelu" as gelu_new
+    k.positions = Positions::relative;
+    k.relative_buckets = optional_int(c, "relative_attention_num_buckets", 32, 2, 4096);
+    k.relative_max_distance = optional_int(c, "relative_attention_max_distance", 128, 2, 1'000'000);
+    k.scale = 1.0f;
+    k.window.assign(static_cast<std::size_t>(layers), 0);
+    return k;
+  };
+  const std::int64_t layers = optional_int(c, "num_layers", row.layers, 1, 256);
+  auto encoder = std::make_shared<Config>(stack(layers));
+  encoder->causal = encoder->language_model = false;
+  Config k = stack(optional_int(c, "num_decoder_layers", layers, 1, 256));
+  k.causal = k.cross_attention = k.language_model = true;
+  k.tied = optional_bool(c, "tie_word_embeddings", true);
+  if (k.tied) k.head_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const Json& g = generation && generation->is_object() ? *generation : c;
+  k.decoder_start =
+      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 0, k.vocab), k.vocab);
+  encoder->architecture = row.architecture;
+  encoder->family = row.family;
+  k.encoder = std::move(encoder);
+  return k;
+}
+
 // The text model's part of a Gemma 3 image-text checkpoint: its config is text_config.
 const Json& text_config(const Row& row, const Json& c) {
   if (std::string(row.architecture) != "Gemma3ForConditionalGeneration") return c;
@@ -472,6 +517,9 @@ Config read_config(const std::string& architecture, const Json& config, const Js
       break;
     case Family::bart:
       k = read_bart(*row, c, generation);
+      break;
+    case Family::t5:
+      k = read_t5(*row, c, generation);
       break;
   }
   k.architecture = architecture;

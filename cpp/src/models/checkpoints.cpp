@@ -308,6 +308,56 @@ Weights read_bart_weights(const Config& k, const WeightStore& w) {
   return m;
 }
 
+// One stack of T5 ("encoder" or "decoder"): blocks of sublayers layer.0 (self-attention), layer.1 (cross-attention,
+// the decoder's) and the FFN after them, each with the RMS norm before it; block 0's relative_attention_bias serves
+// the stack's every layer.
+Weights read_t5_stack(const Config& k, const WeightStore& w, const std::string& p, const Weight& embed) {
+  Weights m;
+  const std::int64_t d = k.d_model, width = k.heads * k.head_dim;
+  m.embed = embed;
+  m.relative_bias =
+      w.read(p + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight", {k.relative_buckets, k.heads});
+  m.final_norm = w.read(p + ".final_layer_norm.weight", {d});
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = p + ".block." + std::to_string(l) + ".layer.";
+    Block B;
+    B.attn_norm = w.read(b + "0.layer_norm.weight", {d});
+    B.wq = w.linear(b + "0.SelfAttention.q.weight", d, width);
+    B.wk = w.linear(b + "0.SelfAttention.k.weight", d, width);
+    B.wv = w.linear(b + "0.SelfAttention.v.weight", d, width);
+    B.wo = w.linear(b + "0.SelfAttention.o.weight", width, d);
+    const std::string ffn = b + (k.cross_attention ? "2." : "1.");
+    if (k.cross_attention) {
+      B.cross_norm = w.read(b + "1.layer_norm.weight", {d});
+      B.wcq = w.linear(b + "1.EncDecAttention.q.weight", d, width);
+      B.wck = w.linear(b + "1.EncDecAttention.k.weight", d, width);
+      B.wcv = w.linear(b + "1.EncDecAttention.v.weight", d, width);
+      B.wco = w.linear(b + "1.EncDecAttention.o.weight", width, d);
+    }
+    B.ffn_norm = w.read(ffn + "layer_norm.weight", {d});
+    if (k.gated) {
+      B.w_gate = w.linear(ffn + "DenseReluDense.wi_0.weight", d, k.ffn);
+      B.w_up = w.linear(ffn + "DenseReluDense.wi_1.weight", d, k.ffn);
+    } else {
+      B.w_up = w.linear(ffn + "DenseReluDense.wi.weight", d, k.ffn);
+    }
+    B.w_down = w.linear(ffn + "DenseReluDense.wo.weight", k.ffn, d);
+    m.blocks.push_back(std::move(B));
+  }
+  return m;
+}
+
+// T5: the shared embedding (or its tied copy), both stacks, and lm_head where the head is not tied.
+Weights read_t5_weights(const Config& k, const WeightStore& w) {
+  const std::string shared = w.contains("shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
+  const Weight embed = w.matrix(shared, k.vocab, k.d_model, /*transposed=*/true);
+  Weights m = read_t5_stack(k, w, "decoder", embed);
+  m.encoder = std::make_shared<Weights>(read_t5_stack(*k.encoder, w, "encoder", embed));
+  m.dtype = w.dtype(shared);
+  if (!k.tied) m.lm_head = w.matrix("lm_head.weight", k.vocab, k.d_model, /*transposed=*/true);
+  return m;
+}
+
 }  // namespace
 
 Weights read_weights(const Config& config, const WeightStore& store) {
@@ -322,6 +372,8 @@ Weights read_weights(const Config& config, const WeightStore& store) {
       return read_use_lite_weights(config, store);
     case Family::bart:
       return read_bart_weights(config, store);
+    case Family::t5:
+      return read_t5_weights(config, store);
     case Family::llama:
     case Family::phi3:
       break;

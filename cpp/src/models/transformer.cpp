@@ -178,7 +178,8 @@ void TransformerModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const
 }
 
 Matrix TransformerModel::logits(const Runtime& rt, const Matrix& normed) const {
-  Matrix out = linear(rt, normed, w_.head(), w_.logits_bias);
+  Matrix out = config_.head_scale == 1.0f ? linear(rt, normed, w_.head(), w_.logits_bias)
+                                          : linear(rt, normed * config_.head_scale, w_.head(), w_.logits_bias);
   if (config_.final_softcap > 0.0f) out = (out.array() / config_.final_softcap).tanh() * config_.final_softcap;
   return out;
 }

@@ -19,7 +19,8 @@
 //               h = pre or sandwich ? norm_ffn(x) : x
 //               f = gated ? act(h·Wg) ⊙ (h·Wu) : act(h·Wu (+bu));  f = f·Wd (+bd)
 //               f = post_ffn_norm(f) when sandwiched;  f = γ_ffn ⊙ f;  x = x + f;  x = norm_ffn(x) when post
-//   language models: logits = cap(norm_final(x) · Eᵀ)   E: the LM head, or the embedding when tied
+//   language models: logits = cap(norm_final(x) · head_scale · Eᵀ + logits_bias)   E: the LM head, or the embedding
+//                    when tied
 //   encoders:        embedding = the pooler's reduction of x, where the model has one
 #pragma once
 
@@ -40,7 +41,7 @@ namespace transformer {
 
 // How a checkpoint names its tensors: one reader each (checkpoints.cpp). Phi-3 is the Llama family's names with
 // q, k, v stacked in one tensor.
-enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart };
+enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, t5 };
 enum class Norm { layer, rms };  // LayerNorm (GPT-2, BERT, USE-lite) or RMSNorm
 // Where a block normalizes: before attention and FFN (pre), after each residual sum (post: BERT's
 // x = norm(x + a)), or before and on the sublayer's output too (sandwich: Gemma 2, 3).
@@ -88,6 +89,7 @@ struct Config {
   float attn_softcap = 0.0f;           // > 0: scores become cap · tanh(score / cap) (Gemma 2)
   float final_softcap = 0.0f;          // > 0: the same on the logits
   float embed_scale = 1.0f;            // Gemma: √d_model
+  float head_scale = 1.0f;             // the final hidden state × this before the LM head (T5 tied: d^-0.5)
   std::vector<std::int64_t> window;    // per layer: 0 = full attention, else the sliding window's width
   bool tied = false;                   // the LM head is the embedding table
   bool stacked = false;                // Phi-3: qkv_proj holds q, k, v and gate_up_proj gate, up, stacked by rows
