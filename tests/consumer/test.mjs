@@ -2,8 +2,9 @@
 // (checked verbatim). The project is packed (npm pack), the tarball installed into a copy of this app,
 // built with `vite build`, served with `vite preview` (and the dev server) and opened in Chromium:
 // every map drawn must be the library's own values, computed here in Node from the installed package.
-// Then once more without COOP/COEP (one thread, and info().reason says why), once with the default
-// model opted in, and a page that creates engines on its main thread for the one-time warnings.
+// Then once more without COOP/COEP (one thread, info().reason says why, and the console says so once), once
+// with the default model opted in, and a page that creates engines on its main thread for the one-time
+// warnings and note.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
@@ -135,13 +136,15 @@ await check('node.mjs: the default model in Node, from the installed package', (
   assert(out.includes(`'▁The', '▁cat'`) && out.includes(`[ 2, 4, ${T}, ${T} ]`), out);
 });
 
-/** The maps a page drew, with what it says, the .wasm it fetched, its headers, errors and warnings. */
+/** The maps a page drew, with what it says, the .wasm it fetched, its headers, errors, warnings and notes. */
 async function open(browser, url, figures) {
   const page = await browser.newPage();
-  const seen = { errors: [], warnings: [], wasm: [] };
+  const seen = { errors: [], warnings: [], notes: [], wasm: [] };
   const favicon = (url) => url.endsWith('/favicon.ico'); // the browser's own request: the app has none
+  // A dedicated worker's console lands here too (the app's engine is in one).
   page.on('console', (m) => {
     if (m.type() === 'warning') seen.warnings.push(m.text());
+    if (m.type() === 'info' && m.text().startsWith('attnscope:')) seen.notes.push(m.text());
     if (m.type() === 'error' && !favicon(m.location().url)) seen.errors.push(m.text());
   });
   page.on('pageerror', (e) => seen.errors.push(String(e)));
@@ -194,6 +197,12 @@ function productionHeaders() {
 const browser = await launch();
 const servers = [];
 const NOT_ISOLATED = 'SharedArrayBuffer unavailable: the page is not cross-origin isolated';
+/** The note a page without COOP/COEP gets once, when the default wanted its threads (the cores, at most 4). */
+const DEFAULT_THREADS = (cores) =>
+  new RegExp(
+    `^attnscope: engines here run on one thread, not the ${Math.min(cores, 4)} they would by default: ${NOT_ISOLATED} ` +
+      '\\(it needs the headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp\\)',
+  );
 const plain = join(work, 'plain');
 cpSync(join(app, 'dist'), join(plain, 'dist'), { recursive: true });
 const targets = [
@@ -234,6 +243,10 @@ for (const [name, isolated, start] of targets) {
     if (!isolated && page.cores > 1)
       assert(map.reason.startsWith(`one thread, not ${page.cores} by default`), map.reason);
     if (!isolated) assert(map.reason.includes(NOT_ISOLATED), map.reason);
+    // The default's threads refused by the page's headers: said once on the console, naming the headers.
+    if (!isolated && page.cores > 1)
+      assert(page.notes.length === 1 && DEFAULT_THREADS(page.cores).test(page.notes[0]), page.notes.join('\n'));
+    else assert(page.notes.length === 0, `notes: ${page.notes.join('\n')}`);
     if (isolated)
       for (const [k, v] of Object.entries(COOP_COEP)) assert(page.headers[k] === v, `${k}: ${page.headers[k]}`);
   });
@@ -252,34 +265,47 @@ writeFileSync(join(site, 'index.html'), '<!doctype html><title>main thread</titl
 symlinkSync(join(app, 'node_modules/attnscope/dist'), join(site, 'attnscope'));
 for (const isolated of [true, false]) {
   const name = isolated ? 'main thread, cross-origin isolated' : 'main thread, not isolated';
-  await check(`${name}: one warning, however many engines; the default model only when imported`, async () => {
-    const server = await serve(isolated, site);
-    servers.push(server);
-    const page = await browser.newPage();
-    const warnings = [];
-    page.on('console', (m) => m.type() === 'warning' && m.text().startsWith('attnscope:') && warnings.push(m.text()));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    const result = await page.evaluate(async () => {
-      const { createEngine } = await import('/attnscope/browser.js');
-      const engines = [await createEngine({ threads: 2 }), await createEngine({ threads: 2 })];
-      const info = engines[0].info();
-      const refused = await engines[0].loadModel('default').catch((e) => e.message);
-      await import('/attnscope/models/default.js');
-      const tokens = (await engines[0].loadModel('default')).run('The cat sat on the mat.').tokens;
-      for (const e of engines) e.dispose();
-      return { info, refused, tokens };
-    });
-    await page.close();
-    const expected = isolated
-      ? /^attnscope: the threaded build 'relaxed-simd-threads' was created on the page's main thread/
-      : new RegExp(`^attnscope: 2 threads were asked for, but this engine runs on one: ${NOT_ISOLATED}`);
-    assert(warnings.length === 1 && expected.test(warnings[0]), warnings.join('\n'));
-    assert(result.info.build === (isolated ? 'relaxed-simd-threads' : 'relaxed-simd'), result.info.build);
-    if (!isolated)
-      assert(result.info.reason.startsWith(`one thread, not 2 asked for: ${NOT_ISOLATED}`), result.info.reason);
-    assert(/the default model is opt-in.*import 'attnscope\/models\/default'/.test(result.refused), result.refused);
-    assert(result.tokens.join(' ') === modelRun.tokens.join(' '), result.tokens.join(' '));
-  });
+  await check(
+    `${name}: one warning (and, not isolated, one note) however many engines; the default model only when imported`,
+    async () => {
+      const server = await serve(isolated, site);
+      servers.push(server);
+      const page = await browser.newPage();
+      const warnings = [];
+      const notes = [];
+      page.on('console', (m) => {
+        if (!m.text().startsWith('attnscope:')) return;
+        if (m.type() === 'warning') warnings.push(m.text());
+        if (m.type() === 'info') notes.push(m.text());
+      });
+      await page.goto(`http://127.0.0.1:${server.address().port}/`);
+      const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+      const result = await page.evaluate(async () => {
+        const { createEngine } = await import('/attnscope/browser.js');
+        // Two with threads asked for, two with the default.
+        const engines = [await createEngine({ threads: 2 }), await createEngine({ threads: 2 })];
+        engines.push(await createEngine(), await createEngine());
+        const info = engines[0].info();
+        const refused = await engines[0].loadModel('default').catch((e) => e.message);
+        await import('/attnscope/models/default.js');
+        const tokens = (await engines[0].loadModel('default')).run('The cat sat on the mat.').tokens;
+        for (const e of engines) e.dispose();
+        return { info, refused, tokens };
+      });
+      await page.close();
+      const expected = isolated
+        ? /^attnscope: the threaded build 'relaxed-simd-threads' was created on the page's main thread/
+        : new RegExp(`^attnscope: 2 threads were asked for, but this engine runs on one: ${NOT_ISOLATED}`);
+      assert(warnings.length === 1 && expected.test(warnings[0]), warnings.join('\n'));
+      if (!isolated && cores > 1) assert(notes.length === 1 && DEFAULT_THREADS(cores).test(notes[0]), notes.join('\n'));
+      else assert(notes.length === 0, `notes: ${notes.join('\n')}`);
+      assert(result.info.build === (isolated ? 'relaxed-simd-threads' : 'relaxed-simd'), result.info.build);
+      if (!isolated)
+        assert(result.info.reason.startsWith(`one thread, not 2 asked for: ${NOT_ISOLATED}`), result.info.reason);
+      assert(/the default model is opt-in.*import 'attnscope\/models\/default'/.test(result.refused), result.refused);
+      assert(result.tokens.join(' ') === modelRun.tokens.join(' '), result.tokens.join(' '));
+    },
+  );
 }
 
 await browser.close();

@@ -1,8 +1,8 @@
 // The workspace itself, in the production page: every pane on a 1400 × 900 desktop screen
 // (no page scroll) and on a 390 × 844 phone (stacked, no sideways scroll), each screenshotted;
-// no pane blank before it has run; the first-run hints; split panes by mouse and keyboard;
-// the keyboard over layers, heads and tokens; the URL keeping the state; and 2,048 tokens
-// zoomed and panned, with the frame times measured (requestAnimationFrame) and reported.
+// no pane blank before it has run; the first-run hints; the About panel; split panes by mouse
+// and keyboard; the keyboard over layers, heads and tokens; the URL keeping the state; and
+// 2,048 tokens zoomed and panned, with the frame times measured (requestAnimationFrame) and reported.
 import { join } from 'node:path';
 
 import { assert, check, open, serve, stats } from './harness.mjs';
@@ -75,6 +75,61 @@ export async function workspaceChecks(browser, site, shots) {
       await page.waitForFunction(() => window.__attnscope?.state().result, null, { timeout: 60_000 });
       assert(!(await page.locator('#hints').isVisible()), 'the hints came back after a reload');
     });
+
+    await check(
+      'workspace: the About panel says in three sentences what the page shows, and links the docs',
+      async () => {
+        const docs = ['README.md', 'api.md', 'models.md', 'analysis.md', 'performance.md', 'architecture.md'].map(
+          (f) => `https://github.com/attnscope/attnscope/blob/main/${f === 'README.md' ? f : `docs/${f}`}`,
+        );
+        for (const [width, height] of [
+          [1400, 900],
+          [390, 844],
+        ]) {
+          await page.setViewportSize({ width, height });
+          await page.waitForTimeout(200);
+          assert(!(await page.locator('#about').isVisible()), `${width}: the panel shows before it is opened`);
+          await page.locator('#about-open').scrollIntoViewIfNeeded();
+          await page.click('#about-open');
+          const text = page.locator('#about #about-text');
+          assert(await text.isVisible(), `${width}: the panel did not open`);
+          const said = (await text.innerText()).trim().replace(/\s+/g, ' ');
+          const sentences = said.split(/(?<=\.) /);
+          assert(sentences.length === 3, `${width}: ${sentences.length} sentences: ${said}`);
+          for (const word of ['attention head', 'WebAssembly', 'PyTorch', 'TensorFlow.js', 'llama.cpp'])
+            assert(said.includes(word), `${width}: the panel does not say ${word}: ${said}`);
+          const hrefs = await page.$$eval('#about a', (as) => as.map((a) => a.href));
+          assert(
+            docs.every((d) => hrefs.includes(d)) && hrefs.every((h) => docs.includes(h)),
+            `${width}: links ${hrefs.join(' ')}`,
+          );
+          // Each link can be reached on screen: inside the viewport once scrolled to, within the panel's width.
+          for (const href of docs) {
+            const link = page.locator(`#about-links a[href="${href}"]`);
+            await link.scrollIntoViewIfNeeded();
+            const box = await link.boundingBox();
+            assert(
+              box && box.x >= 0 && box.x + box.width <= width && box.y >= 0 && box.y + box.height <= height,
+              `${width}: ${href} is at ${JSON.stringify(box)}`,
+            );
+          }
+          const panel = await page.locator('#about').boundingBox();
+          const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+          assert(panel.x >= 0 && panel.x + panel.width <= width, `${width}: the panel is ${JSON.stringify(panel)}`);
+          assert(scrollWidth <= width, `${width}: the page is ${scrollWidth} px wide`);
+          await page.locator('#about-text').scrollIntoViewIfNeeded();
+          await page.screenshot({ path: join(shots, `workspace-${width}-about.png`) });
+          // Closed by its button at one size and by Escape at the other; focus goes back to the opener.
+          if (width === 1400) await page.click('#about-close');
+          else await page.keyboard.press('Escape');
+          assert(!(await page.locator('#about').isVisible()), `${width}: the panel did not close`);
+          const focused = await page.evaluate(() => document.activeElement?.id);
+          assert(focused === 'about-open', `${width}: focus went to ${focused}`);
+        }
+        await page.setViewportSize({ width: 1400, height: 900 });
+        await page.waitForTimeout(300);
+      },
+    );
 
     await check('workspace: 1400 × 900 fills the screen, no page scroll; every pane screenshotted', async () => {
       await runEveryTool(page);
@@ -227,6 +282,31 @@ export async function workspaceChecks(browser, site, shots) {
         await page.check('input[value="model"]');
       },
     );
+
+    await check('workspace: loading the embedded default shows its download, the files summed', async () => {
+      await page.evaluate(() => {
+        window.__loading = [];
+        const status = document.getElementById('load-status');
+        const bar = document.getElementById('progress');
+        new MutationObserver(() =>
+          window.__loading.push({ text: status.textContent, bar: bar.hidden ? null : bar.value }),
+        ).observe(status, { childList: true, characterData: true, subtree: true });
+      });
+      await page.click('#load-default');
+      await page.waitForFunction(() => document.getElementById('load-status').textContent === 'Loaded.', null, {
+        timeout: 60_000,
+      });
+      const seen = await page.evaluate(() => window.__loading);
+      const shown = seen.filter((s) => /^The embedded default: [\d.]+ MB( of [\d.]+ MB)?$/.test(s.text));
+      assert(shown.length > 0, `no progress: ${JSON.stringify(seen)}`);
+      const whole = shown.filter((s) => s.text.endsWith(' of 26.8 MB') && s.bar !== null);
+      assert(whole.length > 0, `no total of 26.8 MB with a bar: ${JSON.stringify(shown.slice(-3))}`);
+      const bars = shown.map((s) => s.bar ?? 0);
+      assert(
+        bars.every((b, k) => k === 0 || b >= bars[k - 1]),
+        `the bar went back: ${bars.map((b) => b.toFixed(2))}`,
+      );
+    });
 
     await check('workspace: no page errors', async () => assert(errors.length === 0, errors.join('\n')));
   } finally {

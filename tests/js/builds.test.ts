@@ -3,7 +3,7 @@
 // cross-origin isolation) runs in Chromium in tests/consumer.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { chooseBuild, warnOnce } from '../../dist/builds.js';
+import { chooseBuild, infoOnce, warnOnce } from '../../dist/builds.js';
 import { createEngine } from '../../dist/node.js';
 
 const NOT_ISOLATED = 'SharedArrayBuffer unavailable: the page is not cross-origin isolated';
@@ -49,16 +49,20 @@ describe('createEngine says why it chose its build', () => {
   it('without SharedArrayBuffer: one thread, the reason, and the threads refused if they were asked for', () => {
     const page = { threads: `${NOT_ISOLATED} (it needs the headers …)`, relaxedSimd: true };
     const asked = chooseBuild({ threads: 4 }, 2, page);
-    expect(asked).toMatchObject({ build: 'relaxed-simd', threads: 1, refused: 4 });
+    expect(asked).toMatchObject({ build: 'relaxed-simd', threads: 1, refused: 4, defaultRefused: undefined });
     expect(asked.reason).toBe(
       `one thread, not 4 asked for: ${page.threads}; relaxed SIMD validates in this JavaScript engine`,
     );
     const byDefault = chooseBuild({}, 4, { ...page, relaxedSimd: false });
-    expect(byDefault).toMatchObject({ build: 'simd', threads: 1, refused: undefined });
+    // The default's threads, refused: the browser entry says so once, on the console at info level.
+    expect(byDefault).toMatchObject({ build: 'simd', threads: 1, refused: undefined, defaultRefused: 4 });
     expect(byDefault.reason).toMatch(/^one thread, not 4 by default \(the cores, at most 4\): SharedArrayBuffer/);
     expect(byDefault.reason).toMatch(/no relaxed SIMD in this JavaScript engine/);
-    expect(chooseBuild({ threads: 1 }, 4, page).refused).toBeUndefined();
-    // One core: one thread by default, and the reason still says why more could not be had.
+    expect(chooseBuild({ threads: 1 }, 4, page)).toMatchObject({ refused: undefined, defaultRefused: undefined });
+    expect(chooseBuild({}, 4, { ...page, threads: true }).defaultRefused).toBeUndefined();
+    expect(chooseBuild({ build: 'simd' }, 4, page).defaultRefused).toBeUndefined();
+    // One core: one thread by default, nothing refused, and the reason still says why more could not be had.
+    expect(chooseBuild({}, 1, page).defaultRefused).toBeUndefined();
     expect(chooseBuild({}, 1, page).reason).toBe(
       `one thread by default (the cores, at most 4) (more could not be had: ${page.threads}); relaxed SIMD validates in this JavaScript engine`,
     );
@@ -68,7 +72,7 @@ describe('createEngine says why it chose its build', () => {
   });
 });
 
-describe('warnOnce', () => {
+describe('warnOnce and infoOnce', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('warns once per kind of warning', () => {
@@ -77,5 +81,12 @@ describe('warnOnce', () => {
     warnOnce('test: a', 'again');
     warnOnce('test: b', 'other');
     expect(warn.mock.calls).toEqual([['attnscope: first'], ['attnscope: other']]);
+  });
+
+  it('infoOnce notes once per kind of note, at info level', () => {
+    const info = vi.spyOn(console, 'info').mockImplementation(() => {});
+    infoOnce('test: note', 'first');
+    infoOnce('test: note', 'again');
+    expect(info.mock.calls).toEqual([['attnscope: first']]);
   });
 });

@@ -2,7 +2,7 @@
 // Universal Sentence Encoder lite run by TensorFlow.js, and its own Tokenizer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { createEngine, type Engine, type Model } from '../../dist/node.js';
+import { createEngine, type Engine, type HubProgress, type Model } from '../../dist/node.js';
 import { corpus } from './corpus.js';
 import { originalModel, originalTokenizer } from './use-original.js';
 
@@ -166,6 +166,28 @@ describe('default model: Universal Sentence Encoder lite', () => {
     const sizes = shards.map((s) => statSync(new URL(s as string, DIR)).size);
     console.log(`default model shards: ${sizes.map((b) => (b / 2 ** 20).toFixed(1)).join(', ')} MiB`);
     for (const bytes of sizes) expect(bytes).toBeLessThanOrEqual(20 * 2 ** 20);
+  });
+
+  it('reports each file as it is read, with { default: true, onProgress }, and loads the same model', async () => {
+    const { statSync } = await import('node:fs');
+    const { defaultModelFiles } = await import('../../dist/models/default.js');
+    const calls: HubProgress[] = [];
+    const again = await engine.loadModel({ default: true, onProgress: (p) => calls.push(p) });
+    // Node reads the package's files: one call per file, whole, and no download.
+    expect(calls.map((c) => c.file).sort()).toEqual(Object.keys(defaultModelFiles).sort());
+    for (const { file, loaded, total, cached } of calls) {
+      const size = statSync(new URL(file, DIR)).size;
+      expect({ file, loaded, total, cached }).toEqual({ file, loaded: size, total: size, cached: true });
+    }
+    expect(again.info).toEqual(model.info);
+    expect(Array.from(again.run('The cat sat.').attentions)).toEqual(Array.from(model.run('The cat sat.').attentions));
+    again.dispose();
+    const plain = await engine.loadModel({ default: true });
+    expect(plain.info).toEqual(model.info);
+    plain.dispose();
+    await expect(engine.loadModel({ default: true, onProgress: 'log' as never })).rejects.toThrow(
+      'loadModel: onProgress must be a function, got string',
+    );
   });
 
   it('loads from { files } and refuses broken files with a clear error', async () => {

@@ -165,3 +165,19 @@ export function createHints(): void {
     }
   });
 }
+
+/**
+ * The About panel: a modal `<dialog>` (Escape closes it, focus stays inside it while it is open), opened from the
+ * header, closed by its button or a click on the backdrop around it.
+ */
+export function createAbout(): void {
+  const dialog = document.getElementById('about') as HTMLDialogElement;
+  document.getElementById('about-open')!.addEventListener('click', () => dialog.showModal());
+  document.getElementById('about-close')!.addEventListener('click', () => dialog.close());
+  // A click on the backdrop lands on the dialog itself, outside its box.
+  dialog.addEventListener('click', (e) => {
+    const r = dialog.getBoundingClientRect();
+    const outside = e.clientX < r.left || e.clientX > r.right || e.clientY < r.top || e.clientY > r.bottom;
+    if (e.target === dialog && outside) dialog.close();
+  });
+}

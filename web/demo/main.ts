@@ -1,7 +1,7 @@
 // The page: one state, one channel to the worker, the views drawn from the state, the workspace's
 // tabs and splits, the link that keeps the state, and the downloads. Nothing here computes.
 import { attentionsJson, download, downloadPng, downloadSvg } from './export.js';
-import { createHints, createScrollCues, createSplits, createTabs } from './layout.js';
+import { createAbout, createHints, createScrollCues, createSplits, createTabs } from './layout.js';
 import { connect } from './requests.js';
 import { readShared, writeShared } from './share.js';
 import { Store } from './state.js';
@@ -86,6 +86,7 @@ tabs(store.get());
 renderAll(views, store.get());
 createSplits();
 createHints();
+createAbout();
 createScrollCues();
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
   theme = readColours();

@@ -201,6 +201,9 @@ export function connect(
   store.subscribe((s: Readonly<State>) => {
     lens ||= s.tools === 'lens' && !!s.model?.languageModel && s.mode === 'model';
     if (s.loading.state === 'waiting') return;
+    // The worker's first model is on its way (its progress lands in the state): its load's reply asks for the first
+    // run, once it is known whether a link's files must be waited for.
+    if (!s.model) return;
     if (s.loading.state === 'loading' && holding) return; // a link's files are on their way: no other model's maps
     if (runKey(s, lens) !== askedRun) {
       if (s.generation) {

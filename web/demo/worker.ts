@@ -2,8 +2,8 @@
 // Requests are handled by a table keyed by their kind; each reply carries the request's id, and the
 // page's channel decides whether it still counts. A run's maps move to the page (transfer, no
 // copy); the worker keeps the rest of the run (ids, hidden state, q, k, v) for the analyses.
-import { createEngine, type Engine, type Model, type Tensor } from 'attnscope';
-import 'attnscope/models/default'; // the embedded model, which the demo opens with
+import { createEngine, type Engine, type HubProgress, type Model, type Tensor } from 'attnscope';
+import { defaultModelFiles } from 'attnscope/models/default'; // the embedded model, which the demo opens with
 
 import { embed, tokenize } from './embed.js';
 import type { Kind, Message, Recycle, Reply, Request, RunResult } from './protocol.js';
@@ -45,11 +45,31 @@ const w: Session = {
 // Every typed array in a reply is made for it, so the dispatcher moves them all (transfer, no copy).
 type Handler<K extends Kind> = (request: Request<K>) => Reply<K> | Promise<Reply<K>>;
 
+/**
+ * The default model's files download together, their progress calls interleaved: the page is told their sum, as one
+ * download, with a total once every file has one (until then the sum of the totals known would fall back).
+ */
+function defaultProgress(id: number): (progress: HubProgress) => void {
+  const files = new Map<string, HubProgress>();
+  const count = Object.keys(defaultModelFiles).length;
+  return (progress) => {
+    files.set(progress.file, progress);
+    let loaded = 0;
+    let total: number | undefined = 0;
+    for (const f of files.values()) {
+      loaded += f.loaded;
+      total = f.total === undefined || total === undefined ? undefined : total + f.total;
+    }
+    if (files.size < count) total = undefined;
+    postMessage({ id, kind: 'progress', file: 'The embedded default', loaded, total } satisfies Message);
+  };
+}
+
 async function load(request: Request<'load'>): Promise<Reply<'load'>> {
   const { id, source } = request;
   const next =
     source.kind === 'default'
-      ? await w.engine.loadModel('default')
+      ? await w.engine.loadModel({ default: true, onProgress: defaultProgress(id) })
       : source.kind === 'hub'
         ? await w.engine.loadModel({
             hub: source.id,

@@ -193,7 +193,8 @@ export interface CreateEngineOptions {
   /**
    * Threads to compute on (1–64). Default: the machine's cores, at most 4. 1 selects the single-threaded build.
    * More than one needs `SharedArrayBuffer` (in a page: cross-origin isolation); without it the engine runs on
-   * one thread, says why in `info().reason`, and warns once in the console if you asked for more.
+   * one thread and says why in `info().reason`; on the console it warns once if you asked for more, and notes it
+   * once (`console.info`, naming the headers) if the default wanted more.
    */
   threads?: number;
   /** Force a build instead of detecting features (`simd` or `simd-threads` to leave relaxed SIMD out). */

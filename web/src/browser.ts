@@ -5,12 +5,13 @@
  * threaded build blocks the calling thread while its pthreads work.
  * @packageDocumentation
  */
-import { chooseBuild, relaxedSimdAvailable, warnOnce } from './builds.js';
+import { chooseBuild, infoOnce, relaxedSimdAvailable, warnOnce } from './builds.js';
 import { defaultModelUrls } from './default-model.js';
 import { bytesOf, openEngine } from './engine.js';
+import { readBody } from './hub.js';
 import pthreadWorker from './generated/pthread-worker.js';
 import { BUILD_FILES, type ModuleFactory, type Platform } from './raw.js';
-import type { CreateEngineOptions, Engine } from './types.js';
+import type { CreateEngineOptions, Engine, HubProgress } from './types.js';
 
 export type * from './types.js';
 
@@ -36,11 +37,33 @@ function workerScriptUrl(): string {
   return URL.createObjectURL(new Blob([pthreadWorker], { type: 'text/javascript' }));
 }
 
-async function download(name: string, url: URL): Promise<Uint8Array> {
+/**
+ * One of the default model's files, reported as its bytes arrive. Its content-length is its size unless the server
+ * compressed it (the JSON files often are): then `total` stays unknown until the file's last call.
+ */
+async function download(name: string, url: URL, onProgress?: (progress: HubProgress) => void): Promise<Uint8Array> {
   const response = await fetch(url);
   if (!response.ok)
     throw new Error(`loadModel: ${name} could not be downloaded from ${url.href} (HTTP ${response.status})`);
-  return new Uint8Array(await response.arrayBuffer());
+  if (!onProgress) return new Uint8Array(await response.arrayBuffer());
+  const header = response.headers.get('content-length');
+  const encoding = response.headers.get('content-encoding');
+  const announced = header !== null && /^\d+$/.test(header) && (!encoding || encoding === 'identity');
+  const total = announced ? Number(header) : undefined;
+  let last = -1;
+  const bytes = await readBody(response, name, total, (loaded) => {
+    last = loaded;
+    onProgress({
+      file: name,
+      loaded,
+      total: total !== undefined && loaded <= total ? total : undefined,
+      cached: false,
+    });
+  });
+  // Every file ends on loaded === total, whatever the headers said (and an empty file is reported once).
+  if (last !== bytes.length || total !== bytes.length)
+    onProgress({ file: name, loaded: bytes.length, total: bytes.length, cached: false });
+  return bytes;
 }
 
 /** Hub downloads in the Cache API, where the page has it (secure contexts). */
@@ -59,14 +82,16 @@ const hubCache = {
 
 const platform: Platform = {
   hubCache,
-  async defaultModel() {
+  async defaultModel(onProgress) {
     const urls = defaultModelUrls();
     if (!urls)
       throw new Error(
         "loadModel: the default model is opt-in in browsers: add import 'attnscope/models/default' to your app " +
           '(your bundler then emits its files, 28 MB)',
       );
-    const entries = await Promise.all(Object.entries(urls).map(async ([n, u]) => [n, await download(n, u)]));
+    const entries = await Promise.all(
+      Object.entries(urls).map(async ([n, u]) => [n, await download(n, u, onProgress)]),
+    );
     return Object.fromEntries(entries);
   },
   async read(op, name, value) {
@@ -90,9 +115,16 @@ function threadsAvailable(): true | string {
 export async function createEngine(options: CreateEngineOptions = {}): Promise<Engine> {
   const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 1;
   const available = { threads: threadsAvailable(), relaxedSimd: relaxedSimdAvailable() };
-  const { build, threads, reason, refused } = chooseBuild(options, Math.min(cores, 4), available);
+  const { build, threads, reason, refused, defaultRefused } = chooseBuild(options, Math.min(cores, 4), available);
   if (refused)
     warnOnce('threads', `${refused} threads were asked for, but this engine runs on one: ${String(available.threads)}`);
+  // Not an error (the single-threaded build gives the same numbers), but slower, and otherwise only in info().reason.
+  if (defaultRefused)
+    infoOnce(
+      'default threads',
+      `engines here run on one thread, not the ${defaultRefused} they would by default: ${String(available.threads)}. ` +
+        'Pass { threads: 1 } to choose one thread and not see this note.',
+    );
   const threaded = build.endsWith('-threads');
   if (threaded && typeof document !== 'undefined')
     warnOnce(

@@ -33,6 +33,11 @@ export interface Choice {
   reason: string;
   /** Threads asked for with `threads` that cannot be had, for a one-time warning. */
   refused?: number;
+  /**
+   * Threads the default would have run (neither `threads` nor `build` given) that cannot be had, for a one-time
+   * note: a page served without cross-origin isolation runs on one thread without being asked to.
+   */
+  defaultRefused?: number;
 }
 
 /** Resolves the thread count and the build, saying why; throws naming what is wrong. */
@@ -75,6 +80,7 @@ export function chooseBuild(
     threads: many ? wanted : 1,
     reason: `${why}; ${simd}`,
     refused: threads !== undefined && threads > 1 && !many ? threads : undefined,
+    defaultRefused: threads === undefined && wanted > 1 && !many ? wanted : undefined,
   };
 }
 
@@ -85,4 +91,11 @@ export function warnOnce(key: string, message: string): void {
   if (warned.has(key)) return;
   warned.add(key);
   console.warn(`attnscope: ${message}`);
+}
+
+/** `console.info` once per message key, as {@link warnOnce}: for what is worth knowing, but not wrong. */
+export function infoOnce(key: string, message: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.info(`attnscope: ${message}`);
 }

@@ -5,6 +5,7 @@ import type {
   AttentionResult,
   BuildName,
   Comparison,
+  DefaultSource,
   Engine,
   EngineInfo,
   HeadSummary,
@@ -42,6 +43,15 @@ const ATTENTION_OPTIONS = {
   returnWeights: 'boolean',
   into: 'other',
 } as const;
+
+/** `{ default: true, onProgress? }`: the default model with options (an `onProgress` that is not a function is refused). */
+function isDefaultSource(source: unknown): source is DefaultSource {
+  if (typeof source !== 'object' || source === null || (source as DefaultSource).default !== true) return false;
+  const { onProgress } = source as DefaultSource;
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new Error(`loadModel: onProgress must be a function, got ${typeName(onProgress)}`);
+  return true;
+}
 
 class WasmEngine implements Engine {
   private raw: RawEngine | null;
@@ -114,12 +124,13 @@ class WasmEngine implements Engine {
   async loadModel(source: ModelSource): Promise<Model> {
     const op = 'loadModel';
     this.live(op);
-    const files =
-      source === 'default'
-        ? await this.platform.defaultModel()
-        : typeof source === 'object' && source !== null && 'hub' in source
-          ? await fetchHubModel(source, this.platform.hubCache, (bytes) => this.checkFits(op, source.hub, bytes))
-          : await this.readFiles(op, source);
+    const defaults: Partial<DefaultSource> | undefined =
+      source === 'default' ? {} : isDefaultSource(source) ? source : undefined;
+    const files = defaults
+      ? await this.platform.defaultModel(defaults.onProgress)
+      : typeof source === 'object' && source !== null && 'hub' in source
+        ? await fetchHubModel(source, this.platform.hubCache, (bytes) => this.checkFits(op, source.hub, bytes))
+        : await this.readFiles(op, source);
     const handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
     const model = new WasmModel(
       handle,

@@ -51,24 +51,39 @@ async function download(
   if (!response.ok) throw new Error(`loadModel: downloading ${name} failed (HTTP ${response.status} at ${url})`);
   const header = response.headers.get('content-length');
   const total = header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
+  const bytes = await readBody(response, name, total, (loaded) => report(loaded, total));
+  if (total !== undefined && bytes.length !== total)
+    throw new Error(`loadModel: the download of ${name} is truncated: ${bytes.length} bytes of the ${total} announced`);
+  return bytes;
+}
+
+/**
+ * A response's body as it arrives, calling `report` with the bytes received so far after each chunk; `total`
+ * (the size announced, if any) only goes into the message when the body is cut short.
+ */
+export async function readBody(
+  response: Response,
+  name: string,
+  total: number | undefined,
+  report: (loaded: number) => void,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let loaded = 0;
   try {
-    const reader = response.body!.getReader();
+    if (!response.body) return new Uint8Array(await response.arrayBuffer());
+    const reader = response.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
       loaded += value.length;
-      report(loaded, total);
+      report(loaded);
     }
   } catch (err) {
     throw new Error(
       `loadModel: the download of ${name} was cut short after ${loaded} bytes${total ? ` of ${total}` : ''} (${(err as Error).message})`,
     );
   }
-  if (total !== undefined && loaded !== total)
-    throw new Error(`loadModel: the download of ${name} is truncated: ${loaded} bytes of the ${total} announced`);
   const bytes = new Uint8Array(loaded);
   let at = 0;
   for (const c of chunks) {

@@ -57,15 +57,24 @@ export interface ModelInfo {
 /** A model's files. Values are bytes, or (in Node) paths to read. */
 export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string>;
 
-/** Progress of a Hub download, reported per file as bytes arrive. */
+/**
+ * Progress of a model's files as they arrive, reported per file: a Hub download ({@link HubSource.onProgress}), or
+ * the embedded default model's files ({@link DefaultSource.onProgress}).
+ */
 export interface HubProgress {
   /** The file's name in the repository, e.g. `model.safetensors`. */
   file: string;
   /** Bytes of it received so far. */
   loaded: number;
-  /** From the Hub's file list, or the server's content-length. */
+  /**
+   * The file's size: from the Hub's file list, or the server's content-length; absent while unknown. A file's last
+   * call has `loaded === total`.
+   */
   total?: number;
-  /** Served from the cache (Cache API in browsers, a folder in Node) without downloading. */
+  /**
+   * Read without a download: from the cache (Cache API in browsers, a folder in Node), or, for the default model in
+   * Node, from the package.
+   */
   cached: boolean;
 }
 
@@ -89,10 +98,35 @@ export interface HubSource {
   verify?: boolean;
 }
 
+/**
+ * The embedded default model with options: `{ default: true }` loads what `'default'` loads.
+ *
+ * ```ts
+ * const model = await engine.loadModel({
+ *   default: true,
+ *   onProgress: ({ file, loaded, total }) => console.log(file, loaded, total),
+ * });
+ * ```
+ */
+export interface DefaultSource {
+  /** The embedded Universal Sentence Encoder lite (2 layers × 4 heads). */
+  default: true;
+  /**
+   * Called per file as it arrives, as {@link HubSource.onProgress} is. In browsers its five files (28 MB) are fetched
+   * together from where the bundler put them, so calls for different files interleave; `total` is the
+   * content-length where it is the file's size (not for a compressed response), and each file's last call has
+   * `loaded === total`, with `cached: false` (the browser's HTTP cache does not say when it served one). In Node
+   * they are read from the package: one call per file, whole, with `cached: true`.
+   */
+  onProgress?: (progress: HubProgress) => void;
+}
+
 /** Where {@link Engine.loadModel} gets a model. */
 export type ModelSource =
   /** The embedded Universal Sentence Encoder lite (2 layers × 4 heads), offline. */
   | 'default'
+  /** The same, with a progress callback. */
+  | DefaultSource
   /** config.json, model.safetensors and the tokenizer's files (e.g. vocab.json). */
   | { files: ModelFiles }
   /** Downloaded from the Hugging Face Hub and cached. */

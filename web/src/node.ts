@@ -52,9 +52,12 @@ const hubCache = {
 /** Model files from disk: the embedded default, or paths given in `{ files }`. */
 const platform: Platform = {
   hubCache,
-  async defaultModel() {
+  async defaultModel(onProgress) {
     const files: Record<string, Uint8Array> = {};
-    for (const name of DEFAULT_MODEL_FILES) files[name] = await readFile(defaultModelDir + name);
+    for (const name of DEFAULT_MODEL_FILES) {
+      const bytes = (files[name] = await readFile(defaultModelDir + name));
+      onProgress?.({ file: name, loaded: bytes.length, total: bytes.length, cached: true });
+    }
     return files;
   },
   async read(op, name, value) {

@@ -122,8 +122,8 @@ export interface RawTokenizerHandle {
 
 /** How an entry point reads model files on its platform. */
 export interface Platform {
-  /** The embedded default model's files. */
-  defaultModel(): Promise<Record<string, Uint8Array>>;
+  /** The embedded default model's files, each reported to `onProgress` as it arrives. */
+  defaultModel(onProgress?: (progress: import('./types.js').HubProgress) => void): Promise<Record<string, Uint8Array>>;
   /** The cache for Hub downloads, if the platform has one. */
   hubCache?: import('./hub.js').HubCache;
   /** Bytes of one file value from a `{ files }` source; `op` names the call in errors. */

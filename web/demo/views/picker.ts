@@ -14,7 +14,9 @@ export function load(page: Page, source: Source, transfer: Transferable[] = []):
   }
   page.ask({ kind: 'load', source }, transfer);
   const message = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
-  page.store.put({ loading: { state: 'loading', message, progress: source.kind === 'hub' ? 0 : undefined } });
+  // Downloads show a bar from the start; files chosen here are read at once.
+  const progress = source.kind === 'files' ? undefined : 0;
+  page.store.put({ loading: { state: 'loading', message, progress } });
   page.store.select({ modelId: source.kind === 'hub' ? source.id : source.kind });
 }
 
