@@ -439,15 +439,7 @@ class GenerationHandle {
   // "none", "rows" (each new token's) or "all"
   val start(const ModelHandle& model, const Engine& engine, val ids, double seed, const std::string& maps) {
     return guard("generate", [&] {
-      if (!model.model()) throw Error("generate: no model is loaded");
-      if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
-        throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
-      if (maps != "all" && maps != "rows" && maps != "none")
-        throw Error("generate: maps must be \"all\", \"rows\" or \"none\", got \"" + maps + "\"");
-      const GenerationMaps kept = maps == "all"    ? GenerationMaps::all
-                                  : maps == "rows" ? GenerationMaps::rows
-                                                   : GenerationMaps::none;
-      model_ = model.model();
+      const GenerationMaps kept = begin(model, seed, maps);
       generation_ = model_->generate(engine.runtime(), ids_arg(ids), static_cast<std::uint64_t>(seed), kept);
       return val::object();
     });
@@ -458,15 +450,7 @@ class GenerationHandle {
   val startPair(const ModelHandle& model, const Engine& engine, val source, val target, double seed,
                 const std::string& maps) {
     return guard("generate", [&] {
-      if (!model.model()) throw Error("generate: no model is loaded");
-      if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
-        throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
-      if (maps != "all" && maps != "rows" && maps != "none")
-        throw Error("generate: maps must be \"all\", \"rows\" or \"none\", got \"" + maps + "\"");
-      const GenerationMaps kept = maps == "all"    ? GenerationMaps::all
-                                  : maps == "rows" ? GenerationMaps::rows
-                                                   : GenerationMaps::none;
-      model_ = model.model();
+      const GenerationMaps kept = begin(model, seed, maps);
       generation_ = model_->generate_pair(engine.runtime(), ids_arg(source), ids_arg(target),
                                           static_cast<std::uint64_t>(seed), kept);
       return val::object();
@@ -528,6 +512,17 @@ class GenerationHandle {
   }
 
  private:
+  // start()'s and startPair()'s checks of the model, seed and maps; holds the model for the generation.
+  GenerationMaps begin(const ModelHandle& model, double seed, const std::string& maps) {
+    if (!model.model()) throw Error("generate: no model is loaded");
+    if (!(seed >= 0 && seed < 9007199254740992.0) || std::floor(seed) != seed)
+      throw Error("generate: seed must be a whole number from 0 to 2^53 - 1, got " + js_string(val(seed)));
+    if (maps != "all" && maps != "rows" && maps != "none")
+      throw Error("generate: maps must be \"all\", \"rows\" or \"none\", got \"" + maps + "\"");
+    model_ = model.model();
+    return maps == "all" ? GenerationMaps::all : maps == "rows" ? GenerationMaps::rows : GenerationMaps::none;
+  }
+
   // The token just added: { id, token, rows: [layers, heads, n] (into itself when given), crossRows: [layers,
   // heads, source tokens] for encoder-decoders }, the rows when the generation keeps them.
   val stepped(std::int32_t id, val into) const {

@@ -3,10 +3,8 @@
 // nn.TransformerEncoderLayer in float64 (tests/golden/make_block_goldens.py writes blocks.json).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "decoder_checkpoints.hpp"
+#include "goldens.hpp"
 #include "io/json.hpp"
 #include "models/transformer.hpp"
 #include "models/transformer_model.hpp"
@@ -19,25 +17,13 @@ namespace {
 using testing::expect_error;
 
 const Json& goldens() {
-  static const Json json = [] {
-    std::ifstream in(std::string(ATTNSCOPE_GOLDEN_DIR) + "/blocks.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    return Json::parse(text.str(), "blocks.json");
-  }();
+  static const Json json = testing::read_golden("blocks.json");
   return json;
 }
 
-std::int64_t whole(const Json& j, const char* key) { return static_cast<std::int64_t>(j.find(key)->number()); }
+Tensor tensor(const Json& j) { return testing::golden_tensor(j); }
 
-Tensor tensor(const Json& j) {
-  Shape shape;
-  for (const Json& d : j.find("shape")->array()) shape.push_back(static_cast<std::int64_t>(d.number()));
-  Tensor t(shape);
-  const auto& data = j.find("data")->array();
-  for (std::size_t i = 0; i < data.size(); ++i) t.data[i] = static_cast<float>(data[i].number());
-  return t;
-}
+std::int64_t whole(const Json& j, const char* key) { return static_cast<std::int64_t>(j.find(key)->number()); }
 
 TEST(Block, RelativeBucketsAreT5s) {
   for (const Json& table : goldens().find("buckets")->array()) {

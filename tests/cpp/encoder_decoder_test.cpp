@@ -4,11 +4,11 @@
 // cross-attention map, the logits, and greedy generation.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "attnscope/model.hpp"
 #include "decoder_checkpoints.hpp"
+#include "goldens.hpp"
 #include "io/json.hpp"
 #include "test_util.hpp"
 
@@ -18,23 +18,11 @@ namespace {
 using testing::expect_error;
 
 const Json& goldens() {
-  static const Json json = [] {
-    std::ifstream in(std::string(ATTNSCOPE_GOLDEN_DIR) + "/seq2seq.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    return Json::parse(text.str(), "seq2seq.json");
-  }();
+  static const Json json = testing::read_golden("seq2seq.json");
   return json;
 }
 
-Tensor tensor(const Json& j) {
-  Shape shape;
-  for (const Json& d : j.find("shape")->array()) shape.push_back(static_cast<std::int64_t>(d.number()));
-  Tensor t(shape);
-  const auto& data = j.find("data")->array();
-  for (std::size_t i = 0; i < data.size(); ++i) t.data[i] = static_cast<float>(data[i].number());
-  return t;
-}
+Tensor tensor(const Json& j) { return testing::golden_tensor(j); }
 
 std::vector<std::int32_t> ids(const Json& j) {
   std::vector<std::int32_t> out;
