@@ -28,7 +28,7 @@ import struct
 
 import torch
 
-from make_block_goldens import relative_bucket
+from make_block_goldens import heads_weights, randomize, relative_bucket
 
 HERE = pathlib.Path(__file__).resolve().parent
 torch.manual_seed(20261128)
@@ -37,18 +37,6 @@ torch.manual_seed(20261128)
 def t(x):
     x = x.detach().contiguous()
     return {"shape": list(x.shape), "data": [float(f"{float(v):.9g}") for v in x.flatten()]}
-
-
-def randomize(module):
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if name.endswith("bias") or "norm" in name:
-                p.copy_(torch.randn_like(p) * 0.2 + (1.0 if "norm" in name and name.endswith("weight") else 0.0))
-
-
-def weights(mha, q, k, v, mask):
-    out, w = mha(q, k, v, attn_mask=mask, need_weights=True, average_attn_weights=False)
-    return out, w[0]
 
 
 def attention_state(mha, prefix):
@@ -101,7 +89,7 @@ def bart(name, scale_embedding, tied_names):
     enc_maps, dec_maps, cross_maps = [], [], []
     x = embed("encoder", source)
     for layer in enc:
-        a, w = weights(layer.self_attn, x, x, x, None)
+        a, w = heads_weights(layer.self_attn, x, x, x, None)
         enc_maps.append(w)
         y = layer.norm1(x + a)
         y = layer.norm2(y + layer.linear2(layer.activation(layer.linear1(y))))
@@ -114,9 +102,9 @@ def bart(name, scale_embedding, tied_names):
         causal = torch.triu(torch.full((n, n), float("-inf"), dtype=f64), 1)
         x = embed("decoder", target)
         for layer in dec:
-            a, w = weights(layer.self_attn, x, x, x, causal)
+            a, w = heads_weights(layer.self_attn, x, x, x, causal)
             y = layer.norm1(x + a)
-            c, cw = weights(layer.multihead_attn, y, memory, memory, None)
+            c, cw = heads_weights(layer.multihead_attn, y, memory, memory, None)
             y = layer.norm2(y + c)
             y = layer.norm3(y + layer.linear2(layer.activation(layer.linear1(y))))
             assert torch.allclose(layer(x, memory, tgt_mask=causal), y, atol=1e-12)
@@ -131,20 +119,7 @@ def bart(name, scale_embedding, tied_names):
     while len(greedy) < 10:
         greedy.append(int(decode(torch.tensor(greedy))[-1].argmax()))
 
-    n = len(target)
-    causal = torch.triu(torch.full((n, n), float("-inf"), dtype=f64), 1)
-    x = embed("decoder", target)
-    for layer in dec:
-        a, w = weights(layer.self_attn, x, x, x, causal)
-        y = layer.norm1(x + a)
-        c, cw = weights(layer.multihead_attn, y, memory, memory, None)
-        y = layer.norm2(y + c)
-        y = layer.norm3(y + layer.linear2(layer.activation(layer.linear1(y))))
-        assert torch.allclose(layer(x, memory, tgt_mask=causal), y, atol=1e-12)
-        dec_maps.append(w)
-        cross_maps.append(cw)
-        x = y
-    logits = x[0] @ shared.T + final_logits_bias[0]
+    logits = decode(target, (dec_maps, cross_maps))
 
     state = {"model.shared.weight": shared, "final_logits_bias": final_logits_bias}
     if tied_names:  # the names a checkpoint may hold besides model.shared (ties that were not deduplicated)
