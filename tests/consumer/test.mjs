@@ -1,13 +1,14 @@
-// A new user's path, as the README's "Use it in your app" gives it: the files here are its snippets
-// (checked verbatim). The project is packed (npm pack), the tarball installed into a copy of this app,
-// built with `vite build`, served with `vite preview` (and the dev server) and opened in Chromium:
-// every map drawn must be the library's own values, computed here in Node from the installed package.
-// Then once more without COOP/COEP (one thread, info().reason says why, and the console says so once), once
-// with the default model opted in, and a page that creates engines on its main thread for the one-time
+// A new user's path, as the README's "Use it in your app" gives it: Vite's vanilla-ts template (create-vite's own
+// files, as `npm create vite` writes them), the README's rm line run in it, and the snippets here at the template's
+// paths (each checked verbatim against the README). The project is packed (npm pack), the tarball installed into the
+// app, which is built with its own `npm run build` (tsc, then vite build), served with `vite preview` (and the dev
+// server) and opened in Chromium: every map drawn must be the library's own values, computed here in Node from the
+// installed package. Then once more without COOP/COEP (one thread, info().reason says why, and the console says so
+// once), once with the default model opted in, and a page that creates engines on its main thread for the one-time
 // warnings and note.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -26,9 +27,8 @@ const MiB = 2 ** 20;
 // after at most the title, one sentence and a screenshot.
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const SNIPPETS = {
-  'worker.ts': 'ts',
-  'main.ts': 'ts',
-  'index.html': 'html',
+  'src/worker.ts': 'ts',
+  'src/main.ts': 'ts',
   'vite.config.ts': 'ts',
   'worker-model.ts': 'ts',
   _headers: 'text',
@@ -59,28 +59,71 @@ await check(
   },
 );
 const keepSingleThreaded = readme.match(/^rm dist\/assets\/attnscope-mt\*.*$/m)?.[0];
+const quickStart = readme
+  .slice(readme.indexOf('\n## Use it in your app\n'))
+  .match(/```sh\n([^`]*)```/)?.[1]
+  .split('\n');
+const TEMPLATE = 'npm create vite@latest my-app -- --template vanilla-ts';
+await check("README: the app starts from Vite's vanilla-ts template, installs the package, deletes the demo", () => {
+  assert(quickStart?.[0] === TEMPLATE, `its first command is not "${TEMPLATE}": ${quickStart?.[0]}`);
+  assert(quickStart[1] === 'cd my-app && npm install && npm install attnscope', quickStart[1]);
+  assert(quickStart[2].startsWith('rm '), `no rm line: ${quickStart[2]}`);
+});
 
-// npm pack, then a copy of the app with the tarball installed offline; vite and tsc are the repository's.
+/** Whether version satisfies a range as package.json writes it: ~x.y.z or ^x.y.z (x > 0). */
+function satisfies(version, range) {
+  const [want, have] = [range.slice(1), version].map((v) => v.split('.').map(Number));
+  const same = range[0] === '~' ? 2 : 1;
+  if (!'~^'.includes(range[0]) || want.slice(0, same).join() !== have.slice(0, same).join()) return false;
+  return have[1] > want[1] || (have[1] === want[1] && have[2] >= want[2]);
+}
+
+// The template as `npm create vite` writes it, the README's rm line, the snippets; npm pack, the tarball installed
+// offline; vite and typescript are the repository's, at versions the template's ranges allow.
 const work = mkdtempSync(join(tmpdir(), 'attnscope-consumer-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
-const app = join(work, 'app');
-const tarball = run('npm', ['pack', '--silent', '--pack-destination', work], root).trim().split('\n').pop();
-mkdirSync(app);
-for (const file of ['index.html', 'main.ts', 'worker.ts', 'vite.config.ts', 'tsconfig.json', 'node.mjs'])
+const app = join(work, 'my-app');
+const template = join(root, 'node_modules/create-vite/template-vanilla-ts');
+cpSync(template, app, { recursive: true });
+renameSync(join(app, '_gitignore'), join(app, '.gitignore'));
+const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+writeFileSync(join(app, 'package.json'), JSON.stringify({ ...manifest, name: 'my-app' }, null, 2) + '\n');
+run('bash', ['-c', quickStart[2]], app);
+for (const file of ['src/worker.ts', 'src/main.ts', 'vite.config.ts', 'node.mjs'])
   cpSync(join(here, file), join(app, file));
-const { devDependencies, ...manifest } = JSON.parse(read('package.json'));
-writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
+await check("the template's files, less the demo the README deletes, with the snippets", () => {
+  const left = readdirSync(app, { recursive: true }).filter((f) => statSync(join(app, f)).isFile());
+  const want = ['.gitignore', 'index.html', 'node.mjs', 'package.json', 'public/favicon.svg', 'src/main.ts'];
+  want.push('src/worker.ts', 'tsconfig.json', 'vite.config.ts');
+  assert(left.sort().join() === want.join(), left.sort().join());
+  assert(readFileSync(join(app, 'index.html'), 'utf8').includes('src="/src/main.ts"'), "the template's index.html");
+});
+const tarball = run('npm', ['pack', '--silent', '--pack-destination', work], root).trim().split('\n').pop();
+const { devDependencies } = manifest;
+const tools = { typescript: 'bin/tsc', vite: 'bin/vite.js' };
+await check("the template develops with typescript and vite, at versions the repository's satisfy", () => {
+  assert(Object.keys(devDependencies).sort().join() === Object.keys(tools).join(), Object.keys(devDependencies).join());
+  for (const [name, range] of Object.entries(devDependencies)) {
+    const { version } = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8'));
+    assert(satisfies(version, range), `${name} ${version} is not ${range}`);
+  }
+});
+writeFileSync(join(app, 'package.json'), JSON.stringify({ ...manifest, name: 'my-app', devDependencies: {} }));
 run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', join(work, tarball)], app);
-assert(Object.keys(devDependencies).join() === 'typescript,vite', 'the app develops with typescript and vite');
-symlinkSync(join(root, 'node_modules/vite'), join(app, 'node_modules/vite'));
+const installed = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+writeFileSync(join(app, 'package.json'), JSON.stringify({ ...installed, devDependencies }, null, 2) + '\n');
 mkdirSync(join(app, 'node_modules/.bin'), { recursive: true });
-symlinkSync('../vite/bin/vite.js', join(app, 'node_modules/.bin/vite'));
+for (const [name, bin] of Object.entries(tools)) {
+  symlinkSync(join(root, 'node_modules', name), join(app, 'node_modules', name));
+  symlinkSync(join('..', name, bin), join(app, 'node_modules/.bin', bin.split('/').pop().replace('.js', '')));
+}
 
 // The same app with the default model opted in: worker-model.ts appended to worker.ts.
 const withModel = join(work, 'with-model');
 mkdirSync(withModel);
-for (const file of readdirSync(app).filter((f) => f !== 'node_modules')) cpSync(join(app, file), join(withModel, file));
-writeFileSync(join(withModel, 'worker.ts'), read('worker.ts') + '\n' + read('worker-model.ts'));
+for (const file of readdirSync(app).filter((f) => f !== 'node_modules'))
+  cpSync(join(app, file), join(withModel, file), { recursive: true });
+writeFileSync(join(withModel, 'src/worker.ts'), read('src/worker.ts') + '\n' + read('worker-model.ts'));
 symlinkSync(join(app, 'node_modules'), join(withModel, 'node_modules'));
 
 /** Every file under dir with its size. */
@@ -97,8 +140,8 @@ for (const [name, dir] of [
   ['the app', app],
   ['with the default model', withModel],
 ]) {
-  await check(`${name}: tsc --strict`, () => run(join(root, 'node_modules/.bin/tsc'), ['-p', dir], root));
-  await check(`${name}: npx vite build`, () => run('npx', ['vite', 'build', '--logLevel', 'warn'], dir));
+  await check(`${name}: tsc --strict`, () => run(join(root, 'node_modules/.bin/tsc'), ['--strict', '-p', dir], root));
+  await check(`${name}: npm run build (the template's: tsc, then vite build)`, () => run('npm', ['run', 'build'], dir));
 }
 const emitted = files(join(app, 'dist'));
 const emittedWithModel = files(join(withModel, 'dist'));
@@ -140,16 +183,15 @@ await check('node.mjs: the default model in Node, from the installed package', (
 async function open(browser, url, figures) {
   const page = await browser.newPage();
   const seen = { errors: [], warnings: [], notes: [], wasm: [] };
-  const favicon = (url) => url.endsWith('/favicon.ico'); // the browser's own request: the app has none
   // A dedicated worker's console lands here too (the app's engine is in one).
   page.on('console', (m) => {
     if (m.type() === 'warning') seen.warnings.push(m.text());
     if (m.type() === 'info' && m.text().startsWith('attnscope:')) seen.notes.push(m.text());
-    if (m.type() === 'error' && !favicon(m.location().url)) seen.errors.push(m.text());
+    if (m.type() === 'error') seen.errors.push(m.text());
   });
   page.on('pageerror', (e) => seen.errors.push(String(e)));
   page.on('response', (r) => {
-    if (r.status() >= 400 && !favicon(r.url())) seen.errors.push(`${r.status()} ${r.url()}`);
+    if (r.status() >= 400) seen.errors.push(`${r.status()} ${r.url()}`);
     if (r.url().endsWith('.wasm')) seen.wasm.push(r.url());
   });
   const response = await page.goto(url);

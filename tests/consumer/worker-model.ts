@@ -1,4 +1,4 @@
-// The end of worker.ts, for the embedded default model: the import is the opt-in (the app then emits its 28 MB)
+// The end of src/worker.ts, for the embedded default model: the import is the opt-in (the app then emits its 28 MB)
 import 'attnscope/models/default';
 
 const model = await engine.loadModel('default');

@@ -155,6 +155,13 @@ export async function workspaceChecks(browser, site, shots) {
         assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
         const [side, map] = [await page.locator('#side').boundingBox(), await page.locator('#map-pane').boundingBox()];
         assert(map.y >= side.y + side.height - 1, 'the panes do not stack');
+        // The header: the share link keeps room to be read, the About button stays on the screen.
+        const [link, about] = [
+          await page.locator('#share-link').boundingBox(),
+          await page.locator('#about-open').boundingBox(),
+        ];
+        assert(link.width >= 200, `the share link is ${link.width} px wide`);
+        assert(about.x + about.width <= 390, `the About button ends at ${about.x + about.width} px`);
         await page.setViewportSize({ width: 1400, height: 900 });
         await page.waitForTimeout(300);
       },

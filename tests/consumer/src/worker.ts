@@ -1,4 +1,4 @@
-// worker.ts: the engine computes in a Web Worker (a threaded engine blocks the thread it runs on)
+// src/worker.ts: the engine computes in a Web Worker (a threaded engine blocks the thread it runs on)
 import { createEngine, type EngineInfo } from 'attnscope';
 
 /** What the worker sends the page: one n × n attention map, row-major. */

@@ -1,5 +1,5 @@
-// main.ts: the page starts the worker and draws each map it sends, a pixel per weight (white 0 to blue 1)
-import type { AttentionMap } from './worker';
+// src/main.ts: the page starts the worker and draws each map it sends, a pixel per weight (white 0 to blue 1)
+import type { AttentionMap } from './worker.ts';
 
 const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module' });
 worker.onerror = (event) => document.body.append(`The worker failed: ${event.message}`);
