@@ -169,10 +169,10 @@ class TokenizerHandle {
       return labelled(*tokenizer_, ids_arg(ids));
     });
   }
-  val tokenize(const std::string& text) const {
+  val tokenize(const std::string& text, bool target) const {
     return guard("tokenize", [&] {
       if (!tokenizer_) throw Error("tokenize: no tokenizer is loaded");
-      return encoding_to_js(tokenizer_->encode(text));
+      return encoding_to_js(target ? tokenizer_->encode_target(text) : tokenizer_->encode(text));
     });
   }
 
@@ -219,6 +219,15 @@ class ModelHandle {
       i.set("encoderMaxTokens", static_cast<double>(m.encoder_max_tokens));
       i.set("decoderStartTokenId", m.decoder_start);
       if (m.forced_bos >= 0) i.set("forcedBosTokenId", m.forced_bos);
+      val search = val::object(), banned = val::array();
+      search.set("numBeams", static_cast<double>(m.search.beams));
+      search.set("lengthPenalty", m.search.length_penalty);
+      search.set("noRepeatNgramSize", static_cast<double>(m.search.no_repeat_ngram));
+      search.set("earlyStopping", m.search.early_stopping);
+      if (m.search.max_length > 0) search.set("maxLength", static_cast<double>(m.search.max_length));
+      for (std::int32_t id : m.search.banned) banned.call<void>("push", id);
+      search.set("bannedTokenIds", banned);
+      i.set("generation", search);
     }
     val window = val::array();
     for (std::int64_t w : m.window) window.call<void>("push", static_cast<double>(w));
@@ -302,12 +311,13 @@ class ModelHandle {
     return rows;
   }
 
-  // text: already normalized as info().normalization says → { tokens, ids }
-  val tokenize(const std::string& text) const {
+  // text: already normalized as info().normalization says; target: as an encoder-decoder's target → { tokens, ids }
+  val tokenize(const std::string& text, bool target) const {
     return guard("tokenize", [&] {
       if (!model_) throw Error("tokenize: no model is loaded");
-      if (!model_->tokenizer()) throw Error("tokenize: this model's files hold no tokenizer AttnScope reads");
-      return encoding_to_js(model_->tokenizer()->encode(text));
+      const Tokenizer* t = model_->tokenizer();
+      if (!t) throw Error("tokenize: this model's files hold no tokenizer AttnScope reads");
+      return encoding_to_js(target ? t->encode_target(text) : t->encode(text));
     });
   }
 
@@ -457,6 +467,46 @@ class GenerationHandle {
     });
   }
 
+  // An encoder-decoder's beam search (no maps: the winner's come from a teacher-forced run): source (Int32Array),
+  // target: its start tokens (the decoder's first, then any forced), options { beams, lengthPenalty,
+  // noRepeatNgramSize, earlyStopping, maxLength, banned: Int32Array }
+  val startBeams(const ModelHandle& model, const Engine& engine, val source, val target, val options) {
+    return guard("generate", [&] {
+      begin(model, 0, "none");
+      const std::vector<std::int32_t> start = ids_arg(target);
+      if (start.empty()) throw Error("generate: the target has no start token");
+      BeamOptions o;
+      o.beams = whole_number("generate", "beams", options["beams"], 0, 1e9);
+      o.length_penalty = static_cast<float>(options["lengthPenalty"].as<double>());
+      o.no_repeat_ngram = whole_number("generate", "noRepeatNgramSize", options["noRepeatNgramSize"], 0, 1e9);
+      o.early_stopping = options["earlyStopping"].as<bool>();
+      o.max_length = whole_number("generate", "maxLength", options["maxLength"], 0, 1e9);
+      o.banned = ids_arg(options["banned"]);
+      o.eos = model_->info().eos;
+      generation_.reset();
+      beams_.reset();
+      auto g = model_->generate_pair(engine.runtime(), ids_arg(source), {start[0]}, 0, GenerationMaps::none);
+      for (std::size_t i = 1; i < start.size(); ++i) g->append(engine.runtime(), start[i]);
+      beams_ = std::make_unique<BeamSearch>(std::move(g), std::move(o), model_->info().vocab_size,
+                                            model_->info().max_tokens);
+      return val::object();
+    });
+  }
+
+  // One more token on every running beam → { done, ids: Int32Array (the leading beam; once done, the winner),
+  // ended: whether the winner ended with an end-of-text token }
+  val beamStep(const Engine& engine) {
+    return guard("generate", [&] {
+      if (!beams_) throw Error("generate: no beam search is running");
+      beams_->step(engine.runtime());
+      val out = val::object();
+      out.set("done", beams_->done());
+      out.set("ids", int32_array(beams_->best()));
+      out.set("ended", beams_->done() && beams_->ended());
+      return out;
+    });
+  }
+
   // Appends a given token (a forced one) → { id, token, rows?, crossRows? } as step() gives them
   val append(const Engine& engine, double id) {
     return guard("generate", [&] {
@@ -477,6 +527,8 @@ class GenerationHandle {
       s.temperature = static_cast<float>(sampling["temperature"].as<double>());
       s.top_k = whole_number("generate", "topK", sampling["topK"], 0, 1e9);
       s.top_p = static_cast<float>(sampling["topP"].as<double>());
+      s.no_repeat_ngram = whole_number("generate", "noRepeatNgramSize", sampling["noRepeatNgramSize"], 0, 1e9);
+      s.banned = ids_arg(sampling["banned"]);
       // `into` is checked before the step: a token is never appended without its rows going where they were asked.
       const ModelInfo& info = model_->info();
       const double want =
@@ -543,6 +595,7 @@ class GenerationHandle {
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Generation> generation_;
+  std::unique_ptr<BeamSearch> beams_;
 };
 
 }  // namespace
@@ -574,6 +627,8 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .constructor<>()
       .function("start", &GenerationHandle::start)
       .function("startPair", &GenerationHandle::startPair)
+      .function("startBeams", &GenerationHandle::startBeams)
+      .function("beamStep", &GenerationHandle::beamStep)
       .function("append", &GenerationHandle::append)
       .function("step", &GenerationHandle::step)
       .function("result", &GenerationHandle::result);

@@ -1,5 +1,5 @@
-// libFuzzer: every tokenizer on arbitrary text, and on vocabularies built from the
-// input. The first byte picks the case; the rest is text or a vocabulary file.
+// libFuzzer: every tokenizer on arbitrary text, and on vocabularies, SentencePiece models and charsmaps built from
+// the input. The first byte picks the case; the rest is text or a vocabulary file.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,6 +9,7 @@
 #include "attnscope/tokenizer.hpp"
 #include "io/json.hpp"
 #include "tokenizers/regex.hpp"
+#include "tokenizers/sentencepiece.hpp"
 #include "tokenizers/unicode.hpp"
 
 namespace {
@@ -58,13 +59,25 @@ const ModelFiles& mistral() {
   return f;
 }
 
+// T5's tokenizer.json layout (Unigram behind WhitespaceSplit and Metaspace, </s> after the text), no charsmap.
+const ModelFiles& t5() {
+  static const ModelFiles f{{"tokenizer.json", R"({"added_tokens": [{"id": 1, "content": "</s>", "special": true}],
+    "normalizer": {"type": "Sequence", "normalizers": [{"type": "Precompiled", "precompiled_charsmap": null},
+      {"type": "Strip", "strip_left": false, "strip_right": true}, {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": "▁"}]},
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "▁", "add_prefix_space": true}]},
+    "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "</s>", "type_id": 0}}], "special_tokens": {"</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}}},
+    "decoder": {"type": "Metaspace", "replacement": "▁", "add_prefix_space": true},
+    "model": {"type": "Unigram", "unk_id": 2, "byte_fallback": false, "vocab": [["<pad>", 0], ["</s>", 0], ["<unk>", 0], ["▁", -2], ["▁the", -3], ["a", -4], ["b", -4.5], ["ab", -5], ["▁cat", -6], ["s", -3.5]]}})"}};
+  return f;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    switch (data[0] % 9) {
+    switch (data[0] % 12) {
       case 0:
         attnscope::make_tokenizer(bert())->encode(rest);
         break;
@@ -98,9 +111,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         attnscope::tokenizers::Regex(rest).find_all(
             attnscope::unicode::decode_utf8("Hello, world! 123  \n\t\xe4\xb8\xad"));
         break;
-      default: {
+      case 8: {
         auto t = attnscope::make_tokenizer({{"vocab.json", rest}});
         if (t) t->encode("the a b");
+        break;
+      }
+      case 9: {  // the bytes as both of Marian's SentencePiece models
+        auto t = attnscope::make_tokenizer({{"source.spm", rest},
+                                            {"target.spm", rest},
+                                            {"vocab.json", R"({"</s>": 0, "<unk>": 1, "▁the": 2, "<pad>": 3})"}});
+        const auto ids = t->encode("the cats, ab \xe4\xb8\xad").ids;
+        t->decode(ids, false);
+        t->encode_target(rest);
+        break;
+      }
+      case 10: {  // the bytes as a precompiled charsmap, on fixed text and on themselves
+        const attnscope::tokenizers::CharsMap map(rest, "charsmap");
+        map.normalize("Ａｂｃ ① \xe4\xb8\xad\xef\xbd\x9e x");
+        map.normalize(rest);
+        break;
+      }
+      default: {
+        auto t = attnscope::make_tokenizer(t5());
+        const auto ids = t->encode(rest).ids;
+        t->decode(ids, true);
+        for (std::int32_t id : ids) t->label(id);
       }
     }
   } catch (const attnscope::Error&) {

@@ -20,6 +20,9 @@ projections), with the family's embedding, positions and LM head around them:
 - BART (BartForConditionalGeneration): the shared embedding (× √d_model when scale_embedding), learned positions
   read at position + 2, a LayerNorm of the embeddings in each stack, post-LN blocks with GELU and eps 1e-5, the LM
   head tied to the shared embedding plus final_logits_bias.
+- Marian (MarianMTModel): BART's blocks with SiLU, the embeddings × √d_model, static sinusoidal positions from 0 in
+  Hugging Face's layout (sines, then cosines), which the checkpoint leaves out, and no embedding LayerNorm; it starts
+  decoding at <pad>.
 """
 import json
 import math
@@ -55,7 +58,14 @@ def norm_state(norm, prefix):
     return {f"{prefix}.weight": norm.weight, f"{prefix}.bias": norm.bias}
 
 
-def bart(name, scale_embedding, tied_names):
+def sinusoids(n, d):
+    """Marian's static positions in Hugging Face's layout: every sine in the first half, every cosine in the second,
+    each pair of dimensions at frequency 10000^(-2i/d), from position 0; the model holds them in float32."""
+    angle = torch.tensor([[pos / 10000 ** (2 * (j // 2) / d) for j in range(d)] for pos in range(n)], dtype=torch.float64)
+    return torch.cat([torch.sin(angle[:, 0::2]), torch.cos(angle[:, 1::2])], dim=1).float().double()
+
+
+def bart(name, scale_embedding, tied_names, marian=False):
     vocab, d, heads, ffn, enc_layers, dec_layers, max_pos = 50, 16, 4, 24, 2, 3, 32
     config = {
         "architectures": ["BartForConditionalGeneration"], "model_type": "bart", "vocab_size": vocab, "d_model": d,
@@ -65,25 +75,36 @@ def bart(name, scale_embedding, tied_names):
         "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 2,
         "forced_bos_token_id": 0, "forced_eos_token_id": 2, "is_encoder_decoder": True,
     }
+    if marian:  # MarianMTModel: BART's layers with SiLU, static positions, no embedding LayerNorm, start at <pad>
+        config.update({"architectures": ["MarianMTModel"], "model_type": "marian", "activation_function": "swish",
+                       "pad_token_id": vocab - 1, "bos_token_id": 0, "eos_token_id": 0,
+                       "decoder_start_token_id": vocab - 1, "forced_eos_token_id": 0})
+        del config["forced_bos_token_id"]
     f64 = torch.float64
     shared = torch.randn(vocab, d, dtype=f64) * 0.5
-    positions = {s: torch.randn(max_pos + 2, d, dtype=f64) * 0.5 for s in ("encoder", "decoder")}
-    emb_norm = {s: torch.nn.LayerNorm(d).double() for s in ("encoder", "decoder")}
-    enc = [torch.nn.TransformerEncoderLayer(d, heads, ffn, 0.0, "gelu", batch_first=True).double()
+    if marian:
+        positions = {s: sinusoids(max_pos, d) for s in ("encoder", "decoder")}
+        emb_norm = {s: torch.nn.Identity() for s in ("encoder", "decoder")}
+    else:
+        positions = {s: torch.randn(max_pos + 2, d, dtype=f64) * 0.5 for s in ("encoder", "decoder")}
+        emb_norm = {s: torch.nn.LayerNorm(d).double() for s in ("encoder", "decoder")}
+    activation = torch.nn.functional.silu if marian else "gelu"
+    enc = [torch.nn.TransformerEncoderLayer(d, heads, ffn, 0.0, activation, batch_first=True).double()
            for _ in range(enc_layers)]
-    dec = [torch.nn.TransformerDecoderLayer(d, heads, ffn, 0.0, "gelu", batch_first=True).double()
+    dec = [torch.nn.TransformerDecoderLayer(d, heads, ffn, 0.0, activation, batch_first=True).double()
            for _ in range(dec_layers)]
     for m in [*emb_norm.values(), *enc, *dec]:
         randomize(m)
         m.eval()
     final_logits_bias = torch.randn(1, vocab, dtype=f64) * 0.2
 
-    source = torch.tensor([0, 11, 27, 5, 42, 19, 8, 2])
-    target = torch.tensor([2, 0, 33, 7, 21, 2])
+    source = torch.tensor([11, 27, 5, 42, 19, 8, 0] if marian else [0, 11, 27, 5, 42, 19, 8, 2])
+    target = torch.tensor([vocab - 1, 33, 7, 21, 3] if marian else [2, 0, 33, 7, 21, 2])
     scale = math.sqrt(d) if scale_embedding else 1.0
+    offset = 0 if marian else 2  # BART's table starts two rows in
 
     def embed(stack, ids):
-        x = shared[ids] * scale + positions[stack][torch.arange(len(ids)) + 2]
+        x = shared[ids] * scale + positions[stack][torch.arange(len(ids)) + offset]
         return emb_norm[stack](x)[None]
 
     enc_maps, dec_maps, cross_maps = [], [], []
@@ -115,7 +136,7 @@ def bart(name, scale_embedding, tied_names):
         return x[0] @ shared.T + final_logits_bias[0]
 
     # Greedy generation: the start token, the forced BOS, then the likeliest token each step (no stop at </s>).
-    greedy = [config["decoder_start_token_id"], config["forced_bos_token_id"]]
+    greedy = [config["decoder_start_token_id"]] + ([] if marian else [config["forced_bos_token_id"]])
     while len(greedy) < 10:
         greedy.append(int(decode(torch.tensor(greedy))[-1].argmax()))
 
@@ -127,8 +148,9 @@ def bart(name, scale_embedding, tied_names):
         state["model.decoder.embed_tokens.weight"] = shared
         state["lm_head.weight"] = shared
     for s, layers in (("encoder", enc), ("decoder", dec)):
-        state[f"model.{s}.embed_positions.weight"] = positions[s]
-        state.update(norm_state(emb_norm[s], f"model.{s}.layernorm_embedding"))
+        if not marian:  # Marian's checkpoints leave out their static positions (_keys_to_ignore_on_save)
+            state[f"model.{s}.embed_positions.weight"] = positions[s]
+            state.update(norm_state(emb_norm[s], f"model.{s}.layernorm_embedding"))
         for i, layer in enumerate(layers):
             p = f"model.{s}.layers.{i}"
             state.update(attention_state(layer.self_attn, f"{p}.self_attn"))
@@ -278,6 +300,8 @@ cases = [
     bart("BART, scaled embeddings, tied names kept", scale_embedding=True, tied_names=True),
     t5("T5 (t5-small's layout: ReLU, tied head)", gated=False, tied=True),
     t5("Flan-T5 (gated GELU, untied head)", gated=True, tied=False),
+    bart("Marian (opus-mt's layout: SiLU, static positions, scaled embeddings)", scale_embedding=True,
+         tied_names=True, marian=True),
 ]
 (HERE / "seq2seq.json").write_text(json.dumps({"cases": cases}) + "\n")
 write_checkpoint(cases[0], HERE / "seq2seq" / "bart")

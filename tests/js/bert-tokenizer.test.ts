@@ -192,8 +192,13 @@ describe('BERT WordPiece (bert-base-uncased)', () => {
       'vocab.txt: the vocabulary has no [CLS] token',
     );
     await expect(
-      engine.loadTokenizer({ files: { 'tokenizer.json': enc('{"model": {"type": "Unigram", "vocab": []}}') } }),
-    ).rejects.toThrow('tokenizer.json: model type "Unigram" is not supported (WordPiece, BPE)');
+      engine.loadTokenizer({ files: { 'tokenizer.json': enc('{"model": {"type": "WordLevel", "vocab": {}}}') } }),
+    ).rejects.toThrow('tokenizer.json: model type "WordLevel" is not supported (WordPiece, BPE, Unigram)');
+    await expect(
+      engine.loadTokenizer({
+        files: { 'tokenizer.json': enc('{"model": {"type": "Unigram", "vocab": [["a", -1]]}}') },
+      }),
+    ).rejects.toThrow('tokenizer.json: the Unigram model needs an unk_id');
     await expect(
       engine.loadTokenizer({ files: { 'tokenizer.json': enc('{"model": {"type": "WordPiece", "vocab": {"a": 5}}}') } }),
     ).rejects.toThrow('tokenizer.json: the id of "a" is not a distinct whole number below 1');

@@ -26,7 +26,14 @@ const GENERATE_OPTIONS = {
   signal: 'other',
   attentions: 'other',
   rowsInto: 'other',
+  noRepeatNgramSize: 'number',
+  beams: 'number',
+  lengthPenalty: 'number',
+  earlyStopping: 'boolean',
 } as const;
+
+/** The most beams a beam search keeps (the engine's limit too). */
+const MAX_BEAMS = 8;
 
 /** What generate() needs of a model. */
 interface Generator {
@@ -62,9 +69,26 @@ function optionsOf(op: string, options: GenerateOptions | undefined, info: Model
   const attentions = o.attentions ?? true;
   if (attentions !== true && attentions !== false && attentions !== 'rows')
     throw new Error(`${op}: attentions must be true, false or 'rows', got ${typeName(attentions)}`);
+  const search = info.generation;
+  const beams = o.beams ?? 1;
+  if (!Number.isInteger(beams) || beams < 1 || beams > MAX_BEAMS)
+    throw new Error(`${op}: beams must be a whole number from 1 to ${MAX_BEAMS}, got ${String(beams)}`);
+  if (beams > 1 && !info.encoderDecoder)
+    throw new Error(`${op}: beams are for encoder-decoders; ${info.name} generates one sequence at a time`);
+  const lengthPenalty = o.lengthPenalty ?? search?.lengthPenalty ?? 1;
+  if (!Number.isFinite(lengthPenalty)) throw new Error(`${op}: lengthPenalty must be a finite number`);
   return {
     maxNewTokens: whole(op, 'maxNewTokens', o.maxNewTokens ?? Math.min(32, room), 1, room),
-    sampling: { temperature, topK: whole(op, 'topK', o.topK ?? 0, 0, info.vocabSize), topP },
+    sampling: {
+      temperature,
+      topK: whole(op, 'topK', o.topK ?? 0, 0, info.vocabSize),
+      topP,
+      noRepeatNgramSize: whole(op, 'noRepeatNgramSize', o.noRepeatNgramSize ?? search?.noRepeatNgramSize ?? 0, 0, 1e9),
+      banned: Int32Array.from(search?.bannedTokenIds ?? []),
+    },
+    beams,
+    lengthPenalty,
+    earlyStopping: o.earlyStopping ?? search?.earlyStopping ?? false,
     seed: whole(op, 'seed', o.seed ?? 0, 0, Number.MAX_SAFE_INTEGER),
     stop,
     stopAtEos: o.stopAtEos ?? true,
@@ -126,15 +150,38 @@ export async function generatePair(
   const decode = (ids: ArrayLike<number>, skipSpecialTokens = false) =>
     model.hasTokenizer ? model.decode(ids, { skipSpecialTokens }) : '';
   const prepared = model.prepare(`${op}: source`, input.source);
-  const source = typeof prepared === 'string' ? orThrow(handle.tokenize(prepared)).ids : prepared;
-  const limit = Math.min(o.maxNewTokens + 1, info.maxTokens); // the start token and what it generates
+  const source = typeof prepared === 'string' ? orThrow(handle.tokenize(prepared, false)).ids : prepared;
+  // The start token and what it generates, within the model's max_length where it sets one.
+  const limit = Math.min(o.maxNewTokens + 1, info.maxTokens, info.generation?.maxLength ?? Infinity);
   const generation = newGeneration();
   try {
-    orThrow(generation.startPair(handle, engine(), source, Int32Array.of(start[0]), o.seed, o.maps));
-    const target = [start[0]];
+    let target = [start[0]];
     let yielded = performance.now();
     let stopReason: PairGenerateResult['stopReason'] = 'maxNewTokens';
-    while (target.length < limit) {
+    if (o.beams > 1) {
+      const { beams, lengthPenalty, earlyStopping } = o;
+      const { noRepeatNgramSize, banned } = o.sampling;
+      const settings = { beams, lengthPenalty, noRepeatNgramSize, earlyStopping, maxLength: limit, banned };
+      orThrow(generation.startBeams(handle, engine(), source, Int32Array.from(start), settings));
+      target = start.slice(0, limit);
+      for (;;) {
+        if (o.signal?.aborted) {
+          stopReason = 'aborted'; // the leading beam so far
+          break;
+        }
+        const step = orThrow(generation.beamStep(engine()));
+        target = Array.from(step.ids);
+        if (step.done) {
+          stopReason = step.ended ? 'eos' : 'maxNewTokens';
+          break;
+        }
+        if (performance.now() - yielded >= YIELD_MS) {
+          await nextTask();
+          yielded = performance.now();
+        }
+      }
+    } else orThrow(generation.startPair(handle, engine(), source, Int32Array.of(start[0]), o.seed, o.maps));
+    while (o.beams === 1 && target.length < limit) {
       if (o.signal?.aborted) {
         stopReason = 'aborted';
         break;
@@ -225,7 +272,7 @@ export async function generate(
   const decode = (ids: ArrayLike<number>, skipSpecialTokens = false) =>
     model.hasTokenizer ? model.decode(ids, { skipSpecialTokens }) : '';
   const prepared = model.prepare(op, input);
-  const prompt = typeof prepared === 'string' ? orThrow(handle.tokenize(prepared)).ids : prepared;
+  const prompt = typeof prepared === 'string' ? orThrow(handle.tokenize(prepared, false)).ids : prepared;
   if (prompt.length + o.maxNewTokens > info.maxTokens)
     throw new Error(
       `${op}: the prompt's ${prompt.length} tokens and maxNewTokens=${o.maxNewTokens} exceed the model's ${info.maxTokens} tokens`,

@@ -186,7 +186,8 @@ async function verify(name: string, bytes: Uint8Array, expected: Expected): Prom
 /**
  * The files a supported model needs: config.json, the weights (single or sharded),
  * and whichever tokenizer files it has (tokenizer.json, or vocab.txt, or
- * vocab.json + merges.txt; tokenizer_config.json and generation_config.json when present).
+ * vocab.json + merges.txt, or Marian's vocab.json + source.spm + target.spm; tokenizer_config.json and
+ * generation_config.json when present).
  *
  * With `verify` (the default) the repository's file list comes first: it says
  * which files exist and each one's size and checksum, and every download is
@@ -244,7 +245,8 @@ export async function fetchHubModel(
   if (!(await fetchFile('tokenizer.json'))) {
     if (!(await fetchFile('vocab.txt'))) {
       await fetchFile('vocab.json');
-      await fetchFile('merges.txt');
+      // Marian's two SentencePiece models read through vocab.json, where GPT-2's has merges.txt.
+      if (!(await fetchFile('merges.txt'))) for (const spm of ['source.spm', 'target.spm']) await fetchFile(spm);
     }
   }
   await fetchFile('tokenizer_config.json');

@@ -52,6 +52,13 @@ export interface ModelInfo {
   decoderStartTokenId?: number;
   /** Encoder-decoders: the token generation forces after the start token (`forced_bos_token_id`), when the model has one. */
   forcedBosTokenId?: number;
+  /**
+   * Encoder-decoders: their search settings as generation_config.json (else config.json) gives them, the defaults of
+   * {@link GenerateOptions}' `beams`, `lengthPenalty`, `noRepeatNgramSize` and `earlyStopping`; `maxLength` caps
+   * every generation's target (start token included) when the model sets it, and `bannedTokenIds` are never
+   * generated (`bad_words_ids` of one token, such as Marian's `<pad>`).
+   */
+  generation?: GenerationSettings;
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -366,6 +373,18 @@ export interface GenerateOptions {
   stop?: string[];
   /** Stop after an end-of-text token (`info.eosTokenIds`). Default true. */
   stopAtEos?: boolean;
+  /** No n-gram of this size twice in the generated sequence (0: off). Default: the model's (`info.generation`), else 0. */
+  noRepeatNgramSize?: number;
+  /**
+   * Encoder-decoders: beam search over this many beams, 1 to 8 (1: greedy or sampling, as the other options say).
+   * The winner is the finished beam with the best (sum of log-probabilities) / length^lengthPenalty. Tokens are known
+   * only when the search ends, so `onToken` is not called; the maps are the winner's. Default 1.
+   */
+  beams?: number;
+  /** Beam search: the exponent of the length a finished beam's score is divided by. Default: the model's, else 1. */
+  lengthPenalty?: number;
+  /** Beam search: stop once `beams` beams have finished. Default: the model's, else false. */
+  earlyStopping?: boolean;
   /** Called after each new token, with its row of every map. */
   onToken?: (token: GeneratedToken) => void;
   /**
@@ -493,12 +512,37 @@ export interface Comparison {
   difference(layer: number, head: number): Tensor;
 }
 
+/** An encoder-decoder's search settings, from its generation_config.json or config.json ({@link ModelInfo}). */
+export interface GenerationSettings {
+  /** `num_beams`: 1 is no beam search. */
+  numBeams: number;
+  /** `length_penalty`: a finished beam scores (sum of log-probabilities) / length^lengthPenalty. */
+  lengthPenalty: number;
+  /** `no_repeat_ngram_size`: no n-gram of this size twice in the target (0: off). */
+  noRepeatNgramSize: number;
+  /** `early_stopping`: stop as soon as `numBeams` beams have finished. */
+  earlyStopping: boolean;
+  /** `max_length`: the target's whole length at most, its start token included; absent when unset. */
+  maxLength?: number;
+  /** Tokens never generated (`bad_words_ids` of one token). */
+  bannedTokenIds: number[];
+}
+
+/** Options of {@link Model.tokenize} and {@link Tokenizer.tokenize}. */
+export interface TokenizeOptions {
+  /** Tokenize as the text an encoder-decoder writes: Marian's target.spm (every other tokenizer reads both alike). */
+  target?: boolean;
+}
+
 /** A loaded transformer model; runs on the engine that loaded it. */
 export interface Model {
   /** The model's shape and kind, read from its config. */
   readonly info: ModelInfo;
-  /** The tokens and ids the model's tokenizer gives, special tokens included, before any truncation. */
-  tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  /**
+   * The tokens and ids the model's tokenizer gives, special tokens included, before any truncation; with `target`, as
+   * an encoder-decoder's target (Marian's target.spm; the other tokenizers read both sides alike).
+   */
+  tokenize(text: string, options?: TokenizeOptions): { tokens: string[]; ids: Int32Array };
   /**
    * Tokenizes, truncates to `info.maxTokens` and runs, keeping every attention map.
    * Given token ids instead of text, runs on them as they are.
@@ -548,8 +592,8 @@ export interface Model {
 export interface Tokenizer {
   /** Tokens in the vocabulary. */
   readonly info: { vocabSize: number };
-  /** The tokens and ids, special tokens included. */
-  tokenize(text: string): { tokens: string[]; ids: Int32Array };
+  /** The tokens and ids, special tokens included; with `target`, as an encoder-decoder's target (Marian's target.spm). */
+  tokenize(text: string, options?: TokenizeOptions): { tokens: string[]; ids: Int32Array };
   /** The text of token ids, as the tokenizer's decoder spells it; special tokens left out with `skipSpecialTokens`. */
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   /**

@@ -12,6 +12,7 @@ import type {
   PairRunResult,
   RunOptions,
   Tensor,
+  TokenizeOptions,
   Tokenizer,
 } from './types.js';
 import { checkOptions, checkTensor, typeName } from './checks.js';
@@ -96,9 +97,9 @@ export class WasmTokenizer implements Tokenizer {
     this.normalization = normalization;
   }
 
-  tokenize(text: string): { tokens: string[]; ids: Int32Array } {
+  tokenize(text: string, options: TokenizeOptions = {}): { tokens: string[]; ids: Int32Array } {
     if (!this.handle) throw new Error('tokenize: this tokenizer was disposed');
-    const r = this.handle.tokenize(prepareText('tokenize', text, this.normalization));
+    const r = this.handle.tokenize(prepareText('tokenize', text, this.normalization), options.target === true);
     if ('error' in r) throw new Error(r.error);
     return r;
   }
@@ -157,9 +158,9 @@ export class WasmModel implements Model {
     return r;
   }
 
-  tokenize(text: string): { tokens: string[]; ids: Int32Array } {
+  tokenize(text: string, options: TokenizeOptions = {}): { tokens: string[]; ids: Int32Array } {
     const handle = this.live('tokenize');
-    const r = handle.tokenize(prepareText('tokenize', text, this.normalization));
+    const r = handle.tokenize(prepareText('tokenize', text, this.normalization), options.target === true);
     if ('error' in r) throw new Error(r.error);
     return r;
   }

@@ -32,7 +32,7 @@ export type RawRun = Omit<import('./types.js').ModelRunResult, 'attentions' | 's
 export interface RawModelHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
-  tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
+  tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
   /** `RunOptions` checked, with `attentionMask` as bytes; the result is `ModelRunResult` with `attentions` a tensor. */
   run(
@@ -79,10 +79,27 @@ export interface RawGenerationHandle {
     seed: number,
     maps: 'none' | 'rows' | 'all',
   ): { error?: string };
+  /** An encoder-decoder's beam search from `target`'s start tokens (no maps). */
+  startBeams(
+    model: RawModelHandle,
+    engine: RawEngine,
+    source: Int32Array,
+    target: Int32Array,
+    options: {
+      beams: number;
+      lengthPenalty: number;
+      noRepeatNgramSize: number;
+      earlyStopping: boolean;
+      maxLength: number;
+      banned: Int32Array;
+    },
+  ): { error?: string };
+  /** One more token on every beam: the leading beam's ids (the winner's once done). */
+  beamStep(engine: RawEngine): { error: string } | { done: boolean; ids: Int32Array; ended: boolean };
   /** `into`: a Float32Array of exactly the rows' length to write them into, rather than a new one. */
   step(
     engine: RawEngine,
-    sampling: { temperature: number; topK: number; topP: number },
+    sampling: { temperature: number; topK: number; topP: number; noRepeatNgramSize: number; banned: Int32Array },
     into?: Float32Array,
   ): { error: string } | RawStep;
   /** Appends a given (forced) token. */
@@ -114,7 +131,7 @@ export interface RawLinearLayer {
 export interface RawTokenizerHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
-  tokenize(text: string): { error: string } | { tokens: string[]; ids: Int32Array };
+  tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   delete(): void;

@@ -20,6 +20,23 @@
 
 namespace attnscope {
 
+// Beam search as transformers' BeamSearchScorer runs it (its num_beams, length_penalty, no_repeat_ngram_size,
+// early_stopping, max_length): each step extends every running beam by every token, scored by the sum of its tokens'
+// log-probabilities, and keeps the `beams` best; a candidate ending in an end-of-text token among those becomes a
+// finished hypothesis, scored sum / length^length_penalty (its length counts the tokens it started from, not the
+// end token). It stops when `beams` hypotheses are finished and no running beam can beat the worst of them (or, with
+// early_stopping, as soon as there are `beams`), or at max_length, where the running beams join the hypotheses.
+struct BeamOptions {
+  std::int64_t beams = 1;            // 1 ..= kMaxBeams
+  float length_penalty = 1.0f;       // > 0 favours longer hypotheses
+  std::int64_t no_repeat_ngram = 0;  // > 0: no n-gram of this size twice in a sequence
+  bool early_stopping = false;
+  std::int64_t max_length = 0;       // the sequence's whole length at most, start tokens included; 0: the model's
+  std::vector<std::int32_t> eos;     // tokens that finish a hypothesis
+  std::vector<std::int32_t> banned;  // tokens never generated (bad_words_ids of one token, such as Marian's <pad>)
+};
+inline constexpr std::int64_t kMaxBeams = 8;
+
 struct ModelInfo {
   std::string name;          // e.g. "Universal Sentence Encoder lite"
   std::string architecture;  // config.json's architectures[0]
@@ -37,6 +54,10 @@ struct ModelInfo {
   std::int64_t encoder_layers = 0, encoder_heads = 0, encoder_max_tokens = 0;
   std::int32_t decoder_start = -1;  // the decoder's first token (decoder_start_token_id)
   std::int32_t forced_bos = -1;     // generation forces it after decoder_start (forced_bos_token_id), or -1
+  // Their search settings, from generation_config.json (else config.json): num_beams (1: no beam search),
+  // length_penalty, no_repeat_ngram_size, early_stopping, max_length (0 when neither file sets it) and the tokens
+  // bad_words_ids bans one by one; eos is `eos`.
+  BeamOptions search;
 };
 
 struct RunOptions {
@@ -107,6 +128,10 @@ struct SamplingOptions {
   float temperature = 1.0f;  // ≥ 0
   std::int64_t top_k = 0;    // 0: no limit
   float top_p = 1.0f;        // in (0, 1]
+  // Applied to the logits first, as transformers' logits processors: no n-gram of this size twice (0: off), and
+  // tokens never drawn.
+  std::int64_t no_repeat_ngram = 0;
+  std::vector<std::int32_t> banned;
 };
 
 // What a generation keeps of the attention maps: none (attention runs fused, for text alone), each new token's
@@ -136,6 +161,39 @@ class Generation {
   virtual Tensor last_cross_rows() const { return Tensor(); }
   // The prompt's leading tokens taken from the model's last run (its keys and values) rather than run again.
   virtual std::int64_t reused_tokens() const { return 0; }
+  // The logits after the last token [vocab].
+  virtual const std::vector<float>& next_logits() const = 0;
+  // An independent copy of this sequence, its cache included: a beam that branches.
+  virtual std::unique_ptr<Generation> fork() const = 0;
+};
+
+class BeamSearch {
+ public:
+  // `start`: the sequence so far (its start tokens), run without maps; it becomes the first beam.
+  BeamSearch(std::unique_ptr<Generation> start, BeamOptions options, std::int64_t vocab, std::int64_t max_tokens);
+  ~BeamSearch();
+  // One more token on every running beam; false once the search is over.
+  bool step(const Runtime& runtime);
+  bool done() const { return done_; }
+  // The best finished hypothesis (with its end token), or, before the end, the leading running beam.
+  std::vector<std::int32_t> best() const;
+  // Whether the winner ended with an end-of-text token (else it reached max_length).
+  bool ended() const;
+
+ private:
+  struct Hypothesis {
+    std::vector<std::int32_t> ids;
+    double score;
+  };
+  void finish(std::vector<std::int32_t> ids, double sum, std::size_t length);
+  bool is_over(double best_sum, std::size_t length) const;
+
+  BeamOptions o_;
+  std::int64_t vocab_, max_length_;
+  std::vector<std::unique_ptr<Generation>> beams_;
+  std::vector<double> sums_;  // each running beam's sum of log-probabilities
+  std::vector<Hypothesis> finished_;
+  bool done_ = false;
 };
 
 // The [n, n] keep mask (row-major) hiding the padding keys of `options.attention_mask`

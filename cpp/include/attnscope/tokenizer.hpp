@@ -23,6 +23,8 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
   virtual Encoding encode(std::string_view utf8) const = 0;
+  // The text an encoder-decoder writes (its target), where that has a tokenizer of its own (Marian's target.spm).
+  virtual Encoding encode_target(std::string_view utf8) const { return encode(utf8); }
   // The Unicode normalization form to apply before encode(): "NFKC", "NFD" or "" (none).
   virtual std::string normalization() const = 0;
   virtual std::int64_t vocab_size() const = 0;
@@ -53,8 +55,14 @@ inline constexpr std::size_t kMaxVocabulary = 1'000'000;
 // `vocab` is the model's vocab.json: [[piece, score], ...]; the first 6 are reserved.
 std::unique_ptr<Tokenizer> make_sentencepiece_use(const Json& vocab, const std::string& what);
 
-// The tokenizer a model's files hold: tokenizer.json (WordPiece, or BPE as Llama, Qwen,
-// Gemma, Mistral and GPT-2 use it, with tokenizer_config.json's BOS/EOS settings), vocab.txt
+// Marian's: source.spm and target.spm (SentencePiece unigram models) with vocab.json (piece → id) and
+// tokenizer_config.json's special tokens.
+std::unique_ptr<Tokenizer> make_marian_tokenizer(std::string_view source_spm, std::string_view target_spm,
+                                                 const Json& vocab, const Json* tokenizer_config);
+
+// The tokenizer a model's files hold: tokenizer.json (WordPiece, BPE as Llama, Qwen, Gemma,
+// Mistral and GPT-2 use it, with tokenizer_config.json's BOS/EOS settings, or Unigram as T5 uses it),
+// source.spm + target.spm + vocab.json (Marian), vocab.txt
 // (+ tokenizer_config.json; BERT's WordPiece), vocab.json + merges.txt (GPT-2's byte-level
 // BPE), or a [[piece, score], ...] vocab.json (Universal Sentence Encoder's SentencePiece).
 // nullptr when there is none AttnScope reads.

@@ -64,6 +64,7 @@ const Row kRows[] = {
   // Encoder-decoders: every size field is required too.
   {"BartForConditionalGeneration",   "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
+  {"MarianMTModel",                  "marian",      Family::marian, Bias::none,          Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"T5ForConditionalGeneration",     "t5",          Family::t5,    Bias::none,           Windows::none,        false, false,  false,  32128,  512,   2048,  6,     8,    0, 64,      512,    0,    1e-6, "relu"},
 };
 // clang-format on
@@ -379,10 +380,41 @@ std::int32_t token_field(const Json& c, const char* key, std::int64_t fallback, 
   return static_cast<std::int32_t>(optional_int(c, key, fallback, 0, vocab - 1));
 }
 
+// An encoder-decoder's search settings, from generation_config.json's fields (else config.json's, where older
+// checkpoints keep them), as transformers reads them; max_length only when a file sets it (transformers' default of 20
+// would cut every generation that does not ask for more).
+BeamOptions read_search(const Json* generation, const Json& c, std::int64_t vocab) {
+  const Json& g = generation && generation->is_object() && generation->find("num_beams") ? *generation : c;
+  BeamOptions o;
+  o.beams = optional_int(g, "num_beams", 1, 1, 1'000'000);
+  o.length_penalty = static_cast<float>(optional_number(g, "length_penalty", 1.0, -1e6, 1e6));
+  o.no_repeat_ngram = optional_int(g, "no_repeat_ngram_size", 0, 0, 1'000'000);
+  const Json* early = g.find("early_stopping");
+  o.early_stopping = early && early->type() == Json::Type::boolean && early->boolean();  // "never": false
+  o.max_length = optional_int(g, "max_length", 0, 0, 1'000'000'000);
+  if (const Json* bad = g.find("bad_words_ids"); bad && bad->is_array())
+    for (const Json& word : bad->array())
+      if (word.is_array() && word.array().size() == 1 && word.array()[0].is_number() && word.array()[0].number() >= 0 &&
+          word.array()[0].number() < double(vocab))
+        o.banned.push_back(static_cast<std::int32_t>(word.array()[0].number()));
+  return o;
+}
+
 // BART: two post-LN stacks of its own sizes, learned positions (the checkpoint's table starts 2 rows in), a LayerNorm
 // of each stack's embeddings, GELU, the shared embedding (× √d_model with scale_embedding) and the LM head tied to it.
+// Marian is BART with static sinusoidal positions, no embedding LayerNorm (both in checkpoints.cpp) and its own
+// defaults: decoding starts at <pad>, and no BOS is forced.
 Config read_bart(const Row& row, const Json& c, const Json* generation) {
   const std::int64_t d = config_int(c, "d_model", 1, 65536);
+  const bool marian = row.family == Family::marian;
+  if (marian) {
+    if (!optional_bool(c, "share_encoder_decoder_embeddings", true))
+      throw Error(context("share_encoder_decoder_embeddings false (a target vocabulary of its own) is not supported"));
+    const Json* target_vocab = c.find("decoder_vocab_size");
+    if (target_vocab && !target_vocab->is_null() &&
+        config_int(c, "decoder_vocab_size", 1, 1'000'000) != config_int(c, "vocab_size", 1, 1'000'000))
+      throw Error(context("a decoder_vocab_size other than vocab_size is not supported"));
+  }
   for (const char* key : {"normalize_before", "add_final_layer_norm"})
     if (optional_bool(c, key, false))
       throw Error(context(std::string(key) + " is not supported for " + row.architecture + " (mBART's pre-LN)"));
@@ -404,9 +436,11 @@ Config read_bart(const Row& row, const Json& c, const Json* generation) {
   k.language_model = std::string(row.architecture) != "BartModel";  // BartModel has no LM head
   k.tied = true;
   const Json& g = generation && generation->is_object() ? *generation : c;
+  const std::int32_t start = marian ? token_field(c, "pad_token_id", 58100, k.vocab) : 2;
   k.decoder_start =
-      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 2, k.vocab), k.vocab);
+      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", start, k.vocab), k.vocab);
   k.forced_bos = token_field(g, "forced_bos_token_id", token_field(c, "forced_bos_token_id", -1, k.vocab), k.vocab);
+  k.search = read_search(generation, c, k.vocab);
   encoder->architecture = row.architecture;
   encoder->family = row.family;
   k.encoder = std::move(encoder);
@@ -451,6 +485,7 @@ Config read_t5(const Row& row, const Json& c, const Json* generation) {
   const Json& g = generation && generation->is_object() ? *generation : c;
   k.decoder_start =
       token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 0, k.vocab), k.vocab);
+  k.search = read_search(generation, c, k.vocab);
   encoder->architecture = row.architecture;
   encoder->family = row.family;
   k.encoder = std::move(encoder);
@@ -516,6 +551,7 @@ Config read_config(const std::string& architecture, const Json& config, const Js
       k = read_use_lite(*row, c);
       break;
     case Family::bart:
+    case Family::marian:
       k = read_bart(*row, c, generation);
       break;
     case Family::t5:

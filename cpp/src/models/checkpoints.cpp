@@ -3,6 +3,8 @@
 // in another), GPT-2's, BERT's and DistilBERT's (with or without a task model's prefix), and USE-lite's as
 // web/models/convert-default.mjs writes them, and BART's (both stacks). The x·W layout throughout: Linear weights [out,
 // in] are read transposed.
+#include <cmath>
+
 #include "attnscope/error.hpp"
 #include "models/transformer.hpp"
 #include "models/weights.hpp"
@@ -263,16 +265,38 @@ void read_bart_attention(const WeightStore& w, const std::string& base, std::int
   read_linear(w, base + ".out_proj", width, d, o, bo);
 }
 
-// One stack of BART ("encoder" or "decoder"), its token embedding the shared one.
+// Marian's static positions as transformers makes them: row p holds sin(p · f_i) in its first half and cos(p · f_i)
+// in its second, f_i = 10000^(-2i/d), computed in double and stored in float32.
+Tensor sinusoids(std::int64_t n, std::int64_t d) {
+  Tensor t({n, d});
+  const std::int64_t half = (d + 1) / 2;
+  for (std::int64_t p = 0; p < n; ++p)
+    for (std::int64_t j = 0; j < d; ++j) {
+      const std::int64_t i = j < half ? j : j - half;  // the pair (2i, 2i + 1) of transformers' interleaved angles
+      const double angle =
+          static_cast<double>(p) / std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(d));
+      t.data[static_cast<std::size_t>(p * d + j)] = static_cast<float>(j < half ? std::sin(angle) : std::cos(angle));
+    }
+  return t;
+}
+
+// One stack of BART or Marian ("encoder" or "decoder"), its token embedding the shared one.
 Weights read_bart_stack(const Config& k, const WeightStore& w, const std::string& p, const Weight& embed) {
   Weights m;
   const std::int64_t d = k.d_model, width = k.heads * k.head_dim;
   m.embed = embed;
-  // Position p is row p + 2 of the table (fairseq's offset, kept by transformers): the first two rows are never read.
-  const Tensor table = w.read(p + ".embed_positions.weight", {k.max_tokens + 2, d});
-  m.position = Tensor({k.max_tokens, d});
-  std::copy(table.data.begin() + 2 * d, table.data.end(), m.position.data.begin());
-  read_layer_norm(w, p + ".layernorm_embedding", d, m.embed_norm, m.embed_norm_bias);
+  if (k.family == Family::marian) {
+    // Marian's checkpoints leave the table out (transformers computes it); where one holds it, it is used.
+    m.position = w.contains(p + ".embed_positions.weight") ? w.read(p + ".embed_positions.weight", {k.max_tokens, d})
+                                                           : sinusoids(k.max_tokens, d);
+  } else {
+    // Position p is row p + 2 of the table (fairseq's offset, kept by transformers): the first two rows are never
+    // read.
+    const Tensor table = w.read(p + ".embed_positions.weight", {k.max_tokens + 2, d});
+    m.position = Tensor({k.max_tokens, d});
+    std::copy(table.data.begin() + 2 * d, table.data.end(), m.position.data.begin());
+    read_layer_norm(w, p + ".layernorm_embedding", d, m.embed_norm, m.embed_norm_bias);
+  }
   for (std::int64_t l = 0; l < k.layers; ++l) {
     const std::string b = p + ".layers." + std::to_string(l) + ".";
     Block B;
@@ -371,6 +395,7 @@ Weights read_weights(const Config& config, const WeightStore& store) {
     case Family::use_lite:
       return read_use_lite_weights(config, store);
     case Family::bart:
+    case Family::marian:
       return read_bart_weights(config, store);
     case Family::t5:
       return read_t5_weights(config, store);

@@ -20,6 +20,8 @@ EncoderDecoderModel::EncoderDecoderModel(const Config& config, const Weights& we
   info_.encoder_max_tokens = config.encoder->max_tokens;
   info_.decoder_start = config.decoder_start;
   info_.forced_bos = config.forced_bos;
+  info_.search = config.search;
+  info_.search.eos = info_.eos;
 }
 
 void EncoderDecoderModel::forward(const Runtime&, ModelRun&, const RunOptions&) const {

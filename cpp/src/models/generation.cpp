@@ -33,7 +33,14 @@ class DecoderGeneration final : public Generation {
   std::int32_t step(const Runtime& rt, const SamplingOptions& sampling) override {
     sampling::check("generate", sampling);
     check_room("generate", 1);
-    const std::int32_t id = sampling::draw(logits_.data(), c_.vocab, sampling, rng_);
+    std::int32_t id;
+    if (sampling.no_repeat_ngram > 0 || !sampling.banned.empty()) {
+      std::vector<float> logits = logits_;
+      sampling::suppress(logits.data(), c_.vocab, ids_, sampling);
+      id = sampling::draw(logits.data(), c_.vocab, sampling, rng_);
+    } else {
+      id = sampling::draw(logits_.data(), c_.vocab, sampling, rng_);
+    }
     run(rt, {id}, maps_ != GenerationMaps::none);
     return id;
   }
@@ -43,6 +50,10 @@ class DecoderGeneration final : public Generation {
     check_id(id, ids_.size());
     run(rt, {id}, maps_ != GenerationMaps::none);
   }
+
+  const std::vector<float>& next_logits() const override { return logits_; }
+
+  std::unique_ptr<Generation> fork() const override { return std::make_unique<DecoderGeneration>(*this); }
 
   std::vector<float> next_probabilities() const override {
     std::vector<float> p = logits_;

@@ -160,7 +160,7 @@ std::vector<std::int32_t> Model::decoder_input(std::string_view target) const {
     throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
   if (!info_.encoder_decoder) throw Error("run: " + info_.name + " is not an encoder-decoder model");
   std::vector<std::int32_t> ids{info_.decoder_start};
-  const Encoding e = tokenizer_->encode(target);
+  const Encoding e = tokenizer_->encode_target(target);
   ids.insert(ids.end(), e.ids.begin(), e.ids.end());
   if (ids.size() > 1 && std::find(info_.eos.begin(), info_.eos.end(), ids.back()) != info_.eos.end()) ids.pop_back();
   return ids;

@@ -128,6 +128,25 @@ void check(const char* op, const SamplingOptions& o) {
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f))
     throw Error(std::string(op) + ": topP must be in (0, 1], got " + std::to_string(o.top_p));
   if (o.top_k < 0) throw Error(std::string(op) + ": topK must be 0 (no limit) or more, got " + std::to_string(o.top_k));
+  if (o.no_repeat_ngram < 0)
+    throw Error(std::string(op) + ": noRepeatNgramSize must be 0 (off) or more, got " +
+                std::to_string(o.no_repeat_ngram));
+}
+
+std::vector<std::int32_t> repeating(const std::vector<std::int32_t>& ids, std::int64_t n) {
+  std::vector<std::int32_t> out;
+  const auto size = static_cast<std::int64_t>(ids.size());
+  if (n <= 0 || size + 1 < n) return out;
+  for (std::int64_t start = 0; start + n <= size; ++start)
+    if (std::equal(ids.begin() + start, ids.begin() + start + n - 1, ids.end() - (n - 1)))
+      out.push_back(ids[static_cast<std::size_t>(start + n - 1)]);
+  return out;
+}
+
+void suppress(float* logits, std::int64_t vocab, const std::vector<std::int32_t>& ids, const SamplingOptions& o) {
+  for (std::int32_t t : o.banned)
+    if (t >= 0 && t < vocab) logits[t] = kNegInf;
+  for (std::int32_t t : repeating(ids, o.no_repeat_ngram)) logits[t] = kNegInf;
 }
 
 std::int32_t draw(const float* logits, std::int64_t vocab, const SamplingOptions& o, Rng& rng) {

@@ -35,6 +35,13 @@ void top_k_probabilities(const float* logits, std::int64_t vocab, std::int64_t k
 // Throws an Error naming the option that is out of range (NaN temperature, top_p outside (0, 1], ...).
 void check(const char* op, const SamplingOptions& o);
 
+// The tokens that would repeat an n-gram of `ids` (transformers' NoRepeatNGramLogitsProcessor): each token that
+// followed an earlier occurrence of the last n − 1 tokens.
+std::vector<std::int32_t> repeating(const std::vector<std::int32_t>& ids, std::int64_t n);
+
+// Sets to −∞ the logits [vocab] of the tokens `o` bans, and of those that would repeat an n-gram of `ids`.
+void suppress(float* logits, std::int64_t vocab, const std::vector<std::int32_t>& ids, const SamplingOptions& o);
+
 // The next token from logits [vocab] under `o`; temperature 0 is the most likely (the first on ties).
 std::int32_t draw(const float* logits, std::int64_t vocab, const SamplingOptions& o, Rng& rng);
 

@@ -41,7 +41,7 @@ namespace transformer {
 
 // How a checkpoint names its tensors: one reader each (checkpoints.cpp). Phi-3 is the Llama family's names with
 // q, k, v stacked in one tensor.
-enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, t5 };
+enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, marian, t5 };
 enum class Norm { layer, rms };  // LayerNorm (GPT-2, BERT, USE-lite) or RMSNorm
 // Where a block normalizes: before attention and FFN (pre), after each residual sum (post: BERT's
 // x = norm(x + a)), or before and on the sublayer's output too (sandwich: Gemma 2, 3).
@@ -100,6 +100,7 @@ struct Config {
   std::shared_ptr<const Config> encoder;
   std::int32_t decoder_start = 0;  // encoder-decoders: the decoder's first token (decoder_start_token_id)
   std::int32_t forced_bos = -1;    // and the token generation forces after it (forced_bos_token_id), or -1
+  BeamOptions search;              // and their search settings (ModelInfo::search)
 
   std::int64_t width_of(std::int64_t layer) const { return layer == 0 && first_width ? first_width : d_model; }
   std::int64_t head_dim_of(std::int64_t layer) const {

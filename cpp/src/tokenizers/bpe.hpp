@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizers/subword.hpp"
+
 namespace attnscope::tokenizers {
 
 // GPT-2's byte → printable code point table: printable Latin-1 bytes map to themselves,
@@ -27,7 +29,7 @@ std::string to_byte_alphabet(std::string_view bytes);
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 std::size_t gpt2_piece_end(const std::vector<std::uint32_t>& cps, std::size_t i);
 
-class Bpe {
+class Bpe final : public SubwordModel {
  public:
   struct Options {
     bool byte_fallback = false, ignore_merges = false, fuse_unk = false;
@@ -39,14 +41,11 @@ class Bpe {
   Bpe(std::unordered_map<std::string, std::int32_t> vocab,
       const std::vector<std::pair<std::string, std::string>>& merges, Options options, const std::string& what);
 
-  // Adds an added token's content to the vocabulary (as Hugging Face's JS tokenizers do).
-  void add(const std::string& token, std::int32_t id);
-  // Appends the tokens of a section's pre-tokens (UTF-8) to `out`.
-  void encode(const std::vector<std::string>& pieces, std::vector<std::string>& out) const;
-  // The id of a token, or the unknown token's, or -1.
-  std::int32_t id(const std::string& token) const;
-  bool has(const std::string& token) const { return vocab_.count(token) != 0; }
-  const std::string& unk() const { return o_.unk; }
+  void add(const std::string& token, std::int32_t id) override;
+  void encode(const std::vector<std::string>& pieces, std::vector<std::string>& out) const override;
+  std::int32_t id(const std::string& token) const override;
+  bool has(const std::string& token) const override { return vocab_.count(token) != 0; }
+  std::string unk() const override { return o_.unk; }
 
  private:
   std::vector<std::string> merge(const std::string& piece) const;

@@ -20,8 +20,15 @@ std::unique_ptr<Tokenizer> make_tokenizer(const std::map<std::string, std::strin
     const Json* type = model ? model->find("type") : nullptr;
     const std::string kind = type && type->is_string() ? type->string() : "";
     if (kind == "WordPiece") return make_wordpiece_from_tokenizer_json(j);
-    if (kind == "BPE") return tokenizers::make_bpe_pipeline(j, c);
-    throw Error("tokenizer.json: model type " + quote(kind) + " is not supported (WordPiece, BPE)");
+    if (kind == "BPE" || kind == "Unigram") return tokenizers::make_pipeline(j, c);
+    throw Error("tokenizer.json: model type " + quote(kind) + " is not supported (WordPiece, BPE, Unigram)");
+  }
+  const auto source = files.find("source.spm"), target = files.find("target.spm");
+  if (source != files.end() || target != files.end()) {
+    const auto vocab = files.find("vocab.json");
+    if (source == files.end() || target == files.end() || vocab == files.end())
+      throw Error("loadModel: a Marian tokenizer needs source.spm, target.spm and vocab.json together");
+    return make_marian_tokenizer(source->second, target->second, Json::parse(vocab->second, "vocab.json"), c);
   }
   const auto vocab_txt = files.find("vocab.txt");
   if (vocab_txt != files.end()) return make_wordpiece_from_vocab_txt(vocab_txt->second, c);

@@ -4,6 +4,7 @@
 #include "io/json.hpp"
 #include "tokenizers/bpe.hpp"
 #include "tokenizers/regex.hpp"
+#include "tokenizers/sentencepiece.hpp"
 #include "tokenizers/steps.hpp"
 #include "tokenizers/unicode.hpp"
 
@@ -25,6 +26,48 @@ std::string escaped(const std::string& text) {
     out += c;
   }
   return out;
+}
+
+// Standard base64 (tokenizer.json's Precompiled charsmap); padding optional.
+std::string from_base64(const std::string& text, const char* what) {
+  std::string out;
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    int v;
+    if (c >= 'A' && c <= 'Z')
+      v = c - 'A';
+    else if (c >= 'a' && c <= 'z')
+      v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9')
+      v = c - '0' + 52;
+    else if (c == '+')
+      v = 62;
+    else if (c == '/')
+      v = 63;
+    else if (c == '=')
+      break;
+    else
+      throw Error(std::string("tokenizer.json: ") + what + " is not base64");
+    bits = (bits << 6) | static_cast<std::uint32_t>(v);
+    if ((count += 6) >= 8) {
+      count -= 8;
+      out += static_cast<char>((bits >> count) & 0xFF);
+    }
+  }
+  return out;
+}
+
+// Every match of `regex` in s replaced by `with`.
+std::string replace_matches(const Regex& regex, const std::string& s, const std::string& with) {
+  const std::vector<std::uint32_t> cps = unicode::decode_utf8(s);
+  std::string out;
+  std::size_t at = 0;
+  for (const auto& [begin, end] : regex.find_all(cps)) {
+    out += unicode::encode_utf8(cps, at, begin) + with;
+    at = end;
+  }
+  return out + unicode::encode_utf8(cps, at, cps.size());
 }
 
 }  // namespace
@@ -60,13 +103,34 @@ std::vector<Normalizer> read_normalizer(const Json* n, std::string& form) {
     const std::string prefix = string_of(n->find("prepend"));
     steps.push_back([prefix](const std::string& s) { return prefix + s; });
   } else if (type == "Replace") {
-    const std::string from = literal(*n, "the Replace normalizer"), to = string_of(n->find("content"));
-    steps.push_back([from, to](std::string s) {
-      replace_all(s, from, to);
+    const Json* pattern = n->find("pattern");
+    const Json* regex = pattern ? pattern->find("Regex") : nullptr;
+    const std::string to = string_of(n->find("content"));
+    if (regex && regex->is_string()) {
+      auto compiled = std::make_shared<Regex>(regex->string());
+      steps.push_back([compiled, to](const std::string& s) { return replace_matches(*compiled, s, to); });
+    } else {
+      const std::string from = literal(*n, "the Replace normalizer");
+      steps.push_back([from, to](std::string s) {
+        replace_all(s, from, to);
+        return s;
+      });
+    }
+  } else if (type == "Precompiled") {  // SentencePiece's charsmap; null (as some exports write it) maps nothing
+    const Json* map = n->find("precompiled_charsmap");
+    if (map && map->is_string() && !map->string().empty()) {
+      auto charsmap = std::make_shared<CharsMap>(from_base64(map->string(), "the Precompiled charsmap"),
+                                                 "tokenizer.json's Precompiled charsmap");
+      steps.push_back([charsmap](const std::string& s) { return charsmap->normalize(s); });
+    }
+  } else if (type == "Strip") {
+    const bool left = flag(*n, "strip_left", false), right = flag(*n, "strip_right", false);
+    steps.push_back([left, right](std::string s) {
+      trim_js_space(s, left, right);
       return s;
     });
   } else {
-    unsupported("normalizer", type, "Sequence, NFC, NFD, NFKC, NFKD, Prepend, Replace");
+    unsupported("normalizer", type, "Sequence, NFC, NFD, NFKC, NFKD, Prepend, Replace, Precompiled, Strip");
   }
   return steps;
 }
@@ -106,12 +170,14 @@ std::unique_ptr<PreTokenizer> PreTokenizer::read(const Json* j) {
   } else if (type == "Digits") {
     p->kind_ = Kind::digits;
     p->individual_ = flag(*j, "individual_digits", false);
+  } else if (type == "WhitespaceSplit") {
+    p->kind_ = Kind::whitespace_split;
   } else if (type == "Replace") {
     p->kind_ = Kind::replace;
     p->text_ = literal(*j, "the Replace pre-tokenizer");
     p->with_ = string_of(j->find("content"));
   } else {
-    unsupported("pre_tokenizer", type, "Sequence, Split, ByteLevel, Metaspace, Digits, Replace");
+    unsupported("pre_tokenizer", type, "Sequence, Split, ByteLevel, Metaspace, Digits, Replace, WhitespaceSplit");
   }
   return p;
 }
@@ -166,6 +232,20 @@ std::vector<std::string> PreTokenizer::one(const std::string& piece, std::size_t
         if (!(digit && individual_))
           while (end < piece.size() && (piece[end] >= '0' && piece[end] <= '9') == digit) ++end;
         out.push_back(piece.substr(at, end - at));
+        at = end;
+      }
+      return out;
+    }
+    case Kind::whitespace_split: {  // the runs of non-space characters
+      const std::vector<std::uint32_t> cps = unicode::decode_utf8(piece);
+      for (std::size_t at = 0; at < cps.size();) {
+        if (unicode::is_js_space(cps[at])) {
+          ++at;
+          continue;
+        }
+        std::size_t end = at;
+        while (end < cps.size() && !unicode::is_js_space(cps[end])) ++end;
+        out.push_back(unicode::encode_utf8(cps, at, end));
         at = end;
       }
       return out;

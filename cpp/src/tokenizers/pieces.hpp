@@ -21,7 +21,7 @@ void trim_js_space(std::string& s, bool start, bool end);
 std::string join(const std::vector<std::string>& parts);
 
 using Normalizer = std::function<std::string(const std::string&)>;
-// The normalizer's steps that run here (Prepend, Replace); a Unicode form (NFC, NFKC, NFD,
+// The normalizer's steps that run here (Prepend, Replace, Precompiled, Strip); a Unicode form (NFC, NFKC, NFD,
 // NFKD) goes to `form`, which the host applies to the whole text first.
 std::vector<Normalizer> read_normalizer(const Json* normalizer, std::string& form);
 
@@ -37,7 +37,7 @@ class PreTokenizer {
   void apply(std::vector<std::string>& pieces, std::size_t section) const;
 
  private:
-  enum class Kind { split, byte_level, metaspace, digits, replace, sequence };
+  enum class Kind { split, byte_level, metaspace, digits, replace, whitespace_split, sequence };
   PreTokenizer() = default;
   std::vector<std::string> one(const std::string& piece, std::size_t section) const;
 

@@ -11,6 +11,7 @@
 #include "tokenizers/pieces.hpp"
 #include "tokenizers/regex.hpp"
 #include "tokenizers/unicode.hpp"
+#include "tokenizers/unigram.hpp"
 
 namespace attnscope::tokenizers {
 
@@ -50,7 +51,7 @@ class Pipeline final : public Tokenizer {
                              flag("lstrip", false),       flag("rstrip", false),         flag("normalized", !special)};
         if (t.content.empty()) continue;
         name(t.id, t.content);
-        bpe_->add(t.content, t.id);
+        model_->add(t.content, t.id);
         added_.insert(t.content);
         if (t.special) special_.insert(t.id);
         (t.normalized ? normalized_ : unnormalized_).add(std::move(t));
@@ -63,8 +64,8 @@ class Pipeline final : public Tokenizer {
     if (config) apply_config(*config);
   }
 
-  explicit Pipeline(std::unique_ptr<Bpe> bpe, std::vector<std::string> names)
-      : bpe_(std::move(bpe)), names_(std::move(names)) {}
+  explicit Pipeline(std::unique_ptr<SubwordModel> bpe, std::vector<std::string> names)
+      : model_(std::move(bpe)), names_(std::move(names)) {}
 
   void gpt2_defaults() {
     pre_ = PreTokenizer::byte_level(false, true);
@@ -81,8 +82,8 @@ class Pipeline final : public Tokenizer {
     return unicode::readable(decoder_ ? decoder_->label(t, added_.count(t) > 0) : t);
   }
   void mark_special(const std::string& token) {
-    const std::int32_t id = bpe_->id(token);
-    if (id >= 0 && bpe_->has(token)) special_.insert(id);
+    const std::int32_t id = model_->id(token);
+    if (id >= 0 && model_->has(token)) special_.insert(id);
   }
 
   Encoding encode(std::string_view utf8) const override {
@@ -110,7 +111,7 @@ class Pipeline final : public Tokenizer {
         }
         std::vector<std::string> pieces{sub};
         if (pre_) pre_->apply(pieces, s);
-        bpe_->encode(pieces, tokens);
+        model_->encode(pieces, tokens);
       }
     }
     for (const auto& [text, id] : suffix_) tokens.push_back(text);
@@ -128,7 +129,7 @@ class Pipeline final : public Tokenizer {
     std::vector<std::string> tokens;
     for (std::int32_t id : ids) {
       if (skip_special && special_.count(id)) continue;
-      tokens.push_back(id >= 0 && id < vocab_size() ? names_[id] : bpe_->unk());
+      tokens.push_back(id >= 0 && id < vocab_size() ? names_[id] : model_->unk());
     }
     if (!decoder_) {
       std::string out;
@@ -140,7 +141,7 @@ class Pipeline final : public Tokenizer {
 
  private:
   // Added tokens are in the BPE vocabulary too, as the JS tokenizer puts them there.
-  std::int32_t lookup(const std::string& token) const { return bpe_->id(token); }
+  std::int32_t lookup(const std::string& token) const { return model_->id(token); }
 
   void name(std::int32_t id, const std::string& token) {
     if (static_cast<std::size_t>(id) >= names_.size()) names_.resize(static_cast<std::size_t>(id) + 1);
@@ -148,6 +149,8 @@ class Pipeline final : public Tokenizer {
   }
 
   void read_model(const Json& m) {
+    const std::string type = string_of(m.find("type"));
+    if (type == "Unigram") return read_unigram(m);
     const Json* vocab = m.find("vocab");
     const Json* merges = m.find("merges");
     if (!vocab || !vocab->is_object() || !merges || !merges->is_array())
@@ -189,7 +192,32 @@ class Pipeline final : public Tokenizer {
     o.unk = string_of(m.find("unk_token"));
     o.end_of_word_suffix = string_of(m.find("end_of_word_suffix"));
     o.continuing_subword_suffix = string_of(m.find("continuing_subword_suffix"));
-    bpe_ = std::make_unique<Bpe>(std::move(ids), pairs, o, kFile);
+    model_ = std::make_unique<Bpe>(std::move(ids), pairs, o, kFile);
+  }
+
+  // Unigram (T5, and SentencePiece unigram models converted by transformers): vocab is [[piece, score], ...] in id
+  // order; every entry is a piece Viterbi may choose, as in Hugging Face's Unigram.
+  void read_unigram(const Json& m) {
+    const Json* vocab = m.find("vocab");
+    if (!vocab || !vocab->is_array()) throw Error("tokenizer.json: the Unigram model's vocab is missing");
+    if (vocab->array().size() > kMaxVocabulary)
+      throw Error("tokenizer.json: " + std::to_string(vocab->array().size()) +
+                  " vocabulary entries, above the limit of " + std::to_string(kMaxVocabulary));
+    std::vector<Unigram::Piece> pieces;
+    pieces.reserve(vocab->array().size());
+    for (const Json& x : vocab->array()) {
+      if (!x.is_array() || x.array().size() != 2 || !x.array()[0].is_string() || !x.array()[1].is_number())
+        throw Error("tokenizer.json: a Unigram vocab entry is not [piece, score]");
+      pieces.push_back({x.array()[0].string(), static_cast<float>(x.array()[1].number()), Unigram::Kind::normal});
+      name(static_cast<std::int32_t>(pieces.size() - 1), pieces.back().text);
+    }
+    const Json* unk = m.find("unk_id");
+    if (!unk || !unk->is_number() || unk->number() < 0 || std::floor(unk->number()) != unk->number())
+      throw Error("tokenizer.json: the Unigram model needs an unk_id");
+    const Json* fallback = m.find("byte_fallback");
+    model_ =
+        std::make_unique<Unigram>(std::move(pieces), static_cast<std::int32_t>(unk->number()),
+                                  fallback && fallback->type() == Json::Type::boolean && fallback->boolean(), kFile);
   }
 
   // TemplateProcessing's single template: the special tokens before and after the text.
@@ -253,7 +281,7 @@ class Pipeline final : public Tokenizer {
     if (!llama_like || (!has_bos && !has_eos)) return;
     const auto special = [&](const char* key) -> std::pair<std::string, std::int32_t> {
       const std::string text = token_text(c.find(key));
-      const std::int32_t id = bpe_->has(text) ? bpe_->id(text) : -1;
+      const std::int32_t id = model_->has(text) ? model_->id(text) : -1;
       if (id < 0)
         throw Error("tokenizer_config.json: " + std::string(key) + " " + quote(text) + " is not in the vocabulary");
       return {text, id};
@@ -264,7 +292,7 @@ class Pipeline final : public Tokenizer {
     if (has_eos && eos->boolean()) suffix_.push_back(special("eos_token"));
   }
 
-  std::unique_ptr<Bpe> bpe_;
+  std::unique_ptr<SubwordModel> model_;
   std::vector<std::string> names_;  // id → token as the vocabulary spells it
   AddedTokens unnormalized_, normalized_;
   std::unordered_set<std::string> added_;  // their contents, which the ByteLevel decoder keeps as they are
@@ -278,7 +306,7 @@ class Pipeline final : public Tokenizer {
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> make_bpe_pipeline(const Json& tokenizer_json, const Json* tokenizer_config) {
+std::unique_ptr<Tokenizer> make_pipeline(const Json& tokenizer_json, const Json* tokenizer_config) {
   return std::make_unique<Pipeline>(tokenizer_json, tokenizer_config);
 }
 
