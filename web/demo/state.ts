@@ -55,6 +55,17 @@ export interface Generating {
   tokens: number;
 }
 
+/**
+ * An encoder-decoder's target being generated from the source: the request whose tokens count, the source it was
+ * asked for, and the target so far (its text and ids, the decoder's start token first).
+ */
+export interface Translating {
+  request: number;
+  source: string;
+  text: string;
+  ids: number[];
+}
+
 /** The last finished generation, for the status line and the JSON export (until the text is edited). */
 export interface Generated {
   ids: number[];
@@ -92,6 +103,7 @@ export interface Data {
   induction: Reply<'induction'> | null;
   generation: Generating | null;
   generated: Generated | null;
+  translation: Translating | null;
   /** A panel's last error, by the request kind that failed. */
   errors: Partial<
     Record<
@@ -144,6 +156,7 @@ export function initialState(): State {
     induction: null,
     generation: null,
     generated: null,
+    translation: null,
     errors: {},
   };
 }
