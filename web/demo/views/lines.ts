@@ -28,6 +28,7 @@ export function linesView(page: Page): View {
   const track = $('lines-track');
   const toggles = $('head-toggles');
   const dirty = changes();
+  const sided = changes();
   let hovered: number | null = null;
   let shown: Readonly<State> | null = null;
   let pending = 0;
@@ -48,9 +49,11 @@ export function linesView(page: Page): View {
       fg: page.colours().fg,
     });
     if (target === canvas) {
-      // For the tests: which tokens stand on each side.
+      canvas.dataset.lines = String(lines);
+      // For the tests: which tokens stand on each side (written when they change, not at every frame).
       const [left, right] = flip ? [r.keyTokens ?? r.tokens, r.tokens] : [r.tokens, r.keyTokens ?? r.tokens];
-      Object.assign(canvas.dataset, { lines: String(lines), left: JSON.stringify(left), right: JSON.stringify(right) });
+      if (sided(left, right))
+        Object.assign(canvas.dataset, { left: JSON.stringify(left), right: JSON.stringify(right) });
     }
   }
   /** What the next frame does first: follow the newest row (if the view was at the end), or bring one into view. */
