@@ -388,6 +388,22 @@ export async function seq2seqChecks(browser, site, engine, shots) {
       const wide = await page.evaluate(() => document.documentElement.scrollWidth);
       assert(wide <= 390, `the page is ${wide} px wide`);
       await page.screenshot({ path: join(shots, 'seq2seq-390-texts.png') });
+      // The target streams in its column beside the source here too.
+      await page.evaluate(() => (window.__hold = 120));
+      await page.evaluate(watchStream);
+      await page.click('#translate');
+      await page.waitForFunction(() => window.__stream.steps.length >= 4, null, { timeout: 15_000 });
+      const c = await box('#target-stream');
+      assert(
+        Math.abs(a.y - c.y) < 2 && c.x >= a.x + a.width,
+        `source ${JSON.stringify(a)}, stream ${JSON.stringify(c)}`,
+      );
+      await page.screenshot({ path: join(shots, 'seq2seq-390-streaming.png') });
+      await page.click('#translate-stop');
+      await page.evaluate(() => (window.__hold = 0));
+      await page.waitForSelector('#target-stream', { state: 'hidden' });
+      await page.fill('#context', target);
+      await shows(targetLabels, sourceLabels);
       await page.selectOption('#aggregate', 'entropy');
       await page.locator('#map-pane').scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(shots, 'seq2seq-390-alignment.png') });
