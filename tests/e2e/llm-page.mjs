@@ -88,7 +88,10 @@ export async function load(page, id, architecture) {
 export const record = (page) =>
   page.evaluate(() => {
     window.__shown = [];
-    new MutationObserver(() => {
+    // One recorder at a time: each one copies every map at every change, which on a later long text (1,700 tokens)
+    // takes seconds, and a recorder left from an earlier check would double what this one records.
+    window.__recorder?.disconnect();
+    window.__recorder = new MutationObserver(() => {
       const r = window.__attnscope.state().result;
       const streaming = !document.getElementById('continuation').hidden;
       const streamed = streaming ? document.getElementById('continuation-text').textContent : '';
@@ -107,7 +110,8 @@ export const record = (page) =>
           square.set(row, (m * n + i) * n);
         }
       window.__grown = { ids: r.ids, shape: r.shape, attentions: Array.from(square) };
-    }).observe(document.getElementById('map'), { attributeFilter: ['data-tokens'] });
+    });
+    window.__recorder.observe(document.getElementById('map'), { attributeFilter: ['data-tokens'] });
   });
 
 /**

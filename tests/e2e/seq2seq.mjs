@@ -1,17 +1,62 @@
 // An encoder-decoder model (BART, random weights in the Hub's layout, with a byte-level BPE tokenizer.json) in the
-// page: loaded from files, the text is the source and the second box the target. Each set of maps the page shows
-// (cross-attention, the encoder's, the decoder's) is compared with the library's own run here in Node, and
-// "Generate the target" writes the target the library generates.
+// page: loaded from files, the source and the target side by side. Each set of maps the page shows (cross-attention,
+// the encoder's, the decoder's), chosen by tabs with the keyboard, is compared with the library's own run here in
+// Node; so are the alignment over the heads (their mean, the lowest-entropy head) and the head view's sides.
+// "Generate the target" streams the library's greedy tokens into the target, a step per token, and Stop keeps them.
 import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
 import { assert, check, hover, serve } from './harness.mjs';
+
+/**
+ * Holds the worker's messages back in the page while `window.__hold` is set: every target token then arrives that
+ * many ms after the one before, in order with the other messages. The test model writes its whole target in a few
+ * milliseconds; held, its stream can be seen, photographed and stopped half-way, as a slower model's would be.
+ */
+function holdTokens() {
+  const queue = [];
+  let pumping = false;
+  const pump = () => {
+    const next = queue.shift();
+    if (!next) return void (pumping = false);
+    next.fn(next.event);
+    setTimeout(pump, next.event.data?.kind === 'target-token' ? window.__hold : 0);
+  };
+  const Real = window.Worker;
+  window.Worker = class extends Real {
+    set onmessage(fn) {
+      super.onmessage = (event) => {
+        if (!window.__hold && !pumping) return fn(event);
+        queue.push({ fn, event });
+        if (pumping) return;
+        pumping = true;
+        setTimeout(pump, 0);
+      };
+    }
+  };
+}
+
+/** Records what the target's stream shows at every change (each message lands in its own task). */
+function watchStream() {
+  const el = document.getElementById('target-stream');
+  window.__stream = { steps: [], nodes: 0, boxHidden: true };
+  window.__streamObserver?.disconnect();
+  window.__streamObserver = new MutationObserver(() => {
+    const w = window.__stream;
+    if (el.hidden || !el.textContent) return;
+    if (w.steps.at(-1) !== el.textContent) w.steps.push(el.textContent);
+    w.nodes = Math.max(w.nodes, el.childNodes.length);
+    w.boxHidden &&= document.getElementById('context').hidden;
+  });
+  window.__streamObserver.observe(el, { childList: true, characterData: true, subtree: true });
+}
 
 export async function seq2seqChecks(browser, site, engine, shots) {
   const files = bartWithTokenizer();
   const model = await engine.loadModel({ files });
   const server = await serve(true, site);
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.addInitScript(holdTokens);
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
@@ -33,10 +78,8 @@ export async function seq2seqChecks(browser, site, engine, shots) {
       throw new Error(`the map shows ${map.tokens} × ${map.keys}, want ${want.join(' × ')}`);
     }
   };
-  /** The cell (i, j) of layer l, head h as the page reads it out under the pointer. */
-  const cell = async (l, h, i, j) => {
-    await page.selectOption('#layer', { value: String(l) });
-    await page.selectOption('#head', { value: String(h) });
+  /** The weight the page reads out under the pointer at cell (i, j) of what the map shows. */
+  const hovered = async (i, j) => {
     await hover(page, i, j);
     await page.waitForFunction(
       ([i, j]) => {
@@ -47,11 +90,38 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     );
     return Number(await page.getAttribute('#cell', 'data-weight'));
   };
+  /** The cell (i, j) of layer l, head h as the page reads it out under the pointer. */
+  const cell = async (l, h, i, j) => {
+    await page.selectOption('#layer', { value: String(l) });
+    await page.selectOption('#head', { value: String(h) });
+    return hovered(i, j);
+  };
+  /** Which tab is chosen, which has the focus, and which one the keyboard reaches (tabindex 0). */
+  const tabs = () =>
+    page.evaluate(() => {
+      const all = [...document.querySelectorAll('#stack-tabs [role=tab]')];
+      const only = (f) => all.filter(f).map((t) => t.dataset.stack);
+      return {
+        selected: only((t) => t.getAttribute('aria-selected') === 'true'),
+        reachable: only((t) => t.tabIndex === 0),
+        focused: document.activeElement?.dataset.stack ?? null,
+      };
+    });
+  /** Presses a key on the focused tab and checks that the tab it reaches is focused and chosen alone. */
+  const press = async (key, want) => {
+    await page.keyboard.press(key);
+    const t = await tabs();
+    assert(
+      t.focused === want && t.selected.join() === want && t.reachable.join() === want,
+      `${key}: want ${want} chosen, focused and the only one in the tab order; got ${JSON.stringify(t)}`,
+    );
+  };
+  const box = (selector) => page.locator(selector).boundingBox();
   try {
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture !== undefined);
 
-    await check('seq2seq: BART from files: the text is the source, the second box the target', async () => {
+    await check('seq2seq: BART from files: the source and the target side by side, the maps as tabs', async () => {
       await page.setInputFiles(
         '#files',
         Object.entries(files).map(([name, bytes]) => ({
@@ -69,14 +139,26 @@ export async function seq2seqChecks(browser, site, engine, shots) {
       await page.waitForSelector('#stack-row:not([hidden])');
       const label = await page.textContent('#context-label');
       assert(label.startsWith('Target'), label);
+      assert((await page.textContent('#text-label')) === 'Source', await page.textContent('#text-label'));
       await page.fill('#text', source);
       await page.fill('#context', target);
+      const [a, b] = [await box('#text'), await box('#context')];
+      assert(
+        Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width,
+        `source ${JSON.stringify(a)}, target ${JSON.stringify(b)}`,
+      );
+      const t = await tabs();
+      assert(t.selected.join() === 'cross' && t.reachable.join() === 'cross', JSON.stringify(t));
+      const roles = await page.$$eval('#stack-tabs', ([l]) => [l.getAttribute('role'), l.children.length]);
+      assert(roles.join() === 'tablist,3', roles.join());
     });
 
     const r = model.run({ source, target });
     const sourceLabels = model.labels(r.sourceIds);
     const targetLabels = model.labels(r.targetIds);
     const [n, m] = [r.targetIds.length, r.sourceIds.length];
+    const [, HEADS] = r.maps.cross.shape;
+    const crossAt = (l, h, i, j) => r.maps.cross.attentions[((l * HEADS + h) * n + i) * m + j];
 
     await check(
       "seq2seq: cross-attention: target tokens on the rows, source tokens on the columns, the library's maps",
@@ -85,37 +167,168 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         assert(n !== m, 'the test needs a source and a target of different lengths');
         const [l, h, i, j] = [2, 1, n - 1, m - 1];
         const shown = await cell(l, h, i, j);
-        const want = r.maps.cross.attentions[((l * 4 + h) * n + i) * m + j];
+        const want = crossAt(l, h, i, j);
         assert(Math.abs(shown - want) < 1e-6, `cross (${i}, ${j}): page ${shown}, library ${want}`);
         await page.waitForFunction(() => Number(document.getElementById('lines').dataset.lines) > 0);
         await page.screenshot({ path: join(shots, 'seq2seq-cross.png') });
       },
     );
 
-    await check("seq2seq: the encoder's maps (source × source) and the decoder's (target, causal)", async () => {
-      await page.check('input[name=stack][value=encoder]');
-      await shows(sourceLabels);
-      const enc = await cell(1, 3, m - 1, 1);
-      const wantEnc = r.maps.encoder.attentions[((1 * 4 + 3) * m + m - 1) * m + 1];
-      assert(Math.abs(enc - wantEnc) < 1e-6, `encoder: page ${enc}, library ${wantEnc}`);
-      await page.check('input[name=stack][value=decoder]');
-      await shows(targetLabels);
-      const dec = await cell(0, 2, n - 1, 1);
-      const wantDec = r.maps.decoder.attentions[((0 * 4 + 2) * n + n - 1) * n + 1];
-      assert(Math.abs(dec - wantDec) < 1e-6, `decoder: page ${dec}, library ${wantDec}`);
-      await page.screenshot({ path: join(shots, 'seq2seq-decoder.png') });
-      await page.check('input[name=stack][value=cross]');
-      await shows(targetLabels, sourceLabels);
-    });
+    await check(
+      "seq2seq: the head view of cross-attention: source on the left, target on the right, a target token's lines the library's",
+      async () => {
+        const sides = () => page.$eval('#lines', (c) => [JSON.parse(c.dataset.left), JSON.parse(c.dataset.right)]);
+        const [left, right] = await sides();
+        assert(JSON.stringify(left) === JSON.stringify(sourceLabels), `left: ${left}`);
+        assert(JSON.stringify(right) === JSON.stringify(targetLabels), `right: ${right}`);
+        // Hovering target token i on the right leaves its lines alone: one per head and source token of weight 1% and
+        // more (the view draws no weaker line), in layer 3.
+        const i = 2;
+        let want = 0;
+        for (let h = 0; h < HEADS; h++) for (let j = 0; j < m; j++) if (crossAt(2, h, i, j) >= 0.01) want++;
+        await page.$eval('#lines-scroll', (el) => (el.scrollTop = 0));
+        const c = await box('#lines');
+        const row = Math.max(6, Math.min(22, 640 / Math.max(n, m)));
+        await page.mouse.move(c.x + c.width - 30, c.y + 16 + (i + 0.5) * row);
+        await page.waitForFunction((w) => document.getElementById('lines').dataset.lines === String(w), want, {
+          timeout: 5_000,
+        });
+        // On the left (the source's side) nothing is a query: every line is drawn again.
+        await page.mouse.move(c.x + 30, c.y + 16 + (i + 0.5) * row);
+        await page.waitForFunction((w) => Number(document.getElementById('lines').dataset.lines) > w, want);
+        const note = await page.textContent('#lines-note');
+        assert(note.startsWith('Lines run from each target token (right)'), note);
+        await page.screenshot({ path: join(shots, 'seq2seq-lines.png') });
+      },
+    );
 
     await check(
-      'seq2seq: "Generate the target" writes the greedy generation, which then runs teacher-forced',
+      "seq2seq: the tabs, by keyboard: the encoder's maps (source × source), the decoder's (causal)",
       async () => {
-        const g = await model.generate({ source }, { maxNewTokens: 30, temperature: 0, attentions: false });
+        await page.focus('#stack-cross');
+        await press('ArrowLeft', 'decoder');
+        await shows(targetLabels);
+        const dec = await cell(0, 2, n - 1, 1);
+        const wantDec = r.maps.decoder.attentions[((0 * 4 + 2) * n + n - 1) * n + 1];
+        assert(Math.abs(dec - wantDec) < 1e-6, `decoder: page ${dec}, library ${wantDec}`);
+        await page.screenshot({ path: join(shots, 'seq2seq-decoder.png') });
+        await page.focus('#stack-decoder');
+        await press('ArrowLeft', 'encoder');
+        await shows(sourceLabels);
+        const enc = await cell(1, 3, m - 1, 1);
+        const wantEnc = r.maps.encoder.attentions[((1 * 4 + 3) * m + m - 1) * m + 1];
+        assert(Math.abs(enc - wantEnc) < 1e-6, `encoder: page ${enc}, library ${wantEnc}`);
+        // Self-attention's head view keeps its queries on the left.
+        const sides = await page.$eval('#lines', (c) => [c.dataset.left, c.dataset.right]);
+        assert(
+          sides.every((s) => s === JSON.stringify(sourceLabels)),
+          sides.join(' | '),
+        );
+        await page.focus('#stack-encoder');
+        await press('ArrowLeft', 'cross'); // around the end
+        await press('Home', 'encoder');
+        await press('End', 'cross');
+        await press('ArrowRight', 'encoder');
+        await press('ArrowRight', 'decoder');
+        await press('ArrowRight', 'cross');
+        await shows(targetLabels, sourceLabels);
+      },
+    );
+
+    await check(
+      "seq2seq: the alignment over a layer's heads: their mean, and the head of lowest mean row entropy, the library's",
+      async () => {
+        for (const l of [1, 2]) {
+          await page.selectOption('#aggregate', 'head');
+          await page.selectOption('#layer', { value: String(l) });
+          // Computed here from the library's maps: the heads' mean, and each head's −Σ p ln p averaged over rows.
+          const entropy = Array.from({ length: HEADS }, (_, h) => {
+            let e = 0;
+            for (let i = 0; i < n; i++)
+              for (let j = 0; j < m; j++) {
+                const p = crossAt(l, h, i, j);
+                if (p > 0) e -= p * Math.log(p);
+              }
+            return e / n;
+          });
+          const best = entropy.indexOf(Math.min(...entropy));
+          const sorted = [...entropy].sort((a, b) => a - b);
+          assert(sorted[1] - sorted[0] > 1e-4, `layer ${l + 1}: two heads' entropies tie (${entropy})`);
+          await page.selectOption('#aggregate', 'mean');
+          await page.waitForFunction(() => document.getElementById('map').dataset.aggregate === 'mean');
+          const note = await page.textContent('#map-aggregate');
+          assert(note.startsWith(`Mean over layer ${l + 1}'s heads`), note);
+          assert(await page.$eval('#head', (s) => s.disabled), 'the head select stays enabled under the mean');
+          for (const [i, j] of [
+            [0, 0],
+            [n - 1, 2],
+            [3, m - 1],
+          ]) {
+            let sum = 0;
+            for (let h = 0; h < HEADS; h++) sum += crossAt(l, h, i, j);
+            const shown = await hovered(i, j);
+            assert(
+              Math.abs(shown - sum / HEADS) < 1e-6,
+              `mean (${l}, ${i}, ${j}): page ${shown}, library ${sum / HEADS}`,
+            );
+          }
+          await page.selectOption('#aggregate', 'entropy');
+          await page.waitForFunction(() => document.getElementById('map').dataset.aggregate === 'entropy');
+          const chosen = Number(await page.getAttribute('#map', 'data-shown-head'));
+          assert(chosen === best, `layer ${l + 1}: the page chose head ${chosen + 1}, lowest entropy: ${best + 1}`);
+          // The chosen head is the head in view: the head select says which.
+          await page.waitForFunction((h) => document.getElementById('head').value === String(h), best);
+          const says = await page.textContent('#map-aggregate');
+          assert(
+            says.includes(`head ${best + 1}, the most peaked of layer ${l + 1}'s`) &&
+              says.includes(entropy[best].toFixed(3)),
+            `${says} (want head ${best + 1}, ${entropy[best].toFixed(3)} nats)`,
+          );
+          for (const [i, j] of [
+            [1, 1],
+            [n - 1, m - 1],
+          ]) {
+            const shown = await hovered(i, j);
+            const want = crossAt(l, best, i, j);
+            assert(Math.abs(shown - want) < 1e-6, `best head (${l}, ${i}, ${j}): page ${shown}, library ${want}`);
+          }
+        }
+        await page.screenshot({ path: join(shots, 'seq2seq-alignment.png') });
+        await page.selectOption('#aggregate', 'head');
+        await page.waitForFunction(() => document.getElementById('map-aggregate').hidden);
+      },
+    );
+
+    const texts = [];
+    const g = await model.generate(
+      { source },
+      { maxNewTokens: 30, temperature: 0, attentions: false, onToken: (t) => texts.push(t.text) },
+    );
+    const streamed = () => page.evaluate(() => window.__stream);
+    /** The stream's steps each one of the library's texts after a token, in its order. */
+    const inOrder = (steps) => {
+      let at = 0;
+      for (const step of steps) {
+        at = texts.indexOf(step, at);
+        if (at < 0) return false;
+      }
+      return true;
+    };
+
+    await check(
+      'seq2seq: "Generate the target" streams the library\'s greedy tokens, a step each, then runs them teacher-forced',
+      async () => {
+        await page.evaluate(watchStream);
         await page.click('#translate');
         await page.waitForFunction((want) => document.getElementById('context').value === want, g.text, {
           timeout: 30_000,
         });
+        const w = await streamed();
+        assert(w.steps.length >= 2, `the target grew in ${w.steps.length} step(s): ${JSON.stringify(w.steps)}`);
+        assert(w.steps.at(-1) === g.text, `the stream ended at ${JSON.stringify(w.steps.at(-1))}`);
+        assert(inOrder(w.steps), `steps not the library's, in order: ${JSON.stringify(w.steps)}`);
+        assert(w.nodes > 1, 'the stream was rewritten, not appended to');
+        assert(w.boxHidden, 'the target box showed beside its stream');
         // The generated ids run as they are (their text need not tokenize back to them).
         await shows(model.labels(g.targetIds), sourceLabels);
         const forced = model.run({ source, target: g.targetIds });
@@ -129,6 +342,76 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         await shows(targetLabels, sourceLabels);
       },
     );
+
+    await check(
+      'seq2seq: held back, the stream shows beside the source as it grows; Stop keeps what it shows',
+      async () => {
+        await page.evaluate(() => (window.__hold = 120));
+        await page.evaluate(watchStream);
+        await page.click('#translate');
+        await page.waitForFunction(() => window.__stream.steps.length >= 6, null, { timeout: 15_000 });
+        const [a, b] = [await box('#text'), await box('#target-stream')];
+        assert(
+          Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width,
+          `source ${JSON.stringify(a)}, stream ${JSON.stringify(b)}`,
+        );
+        await page.screenshot({ path: join(shots, 'seq2seq-streaming.png') });
+        await page.click('#translate-stop');
+        await page.evaluate(() => (window.__hold = 0));
+        await page.waitForSelector('#target-stream', { state: 'hidden' });
+        const kept = await page.evaluate(() => window.__attnscope.state().contextIds);
+        const shownLast = (await streamed()).steps.at(-1);
+        assert(kept && kept.length > 2 && kept.length < g.targetIds.length, `kept ${kept}`);
+        assert(JSON.stringify(kept) === JSON.stringify(Array.from(g.targetIds.slice(0, kept.length))), `kept ${kept}`);
+        const value = await page.inputValue('#context');
+        assert(value === texts[kept.length - 2] && value === shownLast, `box ${JSON.stringify(value)}`);
+        await shows(model.labels(kept), sourceLabels);
+        const forced = model.run({ source, target: kept });
+        const k = kept.length;
+        const shown = await cell(1, 3, k - 1, 1);
+        const want = forced.maps.cross.attentions[((1 * 4 + 3) * k + k - 1) * m + 1];
+        assert(Math.abs(shown - want) < 1e-6, `stopped cross (${k - 1}, 1): page ${shown}, library ${want}`);
+        await page.screenshot({ path: join(shots, 'seq2seq-stopped.png') });
+        await page.fill('#context', target);
+        await shows(targetLabels, sourceLabels);
+      },
+    );
+
+    await check('seq2seq: a 390-px phone: source and target side by side, nothing wider than the screen', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('#texts').scrollIntoViewIfNeeded();
+      const [a, b] = [await box('#text'), await box('#context')];
+      assert(
+        Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width,
+        `source ${JSON.stringify(a)}, target ${JSON.stringify(b)}`,
+      );
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert(wide <= 390, `the page is ${wide} px wide`);
+      await page.screenshot({ path: join(shots, 'seq2seq-390-texts.png') });
+      // The target streams in its column beside the source here too.
+      await page.evaluate(() => (window.__hold = 120));
+      await page.evaluate(watchStream);
+      await page.click('#translate');
+      await page.waitForFunction(() => window.__stream.steps.length >= 4, null, { timeout: 15_000 });
+      const c = await box('#target-stream');
+      assert(
+        Math.abs(a.y - c.y) < 2 && c.x >= a.x + a.width,
+        `source ${JSON.stringify(a)}, stream ${JSON.stringify(c)}`,
+      );
+      await page.screenshot({ path: join(shots, 'seq2seq-390-streaming.png') });
+      await page.click('#translate-stop');
+      await page.evaluate(() => (window.__hold = 0));
+      await page.waitForSelector('#target-stream', { state: 'hidden' });
+      await page.fill('#context', target);
+      await shows(targetLabels, sourceLabels);
+      await page.selectOption('#aggregate', 'entropy');
+      await page.locator('#map-pane').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(shots, 'seq2seq-390-alignment.png') });
+      await page.locator('#pane-lines').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(shots, 'seq2seq-390-lines.png') });
+      await page.selectOption('#aggregate', 'head');
+      await page.setViewportSize({ width: 1400, height: 900 });
+    });
 
     await check('seq2seq: no page errors', () => assert(errors.length === 0, errors.join('\n')));
   } finally {

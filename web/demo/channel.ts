@@ -1,12 +1,25 @@
 // The page's one line to the worker. It owns the Worker and the request ids, and it applies the
 // one staleness rule, so no view has to: a reply counts only if it answers the newest request of
 // its kind, and a model load retires everything asked before it (runs, and every analysis of them).
-import type { Ask, Failure, Kind, Message, Progress, Recycle, Reply, Request, TokenMessage } from './protocol.js';
+import type {
+  Ask,
+  Failure,
+  Kind,
+  Message,
+  Progress,
+  Recycle,
+  Reply,
+  Request,
+  TargetTokenMessage,
+  TokenMessage,
+} from './protocol.js';
 
 export type Handlers = { [K in Kind]?: (reply: Reply<K>) => void } & {
   progress?: (progress: Progress) => void;
   /** A generated token: it belongs to its generate request, and counts while that one does. */
   token?: (token: TokenMessage) => void;
+  /** A generated target token: it belongs to its translate request, and counts while that one does. */
+  targetToken?: (token: TargetTokenMessage) => void;
   error?: (failure: Failure) => void;
   /** The worker itself failed (it did not load, or threw outside a request). */
   crash?: (message: string) => void;
@@ -58,14 +71,17 @@ export class Channel {
         ? 'load'
         : message.kind === 'token'
           ? 'generate'
-          : message.kind === 'error'
-            ? message.during
-            : message.kind;
+          : message.kind === 'target-token'
+            ? 'translate'
+            : message.kind === 'error'
+              ? message.during
+              : message.kind;
     try {
       if (!this.current(kind, message.id)) return;
       // (A token message's handler copies what it keeps of the rows: the buffer then goes back.)
       if (message.kind === 'progress') this.handlers.progress?.(message);
       else if (message.kind === 'token') this.handlers.token?.(message);
+      else if (message.kind === 'target-token') this.handlers.targetToken?.(message);
       else if (message.kind === 'error') this.handlers.error?.(message);
       else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
     } finally {

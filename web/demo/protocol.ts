@@ -72,7 +72,10 @@ interface Asks {
     stack?: Stack;
     contextIds?: number[];
   };
-  /** Encoder-decoders: a target generated from the text (the source), greedily. */
+  /**
+   * Encoder-decoders: a target generated from the text (the source), greedily; each token streams back as a
+   * `target-token` message, then the reply. `stop` ends it after the current token.
+   */
   translate: { text: string; maxNewTokens: number };
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
@@ -288,7 +291,13 @@ export type TokenMessage = {
   /** The generated text so far, without special tokens (as the text box gets it when the generation ends). */
   text: string;
 };
+/**
+ * A target token an encoder-decoder just generated (translate): one message per token, so the page can append it as
+ * it comes. `text`: the whole target so far, decoded without special tokens (what the target box gets at the end);
+ * `ids`: the target's ids so far, the decoder's start token first (what runs teacher-forced if Stop keeps them).
+ */
+export type TargetTokenMessage = { id: number; kind: 'target-token'; text: string; ids: number[] };
 /** A token message's buffer, handed back to the worker to write more rows into. */
 export type Recycle = { kind: 'recycle'; buffer: ArrayBuffer };
 export type Failure = { id: number; kind: 'error'; message: string; during: Kind };
-export type Message = Reply | Progress | TokenMessage | Failure;
+export type Message = Reply | Progress | TokenMessage | TargetTokenMessage | Failure;

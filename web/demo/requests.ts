@@ -87,7 +87,7 @@ export function connect(
           : { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
         // What was computed with the previous model is retired with it: the panes say so, and offer to run again.
         ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null },
-        ...{ next: null, induction: null, generated: null, errors: {} },
+        ...{ next: null, induction: null, generated: null, translation: null, errors: {} },
       });
       const hub = pending && !pending.ready && id === 0 ? hubOf(pending) : null;
       if (hub) queueMicrotask(() => load(page, { kind: 'hub', id: hub }));
@@ -131,10 +131,16 @@ export function connect(
     generate: (reply) => generation.finish(reply),
     // The generated target goes into its box, and runs teacher-forced like any target typed there.
     translate: (reply) => {
-      settle('translate', {});
-      store.select({ context: reply.text, contextIds: reply.ids });
+      if (store.get().translation?.request !== reply.id) return;
+      const errors = { ...store.get().errors };
+      delete errors.translate;
+      store.select({ context: reply.text, contextIds: reply.ids }, { translation: null, errors });
     },
     token: (token) => generation.token(token),
+    targetToken({ id, text, ids }) {
+      const t = store.get().translation;
+      if (t?.request === id) store.put({ translation: { ...t, text, ids } });
+    },
     induction(reply) {
       settle('induction', { induction: reply, result: reply.run });
       const best = reply.ranking[0];
@@ -152,6 +158,7 @@ export function connect(
         run(); // what was typed while it loaded was asked of the old model, and retired with the load
       } else if (during === 'run') store.put({ runError: message });
       else if (during === 'generate') generation.failed(message);
+      else if (during === 'translate') keepTarget({ errors: { ...store.get().errors, translate: message } });
       else if (during !== 'npy' && during !== 'stop') fail(during, message);
     },
     crash: (message) => store.put({ runError: `the worker failed (${message})` }),
@@ -168,7 +175,32 @@ export function connect(
       channel.send({ kind: 'stop' });
       generation.stopped();
     },
+    translate() {
+      const s = store.get();
+      if (!pairs(s) || s.translation) return;
+      const request = channel.send({ kind: 'translate', text: s.text, maxNewTokens: s.maxNewTokens });
+      const errors = { ...s.errors };
+      delete errors.translate;
+      store.put({ translation: { request, source: s.text, text: '', ids: [] }, errors });
+    },
+    stopTranslation() {
+      if (!store.get().translation) return;
+      channel.retire('translate');
+      channel.send({ kind: 'stop' });
+      keepTarget();
+    },
   };
+  /**
+   * A target's generation ended early (Stop, an error, or the source changed under it): the tokens shown so far
+   * become the target, which runs teacher-forced; with none yet, the target box keeps what it had.
+   */
+  function keepTarget(data: Partial<Data> = {}): void {
+    const t = store.get().translation;
+    if (!t) return store.put(data);
+    // ids: the decoder's start token, then what it generated.
+    if (t.ids.length > 1) store.select({ context: t.text, contextIds: t.ids }, { translation: null, ...data });
+    else store.put({ translation: null, ...data });
+  }
   const generation = generationHandlers(page);
 
   function run(): void {
@@ -205,6 +237,8 @@ export function connect(
     // run, once it is known whether a link's files must be waited for.
     if (!s.model) return;
     if (s.loading.state === 'loading' && holding) return; // a link's files are on their way: no other model's maps
+    // A target generated for another source (the source was edited, or the mode changed) is kept as it stands.
+    if (s.translation && (s.text !== s.translation.source || !pairs(s))) return page.stopTranslation();
     if (runKey(s, lens) !== askedRun) {
       if (s.generation) {
         // The mode or the logit lens changed: what was generated is kept first. (Typing keeps it before the key

@@ -6,6 +6,11 @@ import type { EngineInfo, ModelInfo } from 'attnscope';
 import type { Mode, PageLimit, Reply, RunResult, Sampling, Stack } from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
+/**
+ * What the cross-attention map of an encoder-decoder shows of the layer: the chosen head, the mean over its heads,
+ * or its head of lowest mean row entropy (alignment.ts).
+ */
+export type Aggregate = 'head' | 'mean' | 'entropy';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
 export type MainPane = 'lines' | 'math';
 export type ToolPane = 'next' | 'lens' | 'heads' | 'induction' | 'across' | 'compare' | 'intervene' | 'ablate' | 'cost';
@@ -21,6 +26,8 @@ export interface Choice {
   mode: Mode;
   /** Encoder-decoders: which maps the page shows (the text is the source, `context` the target). */
   stack: Stack;
+  /** Encoder-decoders' cross-attention map: one head, or the layer's heads taken together. */
+  aggregate: Aggregate;
   /** From 0; the page shows them from 1. */
   layer: number;
   head: number;
@@ -53,6 +60,17 @@ export interface Generating {
   prompt: string;
   text: string;
   tokens: number;
+}
+
+/**
+ * An encoder-decoder's target being generated from the source: the request whose tokens count, the source it was
+ * asked for, and the target so far (its text and ids, the decoder's start token first).
+ */
+export interface Translating {
+  request: number;
+  source: string;
+  text: string;
+  ids: number[];
 }
 
 /** The last finished generation, for the status line and the JSON export (until the text is edited). */
@@ -92,6 +110,7 @@ export interface Data {
   induction: Reply<'induction'> | null;
   generation: Generating | null;
   generated: Generated | null;
+  translation: Translating | null;
   /** A panel's last error, by the request kind that failed. */
   errors: Partial<
     Record<
@@ -113,6 +132,7 @@ export function initialState(): State {
     ids: null,
     mode: 'model',
     stack: 'cross',
+    aggregate: 'head',
     layer: 0,
     head: 0,
     token: null,
@@ -144,6 +164,7 @@ export function initialState(): State {
     induction: null,
     generation: null,
     generated: null,
+    translation: null,
     errors: {},
   };
 }

@@ -1,7 +1,7 @@
 // Encoder-decoder models (BART) in the worker: the page's text is the source and its second box the target, which
 // runs teacher-forced. A run returns the set of maps the page shows (the encoder's, the decoder's or the
-// cross-attention's), and Translate generates a target from the source for the box.
-import type { Reply, Request, RunResult } from './protocol.js';
+// cross-attention's), and Translate generates a target from the source for the box, a message per token.
+import type { Message, Reply, Request, RunResult } from './protocol.js';
 import type { Kept, Session } from './worker-analysis.js';
 import { labelsOf } from './worker-llm.js';
 
@@ -32,6 +32,29 @@ export async function translate(request: Request<'translate'>, s: Session): Prom
   const model = s.model;
   if (!model?.info.encoderDecoder) throw new Error('Translate needs an encoder-decoder model such as BART');
   const maxNewTokens = Math.min(request.maxNewTokens, model.info.maxTokens - 2);
-  const g = await model.generate({ source: request.text }, { maxNewTokens, temperature: 0, attentions: false });
-  return { id: request.id, kind: 'translate', text: g.text, ids: Array.from(g.targetIds), stopReason: g.stopReason };
+  const { id } = request;
+  // One generation at a time, LLM's or this: Stop aborts whichever runs.
+  s.generation?.abort();
+  const controller = new AbortController();
+  s.generation = controller;
+  const ids = [model.info.decoderStartTokenId!];
+  try {
+    const g = await model.generate(
+      { source: request.text },
+      {
+        maxNewTokens,
+        temperature: 0,
+        attentions: false,
+        signal: controller.signal,
+        // A message per token, not batched as a language model's are: a target is short, and carries no map rows.
+        onToken: (t) => {
+          ids.push(t.id);
+          postMessage({ id, kind: 'target-token', text: t.text, ids } satisfies Message);
+        },
+      },
+    );
+    return { id, kind: 'translate', text: g.text, ids: Array.from(g.targetIds), stopReason: g.stopReason };
+  } finally {
+    if (s.generation === controller) s.generation = null;
+  }
 }

@@ -1,5 +1,7 @@
 // The head view: for one layer, a line from every token (left, the query) to every token (right, the key; another
-// text's tokens in cross-attention) with opacity by weight, one colour per head. Long inputs scroll: a frame draws
+// text's tokens in cross-attention) with opacity by weight, one colour per head. An encoder-decoder's
+// cross-attention is drawn the other way round (`flip`), as a translation reads: the source (keys) on the left, the
+// target (queries) on the right. Long inputs scroll: a frame draws
 // the query rows in view, and about LINES of their strongest lines (weights under 1% are never drawn), batched by head
 // and opacity, so a frame costs the rows in view, whatever n.
 import type { MapRows } from './pooled.js';
@@ -46,6 +48,10 @@ export interface HeadView {
   tokens: string[];
   /** The keys, on the right, where they are another text's (cross-attention); absent: `tokens`. */
   keyTokens?: string[];
+  /** Queries on the right and keys on the left. */
+  flip?: boolean;
+  /** Titles over the left and the right column. */
+  sides?: [string, string];
   /** A query whose lines alone are drawn (hovered, or the token in focus). */
   focus: number | null;
   /** The view's pixels from the top of the whole view to the canvas's top. */
@@ -66,6 +72,7 @@ export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
   const LABEL = labelRoom(canvas.width);
   const left = LABEL,
     right = canvas.width - LABEL;
+  const [queryX, keyX] = v.flip ? [right, left] : [left, right];
   const y = (i: number) => MARGIN + (i + 0.5) * row - v.scroll;
   const first = Math.max(0, Math.floor((v.scroll - MARGIN) / row)),
     last = Math.min(n, Math.ceil((v.scroll + canvas.height - MARGIN) / row));
@@ -108,38 +115,48 @@ export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
     ctx.globalAlpha = ((key % STEPS) + 1) / STEPS;
     ctx.beginPath();
     for (const at of lines) {
-      ctx.moveTo(left, y(found[at + 1]));
-      ctx.lineTo(right, y(found[at + 2]));
+      ctx.moveTo(queryX, y(found[at + 1]));
+      ctx.lineTo(keyX, y(found[at + 2]));
     }
     ctx.stroke();
   }
   ctx.globalAlpha = 1;
-  if (row < 8) return drawn; // too many tokens to label; hover names them
   ctx.fillStyle = v.fg;
-  ctx.font = `${Math.min(14, row * 0.75)}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
+  if (v.sides) {
+    // In the margin above the first row.
+    ctx.font = '600 11px system-ui, sans-serif';
+    ctx.textAlign = 'right';
+    ctx.fillText(v.sides[0], left - 8, MARGIN / 2 - v.scroll, LABEL - 12);
+    ctx.textAlign = 'left';
+    ctx.fillText(v.sides[1], right + 8, MARGIN / 2 - v.scroll, LABEL - 12);
+  }
+  if (row < 8) return drawn; // too many tokens to label; hover names them
+  ctx.font = `${Math.min(14, row * 0.75)}px system-ui, sans-serif`;
+  const [leftLabels, rightLabels] = v.flip ? [keys, v.tokens] : [v.tokens, keys];
   for (let i = first; i < last; i++) {
     ctx.globalAlpha = v.focus === null || v.focus === i || v.keyTokens ? 1 : 0.4;
     ctx.textAlign = 'right';
-    if (i < v.tokens.length) ctx.fillText(v.tokens[i], left - 8, y(i), LABEL - 12);
+    if (i < leftLabels.length) ctx.fillText(leftLabels[i], left - 8, y(i), LABEL - 12);
     ctx.textAlign = 'left';
-    if (i < keys.length) ctx.fillText(keys[i], right + 8, y(i), LABEL - 12);
+    if (i < rightLabels.length) ctx.fillText(rightLabels[i], right + 8, y(i), LABEL - 12);
   }
   ctx.globalAlpha = 1;
   return drawn;
 }
 
-/** The query token under the pointer on the left side, or null. */
+/** The query token under the pointer on the queries' side (the left, or the right when flipped), or null. */
 export function queryAt(
   canvas: HTMLCanvasElement,
   event: MouseEvent,
   n: number,
   scroll: number,
   rows = n,
+  flip = false,
 ): number | null {
   const rect = canvas.getBoundingClientRect();
   const scale = canvas.width / rect.width;
   const x = (event.clientX - rect.left) * scale;
   const i = Math.floor(((event.clientY - rect.top) * scale + scroll - MARGIN) / rowHeight(rows));
-  return x < canvas.width / 2 && i >= 0 && i < n ? i : null;
+  return x < canvas.width / 2 !== flip && i >= 0 && i < n ? i : null;
 }

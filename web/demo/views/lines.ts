@@ -11,12 +11,24 @@ import { $, changes, setText, type Page, type View } from './view.js';
 /** Rows the view lays out: the taller of its two sides (queries, and keys in cross-attention). */
 const rowsOf = (r: NonNullable<State['result']>) => Math.max(r.tokens.length, r.keyTokens?.length ?? 0);
 
+/** An encoder-decoder's cross-attention: source (keys) on the left, target (queries) on the right. */
+const flipped = (s: Readonly<State>) => s.mode === 'model' && !!s.model?.encoderDecoder && s.result?.mode === 'cross';
+
+const NOTE =
+  'Lines run from each token (left) to the tokens it attends to (right). Hover a token to see only its lines; click ' +
+  'a head to hide it, double-click to show it alone.';
+const CROSS_NOTE =
+  'Lines run from each target token (right) to the source tokens it attends to (left): where the decoder looked ' +
+  'while writing it. Hover a target token to see only its lines; click a head to hide it, double-click to show it ' +
+  'alone.';
+
 export function linesView(page: Page): View {
   const canvas = $<HTMLCanvasElement>('lines');
   const scroll = $('lines-scroll');
   const track = $('lines-track');
   const toggles = $('head-toggles');
   const dirty = changes();
+  const sided = changes();
   let hovered: number | null = null;
   let shown: Readonly<State> | null = null;
   let pending = 0;
@@ -25,15 +37,24 @@ export function linesView(page: Page): View {
     const r = s.result!;
     const heads = r.shape[1];
     const maps = Array.from({ length: heads }, (_, h) => (s.activeHeads[h] ? headRows(r, s.layer, h) : null));
+    const flip = flipped(s);
     const lines = drawHeadView(target, {
       maps,
       tokens: r.tokens,
       keyTokens: r.keyTokens,
+      flip,
+      sides: flip ? ['Source', 'Target'] : undefined,
       focus: hovered ?? s.token,
       scroll: top,
       fg: page.colours().fg,
     });
-    if (target === canvas) canvas.dataset.lines = String(lines);
+    if (target === canvas) {
+      canvas.dataset.lines = String(lines);
+      // For the tests: which tokens stand on each side (written when they change, not at every frame).
+      const [left, right] = flip ? [r.keyTokens ?? r.tokens, r.tokens] : [r.tokens, r.keyTokens ?? r.tokens];
+      if (sided(left, right))
+        Object.assign(canvas.dataset, { left: JSON.stringify(left), right: JSON.stringify(right) });
+    }
   }
   /** What the next frame does first: follow the newest row (if the view was at the end), or bring one into view. */
   let follow = false;
@@ -78,7 +99,7 @@ export function linesView(page: Page): View {
 
   canvas.addEventListener('pointermove', (e) => {
     if (!shown?.result) return;
-    const i = queryAt(canvas, e, shown.result.tokens.length, top, rowsOf(shown.result));
+    const i = queryAt(canvas, e, shown.result.tokens.length, top, rowsOf(shown.result), flipped(shown));
     if (i === hovered) return;
     hovered = i;
     redraw();
@@ -108,6 +129,7 @@ export function linesView(page: Page): View {
       const before = shown?.result;
       shown = s;
       setText($('lines-layer'), String(s.layer + 1));
+      setText($('lines-note'), flipped(s) ? CROSS_NOTE : NOTE);
       const heads = r.shape[1];
       if (toggles.children.length !== heads)
         toggles.replaceChildren(
@@ -125,7 +147,7 @@ export function linesView(page: Page): View {
         if (b.getAttribute('aria-pressed') !== String(s.activeHeads[h]))
           b.setAttribute('aria-pressed', String(s.activeHeads[h]));
       });
-      if (!dirty(r, s.layer, s.activeHeads, s.token, page.colours().fg)) return;
+      if (!dirty(r, s.layer, s.activeHeads, s.token, page.colours().fg, flipped(s))) return;
       // A generation's new rows: followed if the view was at the end; the token in focus: brought into view.
       if (s.token !== null) revealing = s.token;
       else if (before && r.tokens.length > before.tokens.length) follow = true;

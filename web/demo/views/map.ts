@@ -2,17 +2,23 @@
 // weight under the pointer. It zooms (wheel, + −, buttons) and pans (drag, shift + arrows) about a
 // viewport; the arrow keys move a cell cursor through it, which is also the token in focus. Every change
 // asks for a frame, and at most one frame is drawn per animation frame, from the cells in view (draw/map-canvas.ts).
+import { alignment, describe, type Alignment } from '../alignment.js';
 import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map-canvas.js';
 import type { MapRows } from '../draw/pooled.js';
 import { Viewport } from '../draw/viewport.js';
 import { headRows, matrixRows } from '../map-rows.js';
-import type { State, View as Shows } from '../state.js';
+import type { Aggregate, State, View as Shows } from '../state.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
-/** The matrix the map shows now, or why it shows none. */
-function shown(s: Readonly<State>): { map: MapRows } | { empty: string } | null {
+/** An encoder-decoder's cross-attention, where the map may take the layer's heads together (alignment.ts). */
+const aligns = (s: Readonly<State>) =>
+  s.view === 'head' && s.mode === 'model' && !!s.model?.encoderDecoder && s.result?.mode === 'cross';
+
+/** The matrix the map shows now, or why it shows none; `align`: the alignment it shows, if any. */
+function shown(s: Readonly<State>, align: Alignment | null): { map: MapRows } | { empty: string } | null {
   const r = s.result;
   if (!r) return null;
+  if (align) return { map: align.map };
   if (s.view === 'head') {
     const map = headRows(r, s.layer, s.head);
     if (map) return { map };
@@ -37,6 +43,17 @@ export function mapView(page: Page): View {
   const hint = readout.textContent ?? '';
   const layerSelect = $<HTMLSelectElement>('layer');
   const headSelect = $<HTMLSelectElement>('head');
+  const aggregateSelect = $<HTMLSelectElement>('aggregate');
+  const aggregateNote = $('map-aggregate');
+  /** The alignment shown, computed again only when its maps, layer, head or choice change. */
+  let aligned: { key: unknown[]; value: Alignment | null } | null = null;
+  const alignmentOf = (s: Readonly<State>): Alignment | null => {
+    if (!aligns(s)) return null;
+    const key = [s.result, s.layer, s.head, s.aggregate];
+    if (!aligned || key.some((k, i) => k !== aligned!.key[i]))
+      aligned = { key, value: alignment(s.result!, s.layer, s.head, s.aggregate) };
+    return aligned.value;
+  };
   const vp = new Viewport();
   const pictures = new MapCanvas();
   const dirty = changes();
@@ -218,6 +235,14 @@ export function mapView(page: Page): View {
 
   layerSelect.addEventListener('change', () => page.store.select({ layer: Number(layerSelect.value) }));
   headSelect.addEventListener('change', () => page.store.select({ head: Number(headSelect.value) }));
+  // The best head by entropy is the head in view: the head select, the grid's outline and the math pane follow it.
+  page.store.subscribe((s) => {
+    const best = s.aggregate === 'entropy' ? alignmentOf(s)?.head : undefined;
+    if (best !== undefined && best !== s.head) page.store.select({ head: best });
+  });
+  aggregateSelect.addEventListener('change', () =>
+    page.store.select({ aggregate: aggregateSelect.value as Aggregate }),
+  );
   for (const radio of document.querySelectorAll<HTMLInputElement>('input[name=view]'))
     radio.addEventListener('change', () => {
       const view = radio.value as Shows;
@@ -242,7 +267,18 @@ export function mapView(page: Page): View {
       setText($('layer-label'), String(s.layer + 1));
       setText($('head-label'), String(s.head + 1));
       for (const radio of viewRadios) setProp(radio, 'checked', radio.value === s.view);
-      const what = shown(s);
+      const align = alignmentOf(s);
+      setProp($('aggregate-row'), 'hidden', !aligns(s));
+      setProp(aggregateSelect, 'value', s.aggregate);
+      // The head select stands for the map only while it shows one chosen head.
+      setProp(headSelect, 'disabled', !!align && s.aggregate !== 'head');
+      const note = align ? describe(align, s.layer) : '';
+      setProp(aggregateNote, 'hidden', !note);
+      setText(aggregateNote, note);
+      const shownHead = align ? (align.head ?? -1) : s.head;
+      if (canvas.dataset.aggregate !== (align?.aggregate ?? '')) canvas.dataset.aggregate = align?.aggregate ?? '';
+      if (canvas.dataset.shownHead !== String(shownHead)) canvas.dataset.shownHead = String(shownHead);
+      const what = shown(s, align);
       const map = what && 'map' in what ? what.map : null;
       if (labelled !== r.tokens) canvas.dataset.tokens = JSON.stringify((labelled = r.tokens));
       if (canvas.dataset.keys !== JSON.stringify(r.keyTokens ?? null))
@@ -262,9 +298,11 @@ export function mapView(page: Page): View {
           : '',
       );
       const source = s.view === 'head' ? r.attentions : s.across?.matrix;
+      const key = `${s.layer}:${shownHead}:${s.view}:${align?.aggregate ?? ''}`;
       if (
         !dirty(
           map && source,
+          key,
           r.tokens,
           r.keyTokens,
           s.layer,
@@ -284,8 +322,7 @@ export function mapView(page: Page): View {
       }
       const n = r.tokens.length;
       // The same map with rows added (generation): the same run's blocks, the same head, more tokens.
-      const growing =
-        !!frame && frame.source === source && frame.key === `${s.layer}:${s.head}:${s.view}` && n > frame.tokens.length;
+      const growing = !!frame && frame.source === source && frame.key === key && n > frame.tokens.length;
       if (frame?.tokens !== r.tokens && !growing) {
         cursor = hover = null;
         readout.textContent = hint;
@@ -295,7 +332,7 @@ export function mapView(page: Page): View {
       frame = {
         map,
         source,
-        key: `${s.layer}:${s.head}:${s.view}`,
+        key,
         stretch,
         causal: r.causal && s.view === 'head',
         tokens: r.tokens,
@@ -306,6 +343,9 @@ export function mapView(page: Page): View {
         colours: page.colours(),
         window,
       };
+      // The cell read out under the pointer, of the same tokens, is read again from what the map now shows (another
+      // head, layer or aggregate).
+      if (readout.dataset.row !== undefined) read(Number(readout.dataset.row), Number(readout.dataset.col));
       // Laid out at the frame: reading the canvas's box now would make the browser lay the page out at every change.
       relayout = { n, m: r.keyTokens?.length ?? n, growing: growing || !!relayout?.growing };
       redraw();

@@ -22,11 +22,12 @@ const CONTEXT_NOTE =
   "Cross-attention, as in a translation model: each token of the text above asks (its queries) and the second text's " +
   "tokens answer (their keys and values), with this model's heads and each text's own hidden states. No causal mask " +
   'applies across texts, nor rotary positions.';
-const TARGET_LABEL = 'Target: what the decoder reads, after its start token (the text above is the source)';
+const TARGET_LABEL = 'Target';
 const TARGET_NOTE =
-  'An encoder-decoder model: the source runs through the encoder once, and the target through the decoder, ' +
-  'teacher-forced, each of its tokens attending to the tokens before it and, through cross-attention, to the ' +
-  'source. Edit the target to ask what the model makes of another; "Generate the target" writes its own.';
+  'An encoder-decoder model: the source runs through the encoder once, and the target through the decoder after its ' +
+  'start token, teacher-forced, each of its tokens attending to the tokens before it and, through cross-attention, ' +
+  'to the source. Edit the target to ask what the model makes of another; "Generate the target" writes its own, ' +
+  'greedily, a token at a time.';
 
 /** Characters of a generation in progress shown under the box. */
 const STREAMED = 1200;
@@ -95,13 +96,24 @@ export function sourceView(page: Page): View {
   text.addEventListener('beforeinput', () => editing || keep());
   const context = $<HTMLTextAreaElement>('context');
   context.addEventListener('input', () => page.store.select({ context: context.value, contextIds: null }));
-  const stacks = [...document.querySelectorAll<HTMLInputElement>('input[name=stack]')];
-  for (const radio of stacks)
-    radio.addEventListener('change', () => page.store.select({ stack: radio.value as Stack }));
-  $('translate').addEventListener('click', () => {
-    const s = page.store.get();
-    page.ask({ kind: 'translate', text: s.text, maxNewTokens: s.maxNewTokens });
+  const targetStream = $('target-stream');
+  /** The target shown in the stream so far. */
+  let streamedTarget = '';
+  // Encoder, decoder and cross-attention as tabs (the WAI-ARIA pattern): arrow keys, Home and End move along them
+  // and choose the one they reach.
+  const tabs = [...document.querySelectorAll<HTMLButtonElement>('#stack-tabs [role=tab]')];
+  for (const tab of tabs) tab.addEventListener('click', () => page.store.select({ stack: tab.dataset.stack as Stack }));
+  $('stack-tabs').addEventListener('keydown', (e) => {
+    const at = tabs.indexOf(document.activeElement as HTMLButtonElement);
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+    if (at < 0 || to === undefined) return;
+    e.preventDefault();
+    const next = tabs[(to + tabs.length) % tabs.length];
+    next.focus();
+    page.store.select({ stack: next.dataset.stack as Stack });
   });
+  $('translate').addEventListener('click', () => page.translate());
+  $('translate-stop').addEventListener('click', () => page.stopTranslation());
   const radios = [...document.querySelectorAll<HTMLInputElement>('input[name=mode]')];
   for (const radio of radios) radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
   $('shuffle').addEventListener('click', () => {
@@ -136,15 +148,34 @@ export function sourceView(page: Page): View {
         });
       }
       for (const radio of radios) setProp(radio, 'checked', radio.value === s.mode);
-      // An encoder-decoder's target: the second box, its maps chosen by the stack radios.
+      // An encoder-decoder: the source and the target side by side, its maps chosen by the tabs.
       const pair = pairs(s);
+      const texts = $('texts');
+      if (texts.classList.contains('pair') !== pair) texts.classList.toggle('pair', pair);
+      setText($('text-label'), pair ? 'Source' : 'Text');
       setProp($('context-row'), 'hidden', s.mode !== 'cross' && !pair);
+      setProp($('context-note'), 'hidden', s.mode !== 'cross' && !pair);
       setProp($('stack-row'), 'hidden', !pair);
-      setText($('context-label'), pair ? TARGET_LABEL : CONTEXT_LABEL);
       const failed = pair ? s.errors.translate : undefined;
       setText($('context-note'), failed ? `Generate the target: ${failed}` : pair ? TARGET_NOTE : CONTEXT_NOTE);
-      for (const radio of stacks) setProp(radio, 'checked', radio.value === s.stack);
-      setProp($<HTMLButtonElement>('translate'), 'disabled', !pair);
+      for (const tab of tabs) {
+        const selected = tab.dataset.stack === s.stack;
+        if (tab.getAttribute('aria-selected') !== String(selected)) tab.setAttribute('aria-selected', String(selected));
+        setProp(tab, 'tabIndex', selected ? 0 : -1);
+      }
+      // While the target is generated, it grows in place of its box, a token at a time; the box gets it at the end.
+      const t = s.translation;
+      setText($('context-label'), !pair ? CONTEXT_LABEL : t ? `${TARGET_LABEL}: generating…` : TARGET_LABEL);
+      setProp(context, 'hidden', !!t);
+      setProp(targetStream, 'hidden', !t);
+      const target = t?.text ?? '';
+      if (target !== streamedTarget) {
+        if (target.startsWith(streamedTarget)) targetStream.append(target.slice(streamedTarget.length));
+        else targetStream.textContent = target;
+        streamedTarget = target;
+      }
+      setProp($<HTMLButtonElement>('translate'), 'disabled', !pair || !!t);
+      setProp($<HTMLButtonElement>('translate-stop'), 'disabled', !t);
       if (context.value !== s.context && document.activeElement !== context) context.value = s.context;
       const name = $('model-name');
       if (s.loading.state === 'waiting') {
@@ -189,6 +220,10 @@ function latency(s: Readonly<State>, r: RunResult): string {
   const n = r.tokens.length;
   const parts = [`${n} tokens`];
   if (s.generation) parts.push(`generating: ${s.generation.tokens} new so far, each a row per head (KV cache)`);
+  else if (s.translation)
+    parts.push(
+      `generating the target: ${Math.max(0, s.translation.ids.length - 1)} tokens so far; its maps come at the end`,
+    );
   else if (r.origin === 'induction') parts.push(`the induction test's sequence, not your text`);
   else {
     parts.push(`${r.ms.toFixed(1)} ms`);

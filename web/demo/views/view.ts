@@ -35,6 +35,10 @@ export interface Page {
   run(): void;
   /** Ends the generation in progress where the page shows it: tokens the worker sends later never count. */
   stopGeneration(): void;
+  /** Asks for a target generated from the source (encoder-decoders); its tokens stream into the state. */
+  translate(): void;
+  /** Ends the target's generation, keeping the tokens shown so far as the target, which then runs teacher-forced. */
+  stopTranslation(): void;
 }
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
