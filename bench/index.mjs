@@ -8,6 +8,7 @@
 //   typing     its typing rows alone (section 7)
 //   page       the demo in Chromium: long tasks while typing, panning and generating (bench/page.mjs, section 9)
 //   blocks     every family on the one block, A/B against another checkout (bench/blocks.mjs, section 10)
+//   translation  an opus-mt-en-de-shaped encoder-decoder: encode 64, write 32 with every map (bench/seq2seq.mjs, 11)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights). Section 1's times are also drawn, time against n per engine,
@@ -25,6 +26,7 @@ import { measure } from './harness.mjs';
 import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { pageBench } from './page.mjs';
+import { translation } from './seq2seq.mjs';
 import { timePlot } from './plot.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
@@ -37,6 +39,7 @@ const SECTIONS = {
   decode: llmDecode,
   typing: llmTyping,
   blocks,
+  translation,
 };
 /** Sections that run on their own, without the engine processes. */
 const ALONE = { page: pageBench };

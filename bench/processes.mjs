@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { median } from './stats.mjs';
-import { writeLlm, writeWorkloads } from './workloads.mjs';
+import { writeLlm, writeSeq2seq, writeWorkloads } from './workloads.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}build/bench`;
@@ -41,6 +41,12 @@ export function prepare() {
 export function prepareLlm() {
   console.log("Writing the language model rows' weights, GGUF and ONNX graph (once)…");
   writeLlm(dir);
+}
+
+/** Writes the translation model's files (once: about 860 MB in build/bench/seq2seq). */
+export function prepareSeq2seq() {
+  console.log("Writing the translation rows' weights and ONNX graphs (once)…");
+  writeSeq2seq(dir);
 }
 
 /** One engine process, spoken to one JSON line at a time. */

@@ -87,6 +87,86 @@ export function writeLlm(dir) {
   });
 }
 
+/** The translation rows: Helsinki-NLP/opus-mt-en-de's shape (6 + 6 post-LN layers, d 512, 8 heads, FFN 2048, SiLU). */
+export const SEQ2SEQ_SHAPE = { d: 512, heads: 8, ffn: 2048, layers: 6, vocab: 58101, positions: 512 };
+export const SEQ2SEQ_SOURCE_N = 64;
+export const SEQ2SEQ_TOKENS = 32;
+/** The source's token ids, the same in every engine: n ids spread over the vocabulary, then </s> (0). */
+export const seq2seqIds = (n) => [...Array.from({ length: n - 1 }, (_, i) => 100 + ((i * 7919) % 50000)), 0];
+
+/**
+ * The translation model's files in `dir`/seq2seq: config.json and model.safetensors (F32, random, the Hub's names,
+ * the position tables left out as Marian's checkpoints leave them), and the ONNX graphs of the same weights
+ * (encoder, cross keys and values, decoder with past). About 300 MB + 560 MB, written once.
+ */
+export function writeSeq2seq(dir) {
+  const out = join(dir, 'seq2seq');
+  if (existsSync(join(out, 'decoder.onnx'))) return;
+  mkdirSync(out, { recursive: true });
+  const { d, heads, ffn, layers, vocab, positions } = SEQ2SEQ_SHAPE;
+  const config = {
+    architectures: ['MarianMTModel'],
+    model_type: 'marian',
+    vocab_size: vocab,
+    d_model: d,
+    encoder_layers: layers,
+    decoder_layers: layers,
+    encoder_attention_heads: heads,
+    decoder_attention_heads: heads,
+    encoder_ffn_dim: ffn,
+    decoder_ffn_dim: ffn,
+    max_position_embeddings: positions,
+    activation_function: 'swish',
+    scale_embedding: true,
+    pad_token_id: vocab - 1,
+    eos_token_id: 0,
+    decoder_start_token_id: vocab - 1,
+  };
+  let seed = 100;
+  const t = {};
+  const tensor = (name, shape, around = 0) => {
+    const data = random(
+      shape.reduce((a, b) => a * b, 1),
+      seed++,
+    );
+    if (around) for (let i = 0; i < data.length; i++) data[i] += around;
+    t[name] = { data, shape };
+  };
+  tensor('model.shared.weight', [vocab, d]);
+  tensor('final_logits_bias', [1, vocab]);
+  for (const stack of ['encoder', 'decoder'])
+    for (let l = 0; l < layers; l++) {
+      const p = `model.${stack}.layers.${l}.`;
+      for (const attention of stack === 'decoder' ? ['self_attn', 'encoder_attn'] : ['self_attn']) {
+        for (const w of ['q_proj', 'k_proj', 'v_proj', 'out_proj']) {
+          tensor(`${p}${attention}.${w}.weight`, [d, d]);
+          tensor(`${p}${attention}.${w}.bias`, [d]);
+        }
+        tensor(`${p}${attention}_layer_norm.weight`, [d], 1);
+        tensor(`${p}${attention}_layer_norm.bias`, [d]);
+      }
+      tensor(`${p}fc1.weight`, [ffn, d]);
+      tensor(`${p}fc1.bias`, [ffn]);
+      tensor(`${p}fc2.weight`, [d, ffn]);
+      tensor(`${p}fc2.bias`, [d]);
+      tensor(`${p}final_layer_norm.weight`, [d], 1);
+      tensor(`${p}final_layer_norm.bias`, [d]);
+    }
+  writeFileSync(join(out, 'config.json'), JSON.stringify(config));
+  writeFileSync(join(out, 'model.safetensors'), safetensors(t));
+  execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, '--marian', out], {
+    stdio: 'inherit',
+  });
+}
+
+/**
+ * What a translation engine reports for the agreement check: the target's ids, then the last token's row of the
+ * last layer's first cross-attention map.
+ */
+export function seq2seqSample(ids, lastCrossRow) {
+  return [...Array.from(ids), ...Array.from(lastCrossRow)];
+}
+
 /** Writes every workload's files into `dir`, then the ONNX graphs of the same weights (python3-onnx). */
 export function writeWorkloads(dir) {
   mkdirSync(join(dir, 'bert'), { recursive: true });

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 
 import { pathToFileURL } from 'node:url';
 
-import { D, HEADS, SENTENCE, bertIds, llmIds, llmSample, readSafetensors, sample, serveEngine } from '../workloads.mjs';
+import { D, HEADS, SENTENCE, bertIds, llmIds, llmSample, readSafetensors, sample } from '../workloads.mjs';
+import { seq2seqIds, seq2seqSample, serveEngine } from '../workloads.mjs';
 import { memoryBandwidth } from '../bandwidth.mjs';
 import { median } from '../stats.mjs';
 
@@ -38,6 +39,7 @@ let layer = null;
 /** Section 8's pair: the one-shot call and the layer on the same input (set up by `mha-oneshot`). */
 let pair = null;
 let llm = null;
+let seq2seq = null;
 const loadLlm = async () =>
   (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
 
@@ -136,6 +138,19 @@ serveEngine(
         });
         const steps = stamps.slice(1).map((t, i) => t - stamps[i]);
         return { ms: median(steps), sample: Array.from(r.ids.slice(context)) };
+      };
+    } else if (work === 'seq2seq') {
+      // Translation: the source through the encoder once, then greedy tokens with the decoder's KV cache and the
+      // cross keys and values computed once; every encoder, decoder and cross map of the whole target returned.
+      seq2seq ??= await engine.loadModel({
+        files: files(join(dir, 'seq2seq'), ['config.json', 'model.safetensors']),
+      });
+      const source = seq2seqIds(n);
+      return async () => {
+        const g = await seq2seq.generate({ source }, { maxNewTokens: tokens, temperature: 0, stopAtEos: false });
+        const [layers, heads, rows, m] = g.maps.cross.shape;
+        const last = ((layers - 1) * heads * rows + rows - 1) * m; // the last layer's first head, its last row
+        return seq2seqSample(g.targetIds, g.maps.cross.attentions.subarray(last, last + m));
       };
     } else throw new Error(`unknown work ${work}`);
   },

@@ -11,6 +11,8 @@ import {
   llmSample,
   readSafetensors,
   sample,
+  seq2seqIds,
+  seq2seqSample,
   serveEngine,
   topProbabilities,
 } from '../workloads.mjs';
@@ -22,7 +24,7 @@ const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
 const sessions = {};
 const session = async (name) => (sessions[name] ??= await ort.InferenceSession.create(join(dir, `${name}.onnx`)));
 
-serveEngine(async ({ work, n, rows, k, m }) => {
+serveEngine(async ({ work, n, rows, k, m, tokens }) => {
   if (work === 'mha') {
     const s = await session('mha');
     const x = inputs[`x${n}`];
@@ -54,6 +56,57 @@ serveEngine(async ({ work, n, rows, k, m }) => {
       const r = await s.run(feeds);
       const last = r.logits.data.subarray((n - 1) * vocab, n * vocab);
       return llmSample(r[`P${layers - 1}`].data, n, topProbabilities(last, 5));
+    };
+  } else if (work === 'seq2seq') {
+    // As transformers.js translates: the encoder once, the cross keys and values once, then the decoder one token a
+    // call on its past keys and values, greedy; every map kept (the encoder's, and each token's decoder and cross
+    // rows). The last token is run too, for its rows, as AttnScope's maps hold them.
+    const [encoder, cross, decoder] = [
+      await session('seq2seq/encoder'),
+      await session('seq2seq/cross'),
+      await session('seq2seq/decoder'),
+    ];
+    const c = JSON.parse(readFileSync(join(dir, 'seq2seq', 'config.json'), 'utf8'));
+    const [layers, heads] = [c.decoder_layers, c.decoder_attention_heads];
+    const hd = c.d_model / heads;
+    const source = {
+      ids: new ort.Tensor('int64', BigInt64Array.from(seq2seqIds(n), BigInt), [n]),
+      positions: new ort.Tensor(
+        'int64',
+        BigInt64Array.from({ length: n }, (_, i) => BigInt(i)),
+        [n],
+      ),
+    };
+    const int = (x) => new ort.Tensor('int64', BigInt64Array.of(BigInt(x)), [1]);
+    return async () => {
+      const e = await encoder.run(source);
+      const maps = {
+        encoder: Array.from({ length: c.encoder_layers }, (_, l) => e[`E${l}`].data),
+        self: [],
+        cross: [],
+      };
+      const feeds = { ...(await cross.run({ hidden: e.hidden })) };
+      for (let l = 0; l < layers; l++)
+        for (const kv of ['pk', 'pv'])
+          feeds[`${kv}${l}`] = new ort.Tensor('float32', new Float32Array(0), [heads, 0, hd]);
+      const ids = [c.decoder_start_token_id];
+      let last;
+      for (let step = 0; step <= tokens; step++) {
+        const r = await decoder.run({ ...feeds, id: int(ids[step]), position: int(step) });
+        for (let l = 0; l < layers; l++) {
+          feeds[`pk${l}`] = r[`k${l}`];
+          feeds[`pv${l}`] = r[`v${l}`];
+          maps.self.push(r[`S${l}`].data);
+          maps.cross.push(r[`C${l}`].data);
+        }
+        last = r[`C${layers - 1}`].data.subarray(0, n);
+        if (step === tokens) break;
+        const logits = r.logits.data;
+        let best = 0;
+        for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+        ids.push(best);
+      }
+      return seq2seqSample(ids, last);
     };
   } else throw new Error(`onnxruntime-web has no ${work} workload here`);
 });

@@ -11,8 +11,18 @@ and, from a Llama-family checkpoint (config.json, model.safetensors in BF16 or F
 
   llm.onnx          ids [n] int64, cos, sin [n, head_dim], mask [n, n] -> logits [n, vocab], P0.. [heads, n, n]
 
+and, from a MarianMTModel checkpoint (F32, the Hub's names), the three graphs transformers.js runs a translation with
+(the encoder; the decoder's first call, which projects the encoder's output into each layer's cross keys and values;
+the decoder with past keys and values, one token a call), every map returned:
+
+  encoder.onnx      ids, positions [m] int64 -> hidden [m, d], E0.. [heads, m, m]
+  cross.onnx        hidden [m, d] -> ck0, cv0, .. [heads, m, head_dim]
+  decoder.onnx      id [1] int64, position [1] int64, ck*, cv* [heads, m, hd], pk*, pv* [heads, t, hd]
+                    -> logits [1, vocab], k*, v* [heads, t + 1, hd], S0.. [heads, 1, t + 1], C0.. [heads, 1, m]
+
 Run with Debian's python3-onnx:  /usr/bin/python3 bench/peers/onnx_graphs.py <folder>
                                  /usr/bin/python3 bench/peers/onnx_graphs.py --llm <checkpoint folder>
+                                 /usr/bin/python3 bench/peers/onnx_graphs.py --marian <checkpoint folder>
 """
 import json
 import struct
@@ -201,9 +211,97 @@ def llama(folder):
     g.save(folder / "llm.onnx", [ids, table("cos"), table("sin"), f32("mask", ["n", "n"])], [f32("logits", ["n", c["vocab_size"]])] + outputs)
 
 
+def marian(folder):
+    """MarianMTModel (post-LN, SiLU, embeddings × √d, sinusoidal positions, the head tied to the shared embedding plus
+    final_logits_bias) as encoder, cross and decoder-with-past graphs."""
+    t = read_safetensors(folder / "model.safetensors")
+    c = json.loads((folder / "config.json").read_text())
+    d, heads, vocab = c["d_model"], c["encoder_attention_heads"], c["vocab_size"]
+    hd, eps, scale = d // heads, 1e-5, np.float32(np.sqrt(d) if c.get("scale_embedding") else 1.0)
+    n_pos = c["max_position_embeddings"]
+    angle = np.array([[p / 10000 ** (2 * (j // 2) / d) for j in range(d)] for p in range(n_pos)])
+    positions = np.concatenate([np.sin(angle[:, 0::2]), np.cos(angle[:, 1::2])], axis=1).astype(np.float32)
+    shared = t["model.shared.weight"]
+    lin = lambda p: (t[p + ".weight"].T, t[p + ".bias"])  # PyTorch [out, in] -> x·W
+    ln = lambda g, x, p: g.layer_norm(x, t[p + ".weight"], t[p + ".bias"], eps)
+
+    def embed(g, ids, pos):
+        x = g.op("Mul", [g.op("Gather", [g.const(shared, "shared"), ids], axis=0), g.const(scale, "scale")])
+        return g.op("Add", [x, g.op("Gather", [g.const(positions, "positions"), pos], axis=0)])
+
+    def heads_of(g, x, w, b, perm):  # x [n, d] -> [heads, n, hd] (perm [1, 0, 2]) or [heads, hd, n] ([1, 2, 0])
+        return g.op("Transpose", [g.op("Reshape", [g.linear(x, w, b), g.const(np.array([-1, heads, hd], np.int64))])], perm=perm)
+
+    def attend(g, q, k, v, weights_name):  # q [h, n, hd], k [h, t, hd], v [h, t, hd] -> [n, d], weights [h, n, t]
+        kt = g.op("Transpose", [k], perm=[0, 2, 1])
+        scores = g.op("Mul", [g.op("MatMul", [q, kt]), g.const(np.array(1 / np.sqrt(hd), np.float32))])
+        p = g.op("Softmax", [scores], outputs=[weights_name], axis=-1)
+        o = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[1, 0, 2])
+        return g.op("Reshape", [o, g.const(np.array([-1, d], np.int64))])
+
+    def ffn(g, x, p):
+        h = g.linear(x, *lin(p + "fc1"))
+        return g.linear(g.op("Mul", [h, g.op("Sigmoid", [h])]), *lin(p + "fc2"))
+
+    # The encoder: the source's every map.
+    g = Graph()
+    x = embed(g, "ids", "positions")
+    maps = []
+    for l in range(c["encoder_layers"]):
+        p = f"model.encoder.layers.{l}."
+        q = heads_of(g, x, *lin(p + "self_attn.q_proj"), [1, 0, 2])
+        k = heads_of(g, x, *lin(p + "self_attn.k_proj"), [1, 0, 2])
+        v = heads_of(g, x, *lin(p + "self_attn.v_proj"), [1, 0, 2])
+        a = g.linear(attend(g, q, k, v, f"E{l}"), *lin(p + "self_attn.out_proj"))
+        maps.append(f32(f"E{l}", [heads, "m", "m"]))
+        x = ln(g, g.op("Add", [x, a]), p + "self_attn_layer_norm")
+        x = ln(g, g.op("Add", [x, ffn(g, x, p)]), p + "final_layer_norm")
+    g.op("Identity", [x], outputs=["hidden"])
+    ints = lambda name: helper.make_tensor_value_info(name, TensorProto.INT64, ["m"])
+    g.save(folder / "encoder.onnx", [ints("ids"), ints("positions")], [f32("hidden", ["m", d])] + maps)
+
+    # Each decoder layer's cross keys and values of the encoder's output, once per source.
+    layers = c["decoder_layers"]
+    g = Graph()
+    outs = []
+    for l in range(layers):
+        p = f"model.decoder.layers.{l}.encoder_attn."
+        g.op("Identity", [heads_of(g, "hidden", *lin(p + "k_proj"), [1, 0, 2])], outputs=[f"ck{l}"])
+        g.op("Identity", [heads_of(g, "hidden", *lin(p + "v_proj"), [1, 0, 2])], outputs=[f"cv{l}"])
+        outs += [f32(f"ck{l}", [heads, "m", hd]), f32(f"cv{l}", [heads, "m", hd])]
+    g.save(folder / "cross.onnx", [f32("hidden", ["m", d])], outs)
+
+    # The decoder, one token after its past keys and values.
+    g = Graph()
+    x = embed(g, "id", "position")
+    ins = [helper.make_tensor_value_info(n, TensorProto.INT64, [1]) for n in ("id", "position")]
+    outs = []
+    for l in range(layers):
+        p = f"model.decoder.layers.{l}."
+        q = heads_of(g, x, *lin(p + "self_attn.q_proj"), [1, 0, 2])
+        k = g.op("Concat", [f"pk{l}", heads_of(g, x, *lin(p + "self_attn.k_proj"), [1, 0, 2])], outputs=[f"k{l}"], axis=1)
+        v = g.op("Concat", [f"pv{l}", heads_of(g, x, *lin(p + "self_attn.v_proj"), [1, 0, 2])], outputs=[f"v{l}"], axis=1)
+        a = g.linear(attend(g, q, k, v, f"S{l}"), *lin(p + "self_attn.out_proj"))
+        x = ln(g, g.op("Add", [x, a]), p + "self_attn_layer_norm")
+        q = heads_of(g, x, *lin(p + "encoder_attn.q_proj"), [1, 0, 2])
+        a = g.linear(attend(g, q, f"ck{l}", f"cv{l}", f"C{l}"), *lin(p + "encoder_attn.out_proj"))
+        x = ln(g, g.op("Add", [x, a]), p + "encoder_attn_layer_norm")
+        x = ln(g, g.op("Add", [x, ffn(g, x, p)]), p + "final_layer_norm")
+        ins += [f32(f"ck{l}", [heads, "m", hd]), f32(f"cv{l}", [heads, "m", hd])]
+        ins += [f32(f"pk{l}", [heads, "t", hd]), f32(f"pv{l}", [heads, "t", hd])]
+        outs += [f32(f"k{l}", [heads, "t1", hd]), f32(f"v{l}", [heads, "t1", hd])]
+        outs += [f32(f"S{l}", [heads, 1, "t1"]), f32(f"C{l}", [heads, 1, "m"])]
+    logits = g.op("MatMul", [x, g.const(np.ascontiguousarray(shared.T), "head")])
+    g.op("Add", [logits, g.const(t["final_logits_bias"][0], "bias")], outputs=["logits"])
+    g.save(folder / "decoder.onnx", ins, [f32("logits", [1, vocab])] + outs)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--llm":
         llama(Path(sys.argv[2]))
+        sys.exit(0)
+    if sys.argv[1] == "--marian":
+        marian(Path(sys.argv[2]))
         sys.exit(0)
     folder = Path(sys.argv[1])
     mha(folder)

@@ -1,6 +1,6 @@
 // Loading from the Hub over real HTTP: a loopback server in the Hub's URL layout
 // (<base>/<id>/resolve/<revision>/<file>) serves tiny models, and some failures.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
 import { goldenModelFiles, hubListing, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { decoderCheckpoint } from '../llm/checkpoints.mjs';
+import { SEQ2SEQ_GOLDENS, seq2seqFiles } from '../seq2seq.mjs';
 
 const read = goldenModelFiles;
 const vocabTxt = new TextEncoder().encode(TINY_BERT_VOCAB.join('\n'));
@@ -30,6 +31,21 @@ const REPOS: Record<string, Record<string, Uint8Array>> = {
     ...decoderCheckpoint({ arch: 'llama', tied: true, tokenizer: true }).files,
     'generation_config.json': new TextEncoder().encode('{"bos_token_id": 0, "eos_token_id": [319, 7]}'),
   },
+};
+
+// A Marian translation model as Helsinki-NLP's repositories lay it out: config.json, the weights, two SentencePiece
+// models (a small unigram model spm_train wrote for the tokenizer fuzzer's seeds, its first byte the fuzzer's case),
+// vocab.json, tokenizer_config.json and generation_config.json.
+const marianGolden = SEQ2SEQ_GOLDENS.find((g) => (g.config.architectures as string[])[0] === 'MarianMTModel')!;
+const spm = new Uint8Array(readFileSync(new URL('../fuzz/corpus/tokenizers/marian_spm', import.meta.url))).subarray(1);
+const json = (x: unknown) => new TextEncoder().encode(JSON.stringify(x));
+REPOS['Helsinki-NLP/opus-mt-tiny'] = {
+  ...seq2seqFiles(marianGolden),
+  'source.spm': spm,
+  'target.spm': spm,
+  'vocab.json': json({ '</s>': 0, '<unk>': 1, '\u2581the': 2, '\u2581a': 3, e: 4, '<pad>': 49 }),
+  'tokenizer_config.json': json({ unk_token: '<unk>', eos_token: '</s>', pad_token: '<pad>' }),
+  'generation_config.json': json({ num_beams: 4, max_length: 12, bad_words_ids: [[49]], decoder_start_token_id: 49 }),
 };
 
 // A body that differs from what the list promises: one byte flipped, or cut to half with a matching content-length.
@@ -144,6 +160,35 @@ describe('loadModel({ hub })', () => {
     expect(g.text.startsWith('the cat')).toBe(true);
     const local = await engine.loadModel({ files: REPOS[id] });
     expect(local.run('the cat sat on the mat').attentions).toEqual(r.attentions);
+    model.dispose();
+    local.dispose();
+  });
+
+  it('downloads a Marian model with its two SentencePiece models and vocab.json, then translates', async () => {
+    const progress: HubProgress[] = [];
+    const id = 'Helsinki-NLP/opus-mt-tiny';
+    const model = await engine.loadModel({ hub: id, baseUrl: base, onProgress: (p) => progress.push(p) });
+    expect([...new Set(progress.map((p) => p.file))]).toEqual([
+      'config.json',
+      'vocab.json',
+      'source.spm',
+      'target.spm',
+      'tokenizer_config.json',
+      'generation_config.json',
+      'model.safetensors',
+    ]);
+    expect(model.info).toMatchObject({ architecture: 'MarianMTModel', encoderDecoder: true, decoderStartTokenId: 49 });
+    expect(model.info.generation).toMatchObject({ numBeams: 4, maxLength: 12, bannedTokenIds: [49] });
+    const local = await engine.loadModel({ files: REPOS[id] });
+    const [source, target] = ['the cat sat on a mat', 'the hat'];
+    const r = model.run({ source, target });
+    expect(r.sourceTokens.at(-1)).toBe('</s>');
+    expect(r.targetTokens[0]).toBe('<pad>');
+    expect(Array.from(r.sourceIds)).toEqual(Array.from(local.tokenize(source).ids));
+    expect(r.maps.cross.attentions).toEqual(local.run({ source, target }).maps.cross.attentions);
+    const g = await model.generate({ source }, { beams: 4, maxNewTokens: 30 });
+    expect(g.targetIds.length).toBeLessThanOrEqual(12); // max_length, the start token included
+    expect(Array.from(g.targetIds.slice(1))).not.toContain(49); // <pad> is a bad word
     model.dispose();
     local.dispose();
   });
