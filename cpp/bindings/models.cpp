@@ -542,7 +542,8 @@ class GenerationHandle {
     });
   }
 
-  // → { ids: Int32Array, attentions: { data, shape: [layers, heads, n, n] } }
+  // → { ids: Int32Array, tokens, special, attentions?: { data, shape: [layers, heads, n, n] }, source?: the encoder's
+  // run (as runPair's source), cross?: { data, shape: [layers, heads, n, source tokens] } }
   val result() const {
     return guard("generate", [&] {
       if (!generation_) throw Error("generate: nothing is being generated");
@@ -559,6 +560,25 @@ class GenerationHandle {
       out.set("special", special);
       const Tensor maps = generation_->attentions();
       if (!maps.empty()) out.set("attentions", weights_to_js(maps, model_->info().causal));
+      // Encoder-decoders: the source as the encoder ran it, and the cross maps of the whole target.
+      if (const ModelRun* source = generation_->source()) {
+        val s = val::object(), tokens = val::array(), special = val::array(), layers = val::array();
+        for (std::size_t i = 0; i < source->ids.size(); ++i) {
+          tokens.call<void>("push", source->tokens[i]);
+          special.call<void>("push", i < source->special.size() && source->special[i] != 0);
+        }
+        for (std::int64_t l : source->map_layers) layers.call<void>("push", static_cast<double>(l));
+        s.set("ids", int32_array(source->ids));
+        s.set("tokens", tokens);
+        s.set("special", special);
+        s.set("mapLayers", layers);
+        s.set("totalTokens", static_cast<double>(source->total_tokens));
+        s.set("truncated", source->truncated);
+        if (!source->attentions.empty()) s.set("attentions", weights_to_js(source->attentions, false));
+        out.set("source", s);
+      }
+      const Tensor cross = generation_->cross_attentions();
+      if (!cross.empty()) out.set("cross", to_js(cross));
       return out;
     });
   }

@@ -128,6 +128,18 @@ TEST(EncoderDecoder, GreedyGenerationIsTheReferencesAndEachTokensRowsAreARunsRow
       for (std::int64_t j = 0; j < n; ++j)
         EXPECT_NEAR(rows.data[map * n + j], r.target.attentions.data[(map * n + n - 1) * n + j], 1e-5);
     }
+    EXPECT_TRUE(generation->cross_attentions().empty());  // ::rows keeps no rows
+    ASSERT_NE(generation->source(), nullptr);
+    EXPECT_EQ(generation->source()->ids, source);
+    // With every row kept, the whole target's maps and the encoder's: a teacher-forced run's.
+    const auto all = model->generate_pair(rt, source, {greedy[0]}, 0, GenerationMaps::all);
+    for (std::size_t i = 1; i < greedy.size(); ++i) all->append(rt, greedy[i]);
+    const Tensor self = all->attentions(), crossed = all->cross_attentions();
+    ASSERT_EQ(crossed.shape, r.cross.shape);
+    ASSERT_EQ(self.shape, r.target.attentions.shape);
+    for (std::size_t i = 0; i < crossed.data.size(); ++i) EXPECT_NEAR(crossed.data[i], r.cross.data[i], 1e-5);
+    for (std::size_t i = 0; i < self.data.size(); ++i) EXPECT_NEAR(self.data[i], r.target.attentions.data[i], 1e-5);
+    EXPECT_EQ(all->source()->attentions.data, r.source.attentions.data);
   }
   Runtime one(1);
   const auto model = Model::load(files_of(goldens().find("cases")->array().front()));

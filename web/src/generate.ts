@@ -213,37 +213,44 @@ export async function generatePair(
         yielded = performance.now();
       }
     }
-    const run = orThrow(handle.runPair(engine(), source, Int32Array.from(target), {}));
+    // A generation that kept every row holds every map: the encoder's from its one run, the decoder's and the cross
+    // rows token by token. A beam search keeps none (the winner's maps come from a teacher-forced run of it), and
+    // 'rows' or false keep none.
+    const done = o.beams === 1 ? orThrow(generation.result()) : undefined;
+    const run = done?.source ? undefined : orThrow(handle.runPair(engine(), source, Int32Array.from(target), {}));
+    const s = run?.source ?? done!.source!;
+    const t = run?.target ?? { ...done!, mapLayers: Array.from({ length: info.layers }, (_, l) => l) };
+    const cross = run?.cross ?? done!.cross;
     const set = (
       kind: MapSet['kind'],
       causal: boolean,
       rows: string[],
       cols: string[],
-      t: { data: Float32Array; shape: number[] },
+      m: { data: Float32Array; shape: number[] },
+      layers = t.mapLayers,
     ): MapSet => ({
       kind,
       causal,
       queryTokens: rows,
       keyTokens: cols,
-      attentions: t.data,
-      shape: t.shape as MapSet['shape'],
-      layers: run.target.mapLayers,
+      attentions: m.data,
+      shape: m.shape as MapSet['shape'],
+      layers,
     });
-    const { source: s, target: t } = run;
+    const kept = run ? o.maps !== 'none' : o.maps === 'all';
     return {
       text: decode(target, true),
       sourceTokens: s.tokens,
       sourceIds: s.ids,
       targetTokens: t.tokens,
       targetIds: t.ids,
-      maps:
-        o.maps === 'none'
-          ? {}
-          : {
-              encoder: { ...set('self', false, s.tokens, s.tokens, s.attentions), layers: s.mapLayers },
-              decoder: set('self', true, t.tokens, t.tokens, t.attentions),
-              cross: set('cross', false, t.tokens, s.tokens, run.cross),
-            },
+      maps: kept
+        ? {
+            encoder: set('self', false, s.tokens, s.tokens, s.attentions!, s.mapLayers),
+            decoder: set('self', true, t.tokens, t.tokens, t.attentions!),
+            cross: set('cross', false, t.tokens, s.tokens, cross!),
+          }
+        : {},
       truncated: s.truncated,
       stopReason,
       seed: o.seed,

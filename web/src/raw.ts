@@ -112,6 +112,18 @@ export interface RawGenerationHandle {
         special: boolean[];
         reusedTokens: number;
         attentions?: { data: Float32Array; shape: number[] };
+        /** Encoder-decoders: the source as the encoder ran it (its maps when every row was kept). */
+        source?: {
+          ids: Int32Array;
+          tokens: string[];
+          special: boolean[];
+          mapLayers: number[];
+          totalTokens: number;
+          truncated: boolean;
+          attentions?: { data: Float32Array; shape: number[] };
+        };
+        /** Encoder-decoders that kept every row: the cross maps of the whole target. */
+        cross?: { data: Float32Array; shape: number[] };
       };
   delete(): void;
 }

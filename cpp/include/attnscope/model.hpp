@@ -161,6 +161,12 @@ class Generation {
   virtual Tensor last_cross_rows() const { return Tensor(); }
   // The prompt's leading tokens taken from the model's last run (its keys and values) rather than run again.
   virtual std::int64_t reused_tokens() const { return 0; }
+  // Encoder-decoders: every cross-attention map of the whole sequence, [layers, heads, n, source tokens] (empty
+  // unless GenerationMaps::all).
+  virtual Tensor cross_attentions() const { return Tensor(); }
+  // Encoder-decoders: the source as the encoder ran it once (ids and tokens after truncation; with
+  // GenerationMaps::all its maps too); null for one-stack models.
+  virtual const ModelRun* source() const { return nullptr; }
   // The logits after the last token [vocab].
   virtual const std::vector<float>& next_logits() const = 0;
   // An independent copy of this sequence, its cache included: a beam that branches.

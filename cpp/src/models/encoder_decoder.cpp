@@ -35,21 +35,54 @@ std::unique_ptr<Generation> EncoderDecoderModel::generate(const Runtime&, const 
               ") is an encoder-decoder model: it generates a target from a source");
 }
 
+namespace {
+
+// The decoder's generation with the source it reads: every call but source() is the decoder's.
+class PairGeneration final : public Generation {
+ public:
+  PairGeneration(std::unique_ptr<Generation> decoder, std::shared_ptr<const ModelRun> source)
+      : decoder_(std::move(decoder)), source_(std::move(source)) {}
+
+  std::int32_t step(const Runtime& rt, const SamplingOptions& s) override { return decoder_->step(rt, s); }
+  void append(const Runtime& rt, std::int32_t id) override { decoder_->append(rt, id); }
+  std::vector<float> next_probabilities() const override { return decoder_->next_probabilities(); }
+  const std::vector<std::int32_t>& ids() const override { return decoder_->ids(); }
+  Tensor last_rows() const override { return decoder_->last_rows(); }
+  Tensor attentions() const override { return decoder_->attentions(); }
+  Tensor last_cross_rows() const override { return decoder_->last_cross_rows(); }
+  Tensor cross_attentions() const override { return decoder_->cross_attentions(); }
+  const ModelRun* source() const override { return source_.get(); }
+  const std::vector<float>& next_logits() const override { return decoder_->next_logits(); }
+  std::unique_ptr<Generation> fork() const override {
+    return std::make_unique<PairGeneration>(decoder_->fork(), source_);
+  }
+
+ private:
+  std::unique_ptr<Generation> decoder_;
+  std::shared_ptr<const ModelRun> source_;  // shared by the beams a search forks
+};
+
+}  // namespace
+
 std::unique_ptr<Generation> EncoderDecoderModel::generate_pair(const Runtime& rt, std::vector<std::int32_t> source,
                                                                const std::vector<std::int32_t>& target,
                                                                std::uint64_t seed, GenerationMaps maps) const {
   if (!decoder_->config().language_model)
     throw Error("generate: " + info_.name + " (" + info_.architecture +
                 ") has no LM head to generate with, as BartForConditionalGeneration has");
-  const ModelRun s = prepare_ids(std::move(source), encoder_->config().max_tokens, "the source");
-  RunOptions fused;  // the encoder's maps are not kept: attention runs fused
-  fused.map_layers = std::vector<std::int64_t>{};
-  fused.reuse_prefix = false;
-  const ModelRun encoded = encoder_->run_ids(rt, s.ids, fused);
+  ModelRun s = prepare_ids(std::move(source), encoder_->config().max_tokens, "the source");
+  RunOptions options;  // the encoder's maps kept only for GenerationMaps::all; else attention runs fused
+  if (maps != GenerationMaps::all) options.map_layers = std::vector<std::int64_t>{};
+  options.reuse_prefix = false;
+  ModelRun encoded = encoder_->run_ids(rt, s.ids, options);
   const std::int64_t ns = static_cast<std::int64_t>(s.ids.size());
   auto memory = std::make_shared<const Memory>(
       decoder_->memory(rt, ConstMatrixMap(encoded.hidden.data.data(), ns, decoder_->config().d_model)));
-  return decoder_->generate(rt, target, seed, maps, std::move(memory));
+  for (std::int32_t id : s.ids) s.special.push_back(tokenizer_ && tokenizer_->is_special(id) ? 1 : 0);
+  s.attentions = std::move(encoded.attentions);
+  s.map_layers = std::move(encoded.map_layers);
+  return std::make_unique<PairGeneration>(decoder_->generate(rt, target, seed, maps, std::move(memory)),
+                                          std::make_shared<const ModelRun>(std::move(s)));
 }
 
 MultiHeadParams EncoderDecoderModel::attention_weights(std::int64_t layer) const {

@@ -79,6 +79,16 @@ class DecoderGeneration final : public Generation {
     return t;
   }
 
+  Tensor cross_attentions() const override {
+    if (maps_ != GenerationMaps::all || !memory_) return Tensor();
+    const std::int64_t n = static_cast<std::int64_t>(ids_.size()), m = memory_->length, maps = c_.layers * c_.heads;
+    Tensor t({c_.layers, c_.heads, n, m});
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < maps; ++k)
+        std::copy_n(cross_rows_[i].begin() + k * m, m, t.data.begin() + (k * n + i) * m);
+    return t;
+  }
+
   Tensor attentions() const override {
     if (maps_ != GenerationMaps::all) return Tensor();
     const std::int64_t n = static_cast<std::int64_t>(ids_.size()), maps = c_.layers * c_.heads;
@@ -121,6 +131,11 @@ class DecoderGeneration final : public Generation {
     cross_last_.clear();
     for (std::int64_t k = 0; k < maps && m > 0; ++k)  // the last token's row of each cross map
       cross_last_.insert(cross_last_.end(), cross.begin() + (k * n + n - 1) * m, cross.begin() + (k * n + n) * m);
+    for (std::int64_t i = 0; i < n && maps > 0 && m > 0 && maps_ == GenerationMaps::all; ++i) {
+      std::vector<float> row(static_cast<std::size_t>(maps * m));  // token i's row of every cross map
+      for (std::int64_t k = 0; k < maps; ++k) std::copy_n(cross.begin() + (k * n + i) * m, m, row.begin() + k * m);
+      cross_rows_.push_back(std::move(row));
+    }
     for (std::int64_t i = 0; i < n && with_maps; ++i) {  // row p0 + i sees keys 0 .. p0 + i
       std::vector<float> row(static_cast<std::size_t>(maps * (p0 + i + 1)));
       for (std::int64_t m = 0; m < maps; ++m)
@@ -141,10 +156,11 @@ class DecoderGeneration final : public Generation {
   std::shared_ptr<const Memory> memory_;  // what cross-attention reads, or null
   std::int64_t reused_ = 0;
   std::vector<std::int32_t> ids_;
-  std::vector<std::vector<float>> rows_;  // per token i: [layers, heads, i + 1] (GenerationMaps::all)
-  std::vector<float> last_;               // the newest token's, when it was run with maps
-  std::vector<float> cross_last_;         // its cross-attention rows [layers, heads, m], with memory
-  std::vector<float> logits_;             // after the last token [vocab]
+  std::vector<std::vector<float>> rows_;        // per token i: [layers, heads, i + 1] (GenerationMaps::all)
+  std::vector<float> last_;                     // the newest token's, when it was run with maps
+  std::vector<float> cross_last_;               // its cross-attention rows [layers, heads, m], with memory
+  std::vector<std::vector<float>> cross_rows_;  // per token: [layers, heads, m] (GenerationMaps::all, with memory)
+  std::vector<float> logits_;                   // after the last token [vocab]
 };
 
 }  // namespace
