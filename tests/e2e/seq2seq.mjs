@@ -3,6 +3,8 @@
 // the encoder's, the decoder's), chosen by tabs with the keyboard, is compared with the library's own run here in
 // Node; so are the alignment over the heads (their mean, the lowest-entropy head) and the head view's sides.
 // "Generate the target" streams the library's greedy tokens into the target, a step per token, and Stop keeps them.
+// With more beams the page says it is searching, then shows the library's beam-search winner; Beams starts at the
+// model's num_beams (generation_config.json), and a count outside 1 to 8 never reaches the worker.
 import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
@@ -12,9 +14,17 @@ import { assert, check, hover, serve } from './harness.mjs';
  * Holds the worker's messages back in the page while `window.__hold` is set: every target token then arrives that
  * many ms after the one before, in order with the other messages. The test model writes its whole target in a few
  * milliseconds; held, its stream can be seen, photographed and stopped half-way, as a slower model's would be.
+ * While `window.__park` is set, translate replies wait until `window.__release()`: a beam search, which streams
+ * nothing, can be seen searching. `window.__posted` lists every request the page sent (its kind and beams).
  */
 function holdTokens() {
   const queue = [];
+  const parked = [];
+  window.__posted = [];
+  window.__release = () => {
+    window.__park = false;
+    for (const deliver of parked.splice(0)) deliver();
+  };
   let pumping = false;
   const pump = () => {
     const next = queue.shift();
@@ -24,8 +34,13 @@ function holdTokens() {
   };
   const Real = window.Worker;
   window.Worker = class extends Real {
+    postMessage(message, transfer) {
+      window.__posted.push({ kind: message?.kind, beams: message?.beams });
+      return super.postMessage(message, transfer);
+    }
     set onmessage(fn) {
       super.onmessage = (event) => {
+        if (window.__park && event.data?.kind === 'translate') return void parked.push(() => fn(event));
         if (!window.__hold && !pumping) return fn(event);
         queue.push({ fn, event });
         if (pumping) return;
@@ -377,6 +392,134 @@ export async function seq2seqChecks(browser, site, engine, shots) {
       },
     );
 
+    const maxNewTokens = await page.evaluate(() => window.__attnscope.state().maxNewTokens);
+    // The worker's cap: the start token and an end token within the model's positions.
+    const searched = await model.generate(
+      { source },
+      { beams: 4, maxNewTokens: Math.min(maxNewTokens, model.info.maxTokens - 2), temperature: 0, attentions: false },
+    );
+    const posted = (kind) => page.evaluate((k) => window.__posted.filter((m) => m.kind === k), kind);
+    /** What the target's place shows while a translation runs, and whether Generate, Beams and Stop take clicks. */
+    const searching = () =>
+      page.evaluate(() => ({
+        stream: document.getElementById('target-stream').textContent,
+        state: document.getElementById('target-stream').dataset.searching ?? null,
+        label: document.getElementById('context-label').textContent,
+        generate: !document.getElementById('translate').disabled,
+        beams: !document.getElementById('beams').disabled,
+        stop: !document.getElementById('translate-stop').disabled,
+      }));
+
+    await check("seq2seq: Beams starts at the model's num_beams (1: no generation_config.json); its note", async () => {
+      const want = String(model.info.generation?.numBeams ?? 1);
+      assert(want === '1', `the test model's num_beams: ${want}`);
+      assert((await page.inputValue('#beams')) === want, `Beams shows ${await page.inputValue('#beams')}`);
+      const note = await page.textContent('#beams-note');
+      assert(note.startsWith('1 beam: greedy'), note);
+      // Beside "Generate the target", on its line.
+      const [b, n] = [await box('#translate'), await box('#beams')];
+      assert(Math.abs(b.y + b.height / 2 - (n.y + n.height / 2)) < 4 && n.x > b.x + b.width, JSON.stringify([b, n]));
+    });
+
+    await check(
+      "seq2seq: 4 beams: the target's place says it is searching, then shows the library's beam-search target",
+      async () => {
+        const greedy = Array.from(g.targetIds).join();
+        assert(
+          Array.from(searched.targetIds).join() !== greedy,
+          'beam search and greedy agree: the check tells nothing',
+        );
+        await page.fill('#beams', '4');
+        const note = await page.textContent('#beams-note');
+        assert(note.startsWith('4 beams: beam search keeps the 4 likeliest partial targets at each step'), note);
+        await page.evaluate(watchStream);
+        await page.evaluate(() => (window.__park = true));
+        const before = (await posted('translate')).length;
+        await page.click('#translate');
+        await page.waitForSelector('#target-stream[data-searching=running]');
+        const w = await searching();
+        assert(
+          w.stream === 'Searching 4 beams…' && w.label === 'Target: searching 4 beams…',
+          `searching: ${JSON.stringify(w)}`,
+        );
+        assert(!w.generate && !w.beams && w.stop, `while searching: ${JSON.stringify(w)}`);
+        const sent = (await posted('translate')).slice(before);
+        assert(sent.length === 1 && sent[0].beams === 4, `asked ${JSON.stringify(sent)}`);
+        const status = await page.textContent('#status');
+        assert(status.includes('searching 4 beams for the target'), status);
+        await page.screenshot({ path: join(shots, 'seq2seq-beams-searching.png') });
+        await page.evaluate(() => window.__release());
+        await page.waitForFunction((want) => document.getElementById('context').value === want, searched.text, {
+          timeout: 30_000,
+        });
+        await page.waitForSelector('#target-stream', { state: 'hidden' });
+        const kept = await page.evaluate(() => window.__attnscope.state().contextIds);
+        assert(JSON.stringify(kept) === JSON.stringify(Array.from(searched.targetIds)), `target ${kept}`);
+        // No token showed before the winner: the search's tokens are final only at its end.
+        const steps = (await streamed()).steps;
+        assert(JSON.stringify(steps) === JSON.stringify(['Searching 4 beams…']), `shown ${JSON.stringify(steps)}`);
+        await shows(model.labels(searched.targetIds), sourceLabels);
+        const forced = model.run({ source, target: searched.targetIds });
+        const k = searched.targetIds.length;
+        const shown = await cell(2, 1, k - 1, 3);
+        const want = forced.maps.cross.attentions[((2 * 4 + 1) * k + k - 1) * m + 3];
+        assert(Math.abs(shown - want) < 1e-6, `beam cross (${k - 1}, 3): page ${shown}, library ${want}`);
+        await page.screenshot({ path: join(shots, 'seq2seq-beams.png') });
+      },
+    );
+
+    await check("seq2seq: Stop during a beam search waits for the search's leading beam and keeps it", async () => {
+      await page.fill('#context', target);
+      await shows(targetLabels, sourceLabels);
+      await page.evaluate(() => (window.__park = true));
+      await page.click('#translate');
+      await page.waitForSelector('#target-stream[data-searching=running]');
+      await page.click('#translate-stop');
+      await page.waitForSelector('#target-stream[data-searching=stopping]');
+      const w = await searching();
+      assert(w.stream.startsWith('Stopping the search') && !w.stop && !w.generate, JSON.stringify(w));
+      // The test model's search ends before Stop reaches the worker: the leading beam is the winner. What the page
+      // must do is wait for that reply rather than drop it, as it drops a greedy run's after the tokens it showed.
+      await page.evaluate(() => window.__release());
+      await page.waitForSelector('#target-stream', { state: 'hidden' });
+      const kept = await page.evaluate(() => window.__attnscope.state().contextIds);
+      assert(JSON.stringify(kept) === JSON.stringify(Array.from(searched.targetIds)), `kept ${kept}`);
+      assert((await page.inputValue('#context')) === searched.text, await page.inputValue('#context'));
+      await shows(model.labels(searched.targetIds), sourceLabels);
+    });
+
+    await check('seq2seq: a count of beams outside 1 to 8 (0, 9, 2.5, none) never starts a search', async () => {
+      await page.fill('#context', target);
+      await shows(targetLabels, sourceLabels);
+      const before = (await posted('translate')).length;
+      for (const typed of ['0', '9', '2.5', '']) {
+        await page.fill('#beams', typed);
+        const state = await page.evaluate(() => ({
+          disabled: document.getElementById('translate').disabled,
+          invalid: document.getElementById('beams').getAttribute('aria-invalid'),
+          note: document.getElementById('beams-note').textContent,
+          error: document.getElementById('beams-note').dataset.state,
+          beams: window.__attnscope.state().beams,
+        }));
+        assert(
+          state.disabled && state.invalid === 'true' && state.error === 'error' && state.beams === 4,
+          `${JSON.stringify(typed)}: ${JSON.stringify(state)}`,
+        );
+        assert(state.note === 'Beams: a whole number from 1 to 8.', state.note);
+        if (typed === '9') await page.screenshot({ path: join(shots, 'seq2seq-beams-invalid.png') });
+        await page.click('#translate', { force: true });
+        await page.press('#beams', 'Enter');
+      }
+      // A request sent would be in the list by now: the page posts at the click, within the same task.
+      const after = await page.evaluate(() => window.__attnscope.state().translation);
+      assert(after === null, `a translation started: ${JSON.stringify(after)}`);
+      const sent = (await posted('translate')).slice(before);
+      assert(sent.length === 0, `sent ${JSON.stringify(sent)}`);
+      assert((await page.inputValue('#context')) === target, await page.inputValue('#context'));
+      await page.fill('#beams', '1');
+      assert(!(await page.$eval('#translate', (b) => b.disabled)), 'Generate stays disabled at 1 beam');
+    });
+
     await check('seq2seq: a 390-px phone: source and target side by side, nothing wider than the screen', async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.locator('#texts').scrollIntoViewIfNeeded();
@@ -410,8 +553,46 @@ export async function seq2seqChecks(browser, site, engine, shots) {
       await page.locator('#pane-lines').scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(shots, 'seq2seq-390-lines.png') });
       await page.selectOption('#aggregate', 'head');
+      // Beams beside the buttons, and the searching state, fit the phone too.
+      await page.fill('#beams', '4');
+      await page.evaluate(() => (window.__park = true));
+      await page.locator('#texts').scrollIntoViewIfNeeded();
+      await page.click('#translate');
+      await page.waitForSelector('#target-stream[data-searching=running]');
+      const wider = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert(wider <= 390, `searching, the page is ${wider} px wide`);
+      const [s, n] = [await box('#translate'), await box('#beams-note')];
+      assert(n.x >= 0 && n.x + n.width <= 390 && n.y > s.y, `note ${JSON.stringify(n)}`);
+      await page.screenshot({ path: join(shots, 'seq2seq-390-beams.png') });
+      await page.evaluate(() => window.__release());
+      await page.waitForSelector('#target-stream', { state: 'hidden' });
+      await page.fill('#beams', '1');
       await page.setViewportSize({ width: 1400, height: 900 });
     });
+
+    await check(
+      "seq2seq: a model with generation_config.json's num_beams 3: Beams starts at 3, as the library reads it",
+      async () => {
+        const config = new TextEncoder().encode(JSON.stringify({ num_beams: 3 }));
+        const three = { ...files, 'generation_config.json': config };
+        const loaded = await engine.loadModel({ files: three });
+        const want = loaded.info.generation?.numBeams;
+        loaded.dispose();
+        assert(want === 3, `the library reads num_beams ${want}`);
+        await page.setInputFiles(
+          '#files',
+          Object.entries(three).map(([name, bytes]) => ({
+            name,
+            mimeType: 'application/octet-stream',
+            buffer: Buffer.from(bytes),
+          })),
+        );
+        await page.waitForFunction(() => document.getElementById('beams').value === '3', null, { timeout: 30_000 });
+        const note = await page.textContent('#beams-note');
+        assert(note.startsWith('3 beams: beam search keeps the 3 likeliest'), note);
+        assert((await page.evaluate(() => window.__attnscope.state().beams)) === 3, 'the state has other beams');
+      },
+    );
 
     await check('seq2seq: no page errors', () => assert(errors.length === 0, errors.join('\n')));
   } finally {

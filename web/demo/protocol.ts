@@ -73,10 +73,11 @@ interface Asks {
     contextIds?: number[];
   };
   /**
-   * Encoder-decoders: a target generated from the text (the source), greedily; each token streams back as a
-   * `target-token` message, then the reply. `stop` ends it after the current token.
+   * Encoder-decoders: a target generated from the text (the source). With 1 beam, greedily: each token streams back
+   * as a `target-token` message, then the reply. With `beams` 2 to 8, by beam search: no token is final until the
+   * search ends, so only the reply comes. `stop` ends either after the current step (the search's leading beam).
    */
-  translate: { text: string; maxNewTokens: number };
+  translate: { text: string; maxNewTokens: number; beams: number };
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
   /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */

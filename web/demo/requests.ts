@@ -8,7 +8,7 @@ import { download } from './export.js';
 import { generationHandlers } from './generation.js';
 import type { Ask, Kind } from './protocol.js';
 import { hubOf, type Shared } from './share.js';
-import type { Data, State, Store } from './state.js';
+import { beamCount, MAX_BEAMS, type Data, type State, type Store } from './state.js';
 import { load } from './views/picker.js';
 import type { Page } from './views/view.js';
 
@@ -73,7 +73,9 @@ export function connect(
       // restored names its own pane.
       const linked = pending && !pending.ready && pending.tools;
       const opens = model.languageModel && !store.get().model?.languageModel && !linked;
-      store.select({ causal, ids: null, ...(opens && { tools: 'next' as const }) });
+      // Beams start at the model's own num_beams (generation_config.json), within what the page lets through.
+      const beams = beamCount(Math.min(model.generation?.numBeams ?? 1, MAX_BEAMS)) ?? 1;
+      store.select({ causal, ids: null, beams, ...(opens && { tools: 'next' as const }) });
       // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else
       // until a model the person chooses has loaded.
       const waiting = id === 0 && pending?.model === 'files';
@@ -177,16 +179,20 @@ export function connect(
     },
     translate() {
       const s = store.get();
-      if (!pairs(s) || s.translation) return;
-      const request = channel.send({ kind: 'translate', text: s.text, maxNewTokens: s.maxNewTokens });
+      const beams = beamCount(s.beams);
+      if (!pairs(s) || s.translation || beams === null) return;
+      const request = channel.send({ kind: 'translate', text: s.text, maxNewTokens: s.maxNewTokens, beams });
       const errors = { ...s.errors };
       delete errors.translate;
-      store.put({ translation: { request, source: s.text, text: '', ids: [] }, errors });
+      store.put({ translation: { request, source: s.text, text: '', ids: [], beams, stopping: false }, errors });
     },
     stopTranslation() {
-      if (!store.get().translation) return;
-      channel.retire('translate');
+      const t = store.get().translation;
+      if (!t || t.stopping) return;
       channel.send({ kind: 'stop' });
+      // A beam search has shown nothing yet: its reply, the leading beam when stopped, is the target.
+      if (t.beams > 1) return store.put({ translation: { ...t, stopping: true } });
+      channel.retire('translate');
       keepTarget();
     },
   };
@@ -238,7 +244,8 @@ export function connect(
     if (!s.model) return;
     if (s.loading.state === 'loading' && holding) return; // a link's files are on their way: no other model's maps
     // A target generated for another source (the source was edited, or the mode changed) is kept as it stands.
-    if (s.translation && (s.text !== s.translation.source || !pairs(s))) return page.stopTranslation();
+    if (s.translation && !s.translation.stopping && (s.text !== s.translation.source || !pairs(s)))
+      return page.stopTranslation();
     if (runKey(s, lens) !== askedRun) {
       if (s.generation) {
         // The mode or the logit lens changed: what was generated is kept first. (Typing keeps it before the key

@@ -50,6 +50,8 @@ export interface Choice {
   sampling: Sampling;
   seed: number;
   maxNewTokens: number;
+  /** Encoder-decoders: how many beams "Generate the target" keeps, 1 to 8 (1: greedy, streamed a token at a time). */
+  beams: number;
 }
 
 /** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
@@ -71,6 +73,10 @@ export interface Translating {
   source: string;
   text: string;
   ids: number[];
+  /** More than 1: a beam search, whose target arrives whole with the reply (nothing streams). */
+  beams: number;
+  /** A beam search was stopped: its reply, the leading beam so far, is still to come. */
+  stopping: boolean;
 }
 
 /** The last finished generation, for the status line and the JSON export (until the text is edited). */
@@ -148,6 +154,7 @@ export function initialState(): State {
     sampling: { temperature: 1, topK: 0, topP: 1 },
     seed: 1,
     maxNewTokens: 32,
+    beams: 1,
     engine: null,
     model: null,
     limit: null,
@@ -216,3 +223,11 @@ export class Store {
 }
 
 const clamp = (x: number, max: number) => Math.max(0, Math.min(x, max));
+
+/** The most beams a search keeps (the library's limit). */
+export const MAX_BEAMS = 8;
+/** A beam count the page lets through: a whole number from 1 to MAX_BEAMS, else null (the number box's text too). */
+export function beamCount(v: string | number | undefined): number | null {
+  const n = typeof v === 'string' ? (v.trim() ? Number(v) : NaN) : (v ?? NaN);
+  return Number.isInteger(n) && n >= 1 && n <= MAX_BEAMS ? n : null;
+}

@@ -1,6 +1,7 @@
 // Encoder-decoder models (BART) in the worker: the page's text is the source and its second box the target, which
 // runs teacher-forced. A run returns the set of maps the page shows (the encoder's, the decoder's or the
-// cross-attention's), and Translate generates a target from the source for the box, a message per token.
+// cross-attention's), and Translate generates a target from the source for the box: greedily, a message per token, or
+// by beam search, the winner at the end.
 import type { Message, Reply, Request, RunResult } from './protocol.js';
 import type { Kept, Session } from './worker-analysis.js';
 import { labelsOf } from './worker-llm.js';
@@ -43,6 +44,8 @@ export async function translate(request: Request<'translate'>, s: Session): Prom
       { source: request.text },
       {
         maxNewTokens,
+        // 1: greedy, streamed; more: the search's winner, whose tokens are final only at its end (no onToken call).
+        beams: request.beams,
         temperature: 0,
         attentions: false,
         signal: controller.signal,

@@ -4,7 +4,7 @@
 // the part that differs, which the browser's undo takes back; the person's own typing is theirs.
 import type { Mode, RunResult, Stack } from '../protocol.js';
 import { pairs } from '../requests.js';
-import type { State } from '../state.js';
+import { beamCount, MAX_BEAMS, type State } from '../state.js';
 import { $, setProp, setText, type Page, type View } from './view.js';
 
 /** Keys that edit the text (typed characters, deletions, Enter, paste, cut, undo and redo). */
@@ -26,8 +26,18 @@ const TARGET_LABEL = 'Target';
 const TARGET_NOTE =
   'An encoder-decoder model: the source runs through the encoder once, and the target through the decoder after its ' +
   'start token, teacher-forced, each of its tokens attending to the tokens before it and, through cross-attention, ' +
-  'to the source. Edit the target to ask what the model makes of another; "Generate the target" writes its own, ' +
-  'greedily, a token at a time.';
+  'to the source. Edit the target to ask what the model makes of another; "Generate the target" writes its own: ' +
+  'greedily a token at a time, or by beam search.';
+
+/** What the Beams box's count does, under it. */
+function beamsNote(beams: number | null): string {
+  if (beams === null) return `Beams: a whole number from 1 to ${MAX_BEAMS}.`;
+  if (beams === 1) return '1 beam: greedy, the likeliest next token at each step, shown as it comes.';
+  return (
+    `${beams} beams: beam search keeps the ${beams} likeliest partial targets at each step and returns the likeliest ` +
+    'whole target among them, which need not begin with the likeliest token; it shows once the search ends.'
+  );
+}
 
 /** Characters of a generation in progress shown under the box. */
 const STREAMED = 1200;
@@ -112,7 +122,18 @@ export function sourceView(page: Page): View {
     next.focus();
     page.store.select({ stack: next.dataset.stack as Stack });
   });
-  $('translate').addEventListener('click', () => page.translate());
+  const beams = $<HTMLInputElement>('beams');
+  /** The state's beam count the box shows: the box is written only when that changes, so a bad count stays in view. */
+  let shownBeams = 0;
+  const typed = () => beamCount(beams.value);
+  // Only a whole count from 1 to 8 reaches the state; another leaves Generate disabled and the note says why.
+  beams.addEventListener('input', () => {
+    const n = typed();
+    if (n !== null) page.store.select({ beams: n });
+    controls(page.store.get());
+  });
+  beams.addEventListener('keydown', (e) => e.key === 'Enter' && typed() !== null && page.translate());
+  $('translate').addEventListener('click', () => typed() !== null && page.translate());
   $('translate-stop').addEventListener('click', () => page.stopTranslation());
   const radios = [...document.querySelectorAll<HTMLInputElement>('input[name=mode]')];
   for (const radio of radios) radio.addEventListener('change', () => page.store.select({ mode: radio.value as Mode }));
@@ -124,6 +145,27 @@ export function sourceView(page: Page): View {
     }
     page.store.select({ text: words.join(' '), ids: null });
   });
+
+  /** Generate, Stop and the Beams box with its note: from the state, and from what the box holds now. */
+  function controls(s: Readonly<State>): void {
+    const pair = pairs(s);
+    const t = s.translation;
+    if (s.beams !== shownBeams) {
+      shownBeams = s.beams;
+      if (typed() !== s.beams) beams.value = String(s.beams);
+    }
+    const n = typed();
+    setProp(beams, 'disabled', !pair || !!t);
+    if (beams.getAttribute('aria-invalid') !== String(n === null))
+      beams.setAttribute('aria-invalid', String(n === null));
+    const note = $('beams-note');
+    setProp(note, 'hidden', !pair);
+    setText(note, beamsNote(n));
+    const state = n === null ? 'error' : 'ok';
+    if (note.dataset.state !== state) note.dataset.state = state;
+    setProp($<HTMLButtonElement>('translate'), 'disabled', !pair || !!t || n === null);
+    setProp($<HTMLButtonElement>('translate-stop'), 'disabled', !t || t.stopping);
+  }
 
   return {
     id: 'source',
@@ -164,18 +206,29 @@ export function sourceView(page: Page): View {
         setProp(tab, 'tabIndex', selected ? 0 : -1);
       }
       // While the target is generated, it grows in place of its box, a token at a time; the box gets it at the end.
+      // A beam search has no token to show until it ends: the place says it is searching.
       const t = s.translation;
-      setText($('context-label'), !pair ? CONTEXT_LABEL : t ? `${TARGET_LABEL}: generating…` : TARGET_LABEL);
+      const search = t && t.beams > 1 ? (t.stopping ? 'stopping' : 'running') : '';
+      const doing = search ? `searching ${t!.beams} beams…` : 'generating…';
+      setText($('context-label'), !pair ? CONTEXT_LABEL : t ? `${TARGET_LABEL}: ${doing}` : TARGET_LABEL);
       setProp(context, 'hidden', !!t);
       setProp(targetStream, 'hidden', !t);
-      const target = t?.text ?? '';
+      if ((targetStream.dataset.searching ?? '') !== search) {
+        if (search) targetStream.dataset.searching = search;
+        else delete targetStream.dataset.searching;
+      }
+      const target =
+        search === 'running'
+          ? `Searching ${t!.beams} beams…`
+          : search === 'stopping'
+            ? `Stopping the search: its leading beam becomes the target…`
+            : (t?.text ?? '');
       if (target !== streamedTarget) {
         if (target.startsWith(streamedTarget)) targetStream.append(target.slice(streamedTarget.length));
         else targetStream.textContent = target;
         streamedTarget = target;
       }
-      setProp($<HTMLButtonElement>('translate'), 'disabled', !pair || !!t);
-      setProp($<HTMLButtonElement>('translate-stop'), 'disabled', !t);
+      controls(s);
       if (context.value !== s.context && document.activeElement !== context) context.value = s.context;
       const name = $('model-name');
       if (s.loading.state === 'waiting') {
@@ -220,6 +273,8 @@ function latency(s: Readonly<State>, r: RunResult): string {
   const n = r.tokens.length;
   const parts = [`${n} tokens`];
   if (s.generation) parts.push(`generating: ${s.generation.tokens} new so far, each a row per head (KV cache)`);
+  else if (s.translation && s.translation.beams > 1)
+    parts.push(`searching ${s.translation.beams} beams for the target: it and its maps come when the search ends`);
   else if (s.translation)
     parts.push(
       `generating the target: ${Math.max(0, s.translation.ids.length - 1)} tokens so far; its maps come at the end`,

@@ -35,9 +35,15 @@ export interface Page {
   run(): void;
   /** Ends the generation in progress where the page shows it: tokens the worker sends later never count. */
   stopGeneration(): void;
-  /** Asks for a target generated from the source (encoder-decoders); its tokens stream into the state. */
+  /**
+   * Asks for a target generated from the source (encoder-decoders) with the state's beams: with 1, its tokens stream
+   * into the state; with more, the search's winner arrives whole.
+   */
   translate(): void;
-  /** Ends the target's generation, keeping the tokens shown so far as the target, which then runs teacher-forced. */
+  /**
+   * Ends the target's generation, keeping the tokens shown so far as the target, which then runs teacher-forced; a
+   * beam search, which shows none, ends with its leading beam as the target (its reply still counts).
+   */
   stopTranslation(): void;
 }
 
