@@ -28,13 +28,6 @@ using tokenizers::SentencePiece;
 
 constexpr std::string_view kSpace = "\xE2\x96\x81";  // '▁'
 
-// A special token's text in tokenizer_config.json: "<s>" or { "content": "<s>" }.
-std::string special_text(const Json* config, const char* key, const char* fallback) {
-  const Json* j = config ? config->find(key) : nullptr;
-  if (j && j->is_object()) j = j->find("content");
-  return j && j->is_string() ? j->string() : fallback;
-}
-
 class Marian final : public Tokenizer {
  public:
   Marian(std::string_view source, std::string_view target, const Json& vocab, const Json* config)
@@ -57,7 +50,7 @@ class Marian final : public Tokenizer {
       names_[static_cast<std::size_t>(i)] = piece;
     }
     const auto special = [&](const char* key, const char* fallback) {
-      const std::string text = special_text(config, key, fallback);
+      const std::string text = tokenizers::token_text(config ? config->find(key) : nullptr, fallback);
       const auto it = ids_.find(text);
       if (it == ids_.end()) throw Error("vocab.json: the " + std::string(key) + " " + quote(text) + " is not in it");
       special_.insert(it->second);

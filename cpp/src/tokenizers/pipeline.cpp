@@ -10,6 +10,7 @@
 #include "tokenizers/bpe.hpp"
 #include "tokenizers/pieces.hpp"
 #include "tokenizers/regex.hpp"
+#include "tokenizers/steps.hpp"
 #include "tokenizers/unicode.hpp"
 #include "tokenizers/unigram.hpp"
 
@@ -18,16 +19,6 @@ namespace attnscope::tokenizers {
 namespace {
 
 const char* kFile = "tokenizer.json";
-
-std::string string_of(const Json* j, const std::string& fallback = "") {
-  return j && j->is_string() ? j->string() : fallback;
-}
-
-// A special token's text in tokenizer_config.json: "<s>" or { "content": "<s>" }.
-std::string token_text(const Json* j) {
-  if (j && j->is_object()) return string_of(j->find("content"));
-  return string_of(j);
-}
 
 class Pipeline final : public Tokenizer {
  public:

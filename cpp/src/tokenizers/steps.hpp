@@ -14,6 +14,11 @@ inline std::string string_of(const Json* j, const std::string& fallback = "") {
 
 inline std::string type_of(const Json& j) { return string_of(j.find("type")); }
 
+// A special token's text in tokenizer_config.json: "<s>" or { "content": "<s>" } (absent: `fallback`).
+inline std::string token_text(const Json* j, const std::string& fallback = "") {
+  return j && j->is_object() ? string_of(j->find("content"), fallback) : string_of(j, fallback);
+}
+
 [[noreturn]] inline void unsupported(const char* what, const std::string& type, const char* supported) {
   throw Error("tokenizer.json: " + std::string(what) + " type " + quote(type) + " is not supported (" + supported +
               ")");
