@@ -72,6 +72,10 @@ std::int64_t whole_number(const char* op, const char* name, const val& v, double
   return static_cast<std::int64_t>(x);
 }
 
+// The most pixels an image may have (width × height): its RGBA copy in the heap stays under 200 MB. Larger images
+// are for the caller to scale down (the page does, and says so).
+constexpr std::int64_t kMaxImagePixels = 50'000'000;
+
 // Most bytes of small model files (configs, tokenizers) one load may copy into the heap.
 constexpr double kMaxSmallFileBytes = 512.0 * 1024 * 1024;
 
@@ -229,6 +233,18 @@ class ModelHandle {
       search.set("bannedTokenIds", banned);
       i.set("generation", search);
     }
+    if (m.vision) {
+      i.set("vision", true);
+      val size = val::array(), labels = val::array();
+      size.call<void>("push", static_cast<double>(m.image_height));
+      size.call<void>("push", static_cast<double>(m.image_width));
+      i.set("imageSize", size);
+      i.set("patchSize", static_cast<double>(m.patch_size));
+      i.set("prefixTokens", static_cast<double>(m.prefix_tokens));
+      i.set("registers", static_cast<double>(m.registers));
+      for (const std::string& l : m.labels) labels.call<void>("push", l);
+      i.set("labels", labels);
+    }
     val window = val::array();
     for (std::int64_t w : m.window) window.call<void>("push", static_cast<double>(w));
     i.set("window", window);
@@ -351,6 +367,68 @@ class ModelHandle {
       out.set("source", run_to_js(r.source, {}, summaries, false));
       out.set("target", run_to_js(r.target, o, summaries, true));
       out.set("cross", to_js(r.cross));
+      return out;
+    });
+  }
+
+  // A vision model's image: { rgba: Uint8Array | Uint8ClampedArray [height · width · 4], width, height }, or its
+  // input { pixels: { data: Float32Array, shape: [channels, H, W] } }; opts: mapLayers, ablateHeads, headSummaries →
+  // { tokens, special, grid, pixels, attentions, mapLayers, hidden, tokenNorms, pooled?, imageEmbedding?, logits?,
+  //   labels, headSummaries? }
+  val runImage(const Engine& engine, val image, val opts) const {
+    return guard("run", [&] {
+      if (!model_) throw Error("run: no model is loaded");
+      if (!model_->info().vision)
+        throw Error("run: " + model_->info().name + " (" + model_->info().architecture +
+                    ") is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP");
+      const RunOptions o = run_options(opts);
+      ImageRun r;
+      if (!image["pixels"].isUndefined()) {
+        JsTensor p = tensor_arg("run", "pixels", image["pixels"]);
+        if (p.shape.size() != 3) throw Error("run: pixels must be [channels, H, W], got " + format_shape(p.shape));
+        if (double(p.shape[1]) * double(p.shape[2]) > double(kMaxImagePixels))
+          throw Error("run: pixels of " + std::to_string(p.shape[1]) + " × " + std::to_string(p.shape[2]) +
+                      " are more than the " + std::to_string(kMaxImagePixels / 1'000'000) +
+                      " megapixels an image may have");
+        bindings::load(p);
+        Tensor t;
+        t.shape = p.shape;
+        t.data = std::move(p.data);
+        r = model_->run_pixels(engine.runtime(), std::move(t), o);
+      } else {
+        const std::int64_t width = whole_number("run", "image.width", image["width"], 1, 1e9);
+        const std::int64_t height = whole_number("run", "image.height", image["height"], 1, 1e9);
+        if (double(width) * double(height) > double(kMaxImagePixels))
+          throw Error("run: the image is " + std::to_string(width) + " × " + std::to_string(height) +
+                      ", more than the " + std::to_string(kMaxImagePixels / 1'000'000) +
+                      " megapixels an image may have; scale it down first");
+        const double length = image["rgba"]["length"].as<double>();
+        if (length != 4.0 * double(width) * double(height))
+          throw Error("run: the image's data has " + std::to_string(static_cast<long long>(length)) +
+                      " bytes, not width × height × 4 = " + std::to_string(4 * width * height) + " (RGBA)");
+        std::vector<std::uint8_t> rgba(static_cast<std::size_t>(length));
+        val(emscripten::typed_memory_view(rgba.size(), rgba.data())).call<void>("set", image["rgba"]);
+        r = model_->run_image(engine.runtime(), {rgba.data(), width, height}, o);
+      }
+      val out = run_to_js(r.run, o, flag(opts, "headSummaries", false), false);
+      val grid = val::array();
+      grid.call<void>("push", static_cast<double>(r.rows));
+      grid.call<void>("push", static_cast<double>(r.cols));
+      out.set("grid", grid);
+      out.set("pixels", to_js(r.pixels));
+      out.set("tokenNorms", to_js(r.token_norms));
+      if (!r.pooled.empty()) out.set("pooled", to_js(r.pooled)["data"]);
+      if (!r.image_embedding.empty()) out.set("imageEmbedding", to_js(r.image_embedding)["data"]);
+      val labels = val::array();
+      if (!r.logits.empty()) out.set("logits", to_js(r.logits)["data"]);
+      for (const ImageLabel& l : r.labels) {
+        val label = val::object();
+        label.set("id", l.id);
+        label.set("label", l.label);
+        label.set("probability", l.probability);
+        labels.call<void>("push", label);
+      }
+      out.set("labels", labels);
       return out;
     });
   }
@@ -631,6 +709,7 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .function("attentionWeights", &ModelHandle::attentionWeights)
       .function("run", &ModelHandle::run)
       .function("runPair", &ModelHandle::runPair)
+      .function("runImage", &ModelHandle::runImage)
       .function("logits", &ModelHandle::logits)
       .function("decode", &ModelHandle::decode)
       .function("labels", &ModelHandle::labels);

@@ -4,8 +4,6 @@
 // cross-attention map, the logits, and greedy generation.
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include "attnscope/model.hpp"
 #include "decoder_checkpoints.hpp"
 #include "goldens.hpp"
@@ -30,48 +28,8 @@ std::vector<std::int32_t> ids(const Json& j) {
   return out;
 }
 
-// Writes JSON back out: the case's config.json, as a file of the checkpoint.
-std::string dump(const Json& j) {
-  switch (j.type()) {
-    case Json::Type::null:
-      return "null";
-    case Json::Type::boolean:
-      return j.boolean() ? "true" : "false";
-    case Json::Type::number: {
-      std::ostringstream s;
-      s << j.number();
-      return s.str();
-    }
-    case Json::Type::string:
-      return "\"" + j.string() + "\"";
-    case Json::Type::array: {
-      std::string s = "[";
-      for (const Json& x : j.array()) s += (s.size() > 1 ? "," : "") + dump(x);
-      return s + "]";
-    }
-    case Json::Type::object: {
-      std::string s = "{";
-      for (const auto& [k, v] : j.object()) s += (s.size() > 1 ? "," : "") + ("\"" + k + "\":") + dump(v);
-      return s + "}";
-    }
-  }
-  return "";
-}
-
-ModelFiles files_of(const Json& g, const std::string& dtype = "F32") {
-  std::vector<std::pair<std::string, Tensor>> named;
-  for (const auto& [name, t] : g.find("state")->object()) named.emplace_back(name, tensor(t));
-  return {{"config.json", dump(*g.find("config"))},
-          {"model.safetensors", testing::decoders::safetensors(named, dtype)}};
-}
-
-double max_difference(const Tensor& got, const Tensor& want) {
-  EXPECT_EQ(got.shape, want.shape);
-  double worst = 0;
-  for (std::size_t i = 0; i < want.data.size() && i < got.data.size(); ++i)
-    worst = std::max(worst, double(std::abs(got.data[i] - want.data[i])));
-  return worst;
-}
+using testing::files_of;
+using testing::max_difference;
 
 TEST(EncoderDecoder, EveryMapAndTheLogitsMatchTheReferences) {
   for (int threads : {1, 2}) {

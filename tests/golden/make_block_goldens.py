@@ -20,6 +20,7 @@ blocks.json holds, for the native test tests/cpp/block_test.cpp:
 import json
 import math
 import pathlib
+import struct
 
 import torch
 
@@ -156,6 +157,21 @@ def case(name, decoder, norm_first, activation, relative=None, layer_scale=False
     if relative:
         out["relative"] = {"buckets": relative[0], "max_distance": relative[1]}
     return out
+
+
+def write_checkpoint(case, folder):
+    """A golden case's config.json and model.safetensors (F32), as the Hub lays them out: what docs/api.md loads."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(case["config"], indent=2) + "\n")
+    header, blobs, offset = {}, [], 0
+    for name, t in case["state"].items():
+        blob = struct.pack(f"<{len(t['data'])}f", *t["data"])
+        header[name] = {"dtype": "F32", "shape": t["shape"], "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header, separators=(",", ":"))
+    text += " " * ((8 - len(text) % 8) % 8)
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text.encode() + b"".join(blobs))
 
 
 def main():

@@ -27,11 +27,10 @@ projections), with the family's embedding, positions and LM head around them:
 import json
 import math
 import pathlib
-import struct
 
 import torch
 
-from make_block_goldens import heads_weights, randomize, relative_bucket
+from make_block_goldens import heads_weights, randomize, relative_bucket, write_checkpoint
 
 HERE = pathlib.Path(__file__).resolve().parent
 torch.manual_seed(20261128)
@@ -278,21 +277,6 @@ def t5(name, gated, tied):
             "source": source.tolist(), "target": target.tolist(),
             "encoder": t(torch.stack(enc_maps)), "decoder": t(torch.stack(maps[0])),
             "cross": t(torch.stack(maps[1])), "logits": t(logits), "greedy": greedy}
-
-
-def write_checkpoint(case, folder):
-    """The case's config.json and model.safetensors (F32), as the Hub lays them out: what docs/api.md loads."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps(case["config"], indent=2) + "\n")
-    header, blobs, offset = {}, [], 0
-    for name, t in case["state"].items():
-        blob = struct.pack(f"<{len(t['data'])}f", *t["data"])
-        header[name] = {"dtype": "F32", "shape": t["shape"], "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header, separators=(",", ":"))
-    text += " " * ((8 - len(text) % 8) % 8)
-    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(text)) + text.encode() + b"".join(blobs))
 
 
 cases = [

@@ -10,6 +10,7 @@ import { createEngine, type Engine, type HubProgress } from '../../dist/node.js'
 import { goldenModelFiles, hubListing, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { decoderCheckpoint } from '../llm/checkpoints.mjs';
 import { SEQ2SEQ_GOLDENS, seq2seqFiles } from '../seq2seq.mjs';
+import { testImage, VISION_GOLDENS, visionFiles } from '../vision.mjs';
 
 const read = goldenModelFiles;
 const vocabTxt = new TextEncoder().encode(TINY_BERT_VOCAB.join('\n'));
@@ -47,6 +48,19 @@ REPOS['Helsinki-NLP/opus-mt-tiny'] = {
   'tokenizer_config.json': json({ unk_token: '<unk>', eos_token: '</s>', pad_token: '<pad>' }),
   'generation_config.json': json({ num_beams: 4, max_length: 12, bad_words_ids: [[49]], decoder_start_token_id: 49 }),
 };
+
+// DINOv2 with registers as facebook/dinov2-with-registers-small lays it out: config.json, preprocessor_config.json
+// (BitImageProcessor) and the weights.
+const dinov2 = VISION_GOLDENS.find((g) => g.name === 'Dinov2WithRegistersModel')!;
+REPOS['facebook/dinov2-with-registers-tiny'] = visionFiles(dinov2, {
+  image_processor_type: 'BitImageProcessor',
+  size: { shortest_edge: 64 },
+  resample: 3,
+  do_center_crop: true,
+  crop_size: { height: 56, width: 56 },
+  image_mean: [0.485, 0.456, 0.406],
+  image_std: [0.229, 0.224, 0.225],
+});
 
 // A body that differs from what the list promises: one byte flipped, or cut to half with a matching content-length.
 function served(id: string, name: string, body: Uint8Array): Uint8Array {
@@ -189,6 +203,32 @@ describe('loadModel({ hub })', () => {
     const g = await model.generate({ source }, { beams: 4, maxNewTokens: 30 });
     expect(g.targetIds.length).toBeLessThanOrEqual(12); // max_length, the start token included
     expect(Array.from(g.targetIds.slice(1))).not.toContain(49); // <pad> is a bad word
+    model.dispose();
+    local.dispose();
+  });
+
+  it('downloads a vision model with its preprocessor_config.json, then runs an image as it says', async () => {
+    const progress: HubProgress[] = [];
+    const id = 'facebook/dinov2-with-registers-tiny';
+    const model = await engine.loadModel({ hub: id, baseUrl: base, onProgress: (p) => progress.push(p) });
+    expect([...new Set(progress.map((p) => p.file))]).toEqual([
+      'config.json',
+      'preprocessor_config.json',
+      'model.safetensors',
+    ]);
+    expect(model.info).toMatchObject({ architecture: 'Dinov2WithRegistersModel', vision: true, registers: 4 });
+    const r = model.run({ image: testImage(97, 131, 'noise', 1) });
+    expect(r.grid).toEqual([4, 4]); // shortest edge to 64, then the centre 56 × 56: 4 × 4 patches of 14
+    expect(r.tokens.slice(0, 6)).toEqual([
+      '[CLS]',
+      'register 1',
+      'register 2',
+      'register 3',
+      'register 4',
+      'patch 0,0',
+    ]);
+    const local = await engine.loadModel({ files: REPOS[id] });
+    expect(local.run({ image: testImage(97, 131, 'noise', 1) }).attentions).toEqual(r.attentions);
     model.dispose();
     local.dispose();
   });

@@ -186,8 +186,8 @@ async function verify(name: string, bytes: Uint8Array, expected: Expected): Prom
 /**
  * The files a supported model needs: config.json, the weights (single or sharded),
  * and whichever tokenizer files it has (tokenizer.json, or vocab.txt, or
- * vocab.json + merges.txt, or Marian's vocab.json + source.spm + target.spm; tokenizer_config.json and
- * generation_config.json when present).
+ * vocab.json + merges.txt, or Marian's vocab.json + source.spm + target.spm; tokenizer_config.json,
+ * generation_config.json and a vision model's preprocessor_config.json when present).
  *
  * With `verify` (the default) the repository's file list comes first: it says
  * which files exist and each one's size and checksum, and every download is
@@ -251,6 +251,7 @@ export async function fetchHubModel(
   }
   await fetchFile('tokenizer_config.json');
   await fetchFile('generation_config.json'); // a language model's end-of-text ids, where they differ from config.json's
+  await fetchFile('preprocessor_config.json'); // a vision model's resize, crop and normalization
   // A model too large for the engine is refused from the file list's sizes, before its weights download.
   const single = listing?.get('model.safetensors');
   if (single) fits?.(single.size);

@@ -59,6 +59,21 @@ export interface ModelInfo {
    * generated (`bad_words_ids` of one token, such as Marian's `<pad>`).
    */
   generation?: GenerationSettings;
+  /**
+   * Vision transformers (ViT, DeiT, DINOv2, CLIP's vision tower): they run on images, {@link Model.(run:3)}. Absent
+   * for text models.
+   */
+  vision?: boolean;
+  /** Vision models: `[height, width]` of the image their position table was trained at. */
+  imageSize?: [number, number];
+  /** Vision models: each token is a `patchSize` × `patchSize` square of the input. */
+  patchSize?: number;
+  /** Vision models: the tokens before the registers and patches (`[CLS]`, and DeiT's `distillation`). */
+  prefixTokens?: number;
+  /** Vision models: DINOv2 with registers' extra tokens, after the prefix (0 for the others). */
+  registers?: number;
+  /** Vision classifiers: the class names by id (`id2label`); empty for models without a classifier. */
+  labels?: string[];
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -332,6 +347,69 @@ export interface PairRunResult {
   logits?: Tensor;
 }
 
+/**
+ * An image as {@link Model.(run:3)} takes it: `ImageData`, an `ImageBitmap` (browsers; its pixels are read through an
+ * `OffscreenCanvas`), or RGBA bytes row by row from the top. Alpha is dropped, as Pillow's `convert("RGB")` drops it.
+ * Orientation is as given: browsers apply an image's EXIF orientation when they decode it.
+ */
+export type ImageLike =
+  | { data: Uint8ClampedArray | Uint8Array; width: number; height: number }
+  | { readonly width: number; readonly height: number; close(): void };
+
+/**
+ * A vision model's input to {@link Model.(run:3)}: an image, preprocessed as the model's `preprocessor_config.json`
+ * says (Pillow's resize, centre crop, rescale, normalize), or the model's input itself (`pixels`, `[3, H, W]`, as
+ * {@link ImageRunResult.pixels} holds it).
+ */
+export type ImageInput = { image: ImageLike } | { pixels: Tensor };
+
+/** A vision classifier's class. */
+export interface ImageLabel {
+  /** The class's id: its column of {@link ImageRunResult.logits}. */
+  id: number;
+  /** Its name (`id2label`). */
+  label: string;
+  /** Its softmax probability. */
+  probability: number;
+}
+
+/** What {@link Model.(run:3)} returns. `n` = prefix tokens + registers + `grid[0] × grid[1]` patches. */
+export interface ImageRunResult {
+  /** `[CLS]`, DeiT's `distillation`, `register 1` …, then `patch r,c` row by row (r, c from 0). */
+  tokens: string[];
+  /** Per token: true but for patches. */
+  special: boolean[];
+  /** `[rows, cols]`: the patch grid, `[H / patchSize, W / patchSize]` of the model's input. */
+  grid: [number, number];
+  /** The model's input after resize, crop and normalization, `[3, H, W]`. */
+  pixels: Tensor;
+  /** Every layer's and head's attention weights, `shape` = `[layers, heads, n, n]`: the layers `mapLayers` names. */
+  attentions: Float32Array;
+  /** `attentions`' shape. */
+  shape: [number, number, number, number];
+  /** The layers `attentions` holds, in its order. */
+  mapLayers: number[];
+  /** The same maps with their tokens: `maps.self.attentions` is `attentions`. */
+  maps: Required<Pick<MapSets, 'self'>>;
+  /** The last hidden state `[n, dModel]` as Hugging Face's `last_hidden_state` (after the final LayerNorm, which CLIP has not). */
+  hidden: Tensor;
+  /**
+   * `[layers + 1, n]`: each token's hidden-state norm at the stack's input and after every layer (Hugging Face's
+   * `hidden_states`, no final norm): where DINOv2's high-norm artifact tokens show.
+   */
+  tokenNorms: Tensor;
+  /** The pooler's output `[dModel]` where the model has one: ViT's tanh pooler, CLIP's `post_layernorm` of `[CLS]`. */
+  pooled?: Float32Array;
+  /** CLIP (`CLIPModel`, `CLIPVisionModelWithProjection`): the image embedding, `visual_projection` of `pooled`. */
+  imageEmbedding?: Float32Array;
+  /** Classifiers: the logits, one per class (DeiT with its teacher: the mean of its two heads'). */
+  logits?: Float32Array;
+  /** Classifiers: the five most likely classes, best first; empty otherwise. */
+  labels: ImageLabel[];
+  /** With `headSummaries`: every head's summary of these maps. */
+  headSummaries?: HeadSummary[];
+}
+
 /** What {@link Model.(generate:2)} returns: the source, the target it generated, and every map of both. */
 export interface PairGenerateResult {
   /** The generated target as text (special tokens left out). */
@@ -553,6 +631,11 @@ export interface Model {
    * encoder, decoder and cross-attention map kept. Options: `topK`, `returnLogits` and `ablateHeads` (the decoder's).
    */
   run(input: PairInput, options?: RunOptions): PairRunResult;
+  /**
+   * Vision models: an image (or the model's input `pixels`) cut into patches and run, every map kept. Options:
+   * `mapLayers`, `ablateHeads`, `headSummaries`.
+   */
+  run(input: ImageInput, options?: RunOptions): ImageRunResult;
   /**
    * Layer `layer`'s attention weights in the `x·W` layout: `wq`, `wk` `[d_in, heads·d_k]`, `wv` `[d_in, heads·d_v]`,
    * `wo` `[heads·d_v, d_out]`, and biases where the model has them. Head h owns columns `h·d … (h+1)·d − 1`.

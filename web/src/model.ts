@@ -3,6 +3,9 @@
 import type {
   GenerateOptions,
   GenerateResult,
+  ImageInput,
+  ImageLike,
+  ImageRunResult,
   Model,
   ModelInfo,
   ModelRunResult,
@@ -60,6 +63,51 @@ export function idsOf(op: string, input: unknown): Int32Array {
 /** Whether run()'s input is an encoder-decoder's { source, target } rather than text or ids. */
 function isPair(input: unknown): input is PairInput {
   return typeof input === 'object' && input !== null && 'source' in input && !('length' in input);
+}
+
+/** Whether run()'s input is a vision model's { image } or { pixels }. */
+function isImage(input: unknown): input is ImageInput {
+  return typeof input === 'object' && input !== null && ('image' in input || 'pixels' in input) && !('length' in input);
+}
+
+/** The most pixels an image may have (the engine's limit too): above it, scale the image down first. */
+const MAX_IMAGE_PIXELS = 50_000_000;
+
+/**
+ * An image's RGBA bytes: `{ data, width, height }` (ImageData is one) as they are; an ImageBitmap drawn on an
+ * OffscreenCanvas and read back (browsers).
+ */
+function rgbaOf(op: string, image: ImageLike): { rgba: Uint8Array | Uint8ClampedArray; width: number; height: number } {
+  if (typeof image !== 'object' || image === null)
+    throw new Error(
+      `${op}: image must be ImageData, an ImageBitmap or { data, width, height }, got ${typeName(image)}`,
+    );
+  const { width, height } = image;
+  for (const [name, side] of [
+    ['width', width],
+    ['height', height],
+  ] as const)
+    if (typeof side !== 'number' || !Number.isInteger(side) || side < 1)
+      throw new Error(`${op}: image.${name} must be a whole number of pixels ≥ 1, got ${String(side)}`);
+  if (width * height > MAX_IMAGE_PIXELS)
+    throw new Error(
+      `${op}: the image is ${width} × ${height}, more than the ${MAX_IMAGE_PIXELS / 1e6} megapixels an image may have; scale it down first`,
+    );
+  if ('data' in image) {
+    const { data } = image;
+    if (!(data instanceof Uint8ClampedArray || data instanceof Uint8Array))
+      throw new Error(
+        `${op}: image.data must be a Uint8ClampedArray or Uint8Array of RGBA bytes, got ${typeName(data)}`,
+      );
+    return { rgba: data, width, height };
+  }
+  if (typeof OffscreenCanvas === 'undefined')
+    throw new Error(`${op}: reading an ImageBitmap needs OffscreenCanvas; give { data, width, height } instead`);
+  const canvas = new OffscreenCanvas(width, height);
+  const context = canvas.getContext('2d');
+  if (!context) throw new Error(`${op}: no 2D context to read the ImageBitmap with`);
+  context.drawImage(image as unknown as CanvasImageSource, 0, 0);
+  return { rgba: context.getImageData(0, 0, width, height).data, width, height };
 }
 
 /** A per-token 0/1 mask as a Uint8Array, or an Error naming the first bad entry. */
@@ -167,8 +215,13 @@ export class WasmModel implements Model {
 
   run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
   run(input: PairInput, options?: RunOptions): PairRunResult;
-  run(input: string | ArrayLike<number> | PairInput, options?: RunOptions): ModelRunResult | PairRunResult {
+  run(input: ImageInput, options?: RunOptions): ImageRunResult;
+  run(
+    input: string | ArrayLike<number> | PairInput | ImageInput,
+    options?: RunOptions,
+  ): ModelRunResult | PairRunResult | ImageRunResult {
     if (isPair(input)) return this.runPair(input, options);
+    if (isImage(input)) return this.runImage(input, options);
     const op = 'run';
     const o = checkOptions(op, options, RUN_OPTIONS);
     if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
@@ -183,6 +236,42 @@ export class WasmModel implements Model {
       attentions: attentions.data,
       shape,
       maps: { self },
+      ...(headSummaries && { headSummaries: summariesOf(headSummaries, rest.mapLayers) }),
+    };
+  }
+
+  private runImage(input: ImageInput, options?: RunOptions): ImageRunResult {
+    const op = 'run';
+    const o = checkOptions(op, options, RUN_OPTIONS);
+    if (!this.info.vision)
+      throw new Error(
+        `${op}: ${this.info.name} (${this.info.architecture}) is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP`,
+      );
+    const handle = this.live(op);
+    let image: Parameters<RawModelHandle['runImage']>[1];
+    if ('pixels' in input) {
+      checkTensor(op, 'pixels', input.pixels);
+      image = { pixels: input.pixels };
+    } else image = rgbaOf(op, input.image);
+    const r = orThrow(handle.runImage(this.engine(), image, o));
+    const { attentions, headSummaries, ids: _ids, embedding: _e, totalTokens: _t, truncated: _tr, ...rest } = r;
+    const shape = attentions.shape as ImageRunResult['shape'];
+    const self = selfMaps(rest.tokens, attentions.data, shape, rest.mapLayers, false);
+    return {
+      tokens: rest.tokens,
+      special: rest.special,
+      grid: rest.grid,
+      pixels: rest.pixels,
+      attentions: attentions.data,
+      shape,
+      mapLayers: rest.mapLayers,
+      maps: { self },
+      hidden: rest.hidden,
+      tokenNorms: rest.tokenNorms,
+      ...(rest.pooled && { pooled: rest.pooled }),
+      ...(rest.imageEmbedding && { imageEmbedding: rest.imageEmbedding }),
+      ...(rest.logits && { logits: rest.logits }),
+      labels: rest.labels,
       ...(headSummaries && { headSummaries: summariesOf(headSummaries, rest.mapLayers) }),
     };
   }

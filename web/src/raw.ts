@@ -47,6 +47,18 @@ export interface RawModelHandle {
     target: string | Int32Array,
     options: Omit<RunOptions, 'attentionMask'>,
   ): { error: string } | { source: RawRun; target: RawRun; cross: Tensor };
+  /** A vision model's image (RGBA bytes) or input pixels: `run()`'s raw result with the image's own fields. */
+  runImage(
+    engine: RawEngine,
+    image: { rgba: Uint8Array | Uint8ClampedArray; width: number; height: number } | { pixels: Tensor },
+    options: Omit<RunOptions, 'attentionMask'>,
+  ):
+    | { error: string }
+    | (RawRun &
+        Pick<
+          import('./types.js').ImageRunResult,
+          'grid' | 'pixels' | 'tokenNorms' | 'pooled' | 'imageEmbedding' | 'labels'
+        > & { logits?: Float32Array });
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;

@@ -58,6 +58,13 @@ struct ModelInfo {
   // length_penalty, no_repeat_ngram_size, early_stopping, max_length (0 when neither file sets it) and the tokens
   // bad_words_ids bans one by one; eos is `eos`.
   BeamOptions search;
+  // Vision transformers (ViT, DeiT, DINOv2, CLIP's vision tower): they run on images (Model::run_image).
+  bool vision = false;
+  std::int64_t image_height = 0, image_width = 0;  // the image the position table was trained at
+  std::int64_t patch_size = 0, channels = 0;
+  std::int64_t prefix_tokens = 0;   // [CLS] (and DeiT's distillation token) before the patches
+  std::int64_t registers = 0;       // DINOv2 with registers: tokens between the prefix and the patches
+  std::vector<std::string> labels;  // a classifier's class names, by id (id2label); empty without one
 };
 
 struct RunOptions {
@@ -119,6 +126,34 @@ struct PairRun {
   ModelRun source;  // the encoder's: ids, tokens, attentions [encoder layers, heads, n_s, n_s], hidden [n_s, d]
   ModelRun target;  // the decoder's: attentions [layers, heads, n_t, n_t] (causal), hidden, predictions, logits
   Tensor cross;     // [layers, heads, n_t, n_s]: queries are target tokens, keys source tokens
+};
+
+// An image as RGBA bytes, row by row from the top (ImageData's layout). Alpha is dropped, as Pillow's
+// convert("RGB") drops it; orientation (EXIF) is the caller's, as a browser applies it when it decodes.
+struct ImageInput {
+  const std::uint8_t* rgba = nullptr;  // [height, width, 4]
+  std::int64_t width = 0, height = 0;
+};
+
+struct ImageLabel {
+  std::int32_t id = 0;
+  std::string label;
+  float probability = 0.0f;
+};
+
+// A vision transformer's run on an image.
+struct ImageRun {
+  // tokens: "[CLS]", "distillation", "register 1" …, then "patch r,c" row by row of the grid; special: 1 but for
+  // patches; attentions [layers, heads, n, n] (the layers map_layers names); hidden: the last hidden state [n, d]
+  // as Hugging Face returns it (after the final LayerNorm, which CLIP has not); ids empty.
+  ModelRun run;
+  std::int64_t rows = 0, cols = 0;  // the patch grid
+  Tensor pixels;                    // the model's input [channels, H, W], after resize, crop and normalization
+  Tensor token_norms;               // [layers + 1, n]: each token's hidden-state norm, at the input and per layer
+  Tensor pooled;                    // the pooler's output [d] (ViT's tanh pooler, CLIP's post_layernorm), or empty
+  Tensor image_embedding;           // CLIP: the pooled output projected [projection], or empty
+  Tensor logits;                    // classifiers: [labels]
+  std::vector<ImageLabel> labels;   // classifiers: the five most likely, best first
 };
 
 // How generate() picks each next token, as transformers' sampling does: logits / temperature,
@@ -259,6 +294,12 @@ class Model {
                                                     const std::vector<std::int32_t>& target, std::uint64_t seed,
                                                     GenerationMaps maps = GenerationMaps::rows) const;
 
+  // Vision transformers: an image resized, cropped and normalized as the model's preprocessor_config.json says
+  // (Pillow's resampling), cut into patches and run. Other models: an Error.
+  virtual ImageRun run_image(const Runtime& runtime, const ImageInput& image, const RunOptions& options = {}) const;
+  // The same from the model's input [channels, H, W], as ImageRun::pixels holds it (preprocessed elsewhere).
+  virtual ImageRun run_pixels(const Runtime& runtime, Tensor pixels, const RunOptions& options = {}) const;
+
   // Language models: the next-token logits [rows, vocab] of final-normed hidden rows [rows, d_model], as a
   // run's `hidden` holds them (soft-capped where the model caps): one position's whole distribution without
   // asking a run for every position's.
@@ -267,6 +308,12 @@ class Model {
  protected:
   // Checks what `options` name against the model, flags special tokens, and runs forward().
   void finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const;
+  // A vision model's Error for text or token ids, before they are read.
+  void refuse_text() const;
+  // Checks the layers and heads `options` name (ablate_heads, map_layers) against the model's.
+  void check_layers(const RunOptions& options) const;
+  // r.attentions [layers, heads, n, n] → the layers options.map_layers names, in its order (all when absent).
+  void keep_layers(ModelRun& r, const RunOptions& options) const;
   // Token ids checked and truncated as run_ids does, with their tokens; `what` names them in errors.
   ModelRun prepare_ids(std::vector<std::int32_t> ids, std::int64_t max_tokens, const char* what) const;
   // Fills attentions, hidden, embedding and projections for the tokens in `r`.

@@ -4,6 +4,7 @@
 // rotary where the class does not apply it) is an Error naming it, never a silently different model.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
@@ -66,6 +67,18 @@ const Row kRows[] = {
   {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"MarianMTModel",                  "marian",      Family::marian, Bias::none,          Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"T5ForConditionalGeneration",     "t5",          Family::t5,    Bias::none,           Windows::none,        false, false,  false,  32128,  512,   2048,  6,     8,    0, 64,      512,    0,    1e-6, "relu"},
+  // Vision transformers: an image's patches in, no vocabulary (vision_model.cpp). The defaults are ViTConfig's,
+  // Dinov2Config's (its FFN from mlp_ratio) and CLIPVisionConfig's; read_vision has their image and patch sizes.
+  {"ViTModel",                       "vit",         Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"ViTForImageClassification",      "vit",         Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"DeiTModel",                      "deit",        Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"DeiTForImageClassification",     "deit",        Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"DeiTForImageClassificationWithTeacher", "deit", Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"Dinov2Model",                    "dinov2",      Family::dinov2, Bias::none,          Windows::none,        false, false,  false,  0,      768,   0,     12,    12,   0, 0,       0,      0,    1e-6, "gelu"},
+  {"Dinov2WithRegistersModel",       "dinov2_with_registers", Family::dinov2, Bias::none, Windows::none,       false, false,  false,  0,      768,   0,     12,    12,   0, 0,       0,      0,    1e-6, "gelu"},
+  {"CLIPVisionModel",                "clip_vision_model", Family::clip, Bias::none,      Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
+  {"CLIPVisionModelWithProjection",  "clip_vision_model", Family::clip, Bias::none,      Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
+  {"CLIPModel",                      "clip",        Family::clip,  Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
 };
 // clang-format on
 
@@ -80,8 +93,9 @@ Activation activation_of(const std::string& name) {
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::gelu_tanh;
   if (name == "gelu") return Activation::gelu;
   if (name == "relu") return Activation::relu;
+  if (name == "quick_gelu") return Activation::quick_gelu;
   throw Error("config.json: activation " + quote(name) +
-              " is not supported (silu, gelu_pytorch_tanh, gelu_new, gelu, relu)");
+              " is not supported (silu, gelu_pytorch_tanh, gelu_new, gelu, relu, quick_gelu)");
 }
 
 std::string context(const std::string& what) { return "config.json: " + what; }
@@ -492,6 +506,105 @@ Config read_t5(const Row& row, const Json& c, const Json* generation) {
   return k;
 }
 
+// A vision config's image_size: one side, or [height, width].
+std::pair<std::int64_t, std::int64_t> image_size(const Json& c, std::int64_t fallback) {
+  const Json* v = c.find("image_size");
+  if (v && v->is_array()) {
+    const std::vector<Json>& hw = v->array();
+    const auto side = [](const Json& x) {
+      return x.is_number() && x.number() >= 1 && x.number() <= 16384 && std::floor(x.number()) == x.number();
+    };
+    if (hw.size() != 2 || !side(hw[0]) || !side(hw[1]))
+      throw Error(context("image_size must be a whole number or [height, width], each from 1 to 16384"));
+    return {static_cast<std::int64_t>(hw[0].number()), static_cast<std::int64_t>(hw[1].number())};
+  }
+  const std::int64_t side = optional_int(c, "image_size", fallback, 1, 16384);
+  return {side, side};
+}
+
+// id2label's names by id: "0" … "n-1", every one there. Without it, num_labels' (2 by default) "LABEL_i", as
+// transformers names them.
+std::vector<std::string> labels_of(const Json& c) {
+  const Json* map = c.find("id2label");
+  std::vector<std::string> labels;
+  if (!map || !map->is_object()) {
+    const std::int64_t n = optional_int(c, "num_labels", 2, 1, 1'000'000);
+    for (std::int64_t i = 0; i < n; ++i) labels.push_back("LABEL_" + std::to_string(i));
+    return labels;
+  }
+  labels.resize(map->object().size());
+  std::vector<bool> seen(labels.size());
+  for (const auto& [key, name] : map->object()) {
+    std::size_t id = 0, used = 0;
+    try {
+      id = std::stoul(key, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != key.size() || key.empty() || id >= labels.size() || seen[id] || !name.is_string())
+      throw Error(context("id2label must map each id from 0 to " + std::to_string(labels.size() - 1) +
+                          " to a name, once; " + quote(key) + " does not"));
+    seen[id] = true;
+    labels[id] = name.string();
+  }
+  return labels;
+}
+
+// ViT, DeiT, DINOv2 and CLIP's vision tower: pre-LN encoders of LayerNorm blocks with biased q, k, v (CLIP always,
+// the others unless qkv_bias is false), a plain FFN, GELU (CLIP: quick GELU), over an image's patches (VisionConfig).
+// CLIPModel's vision settings are its vision_config; its text tower is not read.
+Config read_vision(const Row& row, const Json& config) {
+  const std::string arch = row.architecture;
+  const Json* nested = arch == "CLIPModel" ? config.find("vision_config") : nullptr;
+  if (arch == "CLIPModel" && (!nested || !nested->is_object()))
+    throw Error(context("vision_config is missing (CLIPModel)"));
+  const Json& c = nested ? *nested : config;
+  const std::int64_t d = optional_int(c, "hidden_size", row.hidden, 1, 65536);
+  Config k = encoder_defaults(optional_int(c, "num_hidden_layers", row.layers, 1, 256),
+                              optional_int(c, "num_attention_heads", row.heads, 1, 1024), d, "num_attention_heads");
+  k.vocab = 0;
+  k.eps = static_cast<float>(optional_number(c, "layer_norm_eps", row.eps, 0, 1));
+  k.act = activation_of(optional_string(c, "hidden_act", row.activation));
+  k.positions = Positions::none;  // the front end adds them
+  k.qkv_bias = row.family == Family::clip || optional_bool(c, "qkv_bias", true);
+  VisionConfig& v = k.vision;
+  const std::int64_t default_patch = row.family == Family::dinov2 ? 14 : row.family == Family::clip ? 32 : 16;
+  v.patch = optional_int(c, "patch_size", default_patch, 1, 1024);
+  v.channels = optional_int(c, "num_channels", 3, 3, 3);
+  std::tie(v.image_height, v.image_width) = image_size(c, 224);
+  if (v.image_height < v.patch || v.image_width < v.patch)
+    throw Error(context("image_size is smaller than patch_size=" + std::to_string(v.patch)));
+  if (row.family == Family::dinov2) {
+    if (optional_bool(c, "use_swiglu_ffn", false))
+      throw Error(context("use_swiglu_ffn (DINOv2-giant's SwiGLU FFN) is not supported"));
+    const double ratio = optional_number(c, "mlp_ratio", 4.0, 1e-3, 64);
+    k.ffn = static_cast<std::int64_t>(double(d) * ratio);
+    k.layer_scale = true;
+    if (arch == "Dinov2WithRegistersModel") {
+      v.registers = optional_int(c, "num_register_tokens", 4, 0, 1024);
+      v.antialias = true;
+    }
+  } else {
+    k.ffn = optional_int(c, "intermediate_size", row.ffn, 1, 262144);
+  }
+  if (row.family == Family::vit && std::string(row.model_type) == "deit") v.prefix = 2;  // [CLS], distillation
+  if (arch == "ViTModel" || arch == "DeiTModel") {
+    k.pooler = Pooler::first_tanh;
+    const std::string act = optional_string(c, "pooler_act", "tanh");
+    if (act != "tanh") throw Error(context("pooler_act " + quote(act) + " is not supported (tanh)"));
+    if (optional_int(c, "pooler_output_size", d, 1, 65536) != d)
+      throw Error(context("a pooler_output_size other than hidden_size is not supported"));
+  }
+  if (arch == "ViTForImageClassification" || arch == "DeiTForImageClassification") v.head = VisionHead::cls;
+  if (arch == "DeiTForImageClassificationWithTeacher") v.head = VisionHead::cls_distillation;
+  if (v.head != VisionHead::none) v.labels = labels_of(config);
+  if (arch == "CLIPModel") v.projection = optional_int(config, "projection_dim", 512, 1, 65536);
+  if (arch == "CLIPVisionModelWithProjection") v.projection = optional_int(c, "projection_dim", 512, 1, 65536);
+  const std::int64_t grid = (v.image_height / v.patch) * (v.image_width / v.patch);
+  k.max_tokens = v.prefix + v.registers + grid;  // at the trained size; other sizes interpolate the positions
+  return k;
+}
+
 // The text model's part of a Gemma 3 image-text checkpoint: its config is text_config.
 const Json& text_config(const Row& row, const Json& c) {
   if (std::string(row.architecture) != "Gemma3ForConditionalGeneration") return c;
@@ -556,6 +669,11 @@ Config read_config(const std::string& architecture, const Json& config, const Js
       break;
     case Family::t5:
       k = read_t5(*row, c, generation);
+      break;
+    case Family::vit:
+    case Family::dinov2:
+    case Family::clip:
+      k = read_vision(*row, c);
       break;
   }
   k.architecture = architecture;

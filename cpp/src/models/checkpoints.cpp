@@ -382,6 +382,116 @@ Weights read_t5_weights(const Config& k, const WeightStore& w) {
   return m;
 }
 
+// A patch embedding's Conv2d weight [d, channels, patch, patch] as the GEMM's B [channels · patch², d]: a patch's
+// values flattened in the same (channel, row, column) order multiply it.
+Weight patch_weight(const Config& k, const WeightStore& w, const std::string& name) {
+  const std::int64_t d = k.d_model, c = k.vision.channels, p = k.vision.patch;
+  const Tensor conv = w.read(name, {d, c, p, p});
+  Tensor t({c * p * p, d});
+  t.head(0) = ConstMatrixMap(conv.data.data(), d, c * p * p).transpose();
+  return packed(t);
+}
+
+// A [1, n, d] token or table (or CLIP's [d], [n, d]) as [n, d].
+Tensor rows_of(const WeightStore& w, const std::string& name, std::int64_t n, std::int64_t d, bool batched) {
+  Tensor t = w.read(name, batched ? Shape{1, n, d} : n == 1 ? Shape{d} : Shape{n, d});
+  t.shape = {n, d};
+  return t;
+}
+
+// What ViT, DeiT and DINOv2 call their blocks' tensors; CLIP's are BART's.
+struct VisionNames {
+  const char *q, *k, *v, *o, *attn_norm, *ffn_norm, *up, *down;
+};
+const VisionNames kViT{
+    "attention.attention.query", "attention.attention.key", "attention.attention.value", "attention.output.dense",
+    "layernorm_before",          "layernorm_after",         "intermediate.dense",        "output.dense"};
+const VisionNames kDinov2{"attention.attention.query",
+                          "attention.attention.key",
+                          "attention.attention.value",
+                          "attention.output.dense",
+                          "norm1",
+                          "norm2",
+                          "mlp.fc1",
+                          "mlp.fc2"};
+const VisionNames kClip{"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+                        "layer_norm1",      "layer_norm2",      "mlp.fc1",          "mlp.fc2"};
+
+// A Linear's weight and its bias when the checkpoint has one (ViT's qkv_bias false leaves q, k, v without).
+void read_linear_maybe_biased(const WeightStore& w, const std::string& base, std::int64_t in, std::int64_t out,
+                              bool bias, Weight& W, Tensor& b) {
+  W = w.linear(base + ".weight", in, out);
+  if (bias) b = w.read(base + ".bias", {out});
+}
+
+// ViT and DeiT ("vit." / "deit." before a task model's names), DINOv2 and CLIP's vision tower ("vision_model."):
+// the patch embedding, the prefix tokens, registers and position table, pre-LN blocks (with DINOv2's layer scale),
+// the final LayerNorm (CLIP's post_layernorm is the pooler's), and the pooler, projection and classifiers their task
+// models add.
+Weights read_vision_weights(const Config& k, const WeightStore& w) {
+  const VisionConfig& v = k.vision;
+  const std::int64_t d = k.d_model;
+  const std::int64_t table = k.max_tokens - v.registers;  // prefix + the trained grid's patches
+  Weights m;
+  std::string p;
+  const VisionNames* names = &kViT;
+  if (k.family == Family::clip) {
+    p = "vision_model.";
+    names = &kClip;
+    m.patch = patch_weight(k, w, p + "embeddings.patch_embedding.weight");
+    m.dtype = w.dtype(p + "embeddings.patch_embedding.weight");
+    m.prefix = rows_of(w, p + "embeddings.class_embedding", 1, d, false);
+    m.position = rows_of(w, p + "embeddings.position_embedding.weight", table, d, false);
+    read_layer_norm(w, p + "pre_layrnorm", d, m.embed_norm, m.embed_norm_bias);
+    read_layer_norm(w, p + "post_layernorm", d, m.pool_norm, m.pool_norm_bias);
+    if (v.projection) m.projection = w.linear("visual_projection.weight", d, v.projection);
+  } else {
+    for (const char* task : {"vit.", "deit.", "dinov2."})
+      if (w.contains(std::string(task) + "embeddings.cls_token")) p = task;
+    if (k.family == Family::dinov2) names = &kDinov2;
+    const std::string e = p + "embeddings.";
+    m.patch = patch_weight(k, w, e + "patch_embeddings.projection.weight");
+    m.patch_bias = w.read(e + "patch_embeddings.projection.bias", {d});
+    m.dtype = w.dtype(e + "patch_embeddings.projection.weight");
+    m.prefix = rows_of(w, e + "cls_token", 1, d, true);
+    if (v.prefix == 2) {  // DeiT: [CLS] then the distillation token
+      const Tensor distillation = rows_of(w, e + "distillation_token", 1, d, true);
+      m.prefix.data.insert(m.prefix.data.end(), distillation.data.begin(), distillation.data.end());
+      m.prefix.shape = {2, d};
+    }
+    if (v.registers) m.registers = rows_of(w, e + "register_tokens", v.registers, d, true);
+    m.position = rows_of(w, e + "position_embeddings", table, d, true);
+    read_layer_norm(w, p + "layernorm", d, m.final_norm, m.final_norm_bias);
+  }
+  const std::string layers = p + (k.family == Family::clip ? "encoder.layers." : "encoder.layer.");
+  for (std::int64_t l = 0; l < k.layers; ++l) {
+    const std::string b = layers + std::to_string(l) + ".";
+    Block B;
+    read_layer_norm(w, b + names->attn_norm, d, B.attn_norm, B.attn_norm_bias);
+    read_linear_maybe_biased(w, b + names->q, d, d, k.qkv_bias, B.wq, B.bq);
+    read_linear_maybe_biased(w, b + names->k, d, d, k.qkv_bias, B.wk, B.bk);
+    read_linear_maybe_biased(w, b + names->v, d, d, k.qkv_bias, B.wv, B.bv);
+    read_linear(w, b + names->o, d, d, B.wo, B.bo);
+    read_layer_norm(w, b + names->ffn_norm, d, B.ffn_norm, B.ffn_norm_bias);
+    read_linear(w, b + names->up, d, k.ffn, B.w_up, B.b_up);
+    read_linear(w, b + names->down, k.ffn, d, B.w_down, B.b_down);
+    if (k.layer_scale) {
+      B.attn_scale = w.read(b + "layer_scale1.lambda1", {d});
+      B.ffn_scale = w.read(b + "layer_scale2.lambda1", {d});
+    }
+    m.blocks.push_back(std::move(B));
+  }
+  if (k.pooler == Pooler::first_tanh && w.contains(p + "pooler.dense.weight"))
+    read_linear(w, p + "pooler.dense", d, d, m.pool, m.pool_bias);
+  const std::int64_t labels = static_cast<std::int64_t>(v.labels.size());
+  if (v.head == VisionHead::cls) read_linear(w, "classifier", d, labels, m.classifier, m.classifier_bias);
+  if (v.head == VisionHead::cls_distillation) {
+    read_linear(w, "cls_classifier", d, labels, m.classifier, m.classifier_bias);
+    read_linear(w, "distillation_classifier", d, labels, m.distillation_classifier, m.distillation_classifier_bias);
+  }
+  return m;
+}
+
 }  // namespace
 
 Weights read_weights(const Config& config, const WeightStore& store) {
@@ -399,6 +509,10 @@ Weights read_weights(const Config& config, const WeightStore& store) {
       return read_bart_weights(config, store);
     case Family::t5:
       return read_t5_weights(config, store);
+    case Family::vit:
+    case Family::dinov2:
+    case Family::clip:
+      return read_vision_weights(config, store);
     case Family::llama:
     case Family::phi3:
       break;

@@ -48,6 +48,8 @@ double activation(Activation a, double x) {
       return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
     case Activation::relu:
       return x > 0 ? x : 0.0;
+    case Activation::quick_gelu:
+      return x / (1.0 + std::exp(-1.702 * x));
   }
   return x;
 }

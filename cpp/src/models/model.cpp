@@ -81,7 +81,7 @@ bool ablate_heads(const RunOptions& o, std::int64_t layer, std::int64_t heads, T
   return any;
 }
 
-void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const {
+void Model::check_layers(const RunOptions& options) const {
   for (const auto& [l, h] : options.ablate_heads)
     if (l < 0 || l >= info_.layers || h < 0 || h >= info_.heads)
       throw Error("run: ablateHeads names layer " + std::to_string(l) + ", head " + std::to_string(h) +
@@ -96,10 +96,9 @@ void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOpt
       if (std::find(options.map_layers->begin(), options.map_layers->begin() + i, l) != options.map_layers->begin() + i)
         throw Error("run: mapLayers names layer " + std::to_string(l) + " twice");
     }
-  for (std::int32_t id : r.ids) r.special.push_back(tokenizer_ && tokenizer_->is_special(id) ? 1 : 0);
-  forward(runtime, r, options);
-  if (selects_map_layers()) return;
-  // [layers, heads, n, n] → the layers asked for, in their order.
+}
+
+void Model::keep_layers(ModelRun& r, const RunOptions& options) const {
   r.map_layers.resize(static_cast<std::size_t>(info_.layers));
   std::iota(r.map_layers.begin(), r.map_layers.end(), 0);
   if (!options.map_layers || r.attentions.empty()) return;
@@ -113,7 +112,30 @@ void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOpt
   r.map_layers = *options.map_layers;
 }
 
+void Model::finish_and_forward(const Runtime& runtime, ModelRun& r, const RunOptions& options) const {
+  check_layers(options);
+  for (std::int32_t id : r.ids) r.special.push_back(tokenizer_ && tokenizer_->is_special(id) ? 1 : 0);
+  forward(runtime, r, options);
+  if (!selects_map_layers()) keep_layers(r, options);
+}
+
+void Model::refuse_text() const {
+  if (info_.vision)
+    throw Error("run: " + info_.name + " (" + info_.architecture +
+                ") is a vision model: run it on an image, run({ image })");
+}
+
+ImageRun Model::run_image(const Runtime&, const ImageInput&, const RunOptions&) const {
+  throw Error("run: " + info_.name + " (" + info_.architecture +
+              ") is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP");
+}
+
+ImageRun Model::run_pixels(const Runtime& runtime, Tensor, const RunOptions& options) const {
+  return run_image(runtime, {}, options);
+}
+
 ModelRun Model::run(const Runtime& runtime, std::string_view text, const RunOptions& options) const {
+  refuse_text();
   if (!tokenizer_)
     throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
   ModelRun r = prepare(info_, tokenizer_->encode(text), info_.max_tokens, "the text");
@@ -150,6 +172,7 @@ ModelRun Model::prepare_ids(std::vector<std::int32_t> ids, std::int64_t max_toke
 }
 
 ModelRun Model::run_ids(const Runtime& runtime, std::vector<std::int32_t> ids, const RunOptions& options) const {
+  refuse_text();
   ModelRun r = prepare_ids(std::move(ids), info_.max_tokens, "the text");
   finish_and_forward(runtime, r, options);
   return r;

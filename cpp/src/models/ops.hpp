@@ -45,4 +45,7 @@ inline void silu(Eigen::Ref<Matrix> x) {
   for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::silu(x.row(i).data(), x.cols());
 }
 
+// Quick GELU: x·σ(1.702·x) (CLIP).
+inline void quick_gelu(Eigen::Ref<Matrix> x) { x = x.array() / (1.0f + (-1.702f * x.array()).exp()); }
+
 }  // namespace attnscope::ops

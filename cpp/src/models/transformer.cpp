@@ -14,6 +14,7 @@
 #include "models/ops.hpp"
 #include "models/sampling.hpp"
 #include "models/transformer_model.hpp"
+#include "models/vision_model.hpp"
 #include "models/weights.hpp"
 
 namespace attnscope::transformer {
@@ -69,6 +70,9 @@ void activate(Activation act, Eigen::Ref<Matrix> x) {
       break;
     case Activation::relu:
       ops::relu(x);
+      break;
+    case Activation::quick_gelu:
+      ops::quick_gelu(x);
       break;
   }
 }
@@ -213,6 +217,10 @@ Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const 
   ThreadPool& pool = rt.pool();
   std::vector<float> bias;  // relative positions' [H, n, total], the same for every layer
   const Mask mask = self_mask(p0, n, e.mask, bias);
+  const auto row_norms = [&](std::int64_t layer) {  // [layers + 1, n]: row `layer` of e.norms
+    for (std::int64_t i = 0; e.norms && i < n; ++i) e.norms[layer * n + i] = x.row(i).norm();
+  };
+  row_norms(0);
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w_.blocks[static_cast<std::size_t>(l)];
     const std::int64_t hd = c.head_dim_of(l);
@@ -293,6 +301,7 @@ Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const 
       e.run->v.push_back(std::move(v));
     }
     if (e.lens) lens_row(rt, x, l, *e.lens);
+    row_norms(l + 1);
   }
   cache.length = total;
   norm(rt, x, w_.final_norm, w_.final_norm_bias);
@@ -437,6 +446,13 @@ std::unique_ptr<Model> make_model(const std::string& architecture, const Json& c
   if (c.tokenizer_required && !tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
   Weights w = read_weights(c, WeightStore(files, large));
   if (c.encoder) return std::make_unique<EncoderDecoderModel>(c, w, std::move(tokenizer));
+  if (c.vision.patch) {
+    const auto file = files.find("preprocessor_config.json");
+    const Json preprocessor = file == files.end() ? Json() : Json::parse(file->second, "preprocessor_config.json");
+    vision::Preprocess steps = vision::read_preprocess(file == files.end() ? nullptr : &preprocessor,
+                                                       c.vision.image_height, c.vision.image_width);
+    return std::make_unique<VisionModel>(std::move(c), std::move(w), std::move(steps));
+  }
   return std::make_unique<TransformerModel>(std::move(c), std::move(w), std::move(tokenizer));
 }
 

@@ -41,7 +41,7 @@ namespace transformer {
 
 // How a checkpoint names its tensors: one reader each (checkpoints.cpp). Phi-3 is the Llama family's names with
 // q, k, v stacked in one tensor.
-enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, marian, t5 };
+enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, marian, t5, vit, dinov2, clip };
 enum class Norm { layer, rms };  // LayerNorm (GPT-2, BERT, USE-lite) or RMSNorm
 // Where a block normalizes: before attention and FFN (pre), after each residual sum (post: BERT's
 // x = norm(x + a)), or before and on the sublayer's output too (sandwich: Gemma 2, 3).
@@ -49,10 +49,29 @@ enum class Placement { pre, post, sandwich };
 // sinusoidal: sin ‖ cos of position · inv_timescales added to the input; relative (T5): a learned bias per head
 // and bucketed key − query distance added to every self-attention score; none: the model sees no positions.
 enum class Positions { none, rope, learned, sinusoidal, relative };
-enum class Activation { silu, gelu_tanh, gelu, relu };
+enum class Activation { silu, gelu_tanh, gelu, relu, quick_gelu };  // quick_gelu: x·σ(1.702x) (CLIP)
 // What an encoder reduces its output to (ModelRun::embedding): nothing, tanh(x[0]·W + b) (BERT's
 // pooler), or l2_normalize(tanh(mean_rows(x)·W + b)) (USE-lite).
 enum class Pooler { none, first_tanh, mean_tanh_l2 };
+
+// A vision transformer's image front end (vision_model.cpp): the image cut into patch × patch squares, each
+// projected to d_model (a Conv2d of stride patch, as one GEMM), then
+//   x = [prefix tokens + their positions] ‖ [registers] ‖ [patches + positions interpolated to the image's grid]
+// The stack runs on x bidirectionally; its maps are over these tokens.
+enum class VisionHead { none, cls, cls_distillation };  // logits from [CLS], or (cls(x[0]) + distillation(x[1])) / 2
+struct VisionConfig {
+  std::int64_t patch = 0;                                        // 0: not a vision model
+  std::int64_t channels = 3, image_height = 0, image_width = 0;  // the trained image: its grid is the table's
+  std::int64_t prefix = 1;     // [CLS], and DeiT's distillation token after it, each with a position of its own
+  std::int64_t registers = 0;  // DINOv2 with registers: learned tokens after the prefix, with no position
+  // An image of another grid than the table's reads the table's patch rows resized to its grid by torch's bicubic
+  // interpolation at size=(rows, cols), as Hugging Face's interpolate_pos_encoding calls it; DINOv2 with registers
+  // passes antialias=True (a −0.5 cubic filter, normalized), which changes the values even when it enlarges.
+  bool antialias = false;
+  VisionHead head = VisionHead::none;
+  std::vector<std::string> labels;  // id2label, by id
+  std::int64_t projection = 0;      // CLIPModel: the image embedding's width (visual_projection)
+};
 
 struct Config {
   std::string architecture, name;
@@ -101,6 +120,7 @@ struct Config {
   std::int32_t decoder_start = 0;  // encoder-decoders: the decoder's first token (decoder_start_token_id)
   std::int32_t forced_bos = -1;    // and the token generation forces after it (forced_bos_token_id), or -1
   BeamOptions search;              // and their search settings (ModelInfo::search)
+  VisionConfig vision;             // vision transformers' front end and head
 
   std::int64_t width_of(std::int64_t layer) const { return layer == 0 && first_width ? first_width : d_model; }
   std::int64_t head_dim_of(std::int64_t layer) const {
@@ -142,7 +162,17 @@ struct Weights {
   Tensor logits_bias;  // [vocab] added to the logits (BART's final_logits_bias) or empty
   std::vector<Block> blocks;
   std::shared_ptr<const Weights> encoder;  // an encoder-decoder's encoder stack (Config::encoder), sharing embed
-  std::string dtype;                       // how the files store them: "f32", "f16", "bf16"
+  // Vision transformers (Config::vision). position is [prefix + trained patches, d]; embed_norm is CLIP's
+  // pre_layrnorm; final_norm their last LayerNorm (none in CLIP, whose post_layernorm normalizes token 0 alone).
+  Weight patch;                      // [channels · patch², d]: a patch's values in (channel, row, column) order
+  Tensor patch_bias;                 // [d] or empty (CLIP)
+  Tensor prefix;                     // [prefix, d]: [CLS] (then the distillation token)
+  Tensor registers;                  // [registers, d]
+  Tensor pool_norm, pool_norm_bias;  // CLIP's post_layernorm
+  Weight projection;                 // CLIPModel's visual_projection [d, projection], or null
+  Weight classifier, distillation_classifier;  // [d, labels] (VisionHead)
+  Tensor classifier_bias, distillation_classifier_bias;
+  std::string dtype;  // how the files store them: "f32", "f16", "bf16"
   const Weight& head() const { return lm_head ? lm_head : embed; }
 };
 

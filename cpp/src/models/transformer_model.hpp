@@ -38,6 +38,7 @@ struct Extras {
   Mask mask;                            // [n, total]: keys hidden from every query (padding), beyond causality
   const Memory* memory = nullptr;       // what cross-attention reads (Config::cross_attention: required)
   float* cross_weights = nullptr;       // [layers, heads, n, memory length]: every layer's cross-attention maps
+  float* norms = nullptr;               // [layers + 1, n]: each row's L2 norm at the stack's input and per layer
 };
 
 // What a run leaves for the next one (transformer_run.cpp): its keys and values, the maps' rows, the
@@ -70,6 +71,10 @@ class TransformerModel final : public Model {
   Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;
 
   const Config& config() const { return config_; }
+  // x·W (+ b), W packed in its file's precision.
+  Matrix linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const;
+  // x = norm(x) with weight w (and bias b for LayerNorm), row by row across the threads; nothing when w is empty.
+  void norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const;
   const Weights& weights() const { return w_; }
 
   // Runs tokens ids[0 .. n) at positions cache.length … through every layer, appending their keys
@@ -97,10 +102,6 @@ class TransformerModel final : public Model {
   bool selects_map_layers() const override { return true; }
 
  private:
-  // x·W (+ b), W packed in its file's precision.
-  Matrix linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const;
-  // x = norm(x) with weight w (and bias b for LayerNorm), row by row across the threads.
-  void norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const;
   // softmax(q·kᵀ · scale, soft-capped, causal and windowed, + mask)·v of layer l's queries q [H, n, hd] at positions
   // p0 .. p0+n against the cache's keys and values 0 .. p0+n → concat [n, H·hd]; weights [H, n, p0+n] unless null.
   void attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
