@@ -3,8 +3,9 @@
 // Plain JS: Vitest in Node and the browser test's Worker both import it.
 
 /**
- * A safetensors file: F32 tensors (`data` a Float32Array), or BF16 and F16 ones (`data` a Uint16Array of their bits).
- * @param {Record<string, { data: Float32Array | Uint16Array, shape: number[], dtype?: 'F32' | 'BF16' | 'F16' }>} tensors
+ * A safetensors file: F32 tensors (`data` a Float32Array), BF16 and F16 ones (`data` a Uint16Array of their bits), or
+ * I64 ones (`data` a BigInt64Array), as older checkpoints keep their position_ids.
+ * @param {Record<string, { data: Float32Array | Uint16Array | BigInt64Array, shape: number[], dtype?: 'F32' | 'BF16' | 'F16' | 'I64' }>} tensors
  * @returns {Uint8Array}
  */
 export function safetensors(tensors) {
@@ -12,7 +13,7 @@ export function safetensors(tensors) {
   const header = {};
   let offset = 0;
   for (const [name, { shape, dtype = 'F32' }] of Object.entries(tensors)) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * (dtype === 'F32' ? 4 : 2);
+    const bytes = shape.reduce((a, b) => a * b, 1) * (dtype === 'I64' ? 8 : dtype === 'F32' ? 4 : 2);
     header[name] = { dtype, shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
   }

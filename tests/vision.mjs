@@ -18,13 +18,14 @@ import { safetensors } from './safetensors.mjs';
 export const VISION_GOLDENS = JSON.parse(readFileSync(new URL('./golden/vision.json', import.meta.url), 'utf8')).cases;
 
 /**
- * A golden's checkpoint as model files: config.json, model.safetensors (F32) and, when given, a
- * preprocessor_config.json.
+ * A golden's checkpoint as model files: config.json, model.safetensors (F32, and any `extra` tensors beside) and,
+ * when given, a preprocessor_config.json.
  * @param {VisionGolden} golden
  * @param {Record<string, unknown>} [preprocessor]
+ * @param {Record<string, { data: BigInt64Array, shape: number[], dtype: 'I64' }>} [extra]
  * @returns {Record<string, Uint8Array>}
  */
-export function visionFiles(golden, preprocessor) {
+export function visionFiles(golden, preprocessor, extra = {}) {
   const state = Object.fromEntries(
     Object.entries(golden.state).map(([name, t]) => [
       name,
@@ -35,7 +36,7 @@ export function visionFiles(golden, preprocessor) {
   const json = (/** @type {unknown} */ j) => new TextEncoder().encode(JSON.stringify(j));
   return {
     'config.json': json(golden.config),
-    'model.safetensors': safetensors(state),
+    'model.safetensors': safetensors({ ...state, ...extra }),
     ...(preprocessor && { 'preprocessor_config.json': json(preprocessor) }),
   };
 }

@@ -106,9 +106,14 @@ TEST(SafeTensors, RefusesHostileFiles) {
       "tensor \"a\" has 8 bytes but F32 [3] needs 12");
   expect_error(
       [&] {
-        parse(safetensors(R"({"a": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})", floats({1, 2})));
+        parse(safetensors(R"({"a": {"dtype": "Q7", "shape": [1], "data_offsets": [0, 8]}})", floats({1, 2})));
       },
-      "has dtype I64; supported: F32, F16, BF16");
+      "has dtype Q7, which safetensors does not define");
+  // An int64 buffer beside the weights (older CLIP and BERT checkpoints' position_ids) loads; reading it is an error.
+  const std::string ids_file =
+      safetensors(R"({"ids": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})", floats({1, 2}));
+  const SafeTensors with_ids = parse(ids_file);
+  expect_error([&] { with_ids.read("ids", {1}); }, "has dtype I64; AttnScope reads weights in F32, F16 and BF16");
   expect_error(
       [&] {
         parse(safetensors(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"

@@ -151,6 +151,25 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     }
   });
 
+  it("loads a CLIP checkpoint that keeps its int64 position_ids, as openai's files do", async () => {
+    const g = golden('CLIPModel');
+    const ids = (n: number) => ({
+      data: BigInt64Array.from({ length: n }, (_, i) => BigInt(i)),
+      shape: [1, n],
+      dtype: 'I64' as const,
+    });
+    const model = await engine.loadModel({
+      files: visionFiles(g, undefined, {
+        'vision_model.embeddings.position_ids': ids(10),
+        'text_model.embeddings.position_ids': ids(77),
+      }),
+    });
+    const run = g.runs[0];
+    const r = model.run({ pixels: { data: Float32Array.from(run.pixels.data), shape: run.pixels.shape } });
+    expect(worstDifference(r.attentions, run.attentions.data)).toBeLessThanOrEqual(1e-4);
+    model.dispose();
+  });
+
   it('refuses bad images with errors that name them, and stays usable', async () => {
     const model = await engine.loadModel({ files: visionFiles(golden('ViTForImageClassification'), VIT_PREPROCESSOR) });
     const small = testImage(5, 7, 'noise', 1);

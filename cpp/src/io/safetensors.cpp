@@ -12,11 +12,18 @@ namespace attnscope {
 
 namespace {
 
+// Bytes per value of each dtype safetensors defines; 0 for a name it does not.
 std::uint64_t dtype_size(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "F32" || dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "F16" || dtype == "BF16" || dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
   return 0;
 }
+
+// The weights AttnScope reads; a checkpoint may hold other tensors beside them (older CLIP and BERT files keep their
+// int64 position_ids buffers), which load untouched and are refused only when read.
+bool is_float(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
 
 kernels::Precision precision_of(const std::string& dtype) {
   return dtype == "F32"    ? kernels::Precision::f32
@@ -89,7 +96,7 @@ SafeTensors::SafeTensors(std::shared_ptr<const FileBytes> file, std::string what
     SafeTensorInfo info;
     info.dtype = dtype->string();
     const std::uint64_t bytes_per = dtype_size(info.dtype);
-    if (!bytes_per) throw Error(where + " has dtype " + info.dtype + "; supported: F32, F16, BF16");
+    if (!bytes_per) throw Error(where + " has dtype " + info.dtype + ", which safetensors does not define");
     if (shape->array().size() > 8) throw Error(where + " has more than 8 dimensions");
     std::uint64_t count = 1;
     for (const Json& d : shape->array()) {
@@ -122,6 +129,9 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(what_ + ": tensor " + quote(name) + " is missing");
   const SafeTensorInfo& info = it->second;
+  if (!is_float(info.dtype))
+    throw Error(what_ + ": tensor " + quote(name) + " has dtype " + info.dtype +
+                "; AttnScope reads weights in F32, F16 and BF16");
   bool fits = info.shape.size() == expected.size();
   for (std::size_t i = 0; fits && i < expected.size(); ++i) fits = expected[i] < 0 || expected[i] == info.shape[i];
   if (!fits)
