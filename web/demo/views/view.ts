@@ -45,6 +45,8 @@ export interface Page {
    * beam search, which shows none, ends with its leading beam as the target (its reply still counts).
    */
   stopTranslation(): void;
+  /** Vision models: loads a second model (replacing the last) and runs the image on it beside the first. */
+  loadBeside(source: import('../protocol.js').Source, transfer?: Transferable[]): void;
 }
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
