@@ -508,6 +508,23 @@ export async function visionChecks(browser, site, engine, shots) {
       assert(status.includes('36 × 60'), status);
     });
 
+    await check('vision: a turned 18-megapixel JPEG (a phone photo) is scaled down and still turned', async () => {
+      // Stored 6000 × 3000 with orientation 6: shown 3000 × 6000, red on top; scaled to within 16 megapixels.
+      await choose('photo.jpg', exifJpeg(6000, 3000, 6), 'image/jpeg');
+      await settled();
+      const notice = await page.textContent('#image-status');
+      const size = await page.evaluate(() => {
+        const b = window.__attnscope.state().image.bitmap;
+        const ctx = new OffscreenCanvas(b.width, b.height).getContext('2d');
+        ctx.drawImage(b, 0, 0);
+        const at = (x, y) => Array.from(ctx.getImageData(x, y, 1, 1).data.slice(0, 3));
+        return { w: b.width, h: b.height, top: at(b.width >> 1, 20), bottom: at(b.width >> 1, b.height - 20) };
+      });
+      assert(notice.includes('3000 × 6000') && notice.includes(`scaled it to ${size.w} × ${size.h}`), notice);
+      assert(size.w < size.h && size.w * size.h <= 16e6 && Math.abs(size.h / size.w - 2) < 0.01, JSON.stringify(size));
+      assert(size.top[0] > 180 && size.top[2] < 90 && size.bottom[2] > 180, JSON.stringify(size));
+    });
+
     await check("vision: a 1 × 1 image runs: one colour over every patch, the library's maps", async () => {
       await choose(
         'dot.png',

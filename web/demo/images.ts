@@ -8,6 +8,8 @@ import type { PageImage } from './state.js';
 
 /** Above this many pixels the page scales an image down (keeping its shape) before the model's own resize. */
 export const MAX_PIXELS = 16_000_000;
+/** The engine's longest side: a longer image is scaled down whatever its pixels. */
+export const MAX_SIDE = 16_384;
 /** Above this many the page refuses to decode an image at all: its pixels alone would take over a gigabyte. */
 export const REFUSE_PIXELS = 250_000_000;
 
@@ -103,7 +105,7 @@ export async function decodeImage(blob: Blob, name: string): Promise<PageImage> 
         `${name} is ${width} × ${height} pixels (${mp(pixels)} megapixels): more than the ${mp(REFUSE_PIXELS)} the ` +
           'page decodes. Scale it down first (a vision model reads a few hundred pixels a side anyway).',
       );
-    if (pixels > MAX_PIXELS) {
+    if (pixels > MAX_PIXELS || Math.max(width, height) > MAX_SIDE) {
       const [w, h] = fitWithin(width, height);
       const bitmap = await createImageBitmap(blob, {
         ...OPTIONS,
@@ -122,7 +124,7 @@ export async function decodeImage(blob: Blob, name: string): Promise<PageImage> 
   }
   const original = { width: bitmap.width, height: bitmap.height };
   // A format whose header the page does not read (AVIF, say), decoded whole: scaled down now if it is too large.
-  if (original.width * original.height > MAX_PIXELS) {
+  if (original.width * original.height > MAX_PIXELS || Math.max(original.width, original.height) > MAX_SIDE) {
     const [w, h] = fitWithin(original.width, original.height);
     const smaller = await createImageBitmap(bitmap, { resizeWidth: w, resizeHeight: h, resizeQuality: 'high' });
     bitmap.close();
@@ -131,9 +133,9 @@ export async function decodeImage(blob: Blob, name: string): Promise<PageImage> 
   return made(bitmap, name, null, original);
 }
 
-/** The largest size of the same shape within MAX_PIXELS, each side at least 1. */
+/** The largest size of the same shape within MAX_PIXELS and MAX_SIDE, each side at least 1. */
 function fitWithin(width: number, height: number): [number, number] {
-  const scale = Math.sqrt(MAX_PIXELS / (width * height));
+  const scale = Math.min(Math.sqrt(MAX_PIXELS / (width * height)), MAX_SIDE / Math.max(width, height));
   return [Math.max(1, Math.floor(width * scale)), Math.max(1, Math.floor(height * scale))];
 }
 
@@ -141,8 +143,8 @@ function made(bitmap: ImageBitmap, name: string, sample: string | null, original
   const scaled = bitmap.width !== original.width || bitmap.height !== original.height;
   const notice = scaled
     ? `${name} is ${original.width} × ${original.height} (${mp(original.width * original.height)} megapixels): ` +
-      `the page scaled it to ${bitmap.width} × ${bitmap.height} (its most, ${mp(MAX_PIXELS)} megapixels) before ` +
-      "the model's own resize."
+      `the page scaled it to ${bitmap.width} × ${bitmap.height} (its most: ${mp(MAX_PIXELS)} megapixels, ` +
+      `${MAX_SIDE.toLocaleString('en')} pixels a side) before the model's own resize.`
     : '';
   return { id: ++counter, bitmap, name, sample, original, notice };
 }

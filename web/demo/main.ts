@@ -81,8 +81,11 @@ function exportable(): void {
 // Each change draws the views (each does only what changed for it); the frame's chrome (the export buttons'
 // state) waits for the animation frame, so that a generation's many changes cost it once a frame.
 let chrome = 0;
+/** Image mode widens the image pane's dock (and gives the sizes back after). */
+const imageMode = createSplits();
 store.subscribe((s, changed) => {
   if (changed.has('main') || changed.has('tools')) tabs(s);
+  if (changed.has('model')) imageMode(!!s.model?.vision);
   renderAll(views, s);
   chrome ||= requestAnimationFrame(() => {
     chrome = 0;
@@ -95,7 +98,6 @@ const refit = new ResizeObserver(() => renderAll(views, store.get()));
 for (const dock of document.querySelectorAll('.dock')) refit.observe(dock);
 tabs(store.get());
 renderAll(views, store.get());
-createSplits();
 createHints();
 createAbout();
 createScrollCues();

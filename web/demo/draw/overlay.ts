@@ -23,9 +23,10 @@ export interface FigureLayout {
   bar: Box;
 }
 
-const TITLE = 20;
+/** The caption's line (what every figure shows), then each figure's model. */
+const CAPTION = 14;
+const TITLE = 36;
 const CHIP = 22;
-const CHIP_ROW = 40;
 const BAR = 34;
 const GAP = 16;
 
@@ -58,10 +59,9 @@ export function layoutFigures(
     const rows = Math.ceil(extras / per);
     const barTop = chipsTop + (extras ? rows * (CHIP + 6) + 4 : 0) + 14;
     const bar = { x: Math.round(i * (column + GAP)), y: barTop, w: Math.min(column, 260), h: 8 };
-    out.push({ title: { x: Math.round(i * (column + GAP)), y: 13, w: column }, box, chips, bar });
+    out.push({ title: { x: Math.round(i * (column + GAP)), y: 30, w: column }, box, chips, bar });
     height = Math.max(height, barTop + BAR - 14 + 8);
   });
-  void CHIP_ROW;
   return { figures: out, height: Math.ceil(height) };
 }
 
@@ -118,16 +118,26 @@ export function drawFigures(
   p: Paint,
 ): void {
   ctx.clearRect(0, 0, width, height);
+  // One caption for all (the figures show the same thing, of their own model); each figure is titled by its model.
+  if (figures.length) {
+    ctx.font = '600 12px system-ui, sans-serif';
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'alphabetic';
+    ctx.fillStyle = p.colours.fg;
+    ctx.fillText(fit(ctx, figures[0].shown.caption, width), 0, CAPTION - 2);
+  }
   figures.forEach((f, i) => {
     const L = layout[i];
     const { box } = L;
     const [rows, cols] = f.run.vision.grid;
     const s = f.shown;
-    ctx.font = '600 12px system-ui, sans-serif';
+    ctx.font = '12px system-ui, sans-serif';
     ctx.textAlign = 'left';
     ctx.textBaseline = 'alphabetic';
-    ctx.fillStyle = p.colours.fg;
-    ctx.fillText(fit(ctx, `${f.run.title}: ${s.caption}`, L.title.w), L.title.x, L.title.y);
+    ctx.fillStyle = p.colours.muted;
+    // A figure whose hover shows another thing (its grid differs) says so in its own title.
+    const own = s.caption === figures[0].shown.caption ? '' : `: ${s.caption}`;
+    ctx.fillText(fit(ctx, `${f.run.title}${own}`, L.title.w), L.title.x, L.title.y);
     ctx.imageSmoothingEnabled = true;
     ctx.drawImage(p.pictures[i], box.x, box.y, box.w, box.h);
     ctx.save();
