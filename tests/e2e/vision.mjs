@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 
+import { hubListing } from '../golden-models.mjs';
 import { dinov2Files, testImage } from '../vision.mjs';
 import { assert, check, serve } from './harness.mjs';
 
@@ -411,6 +412,43 @@ export async function visionChecks(browser, site, engine, shots) {
     });
 
     await check(
+      'vision: head ablation runs the image again without the head; the text-only panes say why',
+      async () => {
+        await page.click('#tab-ablate');
+        await page.click('#ablate-run');
+        await page.waitForFunction(() => document.getElementById('ablate-note').dataset.mean, null, {
+          timeout: 15_000,
+        });
+        const { pixels, r } = await libraryRun();
+        const image = { data: Uint8ClampedArray.from(pixels.data), width: pixels.width, height: pixels.height };
+        const ablated = plain.run({ image }, { ablateHeads: [[2, 5]] });
+        const cosines = engine.cosineSimilarity(r.hidden, ablated.hidden);
+        const mean = cosines.reduce((a, b) => a + b, 0) / cosines.length;
+        const shown = Number(await page.getAttribute('#ablate-note', 'data-mean'));
+        assert(Math.abs(shown - mean) < 1e-5, `ablation: page ${shown}, library ${mean}`);
+        // The math view, compare and intervene need a text: each says so, and what works on an image.
+        await page.click('#tab-math');
+        await page.waitForFunction(() => document.getElementById('math-note').textContent.includes('image run'), null, {
+          timeout: 15_000,
+        });
+        await page.click('#tab-image');
+        await page.click('#tab-compare');
+        await page.click('#compare-run');
+        await page.waitForFunction(() => document.getElementById('compare-note').textContent.includes('Beside'), null, {
+          timeout: 15_000,
+        });
+        await page.click('#tab-intervene');
+        await page.click('#intervene-run');
+        await page.waitForFunction(
+          () => document.getElementById('intervene-note').textContent.includes('on an image, the map'),
+          null,
+          { timeout: 15_000 },
+        );
+        await page.click('#tab-heads');
+      },
+    );
+
+    await check(
       "vision: DINOv2 with registers beside it, on the same image: its registers apart, its maps the library's",
       async () => {
         await page.setInputFiles('#beside-files', asFiles(registersFiles));
@@ -660,6 +698,63 @@ export async function visionChecks(browser, site, engine, shots) {
       await page.setViewportSize({ width: 1400, height: 900 });
       assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
     });
+
+    await check(
+      "vision: from the Hub: its preprocessor_config.json undoes the normalization, the picture's colours are the image's",
+      async () => {
+        const cors = { 'access-control-allow-origin': '*' };
+        await context.route('https://huggingface.co/**', (route) => {
+          const url = new URL(route.request().url());
+          if (url.pathname === '/api/models/test/dinov2-registers/revision/main')
+            return route.fulfill({
+              status: 200,
+              headers: cors,
+              contentType: 'application/json',
+              body: hubListing(registersFiles),
+            });
+          const file = /^\/test\/dinov2-registers\/resolve\/main\/([^/]+)$/.exec(url.pathname);
+          const body = file && registersFiles[file[1]];
+          return body
+            ? route.fulfill({ status: 200, headers: cors, body: Buffer.from(body) })
+            : route.fulfill({ status: 404, headers: cors, body: 'Entry not found' });
+        });
+        await page.fill('#hub-id', 'test/dinov2-registers');
+        await page.click('#load-hub');
+        await page.waitForFunction(
+          () => document.getElementById('model-name').dataset.architecture === 'Dinov2WithRegistersModel',
+          null,
+          { timeout: 30_000 },
+        );
+        await choose(
+          'flat.png',
+          png(45, 31, 3, () => [200, 40, 90]),
+        );
+        const shown = await settled();
+        const { r } = await libraryRun(registers);
+        assert(close(shown[0].values, row(r, 2, 5, 0).slice(5)), 'hub: overlay');
+        const picture = await page.evaluate(() => {
+          const p = window.__attnscope.state().result.vision.picture;
+          let worst = 0;
+          for (let i = 0; i < p.data.length; i += 4)
+            worst = Math.max(
+              worst,
+              Math.abs(p.data[i] - 200),
+              Math.abs(p.data[i + 1] - 40),
+              Math.abs(p.data[i + 2] - 90),
+            );
+          return {
+            worst,
+            width: p.width,
+            height: p.height,
+            from: window.__attnscope.state().result.vision.normalization,
+          };
+        });
+        assert(
+          picture.worst <= 1 && picture.width === 224 && picture.from === 'preprocessor_config.json',
+          JSON.stringify(picture),
+        );
+      },
+    );
 
     await check('vision: a text model after it gives the text back', async () => {
       await page.click('#load-default');

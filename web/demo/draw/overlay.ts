@@ -30,11 +30,18 @@ const CHIP = 22;
 const BAR = 34;
 const GAP = 16;
 
-/** Where each figure goes on a canvas `width` CSS pixels wide; the height it needs. */
+/** What stands beside the picture when there is room to its right: the chips, then the colour bar. */
+const ASIDE = 170;
+
+/**
+ * Where each figure goes on a canvas `width` CSS pixels wide, with `room` CSS pixels of height to fill (the pane's);
+ * the height it needs. A figure alone with room to its right has its chips and colour bar beside the picture, which
+ * then takes the height; otherwise they go under it.
+ */
 export function layoutFigures(
   width: number,
   figures: Figure[],
-  maxSide = 560,
+  room = 600,
 ): { figures: FigureLayout[]; height: number } {
   const k = Math.max(1, figures.length);
   const column = (width - GAP * (k - 1)) / k;
@@ -42,25 +49,36 @@ export function layoutFigures(
   let height = 0;
   figures.forEach((f, i) => {
     const { width: pw, height: ph } = f.run.vision.picture;
-    const side = Math.max(120, Math.min(column, maxSide));
-    const scale = Math.min(side / pw, side / ph);
-    const [w, h] = [pw * scale, ph * scale];
-    const x = i * (column + GAP) + (column - w) / 2;
-    const box = { x: Math.round(x), y: TITLE, w: Math.round(w), h: Math.round(h) };
+    const left = i * (column + GAP);
     const extras = f.shown.extras.length;
-    const chipsTop = box.y + box.h + 10;
-    const per = Math.max(1, Math.floor(column / (CHIP + 58)));
+    // Beside: the picture as tall as the room allows, if that leaves ASIDE pixels to its right.
+    const tall = Math.max(120, Math.min(560, room - TITLE - 8));
+    const asideScale = Math.min(tall / ph, (column - ASIDE) / pw);
+    const aside = k === 1 && asideScale * ph >= Math.min(tall, 200);
+    const below =
+      26 + (extras ? Math.ceil(extras / Math.max(1, Math.floor(column / (CHIP + 58)))) * (CHIP + 6) : 0) + BAR;
+    const scale = aside ? asideScale : Math.min(column / pw, Math.max(120, Math.min(560, room - TITLE - below)) / ph);
+    const [w, h] = [Math.round(pw * scale), Math.round(ph * scale)];
+    const box = { x: Math.round(aside ? left : left + (column - w) / 2), y: TITLE, w, h };
+    // The chips: in a column beside the picture, or in rows under it.
+    const x0 = aside ? box.x + w + GAP : left;
+    const top = aside ? box.y : box.y + h + 10;
+    const per = aside ? 1 : Math.max(1, Math.floor(column / (CHIP + 58)));
     const chips = Array.from({ length: extras }, (_, j) => ({
-      x: Math.round(i * (column + GAP) + (j % per) * (CHIP + 58)),
-      y: chipsTop + Math.floor(j / per) * (CHIP + 6),
+      x: Math.round(x0 + (j % per) * (CHIP + 58)),
+      y: top + Math.floor(j / per) * (CHIP + 6),
       w: CHIP,
       h: CHIP,
     }));
-    const rows = Math.ceil(extras / per);
-    const barTop = chipsTop + (extras ? rows * (CHIP + 6) + 4 : 0) + 14;
-    const bar = { x: Math.round(i * (column + GAP)), y: barTop, w: Math.min(column, 260), h: 8 };
-    out.push({ title: { x: Math.round(i * (column + GAP)), y: 30, w: column }, box, chips, bar });
-    height = Math.max(height, barTop + BAR - 14 + 8);
+    const barTop = top + (extras ? Math.ceil(extras / per) * (CHIP + 6) + 4 : 0) + 14;
+    const bar = {
+      x: Math.round(x0),
+      y: barTop,
+      w: Math.round(Math.min(aside ? column - x0 + left : column, 260)),
+      h: 8,
+    };
+    out.push({ title: { x: Math.round(left), y: 30, w: column }, box, chips, bar });
+    height = Math.max(height, barTop + BAR - 6, box.y + h + 4);
   });
   return { figures: out, height: Math.ceil(height) };
 }

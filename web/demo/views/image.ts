@@ -98,12 +98,11 @@ export function imageView(page: Page): View {
     redraw();
   }
 
-  /** The picture's largest side: what the pane leaves under its controls, or on a phone (panes stack) 560 px. */
+  /** The height the figures may fill: what the pane shows under its controls, or on a phone (panes stack) 600 px. */
   function pictureRoom(): number {
     const body = canvas.closest<HTMLElement>('.pane-body');
-    if (!body || matchMedia('(max-width: 760px)').matches) return 560;
-    const below = body.clientHeight - 150 - (figures[0]?.shown.extras.length ? 30 : 0);
-    return Math.min(560, Math.max(160, below));
+    if (!body || matchMedia('(max-width: 760px)').matches) return 600;
+    return Math.max(200, body.clientHeight - 70);
   }
 
   function draw(): void {
