@@ -494,6 +494,17 @@ export async function visionChecks(browser, site, engine, shots) {
         `size ${bytes.readUInt32BE(16)}`,
       );
       assert(download.suggestedFilename().startsWith('attnscope-image-'), download.suggestedFilename());
+      // The SVG: the same drawing recorded, the picture embedded, a rect per patch, the caption and the model's name.
+      await page.waitForTimeout(300);
+      const [svg] = await Promise.all([
+        page.waitForEvent('download', { timeout: 15_000 }),
+        page.click('button[data-export=image][data-format=svg]'),
+      ]);
+      const svgPath = join(shots, 'vision-export.svg');
+      await svg.saveAs(svgPath);
+      const text = readFileSync(svgPath, 'utf8');
+      const rects = (text.match(/<rect /g) ?? []).length;
+      assert(text.includes('<image ') && rects >= 256 && text.includes('Dinov2WithRegistersModel'), `${rects} rects`);
     });
 
     await check(
@@ -580,9 +591,35 @@ export async function visionChecks(browser, site, engine, shots) {
       for (let y = 0; y < 10_000; y++)
         for (let x = 0; x < 10_000; x++) raw[y * 10_001 + 1 + x] = ((x >> 5) ^ (y >> 5)) & 1 ? 230 : 25;
       const big = encodePng(10_000, 10_000, 1, raw);
+      // The page's thread stays free while the image decodes, scales and runs (off its thread): the longest a timer
+      // of 20 ms waits past its time there (a task that held the thread), and the longest gap between frames.
+      await page.evaluate(() => {
+        const g = (window.__gaps = { task: 0, frame: 0, on: true });
+        let due = performance.now() + 20;
+        const timer = () => {
+          const now = performance.now();
+          g.task = Math.max(g.task, now - due);
+          due = now + 20;
+          if (g.on) setTimeout(timer, 20);
+        };
+        setTimeout(timer, 20);
+        let last = performance.now();
+        const tick = (t) => {
+          g.frame = Math.max(g.frame, t - last);
+          last = t;
+          if (g.on) requestAnimationFrame(tick);
+        };
+        requestAnimationFrame(tick);
+      });
       const start = Date.now();
-      await choose('huge.png', big);
+      // Playwright hands the file to the page on its thread (setInputFiles): the watch starts once the page has it.
+      const chosen = page.setInputFiles('#image-file', { name: 'huge.png', mimeType: 'image/png', buffer: big });
+      await page.waitForFunction(() => document.getElementById('image-status').textContent.startsWith('Reading'));
+      const handed = await page.evaluate(() => ({ ...window.__gaps }));
+      await page.evaluate(() => Object.assign(window.__gaps, { task: 0, frame: 0 }));
+      await chosen;
       const shown = await settled();
+      const gaps = await page.evaluate(() => ((window.__gaps.on = false), window.__gaps));
       const notice = await page.textContent('#image-status');
       assert(notice.includes('10000 × 10000') && notice.includes('scaled it to 4000 × 4000'), notice);
       const size = await page.evaluate(() => {
@@ -591,7 +628,13 @@ export async function visionChecks(browser, site, engine, shots) {
       });
       assert(size.join() === '4000,4000', size.join());
       assert(shown[0].values.length === 256, 'no overlay');
-      console.log(`     decoded, scaled and run in ${Date.now() - start} ms`);
+      const ms = (x) => `${x.toFixed(0)} ms`;
+      console.log(
+        `     handing the file over held the page's thread ${ms(handed.task)}; ` +
+          `decoded, scaled and run in ${Date.now() - start} ms; the page's thread held at most ${ms(gaps.task)} ` +
+          `at a time, frames ${ms(gaps.frame)} apart at most`,
+      );
+      assert(gaps.task < 250, `a task held the page's thread for ${ms(gaps.task)} while the image decoded`);
     });
 
     await check(

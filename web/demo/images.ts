@@ -1,10 +1,36 @@
-// Images for a vision model, decoded off the page's thread: createImageBitmap decodes in the browser's own threads,
-// with the EXIF orientation applied as the browser shows the image ('from-image') and no colour-profile conversion
+// Images for a vision model, decoded off the page's thread (createImageBitmap in a worker of their own,
+// image-worker.ts), with the EXIF orientation applied as the browser shows the image ('from-image') and no colour-profile conversion
 // (Pillow, which Hugging Face's image processors call, converts none either). The size is read from the file's
 // header first, so that an image too large is scaled down while it decodes (resizeWidth/Height), or refused, before
 // its pixels are ever held whole: the engine takes up to 50 megapixels, and the page sends it at most MAX_PIXELS.
 // The samples are drawn here, procedurally: made for the project, nothing downloaded.
+import type { DecodeReply, DecodeRequest } from './image-worker.js';
 import type { PageImage } from './state.js';
+
+let worker: Worker | null = null;
+let asked = 0;
+type Decoded = { bitmap: ImageBitmap; copy: ImageBitmap };
+const waiting = new Map<number, { resolve: (b: Decoded) => void; reject: (e: Error) => void }>();
+
+/** createImageBitmap in the image worker: a Blob, or an ImageBitmap (moved there, so the page's copy is gone). */
+function inWorker(source: Blob | ImageBitmap, options: ImageBitmapOptions): Promise<Decoded> {
+  if (!worker) {
+    // Written out here: bundlers find the worker's entry by this very expression.
+    worker = new Worker(new URL('./image-worker.ts', import.meta.url), { type: 'module' });
+    worker.onmessage = ({ data }: MessageEvent<DecodeReply>) => {
+      const w = waiting.get(data.id);
+      waiting.delete(data.id);
+      if ('bitmap' in data) w?.resolve(data);
+      else w?.reject(new Error(data.error));
+    };
+  }
+  const id = ++asked;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    const transfer = source instanceof ImageBitmap ? [source] : [];
+    worker!.postMessage({ id, source, options } satisfies DecodeRequest, transfer);
+  });
+}
 
 /** Above this many pixels the page scales an image down (keeping its shape) before the model's own resize. */
 export const MAX_PIXELS = 16_000_000;
@@ -107,30 +133,24 @@ export async function decodeImage(blob: Blob, name: string): Promise<PageImage> 
       );
     if (pixels > MAX_PIXELS || Math.max(width, height) > MAX_SIDE) {
       const [w, h] = fitWithin(width, height);
-      const bitmap = await createImageBitmap(blob, {
-        ...OPTIONS,
-        resizeWidth: w,
-        resizeHeight: h,
-        resizeQuality: 'high',
-      });
-      return made(bitmap, name, null, { width, height });
+      const decoded = await inWorker(blob, { ...OPTIONS, resizeWidth: w, resizeHeight: h, resizeQuality: 'high' });
+      return made(decoded, name, null, { width, height });
     }
   }
-  let bitmap: ImageBitmap;
+  let decoded: Decoded;
   try {
-    bitmap = await createImageBitmap(blob, OPTIONS);
+    decoded = await inWorker(blob, OPTIONS);
   } catch (err) {
     throw new Error(`${name} could not be read as an image (${err instanceof Error ? err.message : String(err)})`);
   }
-  const original = { width: bitmap.width, height: bitmap.height };
+  const original = { width: decoded.bitmap.width, height: decoded.bitmap.height };
   // A format whose header the page does not read (AVIF, say), decoded whole: scaled down now if it is too large.
   if (original.width * original.height > MAX_PIXELS || Math.max(original.width, original.height) > MAX_SIDE) {
     const [w, h] = fitWithin(original.width, original.height);
-    const smaller = await createImageBitmap(bitmap, { resizeWidth: w, resizeHeight: h, resizeQuality: 'high' });
-    bitmap.close();
-    bitmap = smaller;
+    decoded.copy.close();
+    decoded = await inWorker(decoded.bitmap, { resizeWidth: w, resizeHeight: h, resizeQuality: 'high' });
   }
-  return made(bitmap, name, null, original);
+  return made(decoded, name, null, original);
 }
 
 /** The largest size of the same shape within MAX_PIXELS and MAX_SIDE, each side at least 1. */
@@ -139,14 +159,19 @@ function fitWithin(width: number, height: number): [number, number] {
   return [Math.max(1, Math.floor(width * scale)), Math.max(1, Math.floor(height * scale))];
 }
 
-function made(bitmap: ImageBitmap, name: string, sample: string | null, original: PageImage['original']): PageImage {
+function made(
+  { bitmap, copy }: Decoded,
+  name: string,
+  sample: string | null,
+  original: PageImage['original'],
+): PageImage {
   const scaled = bitmap.width !== original.width || bitmap.height !== original.height;
   const notice = scaled
     ? `${name} is ${original.width} × ${original.height} (${mp(original.width * original.height)} megapixels): ` +
       `the page scaled it to ${bitmap.width} × ${bitmap.height} (its most: ${mp(MAX_PIXELS)} megapixels, ` +
       `${MAX_SIDE.toLocaleString('en')} pixels a side) before the model's own resize.`
     : '';
-  return { id: ++counter, bitmap, name, sample, original, notice };
+  return { id: ++counter, bitmap, forWorker: copy, name, sample, original, notice };
 }
 
 /** The samples: scenes drawn here for the project, a few objects on a background each. */
@@ -165,8 +190,8 @@ export async function sampleImage(key: string): Promise<PageImage> {
   const canvas = new OffscreenCanvas(W, H);
   const ctx = canvas.getContext('2d')!;
   sample.draw(ctx);
-  const bitmap = await createImageBitmap(canvas);
-  return made(bitmap, sample.title, SAMPLES[key] ? key : 'shapes', { width: W, height: H });
+  const [bitmap, copy] = [await createImageBitmap(canvas), await createImageBitmap(canvas)];
+  return made({ bitmap, copy }, sample.title, SAMPLES[key] ? key : 'shapes', { width: W, height: H });
 }
 
 function sky(ctx: OffscreenCanvasRenderingContext2D, horizon: number, top: string, bottom: string): void {

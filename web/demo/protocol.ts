@@ -114,14 +114,19 @@ interface Asks {
     /** Encoder-decoders: which set of maps to return; the target's ids when generated (else `context` is tokenized). */
     stack?: Stack;
     contextIds?: number[];
-    /** Vision models: the image to run (a copy of the page's; the page keeps its own to draw) and its id. */
-    image?: ImageAsk;
+    /** Vision models: the image to run, sent before (`image`). */
+    image?: number;
   };
   /**
    * Vision models: a second model beside the loaded one, on the same image (DINOv2 with and without registers, say).
    * With `source`, loads it first (replacing the last one); without, runs the image on the one loaded.
    */
-  beside: { source?: Source; image: ImageAsk };
+  beside: { source?: Source; image: number };
+  /**
+   * Vision models: an image the page decoded, moved to the worker once (a copy of the page's, transferred, so that
+   * no run copies its pixels on the page's thread); runs name it by its id. The worker keeps the last two.
+   */
+  image: { image: ImageAsk };
   /**
    * Encoder-decoders: a target generated from the text (the source). With 1 beam, greedily: each token streams back
    * as a `target-token` message, then the reply. With `beams` 2 to 8, by beam search: no token is final until the
@@ -317,6 +322,7 @@ interface Replies {
   ablate: { layer: number; head: number; tokens: string[]; cosines: Float32Array; mean: number };
   npy: { bytes: Uint8Array };
   beside: BesideRun;
+  image: Record<never, never>;
   cost: { heads: number; dk: number; points: Array<{ n: number; ms: number }> };
 }
 export type Reply<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Replies[P] }[K];

@@ -179,6 +179,7 @@ export function connect(
       } else if (during === 'run') store.put({ runError: message });
       else if (during === 'generate') generation.failed(message);
       else if (during === 'translate') keepTarget({ errors: { ...store.get().errors, translate: message } });
+      else if (during === 'image') store.put({ runError: message });
       else if (during === 'beside') store.put({ besideLoading: { state: 'error', message: `Beside: ${message}` } });
       else if (during !== 'npy' && during !== 'stop') fail(during, message);
     },
@@ -205,11 +206,14 @@ export function connect(
       delete errors.translate;
       store.put({ translation: { request, source: s.text, text: '', ids: [], beams, stopping: false }, errors });
     },
+    sendImage(id, bitmap) {
+      channel.send({ kind: 'image', image: { id, bitmap } }, [bitmap]);
+    },
     loadBeside(source, transfer = []) {
       const s = store.get();
       if (!s.image || !s.model?.vision) return;
       askedBeside = s.image.id;
-      channel.send({ kind: 'beside', source, image: { id: s.image.id, bitmap: s.image.bitmap } }, transfer);
+      channel.send({ kind: 'beside', source, image: s.image.id }, transfer);
       const name = source.kind === 'hub' ? source.id : 'the files';
       store.put({ besideLoading: { state: 'loading', message: `Loading ${name} beside ${s.model.name}…` } });
     },
@@ -242,8 +246,8 @@ export function connect(
     const vision = s.mode === 'model' && !!s.model?.vision;
     // A vision model waits for its image (the side panel draws a sample at once).
     if (vision && !s.image) return;
-    // The bitmap is copied to the worker (structured clone): the page keeps its own.
-    const image = vision ? { image: { id: s.image!.id, bitmap: s.image!.bitmap } } : {};
+    // The image went to the worker when it was decoded (sendImage): the run names it.
+    const image = vision ? { image: s.image!.id } : {};
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
     const ask = {
       text: s.text,
@@ -295,7 +299,7 @@ export function connect(
     // The second vision model follows the image.
     if (s.beside && s.image && s.model?.vision && s.beside.vision.image !== s.image.id && askedBeside !== s.image.id) {
       askedBeside = s.image.id;
-      channel.send({ kind: 'beside', image: { id: s.image.id, bitmap: s.image.bitmap } });
+      channel.send({ kind: 'beside', image: s.image.id });
     }
     const r = s.result;
     // Grown maps (generation) and the induction test have no run of the text in the worker to analyse.

@@ -24,6 +24,8 @@ export interface PageImage {
   /** A new id for every image, so that a run says which image it was of. */
   id: number;
   bitmap: ImageBitmap;
+  /** A second bitmap of the same pixels, made off the page's thread, for the worker: moved there once, then null. */
+  forWorker: ImageBitmap | null;
   /** The file's name, or the sample's. */
   name: string;
   /** A sample the page draws (a link can carry it), else null (the image came from the person's computer). */

@@ -35,6 +35,8 @@ export interface Session {
   /** A vision model's normalization (to draw its input again), and the second vision model beside it. */
   normalization: import('./worker-vision.js').Normalization | null;
   beside: { model: Model; normalization: import('./worker-vision.js').Normalization } | null;
+  /** The images the page sent, by id: the last two. */
+  images: Map<number, ImageBitmap>;
   kept(run: number, what: string): Kept;
 }
 

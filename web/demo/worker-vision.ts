@@ -4,7 +4,7 @@
 // and rollout through every layer. A second model can run beside the first on the same image (the side-by-side).
 import type { Engine, ImageRunResult, Model } from 'attnscope';
 
-import type { BesideRun, ImageAsk, Reply, Request, RunResult, Source, VisionRun } from './protocol.js';
+import type { BesideRun, Reply, Request, RunResult, Source, VisionRun } from './protocol.js';
 import type { Kept, Session } from './worker-analysis.js';
 
 /** How the model's input was normalized, to draw it as a picture again: v = (p · std + mean) / rescale. */
@@ -110,9 +110,9 @@ function visionOf(engine: Engine, model: Model, r: ImageRunResult, image: number
 /** Runs the image the request carries; the worker keeps it (for ablation), the page gets the maps and the rest. */
 export function runImage(request: Request<'run'>, s: Session): { kept: Kept; extra: Partial<RunResult> } {
   const model = s.model!;
-  const image = request.image;
-  if (!image) throw new Error('choose an image: this is a vision model');
-  const r = model.run({ image: image.bitmap }, { headSummaries: true });
+  const bitmap = request.image === undefined ? undefined : s.images.get(request.image);
+  if (!bitmap) throw new Error('choose an image: this is a vision model');
+  const r = model.run({ image: bitmap }, { headSummaries: true });
   const kept: Kept = {
     mode: 'model',
     tokens: r.tokens,
@@ -125,9 +125,9 @@ export function runImage(request: Request<'run'>, s: Session): { kept: Kept; ext
     causal: false,
     truncated: false,
     totalTokens: r.tokens.length,
-    bitmap: image.bitmap,
+    bitmap,
   };
-  return { kept, extra: { vision: visionOf(s.engine, model, r, image.id, s.normalization!) } };
+  return { kept, extra: { vision: visionOf(s.engine, model, r, request.image!, s.normalization!) } };
 }
 
 /** Loads the second model (when asked to) and runs the image on it. */
@@ -149,14 +149,16 @@ export async function beside(request: Request<'beside'>, s: Session): Promise<Re
   }
   if (!s.beside) throw new Error('load a second vision model first');
   const { model, normalization } = s.beside;
-  const r = model.run({ image: image.bitmap });
+  const bitmap = s.images.get(image);
+  if (!bitmap) throw new Error('the image has changed since; choose it again');
+  const r = model.run({ image: bitmap });
   const run: BesideRun = {
     model: model.info.name,
     architecture: model.info.architecture,
     tokens: r.tokens,
     attentions: r.attentions,
     shape: r.shape,
-    vision: visionOf(s.engine, model, r, image.id, normalization),
+    vision: visionOf(s.engine, model, r, image, normalization),
   };
   return { id, kind: 'beside', ...run };
 }

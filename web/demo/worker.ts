@@ -38,6 +38,7 @@ const w: Session = {
   generation: null,
   normalization: null,
   beside: null,
+  images: new Map(),
   kept(run: number, what: string): Kept {
     const kept = this.runs.get(run);
     if (!kept) throw new Error(`${what}: that text has changed since; try again`);
@@ -284,6 +285,11 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
     return kept.bitmap ? ablateImage(request, kept, w) : ablate(request, kept, w);
   },
   beside: (request) => beside(request, w),
+  image: ({ id, image }) => {
+    w.images.set(image.id, image.bitmap);
+    for (const old of w.images.keys()) if (w.images.size > 2) w.images.delete(old);
+    return { id, kind: 'image' };
+  },
   npy,
   cost,
   next: (request) => next(request, w.kept(request.run, 'The next-token pane'), w),

@@ -27,7 +27,10 @@ export function imageInputView(page: Page): View {
     page.store.put({ imageNotice: { state: 'busy', message: `Reading ${what}…` } });
     try {
       const image = await make();
-      if (ticket !== decoding) return image.bitmap.close();
+      if (ticket !== decoding) return [image.bitmap, image.forWorker].forEach((b) => b?.close());
+      // The worker's copy, made where it was decoded, moves there (no copy of its pixels on the page's thread).
+      page.sendImage(image.id, image.forWorker!);
+      image.forWorker = null;
       const old = page.store.get().image;
       page.store.select({ image }, { imageNotice: image.notice ? { state: 'ok', message: image.notice } : null });
       old?.bitmap.close();
