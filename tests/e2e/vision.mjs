@@ -313,8 +313,21 @@ export async function visionChecks(browser, site, engine, shots) {
           Array.from(rolled.subarray(0, n)),
           { timeout: 15_000 },
         );
-        await page.check('input[name=view][value=head]');
         await page.screenshot({ path: join(shots, 'vision-rollout.png') });
+        // Flow, where defined: 257 tokens are too many for every row's max-flows, so the bars are [CLS]'s alone.
+        const flow = engine.attentionFlow(r, { residual: true, rows: [0] }).data;
+        await page.check('input[name=view][value=flow]');
+        await page.waitForFunction(
+          (w) => {
+            const v = document.getElementById('bars').dataset.values;
+            return v && JSON.parse(v).every((x, i) => Math.abs(x - w[i]) < 1e-5);
+          },
+          Array.from(flow),
+          { timeout: 60_000 },
+        );
+        const note = await page.textContent('#across-note');
+        assert(note.includes('for the chosen token only'), note);
+        await page.check('input[name=view][value=head]');
       },
     );
 
@@ -380,6 +393,15 @@ export async function visionChecks(browser, site, engine, shots) {
         want = column(r, 1, 4, 1 + k).slice(1);
         assert(close(shown.values, want), `to: worst ${worst(shown.values, want)}`);
         await page.screenshot({ path: join(shots, 'vision-hover.png') });
+        // The keyboard walks the patches from the one in view.
+        await page.focus('#overlay');
+        await page.keyboard.press('ArrowRight');
+        await page.waitForFunction((k) => document.getElementById('overlay').dataset.hover === `0:${k}`, k + 1);
+        await page.keyboard.press('ArrowUp');
+        await page.waitForFunction((k) => document.getElementById('overlay').dataset.hover === `0:${k}`, k + 1 - 16);
+        await hoverPatch(0, 7, 4);
+        await hoverPatch(0, 7, 3);
+        await page.waitForFunction((k) => document.getElementById('overlay').dataset.hover === `0:${k}`, k);
         await page.mouse.down();
         await page.mouse.up();
         await page.waitForFunction((t) => window.__attnscope.state().token === t, 1 + k);
