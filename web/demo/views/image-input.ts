@@ -56,13 +56,13 @@ export function imageInputView(page: Page): View {
     input.value = ''; // the same file chosen again is a new choice
     if (file) void useFile(file);
   });
-  // With a vision model loaded, a dropped image is the image (before the picker's drop handler takes files as a
-  // model's); anything else is left to it.
+  // With a vision model loaded, dropped images are the image (the first of them), before the picker's drop handler
+  // takes files as a model's; anything else (a model's files) is left to it.
   document.addEventListener(
     'drop',
     (e) => {
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (!page.store.get().model?.vision || files.length !== 1 || !isImage(files[0])) return;
+      if (!page.store.get().model?.vision || !files.length || !files.every(isImage)) return;
       e.preventDefault();
       e.stopPropagation();
       void useFile(files[0]);
