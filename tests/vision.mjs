@@ -96,3 +96,100 @@ export function pillowPixels(jobs) {
     return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4).slice();
   });
 }
+
+/** DINOv2's image processor as facebook/dinov2-small has it: shortest edge to 256 (bicubic), the centre 224 × 224. */
+export const DINOV2_PREPROCESSOR = {
+  crop_size: { height: 224, width: 224 },
+  do_center_crop: true,
+  do_convert_rgb: true,
+  do_normalize: true,
+  do_rescale: true,
+  do_resize: true,
+  image_mean: [0.485, 0.456, 0.406],
+  image_processor_type: 'BitImageProcessor',
+  image_std: [0.229, 0.224, 0.225],
+  resample: 3,
+  rescale_factor: 0.00392156862745098,
+  size: { shortest_edge: 256 },
+};
+
+/**
+ * A random DINOv2 (with registers when `registers` > 0) at 224² with patch 14: a 16 × 16 grid of patches, large
+ * enough to see in the page. The golden checkpoints' names and shapes (Dinov2Model, Dinov2WithRegistersModel), other
+ * sizes; weights from a fixed generator, queries and keys wide enough for attention that is not uniform.
+ * @param {{ registers?: number, hidden?: number, heads?: number, layers?: number, seed?: number }} [options]
+ * @returns {Record<string, Uint8Array>}
+ */
+export function dinov2Files({ registers = 0, hidden = 48, heads = 6, layers = 3, seed = 1 } = {}) {
+  let s = seed >>> 0;
+  const uniform = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
+  /** @type {Record<string, { data: Float32Array, shape: number[] }>} */
+  const state = {};
+  const put = (
+    /** @type {string} */ name,
+    /** @type {number[]} */ shape,
+    /** @type {number | 'one' | 'zero'} */ scale,
+  ) => {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(size).map(() => (scale === 'one' ? 1 : scale === 'zero' ? 0 : scale * uniform()));
+    state[name] = { data, shape };
+  };
+  const patches = (224 / 14) ** 2;
+  put('embeddings.cls_token', [1, 1, hidden], 1);
+  put('embeddings.mask_token', [1, hidden], 'zero');
+  if (registers) put('embeddings.register_tokens', [1, registers, hidden], 1);
+  put('embeddings.position_embeddings', [1, 1 + patches, hidden], 0.5);
+  put('embeddings.patch_embeddings.projection.weight', [hidden, 3, 14, 14], 0.06);
+  put('embeddings.patch_embeddings.projection.bias', [hidden], 0.1);
+  for (let l = 0; l < layers; l++) {
+    const p = `encoder.layer.${l}.`;
+    put(`${p}norm1.weight`, [hidden], 'one');
+    put(`${p}norm1.bias`, [hidden], 'zero');
+    for (const [name, scale] of [
+      ['query', 1.2],
+      ['key', 1.2],
+      ['value', 0.4],
+    ]) {
+      put(`${p}attention.attention.${name}.weight`, [hidden, hidden], Number(scale));
+      put(`${p}attention.attention.${name}.bias`, [hidden], 0.1);
+    }
+    put(`${p}attention.output.dense.weight`, [hidden, hidden], 0.4);
+    put(`${p}attention.output.dense.bias`, [hidden], 0.1);
+    put(`${p}layer_scale1.lambda1`, [hidden], 'one');
+    put(`${p}norm2.weight`, [hidden], 'one');
+    put(`${p}norm2.bias`, [hidden], 'zero');
+    put(`${p}mlp.fc1.weight`, [2 * hidden, hidden], 0.4);
+    put(`${p}mlp.fc1.bias`, [2 * hidden], 0.1);
+    put(`${p}mlp.fc2.weight`, [hidden, 2 * hidden], 0.3);
+    put(`${p}mlp.fc2.bias`, [hidden], 0.1);
+    put(`${p}layer_scale2.lambda1`, [hidden], 'one');
+  }
+  put('layernorm.weight', [hidden], 'one');
+  put('layernorm.bias', [hidden], 'zero');
+  const config = {
+    architectures: [registers ? 'Dinov2WithRegistersModel' : 'Dinov2Model'],
+    model_type: registers ? 'dinov2_with_registers' : 'dinov2',
+    hidden_act: 'gelu',
+    hidden_size: hidden,
+    image_size: 224,
+    layer_norm_eps: 1e-6,
+    layerscale_value: 1,
+    mlp_ratio: 2,
+    num_attention_heads: heads,
+    num_channels: 3,
+    num_hidden_layers: layers,
+    patch_size: 14,
+    qkv_bias: true,
+    use_swiglu_ffn: false,
+    ...(registers && { num_register_tokens: registers }),
+  };
+  const json = (/** @type {unknown} */ j) => new TextEncoder().encode(JSON.stringify(j));
+  return {
+    'config.json': json(config),
+    'model.safetensors': safetensors(state),
+    'preprocessor_config.json': json(DINOV2_PREPROCESSOR),
+  };
+}

@@ -16,6 +16,7 @@ import { downloadChecks } from './downloads.mjs';
 import { assert, check, chooseTinyBert, finish, hover, launch, mapAndButtons, open, serve } from './harness.mjs';
 import { llmChecks } from './llm.mjs';
 import { seq2seqChecks } from './seq2seq.mjs';
+import { visionChecks } from './vision.mjs';
 import { workspaceChecks } from './workspace.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -484,6 +485,7 @@ await analysisChecks(browser, site, engine, shots);
 await workspaceChecks(browser, site, shots);
 await llmChecks(browser, site, engine, shots);
 await seq2seqChecks(browser, site, engine, shots);
+await visionChecks(browser, site, engine, shots);
 engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.

@@ -72,9 +72,19 @@ function saved(): number[][] | null {
   }
 }
 
-/** split.js on wide screens, nothing on narrow ones; follows the window across the boundary. */
-export function createSplits(): void {
+/** The map and the main dock in image mode: the image pane, in the main dock, takes the larger part. */
+const IMAGE_SIZES = [42, 58];
+const MAP_MAIN = 3;
+
+/**
+ * split.js on wide screens, nothing on narrow ones; follows the window across the boundary. Returns a switch for
+ * image mode, which widens the main dock (where the image pane is) and gives the sizes back when it ends.
+ */
+export function createSplits(): (image: boolean) => void {
   let splits: Split.Instance[] = [];
+  /** Image mode's state, and the sizes the map and the main dock had before it. */
+  let image = false;
+  let before: number[] | null = null;
   const remember = () => {
     try {
       localStorage.setItem(SAVED, JSON.stringify(splits.map((s) => s.getSizes())));
@@ -119,9 +129,21 @@ export function createSplits(): void {
     splits.forEach((s) => s.destroy());
     splits = [];
     if (!narrow.matches) create();
+    if (image && splits.length) splits[MAP_MAIN].setSizes(IMAGE_SIZES);
   };
   narrow.addEventListener('change', apply);
   apply();
+  return (on) => {
+    if (on === image) return;
+    image = on;
+    const split = splits[MAP_MAIN];
+    if (!split) return;
+    if (on) {
+      before = split.getSizes();
+      // Wider than that already (dragged so): left as it is.
+      if (before[1] < IMAGE_SIZES[1]) split.setSizes(IMAGE_SIZES);
+    } else if (before) split.setSizes(before);
+  };
 }
 
 /**

@@ -26,7 +26,12 @@ store.select({
   // A seed of its own for every visit, unless a link brings one: it shows, and the link keeps it.
   seed: restore?.seed ?? Math.floor(Math.random() * 2 ** 31),
   ...(restore?.sampling && { sampling: restore.sampling }),
+  ...(restore?.overlay && { overlay: restore.overlay }),
+  ...(restore?.opacity !== undefined && { opacity: restore.opacity }),
+  ...(restore?.normLayer !== undefined && { normLayer: restore.normLayer }),
+  ...(restore?.hoverShows && { hoverShows: restore.hoverShows }),
 });
+if (restore?.image) store.put({ pendingSample: restore.image });
 const { page, restoring, answered } = connect(store, colours, restore);
 const views = createViews(page);
 const exports = exportTable(views);
@@ -46,8 +51,14 @@ function writeLink(): void {
   $<HTMLInputElement>('share-link').value = location.href;
   // A model from files cannot travel in a link: the link says so, and asks for the files where it is opened.
   const note = $('share-note');
-  note.hidden = s.modelId !== 'files';
-  note.textContent = 'The model came from files: the link carries the text and view, and asks for the same files.';
+  const fileImage = !!s.model?.vision && !!s.image && !s.image.sample;
+  note.hidden = s.modelId !== 'files' && !fileImage;
+  const what = s.model?.vision ? 'the view' : 'the text and view';
+  note.textContent =
+    s.modelId === 'files'
+      ? `The model came from files: the link carries ${what}, and asks for the same files.` +
+        (fileImage ? ' The image came from your computer: choose it again where the link is opened.' : '')
+      : 'The image came from your computer, which a link cannot carry: it opens with a sample; choose the image again.';
 }
 
 /**
@@ -70,8 +81,11 @@ function exportable(): void {
 // Each change draws the views (each does only what changed for it); the frame's chrome (the export buttons'
 // state) waits for the animation frame, so that a generation's many changes cost it once a frame.
 let chrome = 0;
+/** Image mode widens the image pane's dock (and gives the sizes back after). */
+const imageMode = createSplits();
 store.subscribe((s, changed) => {
   if (changed.has('main') || changed.has('tools')) tabs(s);
+  if (changed.has('model')) imageMode(!!s.model?.vision);
   renderAll(views, s);
   chrome ||= requestAnimationFrame(() => {
     chrome = 0;
@@ -84,7 +98,6 @@ const refit = new ResizeObserver(() => renderAll(views, store.get()));
 for (const dock of document.querySelectorAll('.dock')) refit.observe(dock);
 tabs(store.get());
 renderAll(views, store.get());
-createSplits();
 createHints();
 createAbout();
 createScrollCues();
@@ -133,5 +146,17 @@ document.addEventListener('click', (event) => {
 // For the browser tests: the state and the map's frame times, to read (never to drive anything).
 const mapFrames = (views.find((v) => v.id === 'map') as { frames?: number[] }).frames ?? [];
 Object.defineProperty(window, '__attnscope', {
-  value: Object.freeze({ state: () => store.get(), frames: () => [...mapFrames], answered }),
+  value: Object.freeze({
+    state: () => store.get(),
+    frames: () => [...mapFrames],
+    answered,
+    /** The image's RGBA as the page decoded it (what its vision model runs on), for small test images. */
+    imagePixels: () => {
+      const b = store.get().image?.bitmap;
+      if (!b) return null;
+      const ctx = new OffscreenCanvas(b.width, b.height).getContext('2d')!;
+      ctx.drawImage(b, 0, 0);
+      return { width: b.width, height: b.height, data: Array.from(ctx.getImageData(0, 0, b.width, b.height).data) };
+    },
+  }),
 });

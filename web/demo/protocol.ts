@@ -1,7 +1,7 @@
 // Everything the page and the worker say to each other: one request type per kind, and the reply
 // the worker sends for it (of the same kind), plus load progress and errors. Both sides import
 // this file and nothing else of each other.
-import type { EngineInfo, HeadSummary, LogitLens, ModelInfo, Tensor } from 'attnscope';
+import type { EngineInfo, HeadSummary, ImageLabel, LogitLens, ModelInfo, Tensor } from 'attnscope';
 
 /**
  * Which attention the page shows: the model's heads on the text; the parameter-free softmax(s · X Xᵀ) X; or
@@ -40,6 +40,49 @@ export interface HeadMeasures {
 }
 export type Summary = HeadSummary & HeadMeasures;
 
+/** An image the page decoded (EXIF orientation applied, scaled down if it was too large), with its page-wide id. */
+export interface ImageAsk {
+  id: number;
+  bitmap: ImageBitmap;
+}
+
+/**
+ * What a vision model's run adds to a RunResult: the patch grid, where the patches start among the tokens, the
+ * model's input as a picture, each token's norm per layer, rollout, and a classifier's labels.
+ */
+export interface VisionRun {
+  /** The image the run was of (ImageAsk.id). */
+  image: number;
+  /** [rows, cols] of patches. */
+  grid: [number, number];
+  /** Tokens before the registers ([CLS], DeiT's distillation token), then `registers`, then the patches row by row. */
+  prefix: number;
+  registers: number;
+  patchSize: number;
+  /**
+   * The model's input (after its resize and centre crop) as RGBA, de-normalized with the model's mean and std:
+   * the picture the maps are over, patch for patch.
+   */
+  picture: { data: Uint8ClampedArray; width: number; height: number };
+  /** Whether the mean and std came from preprocessor_config.json (else the image processor's defaults). */
+  normalization: string;
+  /** [layers + 1, n]: each token's hidden-state norm at the input and after each layer. */
+  tokenNorms: Float32Array;
+  /** [n, n]: rollout through every layer, with the residual ((A + I) / 2), heads averaged. */
+  rollout: Float32Array;
+  labels: ImageLabel[];
+}
+
+/** A second vision model's run on the same image, for the side-by-side. */
+export interface BesideRun {
+  model: string;
+  architecture: string;
+  tokens: string[];
+  attentions: Float32Array;
+  shape: Shape;
+  vision: VisionRun;
+}
+
 /** Rollout or flow for one output token. */
 export interface AcrossAsk {
   view: Across;
@@ -71,7 +114,19 @@ interface Asks {
     /** Encoder-decoders: which set of maps to return; the target's ids when generated (else `context` is tokenized). */
     stack?: Stack;
     contextIds?: number[];
+    /** Vision models: the image to run, sent before (`image`). */
+    image?: number;
   };
+  /**
+   * Vision models: a second model beside the loaded one, on the same image (DINOv2 with and without registers, say).
+   * With `source`, loads it first (replacing the last one); without, runs the image on the one loaded.
+   */
+  beside: { source?: Source; image: number };
+  /**
+   * Vision models: an image the page decoded, moved to the worker once (a copy of the page's, transferred, so that
+   * no run copies its pixels on the page's thread); runs name it by its id. The worker keeps the last two.
+   */
+  image: { image: ImageAsk };
   /**
    * Encoder-decoders: a target generated from the text (the source). With 1 beam, greedily: each token streams back
    * as a `target-token` message, then the reply. With `beams` 2 to 8, by beam search: no token is final until the
@@ -211,6 +266,8 @@ export interface RunResult {
   origin: 'text' | 'generation' | 'induction';
   /** Rollout or flow, when the run asked for it: the same as an `across` reply. */
   across?: { id: number; kind: 'across' } & AcrossResult;
+  /** Vision models: the image's grid, picture, token norms and rollout. */
+  vision?: VisionRun;
 }
 
 /** The next-token distribution after a position: every logit, and the best candidates' text. */
@@ -264,6 +321,8 @@ interface Replies {
   intervene: { description: string } & Contrast;
   ablate: { layer: number; head: number; tokens: string[]; cosines: Float32Array; mean: number };
   npy: { bytes: Uint8Array };
+  beside: BesideRun;
+  image: Record<never, never>;
   cost: { heads: number; dk: number; points: Array<{ n: number; ms: number }> };
 }
 export type Reply<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Replies[P] }[K];

@@ -30,9 +30,11 @@ const runKey = (s: Readonly<State>, lens: boolean) => {
   const partial = r && !r.trimmed && r.mapLayers.length < r.layers;
   const context = s.mode === 'cross' || pairs(s) ? (s.contextIds ?? s.context) : null;
   const stack = pairs(s) ? s.stack : null;
+  // A vision model runs on the image, whatever the text box holds.
+  const vision = s.mode === 'model' && !!s.model?.vision;
   return JSON.stringify([
     s.mode,
-    s.ids ?? s.text,
+    vision ? `image ${s.image?.id ?? 'none'}` : (s.ids ?? s.text),
     context,
     stack,
     lens,
@@ -75,7 +77,22 @@ export function connect(
       const opens = model.languageModel && !store.get().model?.languageModel && !linked;
       // Beams start at the model's own num_beams (generation_config.json), within what the page lets through.
       const beams = beamCount(Math.min(model.generation?.numBeams ?? 1, MAX_BEAMS)) ?? 1;
-      store.select({ causal, ids: null, beams, ...(opens && { tools: 'next' as const }) });
+      // A vision model opens the image pane (its model's heads on the image: no text modes); a text model after one
+      // leaves it for the head view.
+      const main = model.vision
+        ? (pending && !pending.ready && pending.main) || 'image'
+        : store.get().main === 'image'
+          ? 'lines'
+          : undefined;
+      const mode = model.vision ? { mode: 'model' as const } : {};
+      store.select({
+        causal,
+        ids: null,
+        beams,
+        ...mode,
+        ...(main && { main }),
+        ...(opens && { tools: 'next' as const }),
+      });
       // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else
       // until a model the person chooses has loaded.
       const waiting = id === 0 && pending?.model === 'files';
@@ -148,6 +165,7 @@ export function connect(
       const best = reply.ranking[0];
       store.select({ layer: best.layer, head: best.head, view: 'head', token: null });
     },
+    beside: (reply) => settle('beside', { beside: reply, besideLoading: null }),
     npy: ({ bytes }) =>
       download('attentions.npy', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' })),
     error({ during, message, id }) {
@@ -161,6 +179,8 @@ export function connect(
       } else if (during === 'run') store.put({ runError: message });
       else if (during === 'generate') generation.failed(message);
       else if (during === 'translate') keepTarget({ errors: { ...store.get().errors, translate: message } });
+      else if (during === 'image') store.put({ runError: message });
+      else if (during === 'beside') store.put({ besideLoading: { state: 'error', message: `Beside: ${message}` } });
       else if (during !== 'npy' && during !== 'stop') fail(during, message);
     },
     crash: (message) => store.put({ runError: `the worker failed (${message})` }),
@@ -185,6 +205,17 @@ export function connect(
       const errors = { ...s.errors };
       delete errors.translate;
       store.put({ translation: { request, source: s.text, text: '', ids: [], beams, stopping: false }, errors });
+    },
+    sendImage(id, bitmap) {
+      channel.send({ kind: 'image', image: { id, bitmap } }, [bitmap]);
+    },
+    loadBeside(source, transfer = []) {
+      const s = store.get();
+      if (!s.image || !s.model?.vision) return;
+      askedBeside = s.image.id;
+      channel.send({ kind: 'beside', source, image: s.image.id }, transfer);
+      const name = source.kind === 'hub' ? source.id : 'the files';
+      store.put({ besideLoading: { state: 'loading', message: `Loading ${name} beside ${s.model.name}…` } });
     },
     stopTranslation() {
       const t = store.get().translation;
@@ -212,6 +243,11 @@ export function connect(
   function run(): void {
     const s = store.get();
     askedRun = runKey(s, lens);
+    const vision = s.mode === 'model' && !!s.model?.vision;
+    // A vision model waits for its image (the side panel draws a sample at once).
+    if (vision && !s.image) return;
+    // The image went to the worker when it was decoded (sendImage): the run names it.
+    const image = vision ? { image: s.image!.id } : {};
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
     const ask = {
       text: s.text,
@@ -222,6 +258,7 @@ export function connect(
       lens,
       layer: s.layer,
       across,
+      ...image,
     };
     lastRun = channel.send({ kind: 'run', ...ask });
   }
@@ -234,6 +271,8 @@ export function connect(
   }
 
   let askedAcross = '';
+  /** The image the second model (beside) was last asked to run. */
+  let askedBeside = 0;
   let askedMath = '';
   let askedNext = '';
   store.subscribe((s: Readonly<State>) => {
@@ -256,6 +295,11 @@ export function connect(
       // The last generation describes the text until it is edited (its ids are the text's while unchanged).
       if (s.generated && s.ids !== s.generated.ids) queueMicrotask(() => store.put({ generated: null }));
       return run();
+    }
+    // The second vision model follows the image.
+    if (s.beside && s.image && s.model?.vision && s.beside.vision.image !== s.image.id && askedBeside !== s.image.id) {
+      askedBeside = s.image.id;
+      channel.send({ kind: 'beside', image: s.image.id });
     }
     const r = s.result;
     // Grown maps (generation) and the induction test have no run of the text in the worker to analyse.

@@ -1,9 +1,11 @@
 // The page's state in its URL (after '#', so it never reaches a server): the text, the model, the
 // layer and head, what the map shows, which panes are open, and how the next token is drawn (the
-// temperature, top-k, top-p and the seed, so a generation repeats). A link restores all of them; the
+// temperature, top-k, top-p and the seed, so a generation repeats), and for a vision model the image pane's view
+// (its overlay, opacity, norms' layer, which way hovering reads) and the sample image, when the image is one of
+// the page's (an image from the person's computer stays there: the link asks for it). A link restores all of them; the
 // page keeps its own URL up to date as the state changes (history.replaceState, no new entries).
 import type { Sampling } from './protocol.js';
-import type { MainPane, State, ToolPane, View } from './state.js';
+import type { MainPane, Overlay, State, ToolPane, View } from './state.js';
 
 export interface Shared {
   text?: string;
@@ -17,10 +19,19 @@ export interface Shared {
   tools?: ToolPane;
   sampling?: Sampling;
   seed?: number;
+  overlay?: Overlay;
+  opacity?: number;
+  /** The norms' layer (0: the input); absent: the last. */
+  normLayer?: number;
+  hoverShows?: 'from' | 'to';
+  /** A sample image's name. */
+  image?: string;
 }
 
 const VIEWS: readonly View[] = ['head', 'rollout', 'flow'];
-const MAIN: readonly MainPane[] = ['lines', 'math'];
+const MAIN: readonly MainPane[] = ['image', 'lines', 'math'];
+const OVERLAYS: readonly Overlay[] = ['head', 'heads', 'rollout', 'norms'];
+const SAMPLE = /^[a-z]{1,20}$/;
 const TOOLS: readonly ToolPane[] = [
   'next',
   'lens',
@@ -51,7 +62,14 @@ export function readShared(hash: string): Shared {
   };
   const seed = number('seed', 0, Number.MAX_SAFE_INTEGER);
   const [temperature, topK, topP] = [number('t', 0, 2), number('k', 0, 1e6), number('p', 0.01, 1)];
+  const normLayer = number('nl', 0, 4096);
+  const image = p.get('img');
   return {
+    overlay: one('ov', OVERLAYS),
+    opacity: number('op', 0, 1),
+    normLayer: normLayer !== undefined && Number.isInteger(normLayer) ? normLayer : undefined,
+    hoverShows: one('hs', ['from', 'to'] as const),
+    image: image && SAMPLE.test(image) ? image : undefined,
     text: text !== null ? text.slice(0, 20_000) : undefined,
     model: p.get('model') ?? undefined,
     layer: index('layer'),
@@ -68,7 +86,22 @@ export function readShared(hash: string): Shared {
 }
 
 export function writeShared(
-  s: Pick<State, 'text' | 'layer' | 'head' | 'view' | 'main' | 'tools' | 'sampling' | 'seed'>,
+  s: Pick<
+    State,
+    | 'text'
+    | 'layer'
+    | 'head'
+    | 'view'
+    | 'main'
+    | 'tools'
+    | 'sampling'
+    | 'seed'
+    | 'overlay'
+    | 'opacity'
+    | 'normLayer'
+    | 'hoverShows'
+    | 'image'
+  > & { model?: { vision?: boolean } | null },
   model: string,
 ): string {
   const p = new URLSearchParams({
@@ -84,6 +117,13 @@ export function writeShared(
     p: String(s.sampling.topP),
     seed: String(s.seed),
   });
+  if (s.model?.vision) {
+    p.set('ov', s.overlay);
+    p.set('op', String(s.opacity));
+    if (s.normLayer !== null) p.set('nl', String(s.normLayer));
+    p.set('hs', s.hoverShows);
+    if (s.image?.sample) p.set('img', s.image.sample);
+  }
   return `#${p.toString()}`;
 }
 

@@ -3,7 +3,7 @@
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
 import type { EngineInfo, ModelInfo } from 'attnscope';
 
-import type { Mode, PageLimit, Reply, RunResult, Sampling, Stack } from './protocol.js';
+import type { BesideRun, Mode, PageLimit, Reply, RunResult, Sampling, Stack } from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
 /**
@@ -12,7 +12,29 @@ export type View = 'head' | 'rollout' | 'flow';
  */
 export type Aggregate = 'head' | 'mean' | 'entropy';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
-export type MainPane = 'lines' | 'math';
+export type MainPane = 'image' | 'lines' | 'math';
+/**
+ * What the image pane lays over the picture: the selected head's [CLS] attention, every head of the layer at once
+ * (one colour per head), rollout's [CLS] row, or each token's norm.
+ */
+export type Overlay = 'head' | 'heads' | 'rollout' | 'norms';
+
+/** An image the page decoded, to run a vision model on; its bitmap stays here to draw, a copy goes to the worker. */
+export interface PageImage {
+  /** A new id for every image, so that a run says which image it was of. */
+  id: number;
+  bitmap: ImageBitmap;
+  /** A second bitmap of the same pixels, made off the page's thread, for the worker: moved there once, then null. */
+  forWorker: ImageBitmap | null;
+  /** The file's name, or the sample's. */
+  name: string;
+  /** A sample the page draws (a link can carry it), else null (the image came from the person's computer). */
+  sample: string | null;
+  /** Its size as decoded (EXIF orientation applied), before any scaling down. */
+  original: { width: number; height: number };
+  /** What the page did to it before the model's own preprocessing (scaled down), or ''. */
+  notice: string;
+}
 export type ToolPane = 'next' | 'lens' | 'heads' | 'induction' | 'across' | 'compare' | 'intervene' | 'ablate' | 'cost';
 
 export interface Choice {
@@ -52,6 +74,15 @@ export interface Choice {
   maxNewTokens: number;
   /** Encoder-decoders: how many beams "Generate the target" keeps, 1 to 8 (1: greedy, streamed a token at a time). */
   beams: number;
+  /** Vision models: the image the model runs on. */
+  image: PageImage | null;
+  /** Vision models: what the image pane lays over the picture, and how opaque (0 to 1). */
+  overlay: Overlay;
+  opacity: number;
+  /** The token norms' layer: 0 is the stack's input, L the last layer's output; null: the last. */
+  normLayer: number | null;
+  /** Hovering a patch shows what it attends to ('from') or what attends to it ('to'). */
+  hoverShows: 'from' | 'to';
 }
 
 /** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
@@ -117,10 +148,26 @@ export interface Data {
   generation: Generating | null;
   generated: Generated | null;
   translation: Translating | null;
+  /** Vision models: the image's notice (scaled down, refused, unreadable), and the second model beside the first. */
+  imageNotice: { state: 'ok' | 'error' | 'busy'; message: string } | null;
+  beside: BesideRun | null;
+  besideLoading: Loading | null;
+  /** The sample image a link names, drawn once a vision model is loaded. */
+  pendingSample: string | null;
   /** A panel's last error, by the request kind that failed. */
   errors: Partial<
     Record<
-      'across' | 'math' | 'compare' | 'intervene' | 'ablate' | 'cost' | 'next' | 'generate' | 'induction' | 'translate',
+      | 'across'
+      | 'math'
+      | 'compare'
+      | 'intervene'
+      | 'ablate'
+      | 'cost'
+      | 'next'
+      | 'generate'
+      | 'induction'
+      | 'translate'
+      | 'beside',
       string
     >
   >;
@@ -155,6 +202,11 @@ export function initialState(): State {
     seed: 1,
     maxNewTokens: 32,
     beams: 1,
+    image: null,
+    overlay: 'head',
+    opacity: 0.6,
+    normLayer: null,
+    hoverShows: 'from',
     engine: null,
     model: null,
     limit: null,
@@ -172,6 +224,10 @@ export function initialState(): State {
     generation: null,
     generated: null,
     translation: null,
+    imageNotice: null,
+    beside: null,
+    besideLoading: null,
+    pendingSample: null,
     errors: {},
   };
 }
@@ -214,6 +270,7 @@ export class Store {
       next.barToken = clamp(next.barToken, n - 1);
       if (next.token !== null) next.token = clamp(next.token, n - 1);
       if (next.activeHeads.length !== heads) next.activeHeads = Array<boolean>(heads).fill(true);
+      if (next.normLayer !== null) next.normLayer = clamp(next.normLayer, next.result!.layers);
     }
     const changed = new Set((Object.keys(next) as Key[]).filter((k) => next[k] !== this.state[k]));
     if (!changed.size) return;

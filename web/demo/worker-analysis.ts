@@ -19,6 +19,8 @@ export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
   scale?: number;
   /** The layers of the stack the maps are of, where it is not the model's (an encoder-decoder's encoder). */
   layers?: number;
+  /** A vision model's run: the image it ran on (ablation runs it again). */
+  bitmap?: ImageBitmap;
 }
 
 export interface Session {
@@ -30,6 +32,11 @@ export interface Session {
   layerCache: Map<string, MultiHeadParams | Tensor>;
   /** The generation in progress, to stop. */
   generation: AbortController | null;
+  /** A vision model's normalization (to draw its input again), and the second vision model beside it. */
+  normalization: import('./worker-vision.js').Normalization | null;
+  beside: { model: Model; normalization: import('./worker-vision.js').Normalization } | null;
+  /** The images the page sent, by id: the last two. */
+  images: Map<number, ImageBitmap>;
   kept(run: number, what: string): Kept;
 }
 

@@ -20,6 +20,7 @@ import {
 } from './worker-analysis.js';
 import { generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
 import { runPair, translate } from './worker-seq2seq.js';
+import { ablateImage, beside, normalizationOf, preprocessorText, refuseImage, runImage } from './worker-vision.js';
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -35,6 +36,9 @@ const w: Session = {
   runs: new Map(),
   layerCache: new Map(),
   generation: null,
+  normalization: null,
+  beside: null,
+  images: new Map(),
   kept(run: number, what: string): Kept {
     const kept = this.runs.get(run);
     if (!kept) throw new Error(`${what}: that text has changed since; try again`);
@@ -87,6 +91,8 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
   }
   w.runs.clear();
   w.layerCache.clear();
+  // A vision model's input is drawn again from its pixels: how they were normalized, from its preprocessor_config.json.
+  w.normalization = next.info.vision ? normalizationOf(await preprocessorText(source)) : null;
   const info = w.engine.info();
   return {
     id,
@@ -109,6 +115,8 @@ function run(request: Request<'run'>): Reply<'run'> {
   let extra: Partial<RunResult> = {};
   if (mode === 'cross') {
     ({ kept, extra } = crossAttention(request, w));
+  } else if (mode === 'model' && w.model?.info.vision) {
+    ({ kept, extra } = runImage(request, w));
   } else if (mode === 'model' && w.model?.info.encoderDecoder) {
     ({ kept, extra } = runPair(request, w));
   } else if (mode === 'model' && w.model?.info.languageModel) {
@@ -252,10 +260,36 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
   load,
   run,
   across: (request) => across(request, w.kept(request.run, 'Rollout and flow'), w),
-  math: (request) => math(request, w.kept(request.run, 'The math view'), w),
-  compare: (request) => compare(request, w.kept(request.run, 'Compare'), w),
-  intervene: (request) => intervene(request, w.kept(request.run, 'Intervene'), w),
-  ablate: (request) => ablate(request, w.kept(request.run, 'Head ablation'), w),
+  math: (request) => {
+    const kept = w.kept(request.run, 'The math view');
+    if (kept.bitmap)
+      refuseImage('The math view', "walks through a head from its layer's input, which an image run does not keep");
+    return math(request, kept, w);
+  },
+  compare: (request) => {
+    const kept = w.kept(request.run, 'Compare');
+    if (kept.bitmap)
+      refuseImage(
+        'Compare',
+        'runs a second sentence; for a second model on the same image, use "Beside" in the image pane',
+      );
+    return compare(request, kept, w);
+  },
+  intervene: (request) => {
+    const kept = w.kept(request.run, 'Intervene');
+    if (kept.bitmap) refuseImage('Intervene', 'hides or replaces a token of a text');
+    return intervene(request, kept, w);
+  },
+  ablate: (request) => {
+    const kept = w.kept(request.run, 'Head ablation');
+    return kept.bitmap ? ablateImage(request, kept, w) : ablate(request, kept, w);
+  },
+  beside: (request) => beside(request, w),
+  image: ({ id, image }) => {
+    w.images.set(image.id, image.bitmap);
+    for (const old of w.images.keys()) if (w.images.size > 2) w.images.delete(old);
+    return { id, kind: 'image' };
+  },
   npy,
   cost,
   next: (request) => next(request, w.kept(request.run, 'The next-token pane'), w),
@@ -266,6 +300,8 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
     return { id, kind: 'stop' };
   },
   induction: (request) => {
+    if (w.model?.info.vision)
+      refuseImage('The induction test', 'runs random tokens of a vocabulary, which a vision model has not');
     const start = performance.now();
     const { kept, result } = induction(request, w);
     return { ...result, run: reply(request.id, kept, performance.now() - start, 'induction') };

@@ -6,6 +6,8 @@ import { acrossView } from './across.js';
 import { compareView, interveneView } from './compare.js';
 import { gridView } from './grid.js';
 import { headsView } from './heads.js';
+import { imageInputView } from './image-input.js';
+import { imageView } from './image.js';
 import { inductionView } from './induction.js';
 import { lensView } from './lens.js';
 import { linesView } from './lines.js';
@@ -21,9 +23,11 @@ import type { Export, Page, View } from './view.js';
 const VIEWS: Array<(page: Page) => View> = [
   pickerView,
   sourceView,
+  imageInputView,
   tokensView,
   gridView,
   mapView,
+  imageView,
   linesView,
   mathView,
   nextView,

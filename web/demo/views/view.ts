@@ -45,6 +45,10 @@ export interface Page {
    * beam search, which shows none, ends with its leading beam as the target (its reply still counts).
    */
   stopTranslation(): void;
+  /** Vision models: moves a copy of a decoded image to the worker (transferred), where runs name it by its id. */
+  sendImage(id: number, bitmap: ImageBitmap): void;
+  /** Vision models: loads a second model (replacing the last) and runs the image on it beside the first. */
+  loadBeside(source: import('../protocol.js').Source, transfer?: Transferable[]): void;
 }
 
 export const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
