@@ -9,6 +9,7 @@
 //   page       the demo in Chromium: long tasks while typing, panning and generating (bench/page.mjs, section 9)
 //   blocks     every family on the one block, A/B against another checkout (bench/blocks.mjs, section 10)
 //   translation  an opus-mt-en-de-shaped encoder-decoder: encode 64, write 32 with every map (bench/seq2seq.mjs, 11)
+//   vision     ViT-B/16 at 224² and DINOv2-S/14 at 518², every map (bench/vision.mjs, 12)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights). Section 1's times are also drawn, time against n per engine,
@@ -27,6 +28,7 @@ import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-mode
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { pageBench } from './page.mjs';
 import { translation } from './seq2seq.mjs';
+import { vision } from './vision.mjs';
 import { timePlot } from './plot.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
 
@@ -40,6 +42,7 @@ const SECTIONS = {
   typing: llmTyping,
   blocks,
   translation,
+  vision,
 };
 /** Sections that run on their own, without the engine processes. */
 const ALONE = { page: pageBench };
@@ -53,14 +56,19 @@ if (chosen.length && chosen.every((name) => name in ALONE)) {
   process.exit(0);
 }
 
-prepare();
+/**
+ * Sections that time AttnScope's wasm builds against ORT-web alone, on workloads they write themselves: run on their
+ * own, they need neither the native build nor the shared workloads, and start neither TF.js nor the native engine.
+ */
+const WASM_AND_ORT = new Set(['translation', 'vision']);
+const full = !chosen.length || chosen.some((name) => !WASM_AND_ORT.has(name));
+if (full) prepare();
 
 const engines = [
   ...attnscopeEngines(),
   new EngineProcess('ORT-web ×1', ...node('ort.mjs', 1)),
   new EngineProcess('ORT-web ×2', ...node('ort.mjs', 2)),
-  new EngineProcess('TF.js wasm ×1', ...node('tfjs.mjs', 1)),
-  ...nativeEngines(),
+  ...(full ? [new EngineProcess('TF.js wasm ×1', ...node('tfjs.mjs', 1)), ...nativeEngines()] : []),
 ];
 /** Each row's largest difference from its reference engine, for the agreement report. */
 const worstDiff = {};

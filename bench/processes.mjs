@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { median } from './stats.mjs';
-import { writeLlm, writeSeq2seq, writeWorkloads } from './workloads.mjs';
+import { writeLlm, writeSeq2seq, writeVision, writeWorkloads } from './workloads.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}build/bench`;
@@ -47,6 +47,12 @@ export function prepareLlm() {
 export function prepareSeq2seq() {
   console.log("Writing the translation rows' weights and ONNX graphs (once)…");
   writeSeq2seq(dir);
+}
+
+/** Writes the vision models' files (once: about 870 MB in build/bench/vision). */
+export function prepareVision() {
+  console.log("Writing the vision rows' weights, inputs and ONNX graphs (once)…");
+  writeVision(dir);
 }
 
 /** One engine process, spoken to one JSON line at a time. */

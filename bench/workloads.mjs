@@ -167,6 +167,149 @@ export function seq2seqSample(ids, lastCrossRow) {
   return [...Array.from(ids), ...Array.from(lastCrossRow)];
 }
 
+/**
+ * The vision rows: the base models of google/vit-base-patch16-224 (ViTModel: its ViT and pooler, without the
+ * 1,000-class classifier) and facebook/dinov2-small (Dinov2Model), each at its trained size, so that neither engine
+ * resizes the position table. `ffn` is ViT's intermediate_size and DINOv2's hidden_size × mlp_ratio (4).
+ */
+export const VISION_MODELS = {
+  vit: {
+    name: 'ViT-B/16 224²',
+    config: {
+      architectures: ['ViTModel'],
+      model_type: 'vit',
+      attention_probs_dropout_prob: 0.0,
+      hidden_act: 'gelu',
+      hidden_dropout_prob: 0.0,
+      hidden_size: 768,
+      image_size: 224,
+      initializer_range: 0.02,
+      intermediate_size: 3072,
+      layer_norm_eps: 1e-12,
+      num_attention_heads: 12,
+      num_channels: 3,
+      num_hidden_layers: 12,
+      patch_size: 16,
+      qkv_bias: true,
+      torch_dtype: 'float32',
+    },
+    ffn: 3072,
+  },
+  dinov2: {
+    name: 'DINOv2-S/14 518²',
+    config: {
+      architectures: ['Dinov2Model'],
+      model_type: 'dinov2',
+      attention_probs_dropout_prob: 0.0,
+      drop_path_rate: 0.0,
+      hidden_act: 'gelu',
+      hidden_dropout_prob: 0.0,
+      hidden_size: 384,
+      image_size: 518,
+      initializer_range: 0.02,
+      layer_norm_eps: 1e-6,
+      layerscale_value: 1.0,
+      mlp_ratio: 4,
+      num_attention_heads: 6,
+      num_channels: 3,
+      num_hidden_layers: 12,
+      patch_size: 14,
+      qkv_bias: true,
+      torch_dtype: 'float32',
+      use_swiglu_ffn: false,
+    },
+    ffn: 1536,
+  },
+};
+
+/** A vision row's tokens: [CLS] and one per patch of its trained size (197 for ViT-B/16, 1,370 for DINOv2-S/14). */
+export const visionTokens = ({ config: c }) => 1 + (c.image_size / c.patch_size) ** 2;
+
+/**
+ * A vision row's input [3, H, W] as an image processor leaves it (values of a normalized photo, about ±2): smooth
+ * colour waves with a little noise, so that heads attend to regions rather than uniformly.
+ */
+function visionPixels({ config: c }, seed) {
+  const side = c.image_size;
+  const noise = random(3 * side * side, seed);
+  const data = new Float32Array(3 * side * side);
+  for (let ch = 0, i = 0; ch < 3; ch++)
+    for (let y = 0; y < side; y++)
+      for (let x = 0; x < side; x++, i++)
+        data[i] = 1.5 * Math.sin(0.05 * x + 0.9 * ch) * Math.cos(0.037 * y - 0.4 * ch) + 5 * noise[i];
+  return { data, shape: [3, side, side] };
+}
+
+/**
+ * The vision models' files in `dir`/vision/<vit|dinov2>: config.json and model.safetensors (F32, random, the Hub's
+ * names and shapes: LayerNorms 1 and 0, as a trained model starts, DINOv2's layer scales about 1), pixels.safetensors
+ * (the input), and model.onnx, an ONNX graph of the same weights with every layer's attention probabilities as
+ * outputs (bench/peers/onnx_graphs.py --vit, --dinov2). About 350 + 90 MB of weights and as much of graphs, written once.
+ */
+export function writeVision(dir) {
+  for (const [key, model] of Object.entries(VISION_MODELS)) {
+    const out = join(dir, 'vision', key);
+    if (existsSync(join(out, 'model.onnx'))) continue;
+    mkdirSync(out, { recursive: true });
+    const c = model.config;
+    const [d, patch, layers] = [c.hidden_size, c.patch_size, c.num_hidden_layers];
+    const positions = visionTokens(model);
+    const dinov2 = c.model_type === 'dinov2';
+    let seed = 300;
+    const t = {};
+    const tensor = (name, shape, fill = null) => {
+      const data = random(
+        shape.reduce((a, b) => a * b, 1),
+        seed++,
+      );
+      if (fill === 'one') data.fill(1);
+      if (fill === 'zero') data.fill(0);
+      if (fill === 'around one') for (let i = 0; i < data.length; i++) data[i] += 1;
+      t[name] = { data, shape };
+    };
+    tensor('embeddings.cls_token', [1, 1, d]);
+    if (dinov2) tensor('embeddings.mask_token', [1, d]);
+    tensor('embeddings.position_embeddings', [1, positions, d]);
+    tensor('embeddings.patch_embeddings.projection.weight', [d, 3, patch, patch]);
+    tensor('embeddings.patch_embeddings.projection.bias', [d]);
+    const names = dinov2
+      ? ['norm1', 'norm2', 'mlp.fc1', 'mlp.fc2']
+      : ['layernorm_before', 'layernorm_after', 'intermediate.dense', 'output.dense'];
+    const [norm1, norm2, up, down] = names;
+    for (let l = 0; l < layers; l++) {
+      const p = `encoder.layer.${l}.`;
+      tensor(`${p}${norm1}.weight`, [d], 'one');
+      tensor(`${p}${norm1}.bias`, [d], 'zero');
+      for (const w of ['attention.attention.query', 'attention.attention.key', 'attention.attention.value']) {
+        tensor(`${p}${w}.weight`, [d, d]);
+        tensor(`${p}${w}.bias`, [d]);
+      }
+      tensor(`${p}attention.output.dense.weight`, [d, d]);
+      tensor(`${p}attention.output.dense.bias`, [d]);
+      if (dinov2) tensor(`${p}layer_scale1.lambda1`, [d], 'around one');
+      tensor(`${p}${norm2}.weight`, [d], 'one');
+      tensor(`${p}${norm2}.bias`, [d], 'zero');
+      tensor(`${p}${up}.weight`, [model.ffn, d]);
+      tensor(`${p}${up}.bias`, [model.ffn]);
+      tensor(`${p}${down}.weight`, [d, model.ffn]);
+      tensor(`${p}${down}.bias`, [d]);
+      if (dinov2) tensor(`${p}layer_scale2.lambda1`, [d], 'around one');
+    }
+    tensor('layernorm.weight', [d], 'one');
+    tensor('layernorm.bias', [d], 'zero');
+    if (!dinov2) {
+      tensor('pooler.dense.weight', [d, d]);
+      tensor('pooler.dense.bias', [d]);
+    }
+    writeFileSync(join(out, 'config.json'), JSON.stringify(c));
+    writeFileSync(join(out, 'model.safetensors'), safetensors(t));
+    writeFileSync(join(out, 'pixels.safetensors'), safetensors({ pixels: visionPixels(model, seed) }));
+    execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, `--${key}`, out], {
+      stdio: 'inherit',
+    });
+  }
+}
+
 /** Writes every workload's files into `dir`, then the ONNX graphs of the same weights (python3-onnx). */
 export function writeWorkloads(dir) {
   mkdirSync(join(dir, 'bert'), { recursive: true });

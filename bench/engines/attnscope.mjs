@@ -25,13 +25,18 @@ const dist = other ? pathToFileURL(join(other, 'dist/node.js')).href : '../../di
 const { createEngine } = await import(dist);
 const engine = await createEngine({ threads, build: threads > 1 ? `${kind}-threads` : kind });
 // The micro-kernel of the same build, for the peak the GEMM and long-input rows compare with (bench/kernel_peak.cpp).
+// It and the shared workloads are read when first needed: the translation and vision sections run without them.
 const require = createRequire(import.meta.url);
 const peakBuild = `../../build/wasm/bench/kernel_peak_${kind === 'relaxed-simd' ? 'st-relaxed' : 'st'}`;
-const kernel = await require(`${peakBuild}.js`)({
-  wasmBinary: readFileSync(new URL(`${peakBuild}.wasm`, import.meta.url)),
-});
-const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
-const mha = readSafetensors(join(dir, 'mha.safetensors'));
+let kernel = null;
+const peakKernel = async () =>
+  (kernel ??= await require(`${peakBuild}.js`)({
+    wasmBinary: readFileSync(new URL(`${peakBuild}.wasm`, import.meta.url)),
+  }));
+let inputsRead = null;
+let mhaRead = null;
+const inputs = () => (inputsRead ??= readSafetensors(join(dir, 'inputs.safetensors')));
+const mhaWeights = () => (mhaRead ??= readSafetensors(join(dir, 'mha.safetensors')));
 const files = (sub, names) => Object.fromEntries(names.map((f) => [f, readFileSync(join(sub, f))]));
 /** The BERT workload loaded last: `{ work, model }`. */
 let bert = null;
@@ -40,23 +45,25 @@ let layer = null;
 let pair = null;
 let llm = null;
 let seq2seq = null;
+/** The vision model loaded last: `{ key, model }` (one at a time: ViT-B is 350 MB in float32). */
+let vision = null;
 const loadLlm = async () =>
   (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
 
 serveEngine(
-  async ({ work, n, rows, k, m, context, tokens, causal = false }) => {
+  async ({ work, n, rows, k, m, context, tokens, model: key, causal = false }) => {
     if (work === 'mha') {
       // Weights held in the engine, as the peers hold theirs (initializers, tensors).
-      layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
-      const x = inputs[`x${n}`];
+      layer ??= engine.multiHeadLayer(mhaWeights(), { heads: HEADS });
+      const x = inputs()[`x${n}`];
       return () => {
         const r = layer.run(x, { causal });
         return sample(r.weights.data, n, r.output.data, D);
       };
     } else if (work === 'mha-into') {
       // The layer writing into the caller's arrays, the same two every call (options.into): no new arrays to touch.
-      layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
-      const x = inputs[`x${n}`];
+      layer ??= engine.multiHeadLayer(mhaWeights(), { heads: HEADS });
+      const x = inputs()[`x${n}`];
       const into = { output: new Float32Array(n * D), weights: new Float32Array(HEADS * n * n) };
       return () => {
         const r = layer.run(x, { causal, into });
@@ -64,10 +71,10 @@ serveEngine(
       };
     } else if (work === 'mha-oneshot') {
       // The stateless call most users make: the weights cross into the engine on every call.
-      const x = inputs[`x${n}`];
-      layer ??= engine.multiHeadLayer(mha, { heads: HEADS });
+      const x = inputs()[`x${n}`];
+      layer ??= engine.multiHeadLayer(mhaWeights(), { heads: HEADS });
       pair = {
-        oneShot: () => engine.multiHeadAttention(x, mha, { heads: HEADS, causal }),
+        oneShot: () => engine.multiHeadAttention(x, mhaWeights(), { heads: HEADS, causal }),
         layer: () => layer.run(x, { causal }),
       };
       return () => {
@@ -90,7 +97,7 @@ serveEngine(
         return sample(r.attentions.subarray((r.shape[0] - 1) * r.shape[1] * n * n), n, r.hidden.data, D);
       };
     } else if (work === 'gemm') {
-      const x = inputs[`a${rows}x${k}`];
+      const x = inputs()[`a${rows}x${k}`];
       const dense = engine.linearLayer(readSafetensors(join(dir, `gemm_${k}x${m}.safetensors`)).w);
       return () => Array.from(dense.run(x).data.subarray(0, m));
     } else if (work === 'default') {
@@ -152,12 +159,27 @@ serveEngine(
         const last = ((layers - 1) * heads * rows + rows - 1) * m; // the last layer's first head, its last row
         return seq2seqSample(g.targetIds, g.maps.cross.attentions.subarray(last, last + m));
       };
+    } else if (work === 'vision') {
+      // An image's pixels [3, H, W] through a vision transformer, every layer's and head's map returned (the default).
+      const folder = join(dir, 'vision', key);
+      if (vision?.key !== key) {
+        vision?.model.dispose();
+        vision = { key, model: await engine.loadModel({ files: files(folder, ['config.json', 'model.safetensors']) }) };
+      }
+      const { model } = vision;
+      const { pixels } = readSafetensors(join(folder, 'pixels.safetensors'));
+      return () => {
+        const r = model.run({ pixels });
+        const [layers, heads, tokens] = r.shape;
+        const last = r.attentions.subarray((layers - 1) * heads * tokens * tokens);
+        return sample(last, tokens, r.hidden.data, r.hidden.shape[1]);
+      };
     } else throw new Error(`unknown work ${work}`);
   },
   {
     heap: () => ({ bytes: engine.memory().heapBytes }),
     // The micro-kernel's GFLOPS on one thread now (about 0.3 s): the GEMM rows compare against it.
-    peak: () => ({ gflops: kernel._kernel_peak(0.3) }),
+    peak: async () => ({ gflops: (await peakKernel())._kernel_peak(0.3) }),
     // This machine's memory bandwidth now (bench/bandwidth.mjs): bytes copied and bytes read per second.
     bandwidth: () => memoryBandwidth(),
     // Section 8, cold: the layer on the one-shot call's input, right after that call in the same round, so that

@@ -20,14 +20,16 @@ import {
 const [threads, dir] = [Number(process.argv[2]), process.argv[3]];
 ort.env.wasm.numThreads = threads;
 ort.env.wasm.simd = true;
-const inputs = readSafetensors(join(dir, 'inputs.safetensors'));
+// The shared workloads' inputs, read when first needed: the translation and vision sections run without them.
+let inputsRead = null;
+const inputs = () => (inputsRead ??= readSafetensors(join(dir, 'inputs.safetensors')));
 const sessions = {};
 const session = async (name) => (sessions[name] ??= await ort.InferenceSession.create(join(dir, `${name}.onnx`)));
 
-serveEngine(async ({ work, n, rows, k, m, tokens }) => {
+serveEngine(async ({ work, n, rows, k, m, tokens, model }) => {
   if (work === 'mha') {
     const s = await session('mha');
-    const x = inputs[`x${n}`];
+    const x = inputs()[`x${n}`];
     const feeds = { X: new ort.Tensor('float32', x.data, x.shape) };
     return async () => {
       const r = await s.run(feeds);
@@ -44,7 +46,7 @@ serveEngine(async ({ work, n, rows, k, m, tokens }) => {
     };
   } else if (work === 'gemm') {
     const s = await session(`gemm_${k}x${m}`);
-    const x = inputs[`a${rows}x${k}`];
+    const x = inputs()[`a${rows}x${k}`];
     const feeds = { X: new ort.Tensor('float32', x.data, x.shape) };
     return async () => Array.from((await s.run(feeds)).Y.data.subarray(0, m));
   } else if (work === 'llm-prefill') {
@@ -107,6 +109,17 @@ serveEngine(async ({ work, n, rows, k, m, tokens }) => {
         ids.push(best);
       }
       return seq2seqSample(ids, last);
+    };
+  } else if (work === 'vision') {
+    // pixel_values [1, 3, H, W] through the graph of a "-with-attentions" export: every layer's attention returned.
+    const s = await session(`vision/${model}/model`);
+    const { pixels } = readSafetensors(join(dir, 'vision', model, 'pixels.safetensors'));
+    const c = JSON.parse(readFileSync(join(dir, 'vision', model, 'config.json'), 'utf8'));
+    const last = `P${c.num_hidden_layers - 1}`;
+    const feeds = { pixel_values: new ort.Tensor('float32', pixels.data, [1, ...pixels.shape]) };
+    return async () => {
+      const r = await s.run(feeds);
+      return sample(r[last].data, r[last].dims[1], r.last_hidden_state.data, c.hidden_size);
     };
   } else throw new Error(`onnxruntime-web has no ${work} workload here`);
 });

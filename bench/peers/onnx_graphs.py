@@ -20,9 +20,16 @@ the decoder with past keys and values, one token a call), every map returned:
   decoder.onnx      id [1] int64, position [1] int64, ck*, cv* [heads, m, hd], pk*, pv* [heads, t, hd]
                     -> logits [1, vocab], k*, v* [heads, t + 1, hd], S0.. [heads, 1, t + 1], C0.. [heads, 1, m]
 
+and, from a ViTModel or Dinov2Model checkpoint (F32, the Hub's names, run at its trained image_size), the graph a
+transformers.js "-with-attentions" export gives (pre-LN blocks, DINOv2's layer scale, exact GELU):
+
+  model.onnx        pixel_values [1, 3, H, W] -> last_hidden_state [n, d], P0.. [heads, n, n]
+                    (+ pooler_output [1, d] for ViTModel: tanh of a dense layer on [CLS])
+
 Run with Debian's python3-onnx:  /usr/bin/python3 bench/peers/onnx_graphs.py <folder>
                                  /usr/bin/python3 bench/peers/onnx_graphs.py --llm <checkpoint folder>
                                  /usr/bin/python3 bench/peers/onnx_graphs.py --marian <checkpoint folder>
+                                 /usr/bin/python3 bench/peers/onnx_graphs.py --vit|--dinov2 <checkpoint folder>
 """
 import json
 import struct
@@ -296,12 +303,71 @@ def marian(folder):
     g.save(folder / "decoder.onnx", ins, [f32("logits", [1, vocab])] + outs)
 
 
+def vision(folder, model_type):
+    """ViTModel or Dinov2Model at its trained size: the patches through a Conv (kernel and stride the patch size),
+    [CLS] before them, the position table added as it is (Hugging Face interpolates it only at other sizes), pre-LN
+    blocks (DINOv2: each sublayer's output times its layer scale before the residual add), the final LayerNorm; every
+    layer's attention probabilities returned, and ViTModel's pooler."""
+    t = read_safetensors(folder / "model.safetensors")
+    c = json.loads((folder / "config.json").read_text())
+    assert c["model_type"] == model_type, f"{folder}: a {c['model_type']} checkpoint, not {model_type}"
+    d, heads, layers, eps = c["hidden_size"], c["num_attention_heads"], c["num_hidden_layers"], c["layer_norm_eps"]
+    patch, side = c["patch_size"], c["image_size"]
+    n = 1 + (side // patch) ** 2
+    dinov2 = model_type == "dinov2"
+    names = ("norm1", "norm2", "mlp.fc1", "mlp.fc2") if dinov2 else ("layernorm_before", "layernorm_after", "intermediate.dense", "output.dense")
+    p = next((s for s in ("vit.", "dinov2.") if s + "embeddings.cls_token" in t), "")  # a task model's prefix
+    e = p + "embeddings."
+    g = Graph()
+    shape = lambda *dims: g.const(np.array(dims, np.int64), "shape")
+    lin = lambda m: (t[m + ".weight"].T, t[m + ".bias"])  # PyTorch [out, in] -> x·W
+    ln = lambda x, m: g.layer_norm(x, t[m + ".weight"], t[m + ".bias"], eps)
+
+    conv = g.op("Conv", ["pixel_values", g.const(t[e + "patch_embeddings.projection.weight"], "patch"),
+                         g.const(t[e + "patch_embeddings.projection.bias"], "patch_bias")],
+                kernel_shape=[patch, patch], strides=[patch, patch])  # [1, d, rows, cols]
+    patches = g.op("Transpose", [g.op("Reshape", [conv, shape(d, -1)])], perm=[1, 0])  # [rows·cols, d], row-major
+    x = g.op("Concat", [g.const(t[e + "cls_token"].reshape(1, d), "cls"), patches], axis=0)
+    x = g.op("Add", [x, g.const(t[e + "position_embeddings"].reshape(-1, d), "positions")])
+    outputs = []
+    for l in range(layers):
+        b = f"{p}encoder.layer.{l}."
+        wq, bq = lin(b + "attention.attention.query")
+        wk, bk = lin(b + "attention.attention.key")
+        wv, bv = lin(b + "attention.attention.value")
+        wo, bo = lin(b + "attention.output.dense")
+        a, _ = g.attention(ln(x, b + names[0]), wq, wk, wv, wo, heads, (bq, bk, bv, bo), weights_name=f"P{l}")
+        outputs.append(f32(f"P{l}", [heads, n, n]))
+        if dinov2:
+            a = g.op("Mul", [a, g.const(t[b + "layer_scale1.lambda1"], "scale")])
+        x = g.op("Add", [x, a])
+        h = g.linear(ln(x, b + names[1]), *lin(b + names[2]))
+        # GELU(h) = h · (1 + erf(h / √2)) / 2
+        erf = g.op("Erf", [g.op("Mul", [h, g.const(np.array(1 / np.sqrt(2), np.float32))])])
+        h = g.op("Mul", [g.op("Mul", [h, g.op("Add", [erf, g.const(np.array(1, np.float32))])]), g.const(np.array(0.5, np.float32))])
+        h = g.linear(h, *lin(b + names[3]))
+        if dinov2:
+            h = g.op("Mul", [h, g.const(t[b + "layer_scale2.lambda1"], "scale")])
+        x = g.op("Add", [x, h])
+    hidden = ln(x, p + "layernorm")
+    g.op("Identity", [hidden], outputs=["last_hidden_state"])
+    results = [f32("last_hidden_state", [n, d])]
+    if p + "pooler.dense.weight" in t:
+        cls = g.op("Gather", [hidden, g.const(np.array([0], np.int64), "first")], axis=0)  # [1, d]
+        g.op("Tanh", [g.linear(cls, *lin(p + "pooler.dense"))], outputs=["pooler_output"])
+        results.append(f32("pooler_output", [1, d]))
+    g.save(folder / "model.onnx", [f32("pixel_values", [1, 3, side, side])], results + outputs)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "--llm":
         llama(Path(sys.argv[2]))
         sys.exit(0)
     if sys.argv[1] == "--marian":
         marian(Path(sys.argv[2]))
+        sys.exit(0)
+    if sys.argv[1] in ("--vit", "--dinov2"):
+        vision(Path(sys.argv[2]), sys.argv[1][2:])
         sys.exit(0)
     folder = Path(sys.argv[1])
     mha(folder)

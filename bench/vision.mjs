@@ -1,0 +1,65 @@
+// Vision transformers (section 12): the base models of google/vit-base-patch16-224 at 224² (197 tokens) and
+// facebook/dinov2-small at 518² (1,370 tokens), random float32 weights in the Hub's names (bench/workloads.mjs), run on
+// the same pixels [3, H, W] with every layer's and head's map returned: AttnScope's model.run({ pixels }) against
+// onnxruntime-web on ONNX graphs of the same weights laid out as a transformers.js "-with-attentions" export
+// (bench/peers/onnx_graphs.py --vit, --dinov2).
+import { faster, fmt, ratio } from './harness.mjs';
+import { ATTNSCOPE_BUILDS as VARIANTS, prepareVision } from './processes.mjs';
+import { VISION_MODELS, visionTokens } from './workloads.mjs';
+
+const REFERENCE = 'AttnScope wasm ×1';
+/** Interleaved rounds per model: a DINOv2 call returns 540 MB of maps and takes seconds on one thread. */
+const ROUNDS = { vit: 7, dinov2: 5 };
+
+/** Section 12 and its target: at least 1.5× onnxruntime-web at the same thread count, on both models. */
+export async function vision({ engines, measure }) {
+  prepareVision();
+  const ours = VARIANTS.flatMap(({ name }) => [1, 2].map((t) => `AttnScope ${name} ×${t}`));
+  const shown = [...ours, 'ORT-web ×1', 'ORT-web ×2'];
+  const among = engines.filter((e) => shown.includes(e.name));
+  const results = {};
+  for (const [key, model] of Object.entries(VISION_MODELS))
+    results[key] = await measure(
+      `vision ${key} n=${visionTokens(model)}`,
+      { work: 'vision', model: key },
+      { rounds: ROUNDS[key], warmup: 1 },
+      among,
+      REFERENCE,
+    );
+  console.log(
+    `\n12. Vision transformers, random float32 weights: the pixels [3, H, W] through the model, every layer's ` +
+      `and head's map returned (median ms)`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(VISION_MODELS).map(([key, model]) => {
+        const r = results[key];
+        const { num_hidden_layers: layers, num_attention_heads: heads } = model.config;
+        return [
+          `${model.name}, ${layers} × ${heads} heads, n = ${visionTokens(model)}`,
+          {
+            ...Object.fromEntries(shown.map((name) => [name, fmt(r[name]?.ms)])),
+            ...Object.fromEntries(
+              VARIANTS.flatMap(({ name }) =>
+                [1, 2].map((t) => [
+                  `${name} ×${t} vs ORT ×${t}`,
+                  ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`]),
+                ]),
+              ),
+            ),
+          },
+        ];
+      }),
+    ),
+  );
+  console.log('Targets:');
+  for (const [key, model] of Object.entries(VISION_MODELS))
+    for (const { name } of VARIANTS)
+      for (const t of [1, 2])
+        faster(
+          `${model.name}: ${name} ×${t} vs ORT-web ×${t}`,
+          results[key][`AttnScope ${name} ×${t}`],
+          results[key][`ORT-web ×${t}`],
+          1.5,
+        );
+}
