@@ -133,25 +133,28 @@ export function shownOf(run: FigureRun, c: Choice, hover: { patch: number; shows
   const p0 = firstPatch(v);
   const patches = (full: Float32Array) => full.slice(p0, n);
   const where = `layer ${layer + 1}`;
-  if (hover && c.overlay !== 'norms') {
-    const token = p0 + hover.patch;
-    const column = hover.shows === 'to';
-    const full = c.overlay === 'rollout' ? rolloutLine(v, n, token, column) : line(run, layer, head, token, column);
+  /** A figure of attention weights over the patches, from 0 to their largest, the non-patch tokens apart. */
+  const weights = (what: Shown['what'], full: Float32Array, caption: string): Shown => {
     const values = patches(full);
-    const [, hi] = range(values);
-    const label = run.tokens[token];
-    const by = c.overlay === 'rollout' ? 'rollout' : `${where}, head ${head + 1}`;
     return {
-      what: hover.shows,
+      what,
       layer,
       head,
       values,
       extras: extrasOf(run, full),
       lo: 0,
-      hi: hi || 1,
+      hi: range(values)[1] || 1,
       outliers: [],
-      caption: column ? `What attends to ${label} (${by})` : `What ${label} attends to (${by})`,
+      caption,
     };
+  };
+  if (hover && c.overlay !== 'norms') {
+    const token = p0 + hover.patch;
+    const column = hover.shows === 'to';
+    const full = c.overlay === 'rollout' ? rolloutLine(v, n, token, column) : line(run, layer, head, token, column);
+    const label = run.tokens[token];
+    const by = c.overlay === 'rollout' ? 'rollout' : `${where}, head ${head + 1}`;
+    return weights(hover.shows, full, column ? `What attends to ${label} (${by})` : `What ${label} attends to (${by})`);
   }
   if (c.overlay === 'norms') {
     const at = c.normLayer === null ? layers : Math.min(c.normLayer, layers);
@@ -172,51 +175,19 @@ export function shownOf(run: FigureRun, c: Choice, hover: { patch: number; shows
       caption: `Token norms ${after}: ${flagged.outliers.length} high-norm patch${flagged.outliers.length === 1 ? '' : 'es'}`,
     };
   }
-  if (c.overlay === 'rollout') {
-    const full = rolloutLine(v, n, 0);
-    const values = patches(full);
-    return {
-      what: 'rollout',
-      layer,
-      head,
-      values,
-      extras: extrasOf(run, full),
-      lo: 0,
-      hi: range(values)[1] || 1,
-      outliers: [],
-      caption: `Rollout: what [CLS] draws on through all ${layers} layers`,
-    };
-  }
+  if (c.overlay === 'rollout')
+    return weights('rollout', rolloutLine(v, n, 0), `Rollout: what [CLS] draws on through all ${layers} layers`);
   const full = line(run, layer, head, 0);
-  const values = patches(full);
   if (c.overlay === 'heads') {
     const masks = Array.from({ length: heads }, (_, h) =>
       c.activeHeads[h] === false ? null : keptMass(patches(line(run, layer, h, 0))),
     );
     return {
-      what: 'heads',
-      layer,
-      head,
-      values,
-      extras: extrasOf(run, full),
-      lo: 0,
-      hi: range(values)[1] || 1,
+      ...weights('heads', full, `${where}: each head's patches holding ${KEEP_MASS * 100}% of its [CLS] attention`),
       masks,
-      outliers: [],
-      caption: `${where}: each head's patches holding ${KEEP_MASS * 100}% of its [CLS] attention`,
     };
   }
-  return {
-    what: 'head',
-    layer,
-    head,
-    values,
-    extras: extrasOf(run, full),
-    lo: 0,
-    hi: range(values)[1] || 1,
-    outliers: [],
-    caption: `${where}, head ${head + 1}: [CLS] → patches`,
-  };
+  return weights('head', full, `${where}, head ${head + 1}: [CLS] → patches`);
 }
 
 /** A categorical colour per head (Tableau's 10, then two more), repeating past 12. */
