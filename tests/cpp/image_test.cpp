@@ -114,6 +114,27 @@ Json reference(const std::vector<Job>& jobs) {
 
 Resample resample_of(const Json& task) { return static_cast<Resample>(task.find("resample")->number()); }
 
+// A resize job run here and compared with Pillow's bytes (`result`, the reference's entry for it).
+struct Compared {
+  Resample mode;
+  std::size_t bytes = 0, pillow_bytes = 0;
+  int max_difference = 0, differing = 0;
+};
+Compared compare_resize(const Job& j, const Json& result) {
+  const Json task = Json::parse(j.task, "task");
+  const auto rgb = drop_alpha(make_image(j.width, j.height, j.pattern, j.seed));
+  const auto ours = resize(rgb.data(), j.width, j.height, static_cast<std::int64_t>(task.find("width")->number()),
+                           static_cast<std::int64_t>(task.find("height")->number()), resample_of(task));
+  const auto pillow = from_hex(result.find("rgb")->string());
+  Compared c{resample_of(task), ours.size(), pillow.size()};
+  for (std::size_t b = 0; b < ours.size() && b < pillow.size(); ++b) {
+    const int d = std::abs(int(ours[b]) - int(pillow[b]));
+    c.max_difference = std::max(c.max_difference, d);
+    c.differing += d != 0;
+  }
+  return c;
+}
+
 constexpr const char* kModes[] = {"NEAREST", "LANCZOS", "BILINEAR", "BICUBIC", "BOX", "HAMMING"};
 
 TEST(Image, ResizeMatchesPillowByteForByte) {
@@ -138,19 +159,9 @@ TEST(Image, ResizeMatchesPillowByteForByte) {
   int worst_per_mode[6] = {};
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
-    const Json task = Json::parse(j.task, "task");
-    const auto rgb = drop_alpha(make_image(j.width, j.height, j.pattern, j.seed));
-    const auto ours = resize(rgb.data(), j.width, j.height, static_cast<std::int64_t>(task.find("width")->number()),
-                             static_cast<std::int64_t>(task.find("height")->number()), resample_of(task));
-    const auto pillow = from_hex(ref.find("results")->array()[i].find("rgb")->string());
-    ASSERT_EQ(ours.size(), pillow.size()) << j.label();
-    int max_difference = 0, differing = 0;
-    for (std::size_t b = 0; b < ours.size(); ++b) {
-      const int d = std::abs(int(ours[b]) - int(pillow[b]));
-      max_difference = std::max(max_difference, d);
-      differing += d != 0;
-    }
-    const int mode = static_cast<int>(resample_of(task));
+    const Compared c = compare_resize(j, ref.find("results")->array()[i]);
+    ASSERT_EQ(c.bytes, c.pillow_bytes) << j.label();
+    const int mode = static_cast<int>(c.mode), max_difference = c.max_difference, differing = c.differing;
     worst_per_mode[mode] = std::max(worst_per_mode[mode], max_difference);
     EXPECT_EQ(max_difference, 0) << j.label() << ": " << differing << " bytes differ from Pillow's";
   }
@@ -175,15 +186,9 @@ TEST(Image, ResizeMatchesPillowAtRandomSmallSizes) {
   int worst = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
-    const Json task = Json::parse(j.task, "task");
-    const auto rgb = drop_alpha(make_image(j.width, j.height, j.pattern, j.seed));
-    const auto ours = resize(rgb.data(), j.width, j.height, static_cast<std::int64_t>(task.find("width")->number()),
-                             static_cast<std::int64_t>(task.find("height")->number()), resample_of(task));
-    const auto pillow = from_hex(ref.find("results")->array()[i].find("rgb")->string());
-    ASSERT_EQ(ours.size(), pillow.size()) << j.label();
-    int max_difference = 0;
-    for (std::size_t b = 0; b < ours.size(); ++b)
-      max_difference = std::max(max_difference, std::abs(int(ours[b]) - int(pillow[b])));
+    const Compared c = compare_resize(j, ref.find("results")->array()[i]);
+    ASSERT_EQ(c.bytes, c.pillow_bytes) << j.label();
+    const int max_difference = c.max_difference;
     worst = std::max(worst, max_difference);
     EXPECT_EQ(max_difference, 0) << j.label();
   }
