@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { assert, check } from './harness.mjs';
-import { planted } from './llm-hub.mjs';
+import { deep, planted } from './llm-hub.mjs';
 import { barsAt, load, set, settled, state, TEXT } from './llm-page.mjs';
 
 /** Clicks a button that downloads, and returns the file's name and bytes. */
@@ -28,7 +28,7 @@ const shows = (page, n) =>
     { timeout: 60_000 },
   );
 
-export async function fluidChecks({ page, context, model, origin, shots }) {
+export async function fluidChecks({ page, context, engine, model, origin, shots }) {
   const promptIds = Array.from(model.tokenize(TEXT).ids);
 
   await check("llm: the browser's undo takes back an added token and a generation, one edit each", async () => {
@@ -97,6 +97,71 @@ export async function fluidChecks({ page, context, model, origin, shots }) {
     assert(growth.at(-1).streamed.length > 0, 'nothing streamed under the box');
     await settled(page);
   });
+
+  await check(
+    "llm: a long generation keeps the shown layer's rows, and folds every layer's into the thumbnails",
+    async () => {
+      await load(page, 'test/deep-llama', 'LlamaForCausalLM');
+      await page.fill('#text', 'the cat');
+      await settled(page);
+      const prompt = await state(page, () => window.__attnscope.state().result.ids);
+      // Every layer's new rows of 600 tokens would take 4 · 12 · 8 · (600² − n²) / 2 bytes, past the page's 64 MB.
+      await page.click('#tab-next');
+      await set(page, 'max-new', 600);
+      await page.$eval('#temperature', (input) => {
+        input.value = '0';
+        input.dispatchEvent(new Event('input'));
+      });
+      await page.click('#generate');
+      // Mid-generation, in one task: the ids shown, the layers held, and every thumbnail.
+      const mid = await (
+        await page.waitForFunction(
+          () => {
+            const s = window.__attnscope.state();
+            if (!s.generation || !(s.result?.grown?.length >= 150)) return null;
+            return { ids: s.result.ids, held: s.result.mapLayers, layer: s.layer, ...window.__attnscope.thumbnails() };
+          },
+          null,
+          { timeout: 120_000 },
+        )
+      ).jsonValue();
+      await page.waitForFunction(() => window.__attnscope.state().generated, null, { timeout: 120_000 });
+      await settled(page);
+      assert(mid.held.join() === String(mid.layer), `held ${mid.held} while generating, not the shown layer`);
+      assert(mid.ids.slice(0, prompt.length).join() === prompt.join(), 'the prompt changed');
+      // The thumbnails against the engine's run of the same ids, max-pooled as the page pools them.
+      const deepModel = await engine.loadModel({ files: deep.files });
+      try {
+        const r = deepModel.run(Int32Array.from(mid.ids));
+        const [layers, heads, n] = r.shape;
+        const wide = Math.ceil(n / mid.block);
+        assert(mid.block === 2 ** Math.ceil(Math.log2(n / 64)), `blocks of ${mid.block} for ${n} tokens`);
+        assert(mid.blocks.length === layers * heads, `${mid.blocks.length} thumbnails`);
+        let worst = 0;
+        for (let k = 0; k < layers * heads; k++) {
+          assert(mid.blocks[k], `layer ${Math.floor(k / heads) + 1} head ${(k % heads) + 1}: no thumbnail`);
+          for (let i = 0; i < n; i++)
+            for (let j = 0; j <= i; j++) {
+              const w = r.attentions[(k * n + i) * n + j];
+              const at = Math.floor(i / mid.block) * wide + Math.floor(j / mid.block);
+              if (w > mid.blocks[k][at] + 1e-5) worst = Math.max(worst, w - mid.blocks[k][at]);
+            }
+          // Each block is the largest weight it covers, not more.
+          const pooled = new Float32Array(wide * wide);
+          for (let i = 0; i < n; i++)
+            for (let j = 0; j <= i; j++) {
+              const at = Math.floor(i / mid.block) * wide + Math.floor(j / mid.block);
+              pooled[at] = Math.max(pooled[at], r.attentions[(k * n + i) * n + j]);
+            }
+          for (let b = 0; b < wide * wide; b++) worst = Math.max(worst, Math.abs(pooled[b] - mid.blocks[k][b]));
+        }
+        assert(worst < 1e-5, `a thumbnail differs from the engine's pooled map by ${worst}`);
+      } finally {
+        deepModel.dispose();
+      }
+      await load(page, 'test/planted-llama', 'LlamaForCausalLM');
+    },
+  );
 
   await check("llm: Generate on a text too long for every layer's maps grows the shown layer's", async () => {
     await load(page, 'test/deep-llama', 'LlamaForCausalLM');

@@ -183,7 +183,7 @@ export async function llmChecks(browser, site, engine, shots) {
 
     await exportChecks(page, context, engine, shots);
     await longChecks({ page, engine, shots });
-    await fluidChecks({ page, context, model, origin, shots });
+    await fluidChecks({ page, context, engine, model, origin, shots });
     await check('llm: no page errors', async () => assert(errors.length === 0, errors.join('\n')));
   } finally {
     await context.close();

@@ -12,6 +12,12 @@ import type { Data, Generating } from './state.js';
 import type { Page } from './views/view.js';
 
 /**
+ * The most memory a generation's new rows of every layer may take (bytes): each row is memory the page touches for
+ * the first time, and a generation that would need more grows the shown layer's maps alone.
+ */
+const GROWN_BYTES = 64 << 20;
+
+/**
  * Where a generation keeps the rows it grows the maps by: large blocks, each token's rows a view into one, so
  * that memory is taken a block at a time, not a new array per token.
  */
@@ -41,8 +47,19 @@ export function grow(r: RunResult, t: TokenMessage, store: RowStore): RunResult 
     return rows;
   });
   const m = n + t.tokens.length;
+  const first = n;
+  const fresh = {
+    first,
+    count: t.tokens.length,
+    row(k: number, layer: number, head: number) {
+      const width = first + k + 1;
+      const at = t.offsets[k] + (layer * heads + head) * width;
+      return t.rows.subarray(at, at + width);
+    },
+  };
   return {
     ...r,
+    fresh,
     run: -1, // the worker keeps no run of these maps: analyses wait for the run that follows
     tokens: [...r.tokens, ...t.tokens.map((x) => x.token)],
     pieces: [...r.pieces, ...t.tokens.map((x) => x.piece)],
@@ -100,8 +117,13 @@ export function startGeneration(page: Page): void {
     return;
   }
   const maxNewTokens = Math.min(s.maxNewTokens, (s.limit?.tokens ?? Infinity) - r.tokens.length);
-  // Every layer's maps of the final length would not fit: the page keeps growing the shown layer's alone.
-  if (s.limit && r.mapLayers.length > 1 && r.tokens.length + maxNewTokens > s.limit.everyLayer)
+  // Every layer's maps of the final length would not fit, or their new rows would take more than the page keeps
+  // for them: the page grows the shown layer's maps alone (the thumbnails still fold every layer's rows), and the
+  // run after the generation brings the others.
+  const n = r.tokens.length;
+  const end = n + maxNewTokens;
+  const grownBytes = 4 * r.mapLayers.length * r.shape[1] * ((end * (end + 1)) / 2 - (n * (n + 1)) / 2);
+  if (s.limit && r.mapLayers.length > 1 && (end > s.limit.everyLayer || grownBytes > GROWN_BYTES))
     r = onlyLayer(r, s.layer);
   const request = page.ask({ kind: 'generate', run: r.run, maxNewTokens, seed: s.seed, ...s.sampling });
   const errors = { ...s.errors };

@@ -145,10 +145,13 @@ document.addEventListener('click', (event) => {
 
 // For the browser tests: the state and the map's frame times, to read (never to drive anything).
 const mapFrames = (views.find((v) => v.id === 'map') as { frames?: number[] }).frames ?? [];
+const grid = views.find((v) => v.id === 'grid') as { thumbnails?: () => unknown };
 Object.defineProperty(window, '__attnscope', {
   value: Object.freeze({
     state: () => store.get(),
     frames: () => [...mapFrames],
+    /** The navigator's thumbnails: every (layer, head)'s max-pooled blocks. */
+    thumbnails: () => grid.thumbnails?.(),
     answered,
     /** The image's RGBA as the page decoded it (what its vision model runs on), for small test images. */
     imagePixels: () => {

@@ -237,6 +237,17 @@ export interface RunResult {
   attentions: Float32Array; // [mapLayers.length, heads, n, n_k] (n without the grown rows; n_k = n but across texts)
   /** The page's own, while a generation grows the maps: each new token's rows (map-rows.ts). Never sent. */
   grown?: Float32Array[];
+  /**
+   * The page's own, on a generation's grown maps: the newest tokens' rows of every layer, readable only while the
+   * page takes in the message that brought them (the thumbnails fold them then). Never sent.
+   */
+  fresh?: {
+    /** The first of them is at this position; `count` of them. */
+    first: number;
+    count: number;
+    /** Row first + k of (layer, head). */
+    row(k: number, layer: number, head: number): Float32Array;
+  };
   /** The page's own: it kept one layer of the run's maps to grow them (generation). Never sent. */
   trimmed?: boolean;
   /**

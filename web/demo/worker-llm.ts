@@ -14,6 +14,9 @@ import type { Kept, Session } from './worker-analysis.js';
  */
 const BATCH_MS = 250;
 
+/** The most values a token message's buffer holds (64 MB) but for one token's rows; a fuller batch goes early. */
+const MAX_BATCH_VALUES = 1 << 24;
+
 /** Buffers the page handed back (token messages'), to write more rows into; a few kept. */
 const spare: ArrayBuffer[] = [];
 
@@ -23,11 +26,15 @@ export function recycle(b: ArrayBuffer): void {
   spare.sort((x, y) => y.byteLength - x.byteLength).splice(4);
 }
 
-/** A Float32Array of at least `length` values (at least 16 MB), a spare one if one is large enough. */
+/**
+ * A Float32Array of at least `length` values, a spare one if one is large enough, else a new one of a power of two
+ * values (at least 16 MB): as the rows grow, a few sizes serve, and the page hands them back. A new buffer is memory
+ * touched for the first time, which costs about as much as writing the rows.
+ */
 function buffer(length: number): Float32Array {
   const at = spare.findIndex((b) => b.byteLength >= 4 * length);
   if (at >= 0) return new Float32Array(spare.splice(at, 1)[0]);
-  return new Float32Array(Math.max(length, 1 << 22));
+  return new Float32Array(2 ** Math.ceil(Math.log2(Math.max(length, 1 << 22))));
 }
 
 /** Longest input the page runs (the issue's long context); models and memory may allow fewer. */
@@ -121,13 +128,18 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
   let batch: Extract<Message, { kind: 'token' }> | null = null;
   let at = 0;
   let sent = -Infinity; // the first token goes at once
+  // About the tokens BATCH_MS brings: a buffer has room for a few more, so that it goes on time, not early when full
+  // (the page would take more messages a second). From the last batch that went on time; twice a full one.
+  let perBatch = 4;
   /** The ids generated so far. The text the page shows is theirs decoded after the prompt's (no special tokens):
    *  a SentencePiece decoder drops a leading space at the start of a text, not after the prompt. */
   const made: number[] = [];
   const prompt = Array.from(kept.ids!);
   const before = model.decode(prompt, { skipSpecialTokens: true });
-  const flush = () => {
+  const flush = (why: 'time' | 'full' | 'end') => {
     if (!batch?.tokens.length) return;
+    if (why === 'full') perBatch = 2 * batch.tokens.length;
+    else if (why === 'time' && sent > -Infinity) perBatch = batch.tokens.length;
     const whole = model.decode([...prompt, ...made], { skipSpecialTokens: true });
     batch.text = whole.startsWith(before)
       ? whole.slice(before.length)
@@ -137,9 +149,10 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
     sent = performance.now();
   };
   const rowsInto = (length: number) => {
-    if (batch && at + length > batch.rows.length) flush();
+    if (batch && at + length > batch.rows.length) flush('full');
     if (!batch) {
-      batch = { id, kind: 'token', tokens: [], rows: buffer(4 * length), offsets: [], text: '' };
+      const rows = buffer(Math.max(length, Math.min(MAX_BATCH_VALUES, length * Math.ceil(1.25 * perBatch + 1))));
+      batch = { id, kind: 'token', tokens: [], rows, offsets: [], text: '' };
       at = 0;
     }
     batch.offsets.push(at);
@@ -157,10 +170,10 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
         const token = labelsOf(model, [t.id])[0];
         batch!.tokens.push({ tokenId: t.id, token, piece: t.token, position: t.position, special });
         made.push(t.id);
-        if (performance.now() - sent >= BATCH_MS) flush();
+        if (performance.now() - sent >= BATCH_MS) flush('time');
       },
     });
-    flush();
+    flush('end');
     const { generated, promptTokens, stopReason } = g;
     return { id, kind: 'generate', ids: Array.from(g.ids), generated, promptTokens, stopReason, seed: g.seed };
   } finally {

@@ -104,20 +104,24 @@ class SvgRecorder {
       `<text x="${num(x)}" y="${num(y)}" font-size="${size}" font-family="system-ui, sans-serif" text-anchor="${anchor}" dominant-baseline="${baseline}" fill="${escape(this.fillStyle)}"${this.attrs()}>${escape(text)}</text>`,
     );
   }
-  /** A pixel tile (heatmaps draw one pixel per cell, then scale): one rect per cell, or a PNG when huge. */
-  drawImage(source: OffscreenCanvas | HTMLCanvasElement, x: number, y: number, w: number, h: number): void {
-    const { width, height } = source;
+  /**
+   * A pixel tile (heatmaps draw one pixel per cell, then scale): one rect per cell, or a PNG when huge. As the
+   * canvas's: the whole source at (x, y, w, h), or its part (sx, sy, sw, sh) there.
+   */
+  drawImage(source: OffscreenCanvas | HTMLCanvasElement, ...args: number[]): void {
+    const [sx, sy, width, height, x, y, w, h] =
+      args.length === 8 ? args : [0, 0, source.width, source.height, ...args.slice(0, 4)];
     const ctx = source.getContext('2d') as OffscreenCanvasRenderingContext2D | CanvasRenderingContext2D;
     if (width * height > MAX_RECT_CELLS) {
       const copy = document.createElement('canvas');
       Object.assign(copy, { width, height });
-      copy.getContext('2d')!.drawImage(source, 0, 0);
+      copy.getContext('2d')!.drawImage(source, sx, sy, width, height, 0, 0, width, height);
       this.parts.push(
         `<image x="${num(x)}" y="${num(y)}" width="${num(w)}" height="${num(h)}" preserveAspectRatio="none" style="image-rendering:pixelated" href="${copy.toDataURL('image/png')}"${this.attrs()}/>`,
       );
       return;
     }
-    const pixels = ctx.getImageData(0, 0, width, height).data;
+    const pixels = ctx.getImageData(sx, sy, width, height).data;
     const cw = w / width,
       ch = h / height;
     for (let i = 0; i < height; i++)

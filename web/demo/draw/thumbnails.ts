@@ -1,9 +1,12 @@
 // The navigator's thumbnails: every map the run holds, max-pooled to at most 64 × 64 blocks (pooled.ts) and
-// coloured into a small picture each. A new run folds its rows in a few milliseconds at a time (slices.ts), so
+// coloured into one canvas, a cell each (the atlas), that the grid draws from. A new run folds its rows in a few milliseconds at a time (slices.ts), so
 // the grid fills in while the page stays responsive; on a causal model the rows a run shares with the one shown
 // (the same tokens up to there: typing at the end) are kept, not folded again. A generated token folds its one
-// row into each map. Painting a thumbnail costs its 64 × 64 blocks at most, never the map's n².
+// row into each map, of every layer: the layers the page keeps whole (map-rows.ts) and, from the token's message,
+// those it does not keep. Colouring a thumbnail costs its changed blocks (64 × 64 at most), never the map's n², and
+// a frame puts the changed rows of the atlas once, whatever the number of heads.
 import { rowOf, slotOf, type Maps } from '../map-rows.js';
+import type { RunResult } from '../protocol.js';
 import { sliced, type Sliced } from '../slices.js';
 import { table, viridis } from './heatmap.js';
 import { blockFor, Pooled } from './pooled.js';
@@ -14,60 +17,93 @@ const CELLS = 64;
 export interface ThumbnailSource {
   maps: Maps;
   ids: readonly number[];
-  /** Model, mode and layers held: rows can be kept only between runs with the same key. */
+  /** The model's layers. */
+  layers: number;
+  /** Model and mode: rows can be kept only between runs with the same key. */
   key: string;
   /** Row i depends only on tokens 0 … i: a run on the same first tokens has the same first rows. */
   causal: boolean;
+  /** A generation's newest rows of every layer, when the maps grew by them. */
+  fresh?: RunResult['fresh'];
 }
 
-interface Picture {
+/**
+ * Every thumbnail's picture in one canvas, a pixel a block: (layer, head) at column head, row layer, each cell
+ * CELLS wide with a pixel's gutter, so that a smoothed thumbnail does not take its neighbour's edge.
+ */
+interface Atlas {
   canvas: OffscreenCanvas;
   context: OffscreenCanvasRenderingContext2D;
   image: ImageData;
-  /** Block rows from here on changed since they were coloured. */
-  dirty: number;
+  layers: number;
+  heads: number;
 }
+
+const STRIDE = CELLS + 1;
+
+/** Whether `next` is `before` with tokens added after it (or the same tokens). */
+const continues = (before: readonly number[], next: readonly number[]) =>
+  next.length >= before.length && before.every((id, i) => next[i] === id);
 
 export class Thumbnails {
   private source: ThumbnailSource | null = null;
-  private pooled: Pooled[] = [];
-  private pictures: Picture[] = [];
+  /** By (layer, head), layer · heads + head: absent for layers whose rows are not all in. */
+  private pooled: (Pooled | undefined)[] = [];
+  private atlas: Atlas | null = null;
+  /** Per thumbnail: its block rows from here on changed since they were coloured, and the columns coloured. */
+  private dirty: number[] = [];
+  private coloured: number[] = [];
   /** Rows of every map folded in so far. */
   private rows = 0;
   private job: Sliced | null = null;
-  private readonly colour = table(viridis, 0, 1);
+  private readonly scale = table(viridis, 0, 1);
 
   /** `progress` is called whenever more rows are in (the grid then repaints). */
   constructor(private readonly progress: () => void) {}
 
-  /** Brings the thumbnails to `next`: its new rows only when it grew from the source shown, else a sliced fold. */
+  /**
+   * Brings the thumbnails to `next`. A generation's tokens (or the same tokens again) fold only their new rows,
+   * each layer's from the maps or the generation's fresh rows (a layer with neither is dropped); anything else is a
+   * sliced fold of the layers the maps hold, keeping the rows a causal run shares with the last one.
+   */
   update(next: ThumbnailSource): void {
     const before = this.source;
     const [, heads, n, m] = next.maps.shape;
-    const count = next.maps.shape[0] * heads;
     this.source = next;
-    if (before && before.maps.attentions === next.maps.attentions && before.key === next.key && this.job?.done) {
-      // Grown (generation): the same run's blocks and more rows.
-      this.grow(n);
-      this.fold(this.rows, n);
+    // A layer the maps hold whose rows are not in: it folds from its first row.
+    const missing = Array.from({ length: next.layers }, (_, l) => l).some(
+      (l) => slotOf(next.maps, l) >= 0 && !this.pooled[l * heads],
+    );
+    if (
+      before &&
+      this.job?.done &&
+      !missing &&
+      before.key === next.key &&
+      next.causal &&
+      (next.fresh || next.ids.length === before.ids.length) &&
+      continues(before.ids, next.ids)
+    ) {
+      this.coarsen(n);
+      this.foldContinued(this.rows, n);
       this.rows = n;
       return;
     }
     this.job?.cancel();
     const block = blockFor(Math.max(n, m), CELLS); // keys may outnumber queries (cross-attention)
     let keep = 0;
-    if (before && next.causal && before.key === next.key && this.pooled[0]?.block === block) {
+    if (before && !missing && next.causal && before.key === next.key && this.pooled.find(Boolean)?.block === block) {
       const same = Math.min(this.rows, before.ids.length, next.ids.length, n);
       while (keep < same && before.ids[keep] === next.ids[keep]) keep++;
       keep = Math.floor(keep / block) * block; // whole block rows only: the one the rows differ in is folded again
     }
     const old = this.pooled;
-    this.pooled = Array.from({ length: count }, (_, k) => {
+    this.pooled = Array.from({ length: next.layers * heads }, (_, k) => {
+      if (slotOf(next.maps, Math.floor(k / heads)) < 0) return undefined;
       const p = new Pooled(block, CELLS * block);
-      if (keep) p.data.set(old[k].data.subarray(0, (keep / block) * p.size));
+      if (keep) p.data.set(old[k]!.data.subarray(0, (keep / block) * p.size));
       return p;
     });
-    this.pictures = [];
+    this.dirty = [];
     this.rows = keep;
     let row = keep;
     this.job = sliced(() => {
@@ -79,56 +115,113 @@ export class Thumbnails {
   }
 
   /** Coarser blocks when a growing map outgrows 64 of them. */
-  private grow(n: number): void {
-    if (this.pooled[0]?.holds(n) !== false) return;
-    const factor = blockFor(n, CELLS) / this.pooled[0].block;
-    this.pooled = this.pooled.map((p) => p.coarser(factor, CELLS * p.block * factor));
-    this.pictures = [];
+  private coarsen(n: number): void {
+    const first = this.pooled.find(Boolean);
+    if (first?.holds(n) !== false) return;
+    const factor = blockFor(n, CELLS) / first.block;
+    this.pooled = this.pooled.map((p) => p?.coarser(factor, CELLS * p.block * factor));
+    this.dirty = [];
   }
 
-  /** Folds rows [from, to) of every map in. */
+  /** Folds rows [from, to) of every map the maps hold in. */
   private fold(from: number, to: number): void {
-    const { maps } = this.source!;
-    const [held, heads] = maps.shape;
-    for (let i = from; i < to; i++)
-      for (let slot = 0, k = 0; slot < held; slot++)
-        for (let h = 0; h < heads; h++, k++) {
-          const p = this.pooled[k];
-          p.add(i, rowOf(maps, slot, h, i));
-          const picture = this.pictures[k];
-          if (picture) picture.dirty = Math.min(picture.dirty, Math.floor(i / p.block));
-        }
+    const { maps, layers } = this.source!;
+    const heads = maps.shape[1];
+    for (let layer = 0; layer < layers; layer++) {
+      const slot = slotOf(maps, layer);
+      if (slot >= 0)
+        for (let i = from; i < to; i++) for (let h = 0; h < heads; h++) this.add(layer, h, i, rowOf(maps, slot, h, i));
+    }
   }
 
-  /** (layer, head)'s thumbnail, coloured up to date; null when the maps do not hold that layer. */
-  picture(layer: number, head: number): OffscreenCanvas | null {
+  /**
+   * Folds rows [from, to) of the same tokens continued, every layer kept so far: from the maps where they hold the
+   * layer, else from the generation's fresh rows; a layer whose rows are in neither is dropped (another run away).
+   */
+  private foldContinued(from: number, to: number): void {
+    const { maps, layers, fresh } = this.source!;
+    const heads = maps.shape[1];
+    const inFresh = !!fresh && fresh.first <= from && to <= fresh.first + fresh.count;
+    for (let layer = 0; layer < layers; layer++) {
+      if (!this.pooled[layer * heads]) continue;
+      const slot = slotOf(maps, layer);
+      if (slot < 0 && !inFresh && from < to) {
+        for (let h = 0; h < heads; h++) this.pooled[layer * heads + h] = undefined;
+        continue;
+      }
+      for (let i = from; i < to; i++)
+        for (let h = 0; h < heads; h++)
+          this.add(layer, h, i, slot >= 0 ? rowOf(maps, slot, h, i) : fresh!.row(i - fresh!.first, layer, h));
+    }
+  }
+
+  private add(layer: number, head: number, i: number, row: Float32Array): void {
+    const k = layer * this.source!.maps.shape[1] + head;
+    const p = this.pooled[k]!;
+    p.add(i, row);
+    this.dirty[k] = Math.min(this.dirty[k] ?? 0, Math.floor(i / p.block));
+  }
+
+  /**
+   * Colours every thumbnail's changed blocks into the atlas, with one putImageData, and returns the atlas (null
+   * before any run): `picture` says where each thumbnail is in it.
+   */
+  paintAtlas(): OffscreenCanvas | null {
     const s = this.source;
     if (!s) return null;
-    const slot = slotOf(s.maps, layer);
-    if (slot < 0) return null;
-    const k = slot * s.maps.shape[1] + head;
-    const p = this.pooled[k];
-    const used = Math.ceil(s.maps.shape[2] / p.block),
-      wide = Math.ceil(s.maps.shape[3] / p.block);
-    let picture = this.pictures[k];
-    if (!picture) {
-      const canvas = new OffscreenCanvas(wide, used);
-      picture = { canvas, context: canvas.getContext('2d')!, image: new ImageData(wide, used), dirty: 0 };
-      this.pictures[k] = picture;
-    } else if (picture.canvas.width !== wide || picture.canvas.height !== used) {
-      // A growing map's blocks fill one more row and column: the same canvas and context, resized.
-      [picture.canvas.width, picture.canvas.height] = [wide, used];
-      picture.image = new ImageData(wide, used);
-      picture.dirty = 0;
+    const [, heads, n, m] = s.maps.shape;
+    let atlas = this.atlas;
+    if (atlas?.layers !== s.layers || atlas.heads !== heads) {
+      const canvas = new OffscreenCanvas(STRIDE * heads, STRIDE * s.layers);
+      const image = new ImageData(canvas.width, canvas.height);
+      atlas = this.atlas = { canvas, context: canvas.getContext('2d')!, image, layers: s.layers, heads };
+      this.dirty = [];
     }
-    if (picture.dirty < used) {
-      const out = new Uint32Array(picture.image.data.buffer);
-      for (let r = picture.dirty; r < used; r++)
-        for (let c = 0; c < wide; c++) out[r * wide + c] = this.colour(p.data[r * p.size + c]);
-      picture.context.putImageData(picture.image, 0, 0, 0, picture.dirty, wide, used - picture.dirty);
-      picture.dirty = used;
-    }
-    return picture.canvas;
+    const out = new Uint32Array(atlas.image.data.buffer);
+    const width = atlas.canvas.width;
+    let top = Infinity,
+      bottom = -Infinity;
+    this.pooled.forEach((p, k) => {
+      if (!p) return;
+      const used = Math.ceil(n / p.block),
+        wide = Math.ceil(m / p.block);
+      // A column of blocks more: every row gets its new cells (zeros above a causal map's diagonal).
+      if (this.coloured[k] !== wide) [this.dirty[k], this.coloured[k]] = [0, wide];
+      const from = this.dirty[k] ?? 0;
+      if (from >= used) return;
+      const [x0, y0] = [(k % heads) * STRIDE, Math.floor(k / heads) * STRIDE];
+      for (let r = from; r < used; r++)
+        for (let c = 0; c < wide; c++) out[(y0 + r) * width + x0 + c] = this.scale(p.data[r * p.size + c]);
+      [top, bottom] = [Math.min(top, y0 + from), Math.max(bottom, y0 + used)];
+      this.dirty[k] = used;
+    });
+    if (top < bottom) atlas.context.putImageData(atlas.image, 0, 0, 0, top, width, bottom - top);
+    return atlas.canvas;
+  }
+
+  /** Where (layer, head)'s thumbnail is in the atlas, a pixel a block; null when its rows are not in. */
+  picture(layer: number, head: number): { x: number; y: number; width: number; height: number } | null {
+    const s = this.source;
+    const p = s && this.pooled[layer * s.maps.shape[1] + head];
+    if (!p) return null;
+    const [, , n, m] = s.maps.shape;
+    return { x: head * STRIDE, y: layer * STRIDE, width: Math.ceil(m / p.block), height: Math.ceil(n / p.block) };
+  }
+
+  /**
+   * For the browser tests: each (layer, head)'s blocks in use, row-major, null where its rows are not in; `block`
+   * tokens a side.
+   */
+  snapshot(): { block: number; blocks: (number[] | null)[] } {
+    const s = this.source;
+    const first = this.pooled.find(Boolean);
+    if (!s || !first) return { block: 0, blocks: [] };
+    const used = Math.ceil(s.maps.shape[2] / first.block),
+      wide = Math.ceil(s.maps.shape[3] / first.block);
+    const blocks = this.pooled.map((p) =>
+      p ? Array.from({ length: used * wide }, (_, k) => p.data[Math.floor(k / wide) * p.size + (k % wide)]) : null,
+    );
+    return { block: first.block, blocks };
   }
 
   /** Whether every row is in (tests wait for it). */

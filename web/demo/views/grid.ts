@@ -11,6 +11,8 @@ import type { State } from '../state.js';
 import { $, changes, type Page, type View } from './view.js';
 
 const LEFT = 30;
+/** How often the grid repaints while a generation streams (ms). */
+const GENERATING_MS = 1000;
 
 interface Geometry {
   thumb: number;
@@ -62,17 +64,20 @@ function paint(
       ctx.fillText(x1 - x0 >= 34 ? `KV ${kv + 1}` : `${kv + 1}`, (x0 + x1) / 2, 6);
     }
   ctx.textAlign = 'left';
+  const atlas = thumbnails.paintAtlas();
   for (let l = 0; l < layers; l++) {
     if (l % Math.ceil(14 / g.step) === 0) ctx.fillText(`L${l + 1}`, 2, g.top + l * g.step + g.thumb / 2);
     for (let h = 0; h < heads; h++) {
       const picture = thumbnails.picture(l, h);
-      if (picture) {
+      if (atlas && picture) {
+        const { width, height } = picture;
         // Averaging when a thumbnail has more blocks than pixels; crisp blocks when fewer.
-        ctx.imageSmoothingEnabled = picture.width > g.thumb;
+        ctx.imageSmoothingEnabled = width > g.thumb;
         // A map with more keys than queries (across two texts) keeps its shape: as wide as the cell, less tall.
-        const fit = g.thumb / Math.max(picture.width, picture.height);
-        const [tw, th] = [picture.width * fit, picture.height * fit];
-        ctx.drawImage(picture, xOf(g, h) + (g.thumb - tw) / 2, g.top + l * g.step + (g.thumb - th) / 2, tw, th);
+        const fit = g.thumb / Math.max(width, height);
+        const [tw, th] = [width * fit, height * fit];
+        const [x, y] = [xOf(g, h) + (g.thumb - tw) / 2, g.top + l * g.step + (g.thumb - th) / 2];
+        ctx.drawImage(atlas, picture.x, picture.y, width, height, x, y, tw, th);
       } else ctx.strokeRect(xOf(g, h) + 0.5, g.top + l * g.step + 0.5, g.thumb - 1, g.thumb - 1); // another run away
     }
   }
@@ -81,7 +86,7 @@ function paint(
   ctx.strokeRect(xOf(g, selected.head) - 2, g.top + selected.layer * g.step - 2, g.thumb + 4, g.thumb + 4);
 }
 
-export function gridView(page: Page): View {
+export function gridView(page: Page): View & { thumbnails(): ReturnType<Thumbnails['snapshot']> } {
   const canvas = $<HTMLCanvasElement>('grid');
   const dirty = changes();
   let g: Geometry | null = null;
@@ -94,6 +99,7 @@ export function gridView(page: Page): View {
 
   function draw(): void {
     pending = 0;
+    painted = performance.now();
     if (!state) return;
     const { result: r, layer, head } = state;
     const [layers, heads] = [r.layers, r.shape[1]];
@@ -114,7 +120,20 @@ export function gridView(page: Page): View {
       groupGap: String(g.groupGap),
     });
   }
-  const redraw = () => (pending ||= requestAnimationFrame(draw));
+  // While a generation streams, the grid repaints once a second: all of its thumbnails change with every token, and
+  // painting them is the page's largest cost then (the map and the head view keep the tokens' pace).
+  let painted = 0,
+    timer = 0;
+  const redraw = () => {
+    if (pending || timer) return;
+    const wait = page.store.get().generation ? painted + GENERATING_MS - performance.now() : 0;
+    if (wait > 0)
+      timer = window.setTimeout(() => {
+        timer = 0;
+        redraw();
+      }, wait);
+    else pending = requestAnimationFrame(draw);
+  };
 
   function headAt(e: MouseEvent): { layer: number; head: number } | null {
     if (!state || !g) return null;
@@ -168,8 +187,11 @@ export function gridView(page: Page): View {
         thumbnails.update({
           maps: r,
           ids: r.ids,
-          key: JSON.stringify([loads, r.mode, r.mapLayers, r.shape[1]]),
-          causal: r.causal,
+          layers: r.layers,
+          key: JSON.stringify([loads, r.mode, r.shape[1]]),
+          // An encoder-decoder's decoder rows depend on the whole source too.
+          causal: r.causal && !s.model?.encoderDecoder,
+          fresh: r.fresh,
         });
       state = { result: r, layer: s.layer, head: s.head };
       redraw();
@@ -178,5 +200,6 @@ export function gridView(page: Page): View {
       canvas: () => canvas,
       draw: (c) => state && g && paint(c, state.result, thumbnails, g, page.colours(), state),
     },
+    thumbnails: () => thumbnails.snapshot(),
   };
 }
