@@ -51,7 +51,7 @@ const loadLlm = async () =>
   (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
 
 serveEngine(
-  async ({ work, n, rows, k, m, context, tokens, model: key, causal = false }) => {
+  async ({ work, n, rows, k, m, context, tokens, model: key, causal = false, into = false }) => {
     if (work === 'mha') {
       // Weights held in the engine, as the peers hold theirs (initializers, tensors).
       layer ??= engine.multiHeadLayer(mhaWeights(), { heads: HEADS });
@@ -160,7 +160,8 @@ serveEngine(
         return seq2seqSample(g.targetIds, g.maps.cross.attentions.subarray(last, last + m));
       };
     } else if (work === 'vision') {
-      // An image's pixels [3, H, W] through a vision transformer, every layer's and head's map returned (the default).
+      // An image's pixels [3, H, W] through a vision transformer, every layer's and head's map returned (the default):
+      // in a new array each call, or `into` the caller's array, the same one every call (options.into).
       const folder = join(dir, 'vision', key);
       if (vision?.key !== key) {
         vision?.model.dispose();
@@ -168,8 +169,9 @@ serveEngine(
       }
       const { model } = vision;
       const { pixels } = readSafetensors(join(folder, 'pixels.safetensors'));
+      const arrays = into ? { into: { attentions: new Float32Array(model.run({ pixels }).attentions.length) } } : {};
       return () => {
-        const r = model.run({ pixels });
+        const r = model.run({ pixels }, arrays);
         const [layers, heads, tokens] = r.shape;
         const last = r.attentions.subarray((layers - 1) * heads * tokens * tokens);
         return sample(last, tokens, r.hidden.data, r.hidden.shape[1]);

@@ -189,6 +189,23 @@ inline val to_js(const float* data, const Shape& shape, const val& array) {
   return js_tensor(array, shape);
 }
 inline val to_js(const Tensor& t, const val& array) { return to_js(t.data.data(), t.shape, array); }
+
+// A model run's maps into options.into.attentions when given (the package checked its type): its first values, every
+// one written (a causal map's zeros too, since the array held another run's maps). It needs room for them. Else a
+// new array, as weights_to_js makes it.
+inline val weights_to_js(const char* op, const Tensor& t, bool causal, const val& opts) {
+  const val into = opts["into"];
+  const val array = into.isUndefined() || into.isNull() ? val::undefined() : into["attentions"];
+  if (array.isUndefined()) return weights_to_js(t, causal);
+  const double room = array["length"].as<double>(), count = double(element_count(t.shape));
+  if (room < count)
+    throw Error(messages::format("into_room", {{"op", op},
+                                               {"name", "attentions"},
+                                               {"length", js_string(array["length"])},
+                                               {"shape", format_shape(t.shape)},
+                                               {"count", std::to_string(element_count(t.shape))}}));
+  return to_js(t, room == count ? array : array.call<val>("subarray", 0, count));
+}
 inline val to_js(const Matrix& m) { return to_js(m.data(), {m.rows(), m.cols()}); }
 
 inline bool flag(const val& opts, const char* name, bool fallback) {

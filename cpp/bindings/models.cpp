@@ -345,7 +345,7 @@ class ModelHandle {
       const RunOptions o = run_options(opts);
       const ModelRun r = input.isString() ? model_->run(engine.runtime(), input.as<std::string>(), o)
                                           : model_->run_ids(engine.runtime(), ids_arg(input), o);
-      return run_to_js(r, o, flag(opts, "headSummaries", false), model_->info().causal);
+      return run_to_js(r, o, flag(opts, "headSummaries", false), model_->info().causal, opts);
     });
   }
 
@@ -364,8 +364,8 @@ class ModelHandle {
       const PairRun r = model_->run_pair(engine.runtime(), std::move(s), std::move(d), o);
       const bool summaries = flag(opts, "headSummaries", false);
       val out = val::object();
-      out.set("source", run_to_js(r.source, {}, summaries, false));
-      out.set("target", run_to_js(r.target, o, summaries, true));
+      out.set("source", run_to_js(r.source, {}, summaries, false, val::object()));
+      out.set("target", run_to_js(r.target, o, summaries, true, val::object()));
       out.set("cross", to_js(r.cross));
       return out;
     });
@@ -410,7 +410,7 @@ class ModelHandle {
         val(emscripten::typed_memory_view(rgba.size(), rgba.data())).call<void>("set", image["rgba"]);
         r = model_->run_image(engine.runtime(), {rgba.data(), width, height}, o);
       }
-      val out = run_to_js(r.run, o, flag(opts, "headSummaries", false), false);
+      val out = run_to_js(r.run, o, flag(opts, "headSummaries", false), false, opts);
       val grid = val::array();
       grid.call<void>("push", static_cast<double>(r.rows));
       grid.call<void>("push", static_cast<double>(r.cols));
@@ -468,7 +468,8 @@ class ModelHandle {
   }
 
   // A run as JS sees it (ModelRunResult); `causal`: its maps are causal, and cross out as their lower triangles.
-  val run_to_js(const ModelRun& r, const RunOptions& o, bool summaries, bool causal) const {
+  // `opts`: the call's options, for options.into.attentions.
+  val run_to_js(const ModelRun& r, const RunOptions& o, bool summaries, bool causal, const val& opts) const {
     val out = val::object();
     val tokens = val::array();
     for (const auto& t : r.tokens) tokens.call<void>("push", t);
@@ -477,7 +478,7 @@ class ModelHandle {
     for (auto s : r.special) special.call<void>("push", s != 0);
     out.set("special", special);
     out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
-    out.set("attentions", weights_to_js(r.attentions, causal));
+    out.set("attentions", weights_to_js("run", r.attentions, causal, opts));
     // From the maps where the run left them: no copy of [layers, heads, n, n] back into the heap.
     if (summaries)
       out.set("headSummaries", to_js(head_summaries(r.attentions.data.data(), r.attentions.shape, r.special,

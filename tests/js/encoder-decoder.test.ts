@@ -165,6 +165,9 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(() => model.run(pair, { mapLayers: [0] })).toThrowError(/mapLayers/);
     expect(() => model.run(pair, { ablateHeads: [[3, 0]] })).toThrowError(/outside the decoder's 3 layers/);
     expect(() => model.run(pair, { attentionMask: [1, 1] })).toThrowError(/attentionMask is for runs of one text/);
+    expect(() => model.run(pair, { into: { attentions: new Float32Array(8) } })).toThrowError(
+      'run: into is for runs of one text or one image; a pair returns three sets of maps',
+    );
     expect(model.run(pair).maps.cross.shape).toEqual([3, 4, g.target.length, g.source.length]);
     await expect(model.generate(g.source)).rejects.toThrowError(/generate\(\{ source \}\)/);
     await expect(model.generate({ source: [] })).rejects.toThrowError('the source has no tokens');

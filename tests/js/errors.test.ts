@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type Tensor } from '../../dist/node.js';
+import { goldenModelFiles } from '../golden-models.mjs';
 import { BUILDS, engineFor } from './engines.js';
 import { randn, refAttention, tensor, expectClose } from './reference.js';
 
@@ -285,6 +286,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     };
     const nan = tensor([2, 2]);
     nan.data[3] = NaN;
+    const model = await engine.loadModel({ files: goldenModelFiles('bert') });
     const calls: Record<string, () => unknown> = {
       tensor: () => engine.attention(null as never, k, v), // the package's side
       tensor_data: () => engine.attention({ data: [1, 2], shape: [1, 2] } as never, k, v),
@@ -306,6 +308,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       into_length: () => engine.attention(q, k, v, { into: { weights: new Float32Array(15) } }), // C++'s side
       into_unused: () => engine.attention(q, k, v, { returnWeights: false, into: { weights: new Float32Array(16) } }),
       into_shared: () => engine.attention(q, k, v, { into: { weights: q.data } }),
+      into_room: () => model.run([2, 5, 7], { into: { attentions: new Float32Array(8) } }), // a model run's maps
     };
     expect(Object.keys(calls).sort()).toEqual(Object.keys(table).sort());
     for (const [kind, call] of Object.entries(calls)) {
@@ -313,6 +316,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       expect(message, kind).toMatch(pattern(table[kind]));
       expect(message, kind).not.toMatch(/\{\w+\}/);
     }
+    model.dispose();
   });
 
   it('1,000 mixed calls: the engine keeps working and the heap does not grow', () => {

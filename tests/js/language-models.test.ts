@@ -402,6 +402,60 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     for (const m of [chosen, every, bert]) m.dispose();
   });
 
+  it('writes the maps into options.into: the numbers of new arrays, every value, in the room it is given', async () => {
+    const fresh = (text: string, o: object = {}) => model.run(text, { reusePrefix: false, ...o });
+    const room = new Float32Array(4 * fresh('the cat sat on the mat').attentions.length).fill(NaN);
+    const into = { attentions: room };
+    const same = (a: Float32Array, b: Float32Array) => {
+      expect(a.length).toBe(b.length);
+      expect(worst(a, b)).toBe(0);
+    };
+    // Longer, then shorter: the second run's causal zeros land where the first run's maps were.
+    for (const [text, o] of [
+      ['the cat sat on the mat', {}],
+      ['the cat', {}],
+      ['the dog sat', { mapLayers: [1] }],
+    ] as const) {
+      const want = fresh(text, o);
+      const before = room.slice();
+      const got = fresh(text, { ...o, into });
+      const past = (a: Float32Array) => new Uint32Array(a.buffer, got.attentions.length * 4); // bits: NaN too
+      expect(got.attentions.buffer).toBe(room.buffer);
+      expect(got.attentions.byteOffset).toBe(0);
+      same(got.attentions, want.attentions);
+      expect(got.shape).toEqual(want.shape);
+      expect(got.maps.self!.attentions).toBe(got.attentions);
+      expect(past(room)).toEqual(past(before)); // nothing written past the maps
+    }
+    // The array of exactly the maps' length is the result itself; reusing the previous run works too.
+    const exact = new Float32Array(fresh('the cat').attentions.length);
+    expect(fresh('the cat', { into: { attentions: exact } }).attentions).toBe(exact);
+    const typed = model.run('the cat sat', { into });
+    same(typed.attentions, fresh('the cat sat').attentions);
+    // Too little room: an Error naming what is needed, the array untouched, the model still usable.
+    const small = new Float32Array(7).fill(5);
+    const { shape } = fresh('the cat');
+    expect(() => fresh('the cat', { into: { attentions: small } })).toThrow(
+      `run: options.into.attentions has room for 7 values but the maps [${shape.join(', ')}] need ${shape.reduce((a, b) => a * b)}`,
+    );
+    expect(Array.from(small)).toEqual(Array(7).fill(5));
+    expect(() => model.run('the cat', { into: { attentions: [0, 1] as never } })).toThrow(
+      'run: options.into.attentions must be a Float32Array, got Array',
+    );
+    expect(() => model.run('the cat', { into: { weights: room } as never })).toThrow(
+      "run: unknown option 'into.weights' (known: attentions)",
+    );
+    same(model.run('the cat').attentions, fresh('the cat').attentions);
+    // An encoder's maps, and a run without into afterwards: new arrays again.
+    const bert = await engine.loadModel({ files: goldenModelFiles('bert') });
+    const bertRoom = new Float32Array(bert.run([2, 5, 7, 3, 9]).attentions.length + 3);
+    const b = bert.run([2, 5, 7, 3], { into: { attentions: bertRoom } });
+    expect(b.attentions.buffer).toBe(bertRoom.buffer);
+    same(b.attentions, bert.run([2, 5, 7, 3]).attentions);
+    expect(bert.run([2, 5, 7, 3]).attentions.buffer).not.toBe(bertRoom.buffer);
+    bert.dispose();
+  });
+
   it('refuses bad options with errors naming them, and stays usable with its heap where it was', async () => {
     const g = (o: object) => model.generate('the cat', o);
     await g({ maxNewTokens: 2, temperature: 0 });

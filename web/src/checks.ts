@@ -49,6 +49,8 @@ export function checkMask(op: string, mask: unknown): void {
 
 /** The results a call can write into the caller's arrays (options.into). */
 const RESULT_ARRAYS: readonly string[] = ['output', 'weights'];
+/** A model run's: its maps (RunOptions.into). */
+export const MAP_ARRAYS: readonly string[] = ['attentions'];
 
 /** Whether two arrays' bytes overlap: views of one buffer whose ranges meet. */
 function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
@@ -63,15 +65,20 @@ function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
  * writes a result while it may still read the inputs (one thread writes the weights as it computes them, before a
  * one-shot call reads `wo`).
  */
-export function checkInto(op: string, into: unknown, inputs: Record<string, unknown> = {}): void {
+export function checkInto(
+  op: string,
+  into: unknown,
+  inputs: Record<string, unknown> = {},
+  names: readonly string[] = RESULT_ARRAYS,
+): void {
   if (into === undefined) return;
-  const known = RESULT_ARRAYS.map((n) => `${n}?`).join(', ');
+  const known = names.map((n) => `${n}?`).join(', ');
   if (typeof into !== 'object' || into === null || ArrayBuffer.isView(into) || Array.isArray(into))
     throw new Error(message('into', { op, known, got: typeName(into) }));
   const given: Array<[string, Float32Array]> = [];
   for (const [name, array] of Object.entries(into)) {
-    if (!RESULT_ARRAYS.includes(name))
-      throw new Error(message('unknown_option', { op, name: `into.${name}`, known: RESULT_ARRAYS.join(', ') }));
+    if (!names.includes(name))
+      throw new Error(message('unknown_option', { op, name: `into.${name}`, known: names.join(', ') }));
     if (array !== undefined && !(array instanceof Float32Array))
       throw new Error(message('into_array', { op, name, got: typeName(array) }));
     if (array !== undefined) given.push([name, array]);

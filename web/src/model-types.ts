@@ -193,6 +193,14 @@ export interface RunOptions {
   mapLayers?: number[];
   /** Also summarize every returned head ({@link ModelRunResult.headSummaries}), in the engine. Default false. */
   headSummaries?: boolean;
+  /**
+   * An array to write the maps into instead of a new one, reused from run to run: `attentions` is then its first
+   * `layers × heads × n × n` values (the array itself when that is its length, else a subarray of it), every one
+   * written. A new array of hundreds of MB costs a first write to every page (a DINOv2-S run at 518² returns 540 MB
+   * of maps), and an array that held earlier maps does not. It must have room for the maps; a run that does not fit
+   * throws, naming the room it needs, and leaves the array as it was. Runs of one text or one image.
+   */
+  into?: { attentions?: Float32Array };
 }
 
 /** The most likely next tokens after each position, best first. */
@@ -240,8 +248,8 @@ export interface MapSet {
 }
 
 /**
- * A run's attention by name. Single-stack models (every model AttnScope runs today) have `self`; encoder-decoder
- * models will have `encoder`, `decoder` and `cross`.
+ * A run's attention by name. Single-stack models (encoders, decoders, vision transformers) have `self`;
+ * encoder-decoder models have `encoder`, `decoder` and `cross`.
  */
 export interface MapSets {
   /** A single-stack model's self-attention: its tokens attending to each other. */

@@ -18,7 +18,7 @@ import type {
   TokenizeOptions,
   Tokenizer,
 } from './types.js';
-import { checkOptions, checkTensor, typeName } from './checks.js';
+import { MAP_ARRAYS, checkInto, checkOptions, checkTensor, typeName } from './checks.js';
 import { generate, generatePair } from './generate.js';
 import { selfMaps } from './map-sets.js';
 import { summariesOf } from './analysis.js';
@@ -41,6 +41,7 @@ const RUN_OPTIONS = {
   reusePrefix: 'boolean',
   mapLayers: 'other',
   headSummaries: 'boolean',
+  into: 'other',
 } as const;
 
 /** Token ids as an Int32Array, or an Error naming the first bad one. */
@@ -225,6 +226,7 @@ export class WasmModel implements Model {
     const op = 'run';
     const o = checkOptions(op, options, RUN_OPTIONS);
     if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
+    checkInto(op, o.into, {}, MAP_ARRAYS);
     const handle = this.live(op);
     const r = handle.run(this.engine(), this.prepare(op, input), o);
     if ('error' in r) throw new Error(r.error);
@@ -243,6 +245,7 @@ export class WasmModel implements Model {
   private runImage(input: ImageInput, options?: RunOptions): ImageRunResult {
     const op = 'run';
     const o = checkOptions(op, options, RUN_OPTIONS);
+    checkInto(op, o.into, 'pixels' in input ? { pixels: input.pixels } : {}, MAP_ARRAYS);
     if (!this.info.vision)
       throw new Error(
         `${op}: ${this.info.name} (${this.info.architecture}) is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP`,
@@ -284,6 +287,8 @@ export class WasmModel implements Model {
         `${op}: ${this.info.name} (${this.info.architecture}) is not an encoder-decoder model; { source, target } needs one such as BART`,
       );
     if (o.attentionMask !== undefined) throw new Error(`${op}: attentionMask is for runs of one text`);
+    if (o.into !== undefined)
+      throw new Error(`${op}: into is for runs of one text or one image; a pair returns three sets of maps`);
     const handle = this.live(op);
     const r = orThrow(
       handle.runPair(

@@ -32,6 +32,7 @@ const Template kTable[] = {
     {"into", "{op}: options.into must be an object of Float32Arrays ({known}), got {got}"},
     {"into_array", "{op}: options.into.{name} must be a Float32Array, got {got}"},
     {"into_length", "{op}: options.into.{name} has {length} values but the result {shape} needs {count}"},
+    {"into_room", "{op}: options.into.{name} has room for {length} values but the maps {shape} need {count}"},
     {"into_unused", "{op}: options.into.{name} is given but the call returns no {name} ({why})"},
     {"into_shared", "{op}: options.into.{name} shares memory with {other}; give each result an array of its own"},
 };
