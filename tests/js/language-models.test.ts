@@ -430,8 +430,12 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     // The array of exactly the maps' length is the result itself; reusing the previous run works too.
     const exact = new Float32Array(fresh('the cat').attentions.length);
     expect(fresh('the cat', { into: { attentions: exact } }).attentions).toBe(exact);
+    // Typing at the end: the appended rows come from the decoding kernels, the same numbers to float32 rounding.
+    model.run('the cat');
     const typed = model.run('the cat sat', { into });
-    same(typed.attentions, fresh('the cat sat').attentions);
+    expect(typed.reusedTokens).toBeGreaterThan(0);
+    expect(typed.attentions.buffer).toBe(room.buffer);
+    expect(worst(typed.attentions, fresh('the cat sat').attentions)).toBeLessThan(1e-5);
     // Too little room: an Error naming what is needed, the array untouched, the model still usable.
     const small = new Float32Array(7).fill(5);
     const { shape } = fresh('the cat');
@@ -445,7 +449,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(() => model.run('the cat', { into: { weights: room } as never })).toThrow(
       "run: unknown option 'into.weights' (known: attentions)",
     );
-    same(model.run('the cat').attentions, fresh('the cat').attentions);
+    expect(worst(model.run('the cat').attentions, fresh('the cat').attentions)).toBeLessThan(1e-5); // still usable
     // An encoder's maps, and a run without into afterwards: new arrays again.
     const bert = await engine.loadModel({ files: goldenModelFiles('bert') });
     const bertRoom = new Float32Array(bert.run([2, 5, 7, 3, 9]).attentions.length + 3);
