@@ -84,6 +84,16 @@ export const fmt = (ms) => (ms === undefined ? '—' : ms < 10 ? ms.toFixed(2) :
 /** How many times faster `a` ran than `b`: the median over rounds of b's time / a's time in that round. */
 export const speedup = (a, b) => median(a.runs.map((ms, round) => b.runs[round] / ms));
 export const ratio = (a, b) => (a && b ? `${speedup(a, b).toFixed(2)}×` : '—');
+/**
+ * Columns `wasm ×1 vs ORT ×1` … `relaxed ×2 vs ORT ×2` of a row of results: how many times faster each of
+ * AttnScope's `builds` (ATTNSCOPE_BUILDS) is than ORT-web at the same thread count, paired by round.
+ */
+export const vsOrt = (r, builds) =>
+  Object.fromEntries(
+    builds.flatMap(({ name }) =>
+      [1, 2].map((t) => [`${name} ×${t} vs ORT ×${t}`, ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`])]),
+    ),
+  );
 /** The same for warm calls, which are not paired by round: the ratio of the medians. */
 export const warmRatio = (a, b) => (a?.warm && b?.warm ? `${(b.warm.ms / a.warm.ms).toFixed(2)}×` : '—');
 

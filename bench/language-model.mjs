@@ -5,7 +5,7 @@
 //      kernels), and llama.cpp native (BF16, no maps, last position's logits only) as the ceiling;
 //   6. decode with the KV cache, against this machine's memory bandwidth and llama.cpp;
 //   7. typing: one token appended to 128, reusing the previous run's keys and values, against a fresh run.
-import { faster, fmt, ratio, speedup, target } from './harness.mjs';
+import { faster, fmt, ratio, speedup, target, vsOrt } from './harness.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, EngineProcess, nodeEngine, prepareLlm } from './processes.mjs';
 import { median } from './stats.mjs';
 import { LLM, LLM_DECODE_CONTEXT, LLM_PREFILL_N, LLM_SHAPE as S } from './workloads.mjs';
@@ -63,14 +63,7 @@ async function llmSections({ engines, measure }, parts) {
         return {
           n,
           ...Object.fromEntries(shown.map((name) => [name, fmt(r[name]?.ms)])),
-          ...Object.fromEntries(
-            VARIANTS.flatMap(({ name }) =>
-              [1, 2].map((t) => [
-                `${name} ×${t} vs ORT ×${t}`,
-                ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`]),
-              ]),
-            ),
-          ),
+          ...vsOrt(r, VARIANTS),
         };
       }),
     );

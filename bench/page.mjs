@@ -87,12 +87,15 @@ export function perWindow(arrivals) {
  * on the engine's default threads (two here), or `threads`.
  */
 export function nodeGeneration(dir, prompt, tokens, threads = 0) {
+  const options = threads
+    ? { threads, build: threads > 1 ? 'relaxed-simd-threads' : 'relaxed-simd' }
+    : { build: 'relaxed-simd-threads' };
   const script = `
     import { readFileSync, readdirSync } from 'node:fs';
     import { createEngine } from '${join(root, 'dist/node.js')}';
     const files = {};
     for (const f of readdirSync(${JSON.stringify(dir)})) files[f] = readFileSync(${JSON.stringify(dir)} + '/' + f);
-    const engine = await createEngine(${threads} ? { threads: ${threads}, build: '${threads > 1 ? 'relaxed-simd-threads' : 'relaxed-simd'}' } : { build: 'relaxed-simd-threads' });
+    const engine = await createEngine(${JSON.stringify(options)});
     const model = await engine.loadModel({ files });
     const arrivals = [];
     await model.generate(${JSON.stringify(prompt)}, { maxNewTokens: ${tokens}, temperature: 0, stopAtEos: false,

@@ -2,7 +2,7 @@
 // then writes 32 tokens greedily with every encoder, decoder and cross-attention map returned: AttnScope's
 // generate({ source }) against onnxruntime-web running the same weights as transformers.js runs a translation (an
 // encoder graph, the cross keys and values, a decoder graph with past keys and values; bench/peers/onnx_graphs.py).
-import { faster, fmt, ratio } from './harness.mjs';
+import { faster, fmt, vsOrt } from './harness.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, prepareSeq2seq } from './processes.mjs';
 import { SEQ2SEQ_SOURCE_N, SEQ2SEQ_TOKENS } from './workloads.mjs';
 
@@ -28,11 +28,7 @@ export async function translation({ engines, measure }) {
   console.table([
     {
       ...Object.fromEntries(shown.map((name) => [name, fmt(r[name]?.ms)])),
-      ...Object.fromEntries(
-        VARIANTS.flatMap(({ name }) =>
-          [1, 2].map((t) => [`${name} ×${t} vs ORT ×${t}`, ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`])]),
-        ),
-      ),
+      ...vsOrt(r, VARIANTS),
     },
   ]);
   console.log('Targets:');

@@ -3,7 +3,7 @@
 // the same pixels [3, H, W] with every layer's and head's map returned: AttnScope's model.run({ pixels }) against
 // onnxruntime-web on ONNX graphs of the same weights laid out as a transformers.js "-with-attentions" export
 // (bench/peers/onnx_graphs.py --vit, --dinov2).
-import { faster, fmt, ratio } from './harness.mjs';
+import { faster, fmt, vsOrt } from './harness.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, prepareVision } from './processes.mjs';
 import { VISION_MODELS, visionTokens } from './workloads.mjs';
 
@@ -44,11 +44,7 @@ export async function vision({ engines, measure }) {
       const { num_hidden_layers: layers, num_attention_heads: heads } = model.config;
       rows[`${model.name}, ${layers} × ${heads} heads, n = ${visionTokens(model)}, ${arrays}`] = {
         ...Object.fromEntries(shown.map((name) => [name, fmt(r[name]?.ms)])),
-        ...Object.fromEntries(
-          VARIANTS.flatMap(({ name }) =>
-            [1, 2].map((t) => [`${name} ×${t} vs ORT ×${t}`, ratio(r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`])]),
-          ),
-        ),
+        ...vsOrt(r, VARIANTS),
       };
     }
   console.table(rows);

@@ -1,10 +1,11 @@
 // The navigator's thumbnails: every map the run holds, max-pooled to at most 64 × 64 blocks (pooled.ts) and
-// coloured into one canvas, a cell each (the atlas), that the grid draws from. A new run folds its rows in a few milliseconds at a time (slices.ts), so
-// the grid fills in while the page stays responsive; on a causal model the rows a run shares with the one shown
-// (the same tokens up to there: typing at the end) are kept, not folded again. A generated token folds its one
-// row into each map, of every layer: the layers the page keeps whole (map-rows.ts) and, from the token's message,
-// those it does not keep. Colouring a thumbnail costs its changed blocks (64 × 64 at most), never the map's n², and
-// a frame puts the changed rows of the atlas once, whatever the number of heads.
+// coloured into one canvas, a cell each (the atlas), that the grid draws from. A new run folds its rows in a few
+// milliseconds at a time (slices.ts), so the grid fills in while the page stays responsive; on a causal model the
+// rows a run shares with the one shown (the same tokens up to there: typing at the end) are kept, not folded
+// again. A generated token folds its one row into each map, of every layer: the layers the page keeps whole
+// (map-rows.ts) and, from the token's message, those it does not keep. Colouring a thumbnail costs its changed
+// blocks (64 × 64 at most), never the map's n², and a frame puts the changed rows of the atlas once, whatever the
+// number of heads.
 import { rowOf, slotOf, type Maps } from '../map-rows.js';
 import type { RunResult } from '../protocol.js';
 import { sliced, type Sliced } from '../slices.js';
