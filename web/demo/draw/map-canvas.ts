@@ -30,6 +30,12 @@ export interface MapFrame {
   /** A local layer's sliding window: query i sees keys i − window + 1 … i, and a dashed line marks the edge. */
   window?: number;
   colours: { fg: string; muted: string; accent: string };
+  /**
+   * What a causal map's rows depend on: row i on the first i + 1 `ids` alone, under `of` (the model). A new map of
+   * the same `of` and `key` whose ids start the same keeps those rows' pooled levels: typing at the end of a long
+   * text folds only the rows after the edit.
+   */
+  lineage?: { of: unknown; ids: readonly number[] };
 }
 
 /** Room for labels on each axis, by canvas width (CSS pixels). */
@@ -40,7 +46,7 @@ export const labelRoom = (width: number) => Math.round(Math.min(110, Math.max(56
  * as the map grows) and the picture of the cells in view, reused while its size stays.
  */
 export class MapCanvas {
-  private shown: { source: unknown; key: string } | null = null;
+  private shown: { source: unknown; key: string; lineage?: MapFrame['lineage'] } | null = null;
   private pyramid: Pyramid | null = null;
   private picture: { canvas: OffscreenCanvas; context: OffscreenCanvasRenderingContext2D; image: ImageData } | null =
     null;
@@ -49,15 +55,22 @@ export class MapCanvas {
 
   /**
    * The pooled levels of `map`: the same `source` and `key` (a run's maps and a head in them) with rows added
-   * since (generation) keeps its levels and folds the new rows in; anything else builds them anew.
+   * since (generation) keeps its levels and folds the new rows in; a causal map that shares its first rows with
+   * the last one (`lineage`) keeps those; anything else builds them anew.
    */
-  levels(map: MapRows, source: unknown, key: string): Pyramid {
-    const same = this.shown?.source === source && this.shown?.key === key;
-    const size = Math.max(map.n, map.cols); // a square pyramid holds a rectangular map
-    if (!this.pyramid || !same || map.n < this.pyramid.rows || size > this.pyramid.capacity) {
-      this.pyramid = new Pyramid(2 ** Math.ceil(Math.log2(Math.max(2, size))));
-      this.shown = { source, key };
-    }
+  levels(map: MapRows, source: unknown, key: string, lineage?: MapFrame['lineage']): Pyramid {
+    const shown = this.shown;
+    const same = shown?.source === source && shown?.key === key;
+    const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, map.n, map.cols))); // a square pyramid holds a rectangle
+    const before = shown?.key === key && shown.lineage?.of === lineage?.of ? shown.lineage?.ids : undefined;
+    if (!same && before && lineage && this.pyramid?.capacity === capacity) {
+      const ids = lineage.ids;
+      let shared = 0;
+      while (shared < Math.min(before.length, ids.length, map.n) && before[shared] === ids[shared]) shared++;
+      this.pyramid.keep(shared);
+    } else if (!this.pyramid || !same || map.n < this.pyramid.rows || capacity > this.pyramid.capacity)
+      this.pyramid = new Pyramid(capacity);
+    this.shown = { source, key, lineage };
     this.pyramid.extend(map);
     return this.pyramid;
   }
@@ -165,7 +178,7 @@ export function drawMap(
   // The finest level whose blocks cover at least a device pixel.
   let block = 1;
   while (vp.cell * block * dpr < 1 && block < Math.max(n, m)) block *= 2;
-  const level = block > 1 ? canvas.levels(f.map, f.source, f.key).level(block) : null;
+  const level = block > 1 ? canvas.levels(f.map, f.source, f.key, f.lineage).level(block) : null;
   const region: Region = level
     ? {
         rows: [Math.floor(rows[0] / block), Math.ceil(rows[1] / block)],

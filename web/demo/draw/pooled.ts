@@ -89,6 +89,26 @@ export class Pyramid {
     this.rows = Math.max(this.rows, map.n);
   }
 
+  /**
+   * Keeps the first `rows` rows of the map (those another map shares: the same tokens up to there, on a causal
+   * model) and forgets the rest, so that `extend` with the other map folds only its rows after them. Kept are the
+   * rows up to an even count: each level then holds exactly those rows, its block that holds the last of them
+   * built again from the finer level's blocks.
+   */
+  keep(rows: number): void {
+    const kept = Math.min(this.rows, Math.floor(rows / 2) * 2);
+    let finer: Pooled | null = null;
+    for (const level of this.levels) {
+      const last = Math.floor(kept / level.block); // the block row the kept rows end in
+      level.data.fill(0, last * level.size);
+      if (finer)
+        for (let r = 2 * last; r < Math.min(2 * last + 2, Math.ceil(kept / finer.block)); r++)
+          level.add(r, finer.row(r), finer.block);
+      finer = level;
+    }
+    this.rows = kept;
+  }
+
   private add(i: number, row: Float32Array): void {
     let unit = 1,
       source = row,

@@ -83,8 +83,11 @@ export function linesView(page: Page): View {
     redraw();
   }).observe(scroll);
   scroll.addEventListener('scroll', () => {
-    top = scroll.scrollTop;
-    redraw();
+    const at = scroll.scrollTop;
+    // A frame that scrolled the box (following a generation) drew at that place already: no second frame for it.
+    const drawn = Math.abs(at - top) < 1;
+    top = at;
+    if (!drawn) redraw();
   });
 
   /** The track as tall as every row; the canvas as tall as the box that scrolls it. */

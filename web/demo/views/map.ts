@@ -329,6 +329,9 @@ export function mapView(page: Page): View {
         delete readout.dataset.row;
         delete readout.dataset.col;
       }
+      // A decoder's own maps: row i depends on tokens 0 … i alone (an encoder-decoder's rows see the source too).
+      const ownRows =
+        r.causal && s.view === 'head' && r.mode === 'model' && !s.model?.encoderDecoder && r.ids.length === n;
       frame = {
         map,
         source,
@@ -342,6 +345,7 @@ export function mapView(page: Page): View {
         cursor,
         colours: page.colours(),
         window,
+        lineage: ownRows ? { of: s.model, ids: r.ids } : undefined,
       };
       // The cell read out under the pointer, of the same tokens, is read again from what the map now shows (another
       // head, layer or aggregate).
