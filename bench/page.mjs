@@ -191,10 +191,19 @@ async function profiler(page) {
 async function tracer(browser, page) {
   if (!process.env.ATTNSCOPE_TRACE) return null;
   await browser.startTracing(page, {
-    categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'blink'],
+    categories: [
+      'devtools.timeline',
+      'disabled-by-default-devtools.timeline',
+      'disabled-by-default-devtools.timeline.stack',
+      'v8',
+      'blink',
+    ],
   });
   return async (what) => {
-    const trace = JSON.parse((await browser.stopTracing()).toString());
+    const raw = (await browser.stopTracing()).toString();
+    // ATTNSCOPE_TRACE=<directory> keeps each trace there, for Chromium's Performance panel.
+    if (process.env.ATTNSCOPE_TRACE !== '1') writeFileSync(join(process.env.ATTNSCOPE_TRACE, `${what}.json`), raw);
+    const trace = JSON.parse(raw);
     const events = trace.traceEvents ?? trace;
     const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
     const mine = events.filter((e) => e.tid === main?.tid && e.ph === 'X');
@@ -203,6 +212,19 @@ async function tracer(browser, page) {
     const top = [...totals].sort((a, b) => b[1] - a[1]).slice(0, 16);
     console.log(
       `  trace of ${what}, main thread ms by event: ${top.map(([k, ms]) => `${k} ${ms.toFixed(0)}`).join(', ')}`,
+    );
+    // Style and layout that script forced (it read the layout after changing the page), by the function that read.
+    const forced = new Map();
+    for (const e of mine) {
+      const stack = e.args?.beginData?.stackTrace;
+      if (!['Layout', 'UpdateLayoutTree'].includes(e.name) || !stack?.length) continue;
+      const at = stack.slice(0, 2).map((f) => `${f.functionName || '(anonymous)'}:${f.lineNumber + 1}`);
+      const key = `${e.name} from ${at.join(' < ')}`;
+      forced.set(key, (forced.get(key) ?? 0) + e.dur / 1000);
+    }
+    const reads = [...forced].sort((a, b) => b[1] - a[1]).slice(0, 10);
+    console.log(
+      `  trace of ${what}, forced style and layout: ${reads.map(([k, ms]) => `${k} ${ms.toFixed(0)}`).join(', ')}`,
     );
     const tasks = mine.filter((e) => e.name === 'RunTask' && e.dur > 50_000);
     console.log(`  trace of ${what}: ${tasks.length} tasks over 50 ms`);

@@ -3,6 +3,7 @@
 // its kind, and a model load retires everything asked before it (runs, and every analysis of them).
 import type {
   Ask,
+  Drawn,
   Failure,
   Kind,
   Message,
@@ -76,6 +77,9 @@ export class Channel {
             : message.kind === 'error'
               ? message.during
               : message.kind;
+    const start = performance.now();
+    let handled = 0;
+    if (message.kind === 'token') this.timeFrame(() => handled);
     try {
       if (!this.current(kind, message.id)) return;
       // (A token message's handler copies what it keeps of the rows: the buffer then goes back.)
@@ -86,6 +90,22 @@ export class Channel {
       else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
     } finally {
       this.recycle(message);
+      handled = performance.now() - start;
     }
+  }
+
+  /**
+   * Tells the worker how long this thread worked on a token message: `handled()`, then the frame that draws it,
+   * from its first animation-frame callback (this one, asked for before the views ask for theirs) to the task after
+   * the frame's rendering.
+   */
+  private timeFrame(handled: () => number): void {
+    requestAnimationFrame(() => {
+      const frame = performance.now();
+      setTimeout(() => {
+        const ms = handled() + performance.now() - frame;
+        this.worker.postMessage({ kind: 'drawn', ms } satisfies Drawn);
+      });
+    });
   }
 }

@@ -370,5 +370,10 @@ export type TokenMessage = {
 export type TargetTokenMessage = { id: number; kind: 'target-token'; text: string; ids: number[] };
 /** A token message's buffer, handed back to the worker to write more rows into. */
 export type Recycle = { kind: 'recycle'; buffer: ArrayBuffer };
+/**
+ * How long the page's thread worked on the last token message (ms): its handler, and the frame that drew it, style,
+ * layout, paint and commit included. The worker spaces token messages by a few times that.
+ */
+export type Drawn = { kind: 'drawn'; ms: number };
 export type Failure = { id: number; kind: 'error'; message: string; during: Kind };
 export type Message = Reply | Progress | TokenMessage | TargetTokenMessage | Failure;

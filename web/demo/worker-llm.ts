@@ -14,6 +14,21 @@ import type { Kept, Session } from './worker-analysis.js';
  */
 const BATCH_MS = 250;
 
+/**
+ * A token message goes no sooner than PACE times the page's time on the last one (Drawn), nor later than
+ * MAX_GAP_MS: the page's thread then draws at most a quarter of the time, whatever a model's speed and a text's
+ * length make a message cost it.
+ */
+const PACE = 4;
+const MAX_GAP_MS = 1000;
+
+/** The page's time on the last token message it drew (ms). */
+let pageMs = 0;
+
+export function drawn(ms: number): void {
+  pageMs = ms;
+}
+
 /** The most values a token message's buffer holds (64 MB) but for one token's rows; a fuller batch goes early. */
 const MAX_BATCH_VALUES = 1 << 24;
 
@@ -122,6 +137,7 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
   s.generation?.abort();
   const controller = new AbortController();
   s.generation = controller;
+  pageMs = 0; // a shorter text costs the page less: its first messages go BATCH_MS apart
   // Tokens go to the page a few times a second: a small model makes hundreds a second, and one message (and one
   // redraw) each would cost the page more than the model does. Their rows are written into one buffer per message,
   // which the page hands back: no memory is taken per token.
@@ -170,7 +186,7 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
         const token = labelsOf(model, [t.id])[0];
         batch!.tokens.push({ tokenId: t.id, token, piece: t.token, position: t.position, special });
         made.push(t.id);
-        if (performance.now() - sent >= BATCH_MS) flush('time');
+        if (performance.now() - sent >= Math.min(MAX_GAP_MS, Math.max(BATCH_MS, PACE * pageMs))) flush('time');
       },
     });
     flush('end');

@@ -6,7 +6,7 @@ import { createEngine, type Engine, type HubProgress, type Model, type Tensor } 
 import { defaultModelFiles } from 'attnscope/models/default'; // the embedded model, which the demo opens with
 
 import { embed, tokenize } from './embed.js';
-import type { Kind, Message, Recycle, Reply, Request, RunResult } from './protocol.js';
+import type { Drawn, Kind, Message, Recycle, Reply, Request, RunResult } from './protocol.js';
 import {
   ablate,
   across,
@@ -18,7 +18,7 @@ import {
   type Kept,
   type Session,
 } from './worker-analysis.js';
-import { generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
+import { drawn, generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
 import { runPair, translate } from './worker-seq2seq.js';
 import { ablateImage, beside, normalizationOf, preprocessorText, refuseImage, runImage } from './worker-vision.js';
 
@@ -316,8 +316,9 @@ started.catch((err: unknown) =>
   postMessage({ id: 0, kind: 'error', message: String(err), during: 'load' } satisfies Message),
 );
 
-self.onmessage = async (event: MessageEvent<Request | Recycle>) => {
+self.onmessage = async (event: MessageEvent<Request | Recycle | Drawn>) => {
   if (event.data.kind === 'recycle') return recycle(event.data.buffer);
+  if (event.data.kind === 'drawn') return drawn(event.data.ms);
   const request = event.data;
   try {
     await started;
