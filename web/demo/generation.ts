@@ -1,6 +1,7 @@
 // Generation as the page sees it: the Generate button asks the worker to continue the shown run; each token
-// arrives with its row of every map, and the maps grow by that row, kept beside the run's blocks (map-rows.ts): a
-// token costs the page its rows, never a copy of the maps. The text streams into the continuation under the box;
+// arrives with its row of every map the page grows (and every map's row pooled for the thumbnails), and the maps
+// grow by that row, kept beside the run's blocks (map-rows.ts): a token costs the page its rows, never a copy of the
+// maps. The text streams into the continuation under the box;
 // when it ends (its length, an end-of-text token, or Stop, which keeps what the page shows at the click) the box
 // gets it as one edit, which the browser's undo takes back, and the page runs the final token ids once more,
 // reusing the prompt's keys and values, for everything a run gives (the heads' measures, the logit lens).
@@ -34,16 +35,16 @@ export class RowStore {
   }
 }
 
-/** The run's maps with more tokens: each one's new rows of the layers they hold, copied beside the rest. */
+/**
+ * The run's maps with more tokens: each one's new rows of the layers they hold (the layers the generation asked
+ * for, in the same order), copied beside the rest.
+ */
 export function grow(r: RunResult, t: TokenMessage, store: RowStore): RunResult {
   const [held, heads, n] = r.shape;
   const grown = t.tokens.map((_, k) => {
-    const size = heads * (n + k + 1); // one layer's rows
-    const rows = store.take(held * size);
-    for (let slot = 0; slot < held; slot++) {
-      const from = t.offsets[k] + r.mapLayers[slot] * size;
-      rows.set(t.rows.subarray(from, from + size), slot * size);
-    }
+    const length = held * heads * (n + k + 1);
+    const rows = store.take(length);
+    rows.set(t.rows.subarray(t.offsets[k], t.offsets[k] + length));
     return rows;
   });
   const m = n + t.tokens.length;
@@ -51,11 +52,12 @@ export function grow(r: RunResult, t: TokenMessage, store: RowStore): RunResult 
   const fresh = {
     first,
     count: t.tokens.length,
-    row(k: number, layer: number, head: number) {
-      const width = first + k + 1;
-      const at = t.offsets[k] + (layer * heads + head) * width;
-      return t.rows.subarray(at, at + width);
+    pooled(k: number, layer: number, head: number) {
+      const cells = Math.ceil((first + k + 1) / t.blocks[k]);
+      const at = t.pooledAt[k] + (layer * heads + head) * cells;
+      return t.rows.subarray(at, at + cells);
     },
+    block: (k: number) => t.blocks[k],
   };
   return {
     ...r,
@@ -125,7 +127,8 @@ export function startGeneration(page: Page): void {
   const grownBytes = 4 * r.mapLayers.length * r.shape[1] * ((end * (end + 1)) / 2 - (n * (n + 1)) / 2);
   if (s.limit && r.mapLayers.length > 1 && (end > s.limit.everyLayer || grownBytes > GROWN_BYTES))
     r = onlyLayer(r, s.layer);
-  const request = page.ask({ kind: 'generate', run: r.run, maxNewTokens, seed: s.seed, ...s.sampling });
+  const layers = [...r.mapLayers];
+  const request = page.ask({ kind: 'generate', run: r.run, maxNewTokens, seed: s.seed, layers, ...s.sampling });
   const errors = { ...s.errors };
   delete errors.generate;
   const generation = { request, layer: s.layer, prompt: s.text, text: '', tokens: 0 };

@@ -136,7 +136,8 @@ interface Asks {
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
   /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */
-  generate: { run: number; maxNewTokens: number; seed: number } & Sampling;
+  /** `layers`: the layers whose maps the page grows (its run's, or the one shown): their tokens' rows come whole. */
+  generate: { run: number; maxNewTokens: number; seed: number; layers: number[] } & Sampling;
   /** Stops the generation in progress after its current token. */
   stop: Record<never, never>;
   /** The induction test: random tokens repeated twice, every head scored. */
@@ -245,8 +246,9 @@ export interface RunResult {
     /** The first of them is at this position; `count` of them. */
     first: number;
     count: number;
-    /** Row first + k of (layer, head). */
-    row(k: number, layer: number, head: number): Float32Array;
+    /** Row first + k of (layer, head), pooled in blocks of `block(k)` weights (TokenMessage). */
+    pooled(k: number, layer: number, head: number): Float32Array;
+    block(k: number): number;
   };
   /** The page's own: it kept one layer of the run's maps to grow them (generation). Never sent. */
   trimmed?: boolean;
@@ -348,10 +350,12 @@ export interface GeneratedToken {
   special: boolean;
 }
 /**
- * The tokens generated since the last such message (a few a second), each with its row of every map: token k's,
- * `[layers, heads, position + 1]`, from `rows[offsets[k]]`. They belong to the generate request. `rows` is one
- * buffer for them all, which the page hands back (Recycle) once it has read it: the worker writes the next
- * tokens' rows into it, so a generation allocates no memory per token.
+ * The tokens generated since the last such message (a few a second), each with its rows: token k's row of every map
+ * of the layers the generate request named, `[layers.length, heads, position + 1]` from `rows[offsets[k]]`; and its
+ * row of every map of every layer pooled as the thumbnails pool it, `[layers, heads, ⌈(position + 1) / blocks[k]⌉]`
+ * from `rows[pooledAt[k]]`, each value the largest of blocks[k] weights (draw/pooled.ts, poolRow). They belong to the
+ * generate request. `rows` is one buffer for them all, which the page hands back (Recycle) once it has read it: the
+ * worker writes the next tokens' rows into it, so a generation allocates no memory per token.
  */
 export type TokenMessage = {
   id: number;
@@ -359,6 +363,8 @@ export type TokenMessage = {
   tokens: GeneratedToken[];
   rows: Float32Array;
   offsets: number[];
+  pooledAt: number[];
+  blocks: number[];
   /** The generated text so far, without special tokens (as the text box gets it when the generation ends). */
   text: string;
 };

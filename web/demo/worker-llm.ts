@@ -3,6 +3,7 @@
 // distribution, generation streamed token by token, and the induction test (Olsson et al., 2022).
 import type { Model, ModelInfo } from 'attnscope';
 
+import { blockFor, poolRow, THUMBNAIL_CELLS } from './draw/pooled.js';
 import { inductionScores } from './measures.js';
 import type { Message, PageLimit, Reply, Request, RunResult } from './protocol.js';
 import type { Kept, Session } from './worker-analysis.js';
@@ -120,8 +121,9 @@ export function next(request: Request<'next'>, kept: Kept, s: Session): Reply<'n
 }
 
 /**
- * Continues the run's tokens: they go to the page a few times a second with their rows of every map, and none is
- * kept here (the page holds the maps). The prompt's keys and values come from the run.
+ * Continues the run's tokens: they go to the page a few times a second with their rows of the layers it grows and
+ * every row pooled for its thumbnails, and none is kept here (the page holds the maps). The prompt's keys and
+ * values come from the run.
  */
 export async function generate(request: Request<'generate'>, kept: Kept, s: Session): Promise<Reply<'generate'>> {
   const model = languageModel(s, 'Generate');
@@ -140,7 +142,13 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
   pageMs = 0; // a shorter text costs the page less: its first messages go BATCH_MS apart
   // Tokens go to the page a few times a second: a small model makes hundreds a second, and one message (and one
   // redraw) each would cost the page more than the model does. Their rows are written into one buffer per message,
-  // which the page hands back: no memory is taken per token.
+  // which the page hands back: no memory is taken per token. The engine writes a token's rows of every layer here
+  // (one buffer for the generation); the message takes the rows of the layers the page grows, and every row pooled
+  // for the thumbnails: a token's message is then heads × n values a layer the page grows and 64 a map, not
+  // layers × heads × n.
+  const { layers: all, heads } = model.info;
+  const whole = request.layers.filter((l, i, ls) => Number.isInteger(l) && l >= 0 && l < all && ls.indexOf(l) === i);
+  let step = new Float32Array(0);
   let batch: Extract<Message, { kind: 'token' }> | null = null;
   let at = 0;
   let sent = -Infinity; // the first token goes at once
@@ -165,14 +173,28 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
     sent = performance.now();
   };
   const rowsInto = (length: number) => {
+    if (step.length < length) step = new Float32Array(2 ** Math.ceil(Math.log2(length)));
+    return step.subarray(0, length);
+  };
+  /** Token `position`'s rows, from `step`, into the batch: the whole ones, then every one pooled. */
+  const keep = (position: number) => {
+    const width = position + 1;
+    const block = blockFor(width, THUMBNAIL_CELLS);
+    const cells = Math.ceil(width / block);
+    const length = (whole.length * width + all * cells) * heads;
     if (batch && at + length > batch.rows.length) flush('full');
     if (!batch) {
       const rows = buffer(Math.max(length, Math.min(MAX_BATCH_VALUES, length * Math.ceil(1.25 * perBatch + 1))));
-      batch = { id, kind: 'token', tokens: [], rows, offsets: [], text: '' };
+      batch = { id, kind: 'token', tokens: [], rows, offsets: [], pooledAt: [], blocks: [], text: '' };
       at = 0;
     }
+    const size = heads * width; // one layer's rows
     batch.offsets.push(at);
-    return batch.rows.subarray(at, (at += length));
+    for (const l of whole) batch.rows.set(step.subarray(l * size, (l + 1) * size), (at += size) - size);
+    batch.pooledAt.push(at);
+    batch.blocks.push(block);
+    for (let r = 0; r < all * heads; r++, at += cells)
+      poolRow(step.subarray(r * width, (r + 1) * width), block, batch.rows.subarray(at, at + cells));
   };
   try {
     const g = await model.generate(kept.ids!, {
@@ -182,6 +204,7 @@ export async function generate(request: Request<'generate'>, kept: Kept, s: Sess
       rowsInto,
       signal: controller.signal,
       onToken: (t) => {
+        keep(t.position);
         const special = model.info.eosTokenIds.includes(t.id);
         const token = labelsOf(model, [t.id])[0];
         batch!.tokens.push({ tokenId: t.id, token, piece: t.token, position: t.position, special });

@@ -23,14 +23,15 @@ export class Pooled {
   }
 
   /**
-   * Folds row `i` of a grid whose cells are `unit` tokens wide (1: the map itself; a finer Pooled's block) into
-   * this one's blocks: cells j·unit … (j + 1)·unit − 1 of the row go into block ⌊j·unit / block⌋. Cells past the
-   * row's length are zeros (a causal row ends at its own token).
+   * Folds row `i` of a grid whose cells are `unit` tokens wide (1: the map itself; a finer Pooled's block) and
+   * whose rows are `tall` tokens high (a finer Pooled's block too; 1 for a token's row pooled alone) into this
+   * one's blocks: cells j·unit … (j + 1)·unit − 1 of the row go into block ⌊j·unit / block⌋. Cells past the row's
+   * length are zeros (a causal row ends at its own token). `unit` is at most `block`.
    */
-  add(i: number, row: Float32Array, unit = 1): void {
+  add(i: number, row: Float32Array, unit = 1, tall = unit): void {
     const per = this.block / unit; // source cells per block
     const out = this.data;
-    const at = Math.floor((i * unit) / this.block) * this.size;
+    const at = Math.floor((i * tall) / this.block) * this.size;
     const end = Math.min(row.length, this.size * per);
     for (let c = 0, j = 0; j < end; c++) {
       const stop = Math.min(j + per, end);
@@ -58,6 +59,23 @@ export function blockFor(n: number, cells: number): number {
   let b = 1;
   while (Math.ceil(n / b) > cells) b *= 2;
   return b;
+}
+
+/** Blocks per side of a thumbnail (the navigator's: thumbnails.ts). */
+export const THUMBNAIL_CELLS = 64;
+
+/**
+ * A generated token's row pooled as the thumbnails pool it, before they do (the worker does, so that the page gets
+ * 64 values of each map a token, not the whole row): `row` in blocks of `block` weights into `out`, the largest of
+ * each; `out` holds ⌈row.length / block⌉.
+ */
+export function poolRow(row: Float32Array, block: number, out: Float32Array): void {
+  for (let c = 0, j = 0; j < row.length; c++) {
+    const stop = Math.min(j + block, row.length);
+    let m = row[j];
+    for (j++; j < stop; j++) if (row[j] > m) m = row[j];
+    out[c] = m;
+  }
 }
 
 /** A map's rows, however they are held: row i has up to `cols` weights (those past its length are 0). */

@@ -10,9 +10,7 @@ import { rowOf, slotOf, type Maps } from '../map-rows.js';
 import type { RunResult } from '../protocol.js';
 import { sliced, type Sliced } from '../slices.js';
 import { table, viridis } from './heatmap.js';
-import { blockFor, Pooled } from './pooled.js';
-
-const CELLS = 64;
+import { blockFor, Pooled, THUMBNAIL_CELLS as CELLS } from './pooled.js';
 
 /** What the thumbnails are of: the maps, the ids of their tokens, and what else decides their rows. */
 export interface ThumbnailSource {
@@ -136,8 +134,9 @@ export class Thumbnails {
   }
 
   /**
-   * Folds rows [from, to) of the same tokens continued, every layer kept so far: from the maps where they hold the
-   * layer, else from the generation's fresh rows; a layer whose rows are in neither is dropped (another run away).
+   * Folds rows [from, to) of the same tokens continued, every layer kept so far: from the generation's fresh rows,
+   * pooled by the worker, else from the maps where they hold the layer; a layer whose rows are in neither is dropped
+   * (another run away).
    */
   private foldContinued(from: number, to: number): void {
     const { maps, layers, fresh } = this.source!;
@@ -152,14 +151,18 @@ export class Thumbnails {
       }
       for (let i = from; i < to; i++)
         for (let h = 0; h < heads; h++)
-          this.add(layer, h, i, slot >= 0 ? rowOf(maps, slot, h, i) : fresh!.row(i - fresh!.first, layer, h));
+          if (inFresh) {
+            const k = i - fresh.first;
+            this.add(layer, h, i, fresh.pooled(k, layer, h), fresh.block(k));
+          } else this.add(layer, h, i, rowOf(maps, slot, h, i));
     }
   }
 
-  private add(layer: number, head: number, i: number, row: Float32Array): void {
+  /** Folds row i of (layer, head), in cells of `unit` weights (a row pooled beforehand), into its thumbnail. */
+  private add(layer: number, head: number, i: number, row: Float32Array, unit = 1): void {
     const k = layer * this.source!.maps.shape[1] + head;
     const p = this.pooled[k]!;
-    p.add(i, row);
+    p.add(i, row, unit, 1);
     this.dirty[k] = Math.min(this.dirty[k] ?? 0, Math.floor(i / p.block));
   }
 
