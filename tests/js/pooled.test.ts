@@ -1,6 +1,6 @@
 // The page's max-pooled levels of a map (web/demo/draw/pooled.ts): a pyramid that keeps the rows another map shares
-// with it (typing at the end of a causal model's text) and folds the rest holds exactly what a pyramid built from
-// that map alone holds, at every level.
+// with it (typing at the end of a causal model's text) and folds the rest, or that is widened past a power of 2 as a
+// generation grows its map, holds exactly what a pyramid built from that map alone holds, at every level.
 import { describe, expect, it } from 'vitest';
 
 import { Pyramid, type MapRows } from '../../web/demo/draw/pooled.js';
@@ -51,6 +51,18 @@ describe('Pyramid.keep', () => {
       expect(kept.rows).toBe(n);
       expect(levels(kept)).toEqual(levels(fresh));
     });
+
+  it('widens to a larger capacity with the same levels, then folds more rows as a fresh pyramid does', () => {
+    const rows = causalMap(300, 4);
+    const narrow = new Pyramid(256);
+    narrow.extend(rowsOf(rows.slice(0, 200)));
+    const wide = narrow.widened(512);
+    expect(wide.rows).toBe(200);
+    wide.extend(rowsOf(rows));
+    const fresh = new Pyramid(512);
+    fresh.extend(rowsOf(rows));
+    expect(levels(wide)).toEqual(levels(fresh));
+  });
 
   it('keeps no more rows than it had folded', () => {
     const p = new Pyramid(64);

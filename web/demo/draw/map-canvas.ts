@@ -68,7 +68,9 @@ export class MapCanvas {
       let shared = 0;
       while (shared < Math.min(before.length, ids.length, map.n) && before[shared] === ids[shared]) shared++;
       this.pyramid.keep(shared);
-    } else if (!this.pyramid || !same || map.n < this.pyramid.rows || capacity > this.pyramid.capacity)
+    } else if (same && this.pyramid && map.n >= this.pyramid.rows && capacity > this.pyramid.capacity)
+      this.pyramid = this.pyramid.widened(capacity); // a generation's map past a power of 2
+    else if (!this.pyramid || !same || map.n < this.pyramid.rows || capacity > this.pyramid.capacity)
       this.pyramid = new Pyramid(capacity);
     this.shown = { source, key, lineage };
     this.pyramid.extend(map);

@@ -33,6 +33,17 @@ export class Pooled {
     const out = this.data;
     const at = Math.floor((i * tall) / this.block) * this.size;
     const end = Math.min(row.length, this.size * per);
+    if (per === 2) {
+      // Every level of a pyramid: pairs (the loop below spends more on its bounds than on its two reads).
+      let c = at,
+        j = 0;
+      for (; j + 1 < end; j += 2, c++) {
+        const m = row[j] > row[j + 1] ? row[j] : row[j + 1];
+        if (m > out[c]) out[c] = m;
+      }
+      if (j < end && row[j] > out[c]) out[c] = row[j];
+      return;
+    }
     for (let c = 0, j = 0; j < end; c++) {
       const stop = Math.min(j + per, end);
       let m = out[at + c];
@@ -127,15 +138,32 @@ export class Pyramid {
     this.rows = kept;
   }
 
+  /**
+   * The same rows with room for `capacity` tokens (a power of 2 above this one's): each level's blocks copied to its
+   * wider rows, and the coarser levels it adds folded from the finer ones. A growing map crossing a power of 2 then
+   * costs a copy of its levels, not folding every row again.
+   */
+  widened(capacity: number): Pyramid {
+    const next = new Pyramid(capacity);
+    next.levels.forEach((level, k) => {
+      const old = this.levels[k];
+      const finer = next.levels[k - 1];
+      if (old) for (let r = 0; r < old.size; r++) level.data.set(old.row(r), r * level.size);
+      else for (let r = 0; r < finer.size; r++) level.add(r, finer.row(r), finer.block);
+    });
+    next.rows = this.rows;
+    return next;
+  }
+
   private add(i: number, row: Float32Array): void {
     let unit = 1,
       source = row,
       at = i;
     for (const level of this.levels) {
       level.add(at, source, unit);
-      // The next level folds in this level's changed row.
+      // The next level folds in this level's changed row, as far as this row reaches (a causal row ends early).
       at = Math.floor(at / (level.block / unit));
-      source = level.row(at);
+      source = level.row(at).subarray(0, Math.ceil(row.length / level.block));
       unit = level.block;
     }
   }
