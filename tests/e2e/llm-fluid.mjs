@@ -1,9 +1,9 @@
 // What a person with a long text or a long generation needs of the page (llm.mjs runs these after the others):
 // nothing they wrote is lost (the browser's undo takes back each edit the page makes; a token is not added after
-// a cut), a generation grows the maps in place, an error about a text goes with it, the header says the page's
-// own limit, "0–max" brightens a causal map, the heads table exports and scrolls sideways on a phone with a cue,
-// the logit lens's PNG is as wide as its positions, and a link made with a model from files says so where it
-// opens instead of showing another model. The Long Tasks figures are a bench (npm run bench -- page), not a test.
+// a cut), a generation grows the maps in place (its chips wait below the list's view), an error about a text goes
+// with it, the header says the page's own limit, "0–max" brightens a causal map, the heads table exports and
+// scrolls sideways on a phone with a cue, the logit lens's PNG is as wide as its positions, and a link made with a
+// model from files says so where it opens instead of showing another model. The Long Tasks figures are a bench (npm run bench -- page), not a test.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -153,6 +153,51 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
       await load(page, 'test/planted-llama', 'LlamaForCausalLM');
     },
   );
+
+  await check("llm: a generation's chips wait below the list's view, and come when it is scrolled there", async () => {
+    await load(page, 'test/planted-endless', 'LlamaForCausalLM'); // no end-of-text token: it runs its length
+    const prompt = `${TEXT} `.repeat(10).trimEnd(); // chips enough to fill the list's view
+    const n0 = model.tokenize(prompt).ids.length;
+    await page.fill('#text', prompt);
+    await shows(page, n0);
+    await settled(page);
+    const view = await page.$eval('#tokens', (list) => [list.scrollHeight, list.clientHeight, list.scrollTop]);
+    assert(view[0] > view[1] && view[2] === 0, `the chips do not fill the list's view: ${view}`);
+    // Chips and tokens at every map the page shows while generating.
+    const generate = async (scroll) => {
+      await page.evaluate((scroll) => {
+        window.__chips = [];
+        const list = document.getElementById('tokens');
+        if (scroll) list.scrollTop = list.scrollHeight;
+        new MutationObserver(() => {
+          const s = window.__attnscope.state();
+          if (s.generation) window.__chips.push([list.children.length, s.result.tokens.length]);
+        }).observe(document.getElementById('map'), { attributeFilter: ['data-tokens'] });
+      }, scroll);
+      await page.click('#generate');
+      await page.waitForFunction(() => window.__attnscope.state().generated, null, { timeout: 120_000 });
+      await settled(page);
+      const [chips, tokens] = await state(page, () => [
+        document.querySelectorAll('#tokens li').length,
+        window.__attnscope.state().result.tokens.length,
+      ]);
+      assert(chips === tokens, `${chips} chips for the ${tokens} tokens after the generation`);
+      return state(page, () => window.__chips);
+    };
+    await page.click('#tab-next');
+    await set(page, 'max-new', 300);
+    const below = await generate(false);
+    assert(below.length > 0 && below.at(-1)[1] > n0, `no generated map shown: ${JSON.stringify(below)}`);
+    assert(
+      below.every(([chips]) => chips === n0),
+      `chips made below the list's view while generating: ${JSON.stringify(below)}`,
+    );
+    // Scrolled to the end, the last chip is in view: the chips follow the tokens.
+    await set(page, 'max-new', 300);
+    const followed = await generate(true);
+    const [chips, tokens] = followed.at(-1);
+    assert(tokens > n0 + 300 && chips > n0 + 300, `at the end of the list: ${JSON.stringify(followed)}`);
+  });
 
   await check("llm: Generate on a text too long for every layer's maps grows the shown layer's", async () => {
     await load(page, 'test/deep-llama', 'LlamaForCausalLM');

@@ -1,17 +1,34 @@
 // The tokens exactly as the model's tokenizer split the text, as chips. Click one, or focus the
 // list and use the arrow keys (Home, End; Escape lets go), to put it in focus: its row is marked
 // on the map and the head view draws only its lines. Token text is always text, never HTML.
-import { $, changes, type Page, type View } from './view.js';
+import { $, type Page, type View } from './view.js';
 
 /** What makes a chip: its label, id and whether it is special. */
 const key = (token: string, id: number | undefined, special: boolean) => `${id ?? ''}:${special ? 1 : 0}:${token}`;
 
 export function tokensView(page: Page): View {
   const list = $<HTMLOListElement>('tokens');
-  const dirty = changes();
+  /** The tokens the chips are of (a generation may be ahead of them). */
+  let made: string[] | null = null;
   let marked: HTMLElement | null = null;
   /** Each chip's label, id and whether it is special, as made (not read back from the page). */
   const keys: string[] = [];
+  /**
+   * Whether the last chip is in the list's view. A generation's tokens become chips only while it is, or once the
+   * generation ends: chips below the list's view cost the page their layout, a few hundred a message, and show
+   * nothing (the text streams under the box meanwhile).
+   */
+  let tailInView = true;
+  const tail = new IntersectionObserver(
+    (entries) => {
+      const seen = entries.at(-1)!.isIntersecting;
+      if (seen === tailInView) return;
+      tailInView = seen;
+      // Scrolled down to the chips' end while a generation goes on: its tokens so far become chips.
+      if (seen && made !== page.store.get().result?.tokens) view.render(page.store.get());
+    },
+    { root: list },
+  );
 
   const pick = (token: number | null) => page.store.select({ token });
   list.addEventListener('click', (e) => {
@@ -37,12 +54,14 @@ export function tokensView(page: Page): View {
     pick(next[e.key]);
   });
 
-  return {
+  const view: View = {
     id: 'tokens',
     render(s) {
       const r = s.result;
       if (!r) return;
-      if (dirty(r.tokens)) {
+      const behind = !!s.generation && !tailInView && (s.token === null || s.token < keys.length);
+      if (made !== r.tokens && !behind) {
+        made = r.tokens;
         // Only the chips from the first token that differs are made again: typing at the end, or a generated
         // token, costs the new chips, not all 2,048.
         let same = 0;
@@ -69,6 +88,8 @@ export function tokensView(page: Page): View {
           }),
         );
         if (marked && !marked.isConnected) marked = null;
+        tail.disconnect();
+        if (list.lastElementChild) tail.observe(list.lastElementChild);
       }
       const li = s.token === null ? null : (list.children[s.token] as HTMLElement | undefined);
       if (li === marked) return;
@@ -81,4 +102,5 @@ export function tokensView(page: Page): View {
       } else list.removeAttribute('aria-activedescendant');
     },
   };
+  return view;
 }
