@@ -124,6 +124,11 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
       ).jsonValue();
       await page.waitForFunction(() => window.__attnscope.state().generated, null, { timeout: 120_000 });
       await settled(page);
+      // The atlas the grid draws from, painted a row and a column of blocks at a time as the maps grew, shows each
+      // block in its own colour.
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+      const { stale } = await state(page, () => window.__attnscope.thumbnails());
+      assert(stale === 0, `${stale} thumbnail blocks shown in another colour than their own`);
       assert(mid.held.join() === String(mid.layer), `held ${mid.held} while generating, not the shown layer`);
       assert(mid.ids.slice(0, prompt.length).join() === prompt.join(), 'the prompt changed');
       // The thumbnails against the engine's run of the same ids, max-pooled as the page pools them.

@@ -189,14 +189,17 @@ export class Thumbnails {
       if (!p) return;
       const used = Math.ceil(n / p.block),
         wide = Math.ceil(m / p.block);
-      // A column of blocks more: every row gets its new cells (zeros above a causal map's diagonal).
-      if (this.coloured[k] !== wide) [this.dirty[k], this.coloured[k]] = [0, wide];
-      const from = this.dirty[k] ?? 0;
-      if (from >= used) return;
+      // Columns of blocks more (a map grown past a block's edge): the rows coloured before get their new cells
+      // (zeros above a causal map's diagonal), the changed rows all of theirs.
+      const before = this.dirty[k] === undefined ? 0 : Math.min(this.coloured[k] ?? 0, wide);
+      const from = Math.min(this.dirty[k] ?? 0, used);
+      this.coloured[k] = wide;
+      if (from >= used && before >= wide) return;
       const [x0, y0] = [(k % heads) * STRIDE, Math.floor(k / heads) * STRIDE];
-      for (let r = from; r < used; r++)
-        for (let c = 0; c < wide; c++) out[(y0 + r) * width + x0 + c] = this.scale(p.data[r * p.size + c]);
-      [top, bottom] = [Math.min(top, y0 + from), Math.max(bottom, y0 + used)];
+      for (let r = 0; r < used; r++)
+        for (let c = r < from ? before : 0; c < wide; c++)
+          out[(y0 + r) * width + x0 + c] = this.scale(p.data[r * p.size + c]);
+      [top, bottom] = [Math.min(top, y0 + (before < wide ? 0 : from)), Math.max(bottom, y0 + used)];
       this.dirty[k] = used;
     });
     if (top < bottom) atlas.context.putImageData(atlas.image, 0, 0, 0, top, width, bottom - top);
@@ -214,18 +217,27 @@ export class Thumbnails {
 
   /**
    * For the browser tests: each (layer, head)'s blocks in use, row-major, null where its rows are not in; `block`
-   * tokens a side.
+   * tokens a side; and how many blocks in use the atlas, as last painted, shows in another colour than their own.
    */
-  snapshot(): { block: number; blocks: (number[] | null)[] } {
+  snapshot(): { block: number; blocks: (number[] | null)[]; stale: number } {
     const s = this.source;
     const first = this.pooled.find(Boolean);
-    if (!s || !first) return { block: 0, blocks: [] };
+    if (!s || !first) return { block: 0, blocks: [], stale: 0 };
+    const [, heads] = s.maps.shape;
     const used = Math.ceil(s.maps.shape[2] / first.block),
       wide = Math.ceil(s.maps.shape[3] / first.block);
     const blocks = this.pooled.map((p) =>
       p ? Array.from({ length: used * wide }, (_, k) => p.data[Math.floor(k / wide) * p.size + (k % wide)]) : null,
     );
-    return { block: first.block, blocks };
+    let stale = 0;
+    const shown = this.atlas && new Uint32Array(this.atlas.image.data.buffer);
+    this.pooled.forEach((p, k) => {
+      const [x0, y0] = [(k % heads) * STRIDE, Math.floor(k / heads) * STRIDE];
+      for (let r = 0; p && shown && r < used; r++)
+        for (let c = 0; c < wide; c++)
+          if (shown[(y0 + r) * this.atlas!.canvas.width + x0 + c] !== this.scale(p.data[r * p.size + c])) stale++;
+    });
+    return { block: first.block, blocks, stale };
   }
 
   /** Whether every row is in (tests wait for it). */
