@@ -3,7 +3,7 @@
 // generation grows its map, holds exactly what a pyramid built from that map alone holds, at every level.
 import { describe, expect, it } from 'vitest';
 
-import { Pyramid, type MapRows } from '../../web/demo/draw/pooled.js';
+import { Pyramid, sharedRows, type MapRows } from '../../web/demo/draw/pooled.js';
 
 /** A causal map's rows, seeded: row i has i + 1 weights summing to 1. */
 function causalMap(n: number, seed: number): Float32Array[] {
@@ -69,5 +69,15 @@ describe('Pyramid.keep', () => {
     p.extend(rowsOf(causalMap(10, 3)));
     p.keep(40);
     expect(p.rows).toBe(10);
+  });
+});
+
+describe('sharedRows', () => {
+  it('counts the ids two runs begin with, up to the rows held', () => {
+    expect(sharedRows([5, 6, 7, 8], [5, 6, 9])).toBe(2);
+    expect(sharedRows([5, 6, 7], [5, 6, 7, 8, 9])).toBe(3); // typed at the end: every earlier row kept
+    expect(sharedRows([5, 6, 7], [5, 6, 7, 8, 9], 2)).toBe(2);
+    expect(sharedRows([1, 2], [3, 2])).toBe(0);
+    expect(sharedRows([], [1])).toBe(0);
   });
 });

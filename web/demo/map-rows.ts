@@ -5,7 +5,7 @@
 // While a language model generates, the maps grow a row per token without being copied: the run's square blocks
 // stay as they are, and each new token's rows are kept beside them (`grown`).
 import type { MapRows } from './draw/pooled.js';
-import type { Shape } from './protocol.js';
+import type { RunResult, Shape } from './protocol.js';
 
 export interface Maps {
   /** [held, heads, base, base]: the run's blocks, base = n − grown.length. */
@@ -23,6 +23,14 @@ export const baseTokens = (maps: Maps) => maps.shape[2] - (maps.grown?.length ??
 
 /** Columns of the run's blocks: the keys (a growing map's blocks are square, base × base). */
 const baseColumns = (maps: Maps) => (maps.grown?.length ? baseTokens(maps) : maps.shape[3]);
+
+/**
+ * Whether a run's maps are a decoder's own heads on its own ids, row i depending on ids 0 … i alone: two such runs
+ * of one model share the rows of the ids they begin with (sharedRows). Not an encoder-decoder's decoder rows,
+ * which see the whole source too, nor the parameter-free or cross-attention maps.
+ */
+export const ownRows = (r: RunResult, encoderDecoder: boolean) =>
+  r.causal && r.mode === 'model' && !encoderDecoder && r.ids.length === r.shape[2];
 
 /** The slot of `layer` among the layers the maps hold, or -1. */
 export function slotOf(maps: Maps, layer: number): number {

@@ -4,7 +4,7 @@
 // level (pooled.ts) whose blocks are, so a frame costs the pixels in view, whatever n. Labels thin out to every k-th
 // token when they would overlap; the hovered row and column are highlighted and always labelled.
 import { colourBar, domain, table, viridis, type Colour } from './heatmap.js';
-import { Pyramid, type MapRows } from './pooled.js';
+import { Pyramid, sharedRows, type MapRows } from './pooled.js';
 import type { Viewport } from './viewport.js';
 
 const NICE = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000];
@@ -64,10 +64,7 @@ export class MapCanvas {
     const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, map.n, map.cols))); // a square pyramid holds a rectangle
     const before = shown?.key === key && shown.lineage?.of === lineage?.of ? shown.lineage?.ids : undefined;
     if (!same && before && lineage && this.pyramid?.capacity === capacity) {
-      const ids = lineage.ids;
-      let shared = 0;
-      while (shared < Math.min(before.length, ids.length, map.n) && before[shared] === ids[shared]) shared++;
-      this.pyramid.keep(shared);
+      this.pyramid.keep(sharedRows(before, lineage.ids, map.n));
     } else if (same && this.pyramid && map.n >= this.pyramid.rows && capacity > this.pyramid.capacity)
       this.pyramid = this.pyramid.widened(capacity); // a generation's map past a power of 2
     else if (!this.pyramid || !same || map.n < this.pyramid.rows || capacity > this.pyramid.capacity)

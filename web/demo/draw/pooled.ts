@@ -89,6 +89,18 @@ export function poolRow(row: Float32Array, block: number, out: Float32Array): vo
   }
 }
 
+/**
+ * How many rows two runs' causal maps of one model share: a decoder's row i depends on its first i + 1 token ids
+ * alone, so the rows of the ids both runs begin with are the same (at most `limit`, the rows held). Typing at the
+ * end of a text, or a generation, keeps those rows' pooled blocks.
+ */
+export function sharedRows(before: readonly number[], next: readonly number[], limit = Infinity): number {
+  const most = Math.min(before.length, next.length, limit);
+  let k = 0;
+  while (k < most && before[k] === next[k]) k++;
+  return k;
+}
+
 /** A map's rows, however they are held: row i has up to `cols` weights (those past its length are 0). */
 export interface MapRows {
   /** Rows: the queries. */

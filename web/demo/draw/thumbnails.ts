@@ -10,7 +10,7 @@ import { rowOf, slotOf, type Maps } from '../map-rows.js';
 import type { RunResult } from '../protocol.js';
 import { sliced, type Sliced } from '../slices.js';
 import { table, viridis } from './heatmap.js';
-import { blockFor, Pooled, THUMBNAIL_CELLS as CELLS } from './pooled.js';
+import { blockFor, Pooled, sharedRows, THUMBNAIL_CELLS as CELLS } from './pooled.js';
 
 /** What the thumbnails are of: the maps, the ids of their tokens, and what else decides their rows. */
 export interface ThumbnailSource {
@@ -20,8 +20,8 @@ export interface ThumbnailSource {
   layers: number;
   /** Model and mode: rows can be kept only between runs with the same key. */
   key: string;
-  /** Row i depends only on tokens 0 … i: a run on the same first tokens has the same first rows. */
-  causal: boolean;
+  /** Row i depends only on ids 0 … i (map-rows.ts's ownRows): a run on the same first ids has the same first rows. */
+  ownRows: boolean;
   /** A generation's newest rows of every layer, when the maps grew by them. */
   fresh?: RunResult['fresh'];
 }
@@ -42,7 +42,7 @@ const STRIDE = CELLS + 1;
 
 /** Whether `next` is `before` with tokens added after it (or the same tokens). */
 const continues = (before: readonly number[], next: readonly number[]) =>
-  next.length >= before.length && before.every((id, i) => next[i] === id);
+  next.length >= before.length && sharedRows(before, next) === before.length;
 
 export class Thumbnails {
   private source: ThumbnailSource | null = null;
@@ -78,7 +78,7 @@ export class Thumbnails {
       this.job?.done &&
       !missing &&
       before.key === next.key &&
-      next.causal &&
+      next.ownRows &&
       (next.fresh || next.ids.length === before.ids.length) &&
       continues(before.ids, next.ids)
     ) {
@@ -90,9 +90,8 @@ export class Thumbnails {
     this.job?.cancel();
     const block = blockFor(Math.max(n, m), CELLS); // keys may outnumber queries (cross-attention)
     let keep = 0;
-    if (before && !missing && next.causal && before.key === next.key && this.pooled.find(Boolean)?.block === block) {
-      const same = Math.min(this.rows, before.ids.length, next.ids.length, n);
-      while (keep < same && before.ids[keep] === next.ids[keep]) keep++;
+    if (before && !missing && next.ownRows && before.key === next.key && this.pooled.find(Boolean)?.block === block) {
+      keep = sharedRows(before.ids, next.ids, Math.min(this.rows, n));
       keep = Math.floor(keep / block) * block; // whole block rows only: the one the rows differ in is folded again
     }
     const old = this.pooled;

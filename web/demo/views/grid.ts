@@ -6,6 +6,7 @@
 // painted per animation frame.
 import type { Colours } from '../draw/charts.js';
 import { Thumbnails } from '../draw/thumbnails.js';
+import { ownRows } from '../map-rows.js';
 import type { RunResult } from '../protocol.js';
 import type { State } from '../state.js';
 import { $, changes, type Page, type View } from './view.js';
@@ -189,8 +190,7 @@ export function gridView(page: Page): View & { thumbnails(): ReturnType<Thumbnai
           ids: r.ids,
           layers: r.layers,
           key: JSON.stringify([loads, r.mode, r.shape[1]]),
-          // An encoder-decoder's decoder rows depend on the whole source too.
-          causal: r.causal && !s.model?.encoderDecoder,
+          ownRows: ownRows(r, !!s.model?.encoderDecoder),
           fresh: r.fresh,
         });
       state = { result: r, layer: s.layer, head: s.head };

@@ -6,7 +6,7 @@ import { alignment, describe, type Alignment } from '../alignment.js';
 import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map-canvas.js';
 import type { MapRows } from '../draw/pooled.js';
 import { Viewport } from '../draw/viewport.js';
-import { headRows, matrixRows } from '../map-rows.js';
+import { headRows, matrixRows, ownRows } from '../map-rows.js';
 import type { Aggregate, State, View as Shows } from '../state.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
@@ -329,9 +329,6 @@ export function mapView(page: Page): View {
         delete readout.dataset.row;
         delete readout.dataset.col;
       }
-      // A decoder's own maps: row i depends on tokens 0 … i alone (an encoder-decoder's rows see the source too).
-      const ownRows =
-        r.causal && s.view === 'head' && r.mode === 'model' && !s.model?.encoderDecoder && r.ids.length === n;
       frame = {
         map,
         source,
@@ -345,7 +342,7 @@ export function mapView(page: Page): View {
         cursor,
         colours: page.colours(),
         window,
-        lineage: ownRows ? { of: s.model, ids: r.ids } : undefined,
+        lineage: s.view === 'head' && ownRows(r, !!s.model?.encoderDecoder) ? { of: s.model, ids: r.ids } : undefined,
       };
       // The cell read out under the pointer, of the same tokens, is read again from what the map now shows (another
       // head, layer or aggregate).
