@@ -162,13 +162,17 @@ inline val weights_to_js(const float* data, const Shape& shape, bool causal) {
 }
 inline val weights_to_js(const Tensor& t, bool causal) { return weights_to_js(t.data.data(), t.shape, causal); }
 
-// options.into.<name>: the caller's Float32Array for that result (the package checked its type), or undefined.
-// Its length must be the result's; checked before any work, with the result's shape.
+// options.into.<name> as the caller gave it (a Float32Array: the package checked its type), or undefined.
+inline val into_given(const val& opts, const char* name) {
+  const val into = opts["into"];
+  return into.isUndefined() || into.isNull() ? val::undefined() : val(into[name]);
+}
+
+// options.into.<name>: the caller's Float32Array for that result, or undefined. Its length must be the result's;
+// checked before any work, with the result's shape.
 inline val into_array(const char* op, const val& opts, const char* name, const Shape& shape, bool returned,
                       const char* why) {
-  const val into = opts["into"];
-  if (into.isUndefined() || into.isNull()) return val::undefined();
-  const val array = into[name];
+  const val array = into_given(opts, name);
   if (array.isUndefined()) return array;
   if (!returned) throw Error(messages::format("into_unused", {{"op", op}, {"name", name}, {"why", why}}));
   const double length = array["length"].as<double>(), count = double(element_count(shape));
@@ -194,8 +198,7 @@ inline val to_js(const Tensor& t, const val& array) { return to_js(t.data.data()
 // one written (a causal map's zeros too, since the array held another run's maps). It needs room for them. Else a
 // new array, as weights_to_js makes it.
 inline val weights_to_js(const char* op, const Tensor& t, bool causal, const val& opts) {
-  const val into = opts["into"];
-  const val array = into.isUndefined() || into.isNull() ? val::undefined() : into["attentions"];
+  const val array = into_given(opts, "attentions");
   if (array.isUndefined()) return weights_to_js(t, causal);
   const double room = array["length"].as<double>(), count = double(element_count(t.shape));
   if (room < count)
