@@ -7,7 +7,7 @@
 // runs bracket the page's). The targets: no task over 100 ms in any of the three, and the page within 1.3× of
 // Node's tokens per second at every context length.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,11 @@ const LONG_TASK = 100;
  */
 const POLL_MS = 100;
 const PAGE_OVER_NODE = 1.3;
+/**
+ * ATTNSCOPE_THROTTLE=N runs the page's thread N times slower (Chromium's CPU throttling), to see which of its tasks
+ * a slower machine would make long. The targets are this machine's: a throttled run is for finding them.
+ */
+const THROTTLE = Number(process.env.ATTNSCOPE_THROTTLE ?? 1);
 const WORDS = 'the cat sat on the mat and it was warm so she went to the door for the dog'.split(' ');
 
 /** The files with no end-of-text token in config.json: a random model's greedy text then runs to the limit. */
@@ -202,7 +207,11 @@ async function tracer(browser, page) {
   return async (what) => {
     const raw = (await browser.stopTracing()).toString();
     // ATTNSCOPE_TRACE=<directory> keeps each trace there, for Chromium's Performance panel.
-    if (process.env.ATTNSCOPE_TRACE !== '1') writeFileSync(join(process.env.ATTNSCOPE_TRACE, `${what}.json`), raw);
+    const keep = process.env.ATTNSCOPE_TRACE;
+    if (keep !== '1') {
+      mkdirSync(keep, { recursive: true });
+      writeFileSync(join(keep, `${what}.json`), raw);
+    }
     const trace = JSON.parse(raw);
     const events = trace.traceEvents ?? trace;
     const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain');
@@ -396,6 +405,11 @@ export async function pageBench(only = '') {
       const dir = mkdtempSync(join(tmpdir(), 'attnscope-page-'));
       for (const [name, bytes] of Object.entries(model.files)) writeFileSync(join(dir, name), bytes);
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      if (THROTTLE > 1) {
+        // The page's thread slowed down, as on a slower machine (the engine's worker keeps this machine's speed).
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
+      }
       page.on('pageerror', (e) => console.log(`  page error: ${e}`));
       page.on('console', (m) => m.type() === 'error' && console.log(`  console error: ${m.text()}`));
       await page.goto(`http://127.0.0.1:${server.address().port}/`);
