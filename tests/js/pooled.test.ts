@@ -3,7 +3,7 @@
 // generation grows its map, holds exactly what a pyramid built from that map alone holds, at every level.
 import { describe, expect, it } from 'vitest';
 
-import { Pyramid, sharedRows, type MapRows } from '../../web/demo/draw/pooled.js';
+import { poolRow, Pooled, Pyramid, sharedRows, type MapRows } from '../../web/demo/draw/pooled.js';
 
 /** A causal map's rows, seeded: row i has i + 1 weights summing to 1. */
 function causalMap(n: number, seed: number): Float32Array[] {
@@ -79,5 +79,22 @@ describe('sharedRows', () => {
     expect(sharedRows([5, 6, 7], [5, 6, 7, 8, 9], 2)).toBe(2);
     expect(sharedRows([1, 2], [3, 2])).toBe(0);
     expect(sharedRows([], [1])).toBe(0);
+  });
+});
+
+describe('Pooled.add', () => {
+  it('folds a row pooled beforehand (poolRow, as the worker pools a generated token) as it folds the row itself', () => {
+    const rows = causalMap(300, 7);
+    for (const block of [1, 2, 4, 8]) {
+      const whole = new Pooled(block, 300);
+      const pooled = new Pooled(block, 300);
+      rows.forEach((row, i) => {
+        whole.add(i, row);
+        const cells = new Float32Array(Math.ceil(row.length / block));
+        poolRow(row, block, cells);
+        pooled.add(i, cells, block, 1);
+      });
+      expect(Array.from(pooled.data)).toEqual(Array.from(whole.data));
+    }
   });
 });

@@ -33,6 +33,11 @@ export class Pooled {
     const out = this.data;
     const at = Math.floor((i * tall) / this.block) * this.size;
     const end = Math.min(row.length, this.size * per);
+    if (per === 1) {
+      // A row pooled beforehand in this one's blocks (a generated token's, pooled in the worker).
+      for (let j = 0; j < end; j++) if (row[j] > out[at + j]) out[at + j] = row[j];
+      return;
+    }
     if (per === 2) {
       // Every level of a pyramid: pairs (the loop below spends more on its bounds than on its two reads).
       let c = at,
