@@ -174,6 +174,13 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
         window.__chips = [];
         const list = document.getElementById('tokens');
         if (scroll) list.scrollTop = list.scrollHeight;
+        // Chips added in each task, to see that the held-back ones come a frame's worth at a time.
+        window.__added = [];
+        window.__chipRecorder?.disconnect();
+        window.__chipRecorder = new MutationObserver((records) =>
+          window.__added.push(records.reduce((sum, r) => sum + r.addedNodes.length, 0)),
+        );
+        window.__chipRecorder.observe(list, { childList: true });
         new MutationObserver(() => {
           const s = window.__attnscope.state();
           if (s.generation) window.__chips.push([list.children.length, s.result.tokens.length]);
@@ -182,6 +189,10 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
       await page.click('#generate');
       await page.waitForFunction(() => window.__attnscope.state().generated, null, { timeout: 120_000 });
       await settled(page);
+      // The chips the generation held back come a frame's worth at a time (CHIPS_PER_FRAME, views/tokens.ts).
+      const all = () =>
+        document.querySelectorAll('#tokens li').length === window.__attnscope.state().result.tokens.length;
+      await page.waitForFunction(all, null, { timeout: 10_000 }).catch(() => {});
       const [chips, tokens] = await state(page, () => [
         document.querySelectorAll('#tokens li').length,
         window.__attnscope.state().result.tokens.length,
@@ -196,6 +207,12 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
     assert(
       below.every(([chips]) => chips === n0),
       `chips made below the list's view while generating: ${JSON.stringify(below)}`,
+    );
+    // The 300 held back come at the end, at most 256 a frame: not one layout of them all.
+    const added = await state(page, () => window.__added);
+    assert(
+      added.length >= 2 && Math.max(...added) <= 256 && added.reduce((a, b) => a + b, 0) >= 300,
+      `chips added at the generation's end, by task: ${JSON.stringify(added)}`,
     );
     // Scrolled to the end, the last chip is in view: the chips follow the tokens.
     await set(page, 'max-new', 300);

@@ -3,6 +3,13 @@
 // on the map and the head view draws only its lines. Token text is always text, never HTML.
 import { $, type Page, type View } from './view.js';
 
+/**
+ * Chips made in one frame at most. A long text's first run, or a generation's end, brings up to 2,048 at once, and
+ * their layout in one task took 50 ms of a slower page's thread (the bench's ATTNSCOPE_THROTTLE=2): the rest follow,
+ * a frame's worth at a time, below the list's view.
+ */
+const CHIPS_PER_FRAME = 256;
+
 /** What makes a chip: its label, id and whether it is special. */
 const key = (token: string, id: number | undefined, special: boolean) => `${id ?? ''}:${special ? 1 : 0}:${token}`;
 
@@ -19,6 +26,8 @@ export function tokensView(page: Page): View {
    * nothing (the text streams under the box meanwhile).
    */
   let tailInView = true;
+  /** The animation frame that makes the next chips, while a run's are not all made. */
+  let more = 0;
   const tail = new IntersectionObserver(
     (entries) => {
       const seen = entries.at(-1)!.isIntersecting;
@@ -38,7 +47,7 @@ export function tokensView(page: Page): View {
     pick(page.store.get().token === i ? null : i);
   });
   list.addEventListener('keydown', (e) => {
-    const n = list.children.length;
+    const n = page.store.get().result?.tokens.length ?? 0; // chips may still be on their way
     const now = page.store.get().token;
     const next: Record<string, number | null> = {
       ArrowRight: Math.min((now ?? -1) + 1, n - 1),
@@ -60,24 +69,33 @@ export function tokensView(page: Page): View {
       const r = s.result;
       if (!r) return;
       const behind = !!s.generation && !tailInView && (s.token === null || s.token < keys.length);
-      if (made !== r.tokens && !behind) {
-        made = r.tokens;
-        // Only the chips from the first token that differs are made again: typing at the end, or a generated
-        // token, costs the new chips, not all 2,048.
-        let same = 0;
-        const ids = r.ids.length ? r.ids : null;
-        while (
-          same < Math.min(keys.length, r.tokens.length) &&
-          keys[same] === key(r.tokens[same], ids?.[same], r.special[same])
-        )
-          same++;
-        while (keys.length > same) {
-          list.lastElementChild!.remove();
-          keys.pop();
+      const ids = r.ids.length ? r.ids : null;
+      if ((made !== r.tokens || keys.length < r.tokens.length) && !behind) {
+        if (made !== r.tokens) {
+          made = r.tokens;
+          // Only the chips from the first token that differs are made again: typing at the end, or a generated
+          // token, costs the new chips, not all 2,048.
+          let same = 0;
+          while (
+            same < Math.min(keys.length, r.tokens.length) &&
+            keys[same] === key(r.tokens[same], ids?.[same], r.special[same])
+          )
+            same++;
+          while (keys.length > same) {
+            list.lastElementChild!.remove();
+            keys.pop();
+          }
         }
+        const from = keys.length;
+        const to = Math.min(r.tokens.length, from + CHIPS_PER_FRAME);
+        if (to < r.tokens.length)
+          more ||= requestAnimationFrame(() => {
+            more = 0;
+            view.render(page.store.get());
+          });
         list.append(
-          ...r.tokens.slice(same).map((t, k) => {
-            const i = same + k;
+          ...r.tokens.slice(from, to).map((t, k) => {
+            const i = from + k;
             const li = document.createElement('li');
             li.textContent = t;
             li.title = ids ? `${r.pieces[i]} · id ${ids[i]}` : t;
