@@ -3,7 +3,8 @@
 // a cut), a generation grows the maps in place (its chips wait below the list's view), an error about a text goes
 // with it, the header says the page's own limit, "0–max" brightens a causal map, the heads table exports and
 // scrolls sideways on a phone with a cue, the logit lens's PNG is as wide as its positions, and a link made with a
-// model from files says so where it opens instead of showing another model. The Long Tasks figures are a bench (npm run bench -- page), not a test.
+// model from files says so where it opens instead of showing another model. The Long Tasks figures are a bench
+// (npm run bench -- page), not a test.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -1,6 +1,7 @@
 // The tokens exactly as the model's tokenizer split the text, as chips. Click one, or focus the
 // list and use the arrow keys (Home, End; Escape lets go), to put it in focus: its row is marked
 // on the map and the head view draws only its lines. Token text is always text, never HTML.
+import type { RunResult } from '../protocol.js';
 import { $, type Page, type View } from './view.js';
 
 /**
@@ -28,13 +29,15 @@ export function tokensView(page: Page): View {
   let tailInView = true;
   /** The animation frame that makes the next chips, while a run's are not all made. */
   let more = 0;
+  /** Whether `r`'s tokens have chips still to make: another run's tokens, or the rest of this one's. */
+  const owed = (r: RunResult | null) => !!r && (made !== r.tokens || keys.length < r.tokens.length);
   const tail = new IntersectionObserver(
     (entries) => {
       const seen = entries.at(-1)!.isIntersecting;
       if (seen === tailInView) return;
       tailInView = seen;
       // Scrolled down to the chips' end while a generation goes on: its tokens so far become chips.
-      if (seen && made !== page.store.get().result?.tokens) view.render(page.store.get());
+      if (seen && owed(page.store.get().result)) view.render(page.store.get());
     },
     { root: list },
   );
@@ -70,7 +73,7 @@ export function tokensView(page: Page): View {
       if (!r) return;
       const behind = !!s.generation && !tailInView && (s.token === null || s.token < keys.length);
       const ids = r.ids.length ? r.ids : null;
-      if ((made !== r.tokens || keys.length < r.tokens.length) && !behind) {
+      if (owed(r) && !behind) {
         if (made !== r.tokens) {
           made = r.tokens;
           // Only the chips from the first token that differs are made again: typing at the end, or a generated
