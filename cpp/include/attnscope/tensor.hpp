@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "attnscope/buffer.hpp"
+
 namespace attnscope {
 
 namespace kernels {
@@ -57,27 +59,7 @@ struct TensorView {
   ConstMatrixMap head(std::int64_t h) const { return ConstMatrixMap(data + h * rows() * cols(), rows(), cols()); }
 };
 
-// std::allocator, except that an element made without a value is left as memory had it: `resize` and
-// `vector(n)` do not zero. For buffers whose every value is written next: GEMM panels, and results whose
-// kernels write every value (attention maps: hundreds of MB for a model's run), which then skip a pass over
-// memory and the first touch of its pages before the kernels'.
-template <typename T>
-struct Uninitialized : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = Uninitialized<U>;
-  };
-  Uninitialized() = default;
-  template <typename U>
-  Uninitialized(const Uninitialized<U>&) noexcept {}  // NOLINT: as std::allocator
-  template <typename U>
-  void construct(U*) noexcept {}
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-using TensorData = std::vector<float, Uninitialized<float>>;  // a Tensor's values
+using TensorData = Buffer<float>;  // a Tensor's values: `resize` and `TensorData(n)` leave them unset
 
 // An owning row-major tensor. Results come back as Tensors.
 struct Tensor {

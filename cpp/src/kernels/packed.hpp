@@ -157,7 +157,7 @@ class PackedWeight {
   Precision precision_ = Precision::f32;
   mutable std::once_flag once_;
   // Written in full right after they are sized.
-  mutable std::vector<std::uint8_t, Uninitialized<std::uint8_t>> panels_;
+  mutable Buffer<std::uint8_t> panels_;
   mutable std::vector<float> matrix_;  // natively, for packed and streamed sources
 };
 

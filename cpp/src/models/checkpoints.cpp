@@ -456,7 +456,7 @@ Weights read_vision_weights(const Config& k, const WeightStore& w) {
     m.prefix = rows_of(w, e + "cls_token", 1, d, true);
     if (v.prefix == 2) {  // DeiT: [CLS] then the distillation token
       const Tensor distillation = rows_of(w, e + "distillation_token", 1, d, true);
-      m.prefix.data.insert(m.prefix.data.end(), distillation.data.begin(), distillation.data.end());
+      m.prefix.data.append(distillation.data.begin(), distillation.data.end());
       m.prefix.shape = {2, d};
     }
     if (v.registers) m.registers = rows_of(w, e + "register_tokens", v.registers, d, true);
