@@ -366,6 +366,18 @@ void add_head_gemms(const HeadProjection& p, std::vector<GemmArgs>& per_head,
   const std::int64_t m = p.a.rows(), k = p.a.cols(), d = p.w.cols() / p.heads;
   // Natively a streamed weight is read whole (it has no data of its own).
   const float* w = p.w.data() ? p.w.data() : p.packed && !kPacksB ? p.packed->matrix() : nullptr;
+#ifdef __wasm_simd128__
+  // One row (a decoding step): the heads' blocks [H, 1, d] are the row's columns in order, so one GEMM over every
+  // column writes them. It reads the weight in long streams (gemm.cpp, narrow); a GEMM per head reads d columns,
+  // 64 for most models, and its streams end before the CPU's prefetchers have caught up with them.
+  if (m == 1 && p.packed) {
+    GemmArgs g =
+        GemmArgs().lhs(p.a.data(), k).rhs(w, p.w.cols()).out(p.out, p.w.cols()).shape(1, p.w.cols(), k).add(p.bias);
+    g.packed = p.packed->panels(), g.streamed = true, g.precision = p.packed->precision();
+    per_head.push_back(g);
+    return;
+  }
+#endif
   if (!w && d % kPanelColumns) {
     whole.emplace_back(&p, std::vector<float>(static_cast<std::size_t>(m * p.w.cols())));
     GemmArgs g = GemmArgs()
