@@ -6,8 +6,10 @@
 // SmolLM2-135M step reads 257 MiB), in GB/s of weights, best of 6 interleaved rounds, beside a
 // pass that only reads the panels (one stream, no multiply).
 //
-// Then a whole step's GEMVs as the engine runs them (SmolLM2-135M's 211 weights, each its own panels, in the
-// model's order): whether a step's many short GEMVs (k and v have 24 panels) read as fast as one long one.
+// Then a whole step's GEMVs as the engine runs them (SmolLM2-135M's 211 BF16 weights; Marian's 48 float32 decoder
+// weights and its head), each its own panels, in the model's order: whether a step's many short GEMVs (k and v
+// have 24 panels) read as fast as one long one. Best and median of 12 steps: a step inside a model runs at the
+// median, not the best.
 //
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
 // of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128, 1,024
@@ -65,59 +67,99 @@ void engine_f32(const float* a, const float* panels, std::int64_t depth, std::in
   wasm_v128_store(c, wasm_v128_or(wasm_v128_or(s0, s1), wasm_v128_or(s2, s3)));
 }
 
-// A decoding step's GEMVs as the engine runs them on one thread: SmolLM2-135M's weights, each in its own BF16
-// panels (allocated in the model's order), q, k and v as one loop over their columns, then o, gate, up, down, and
-// the 49,152-column head; each GEMM in two column tasks, as gemms_by_columns splits a few-row GEMM per thread.
-struct StepWeights {
-  struct Weight {
-    std::int64_t depth, n;
-    std::vector<std::uint16_t> panels;
-  };
-  std::vector<Weight> weights;  // per layer q, k, v, o, gate, up, down; then the head
-  std::vector<float> x = std::vector<float>(1536, 0.01f), y = std::vector<float>(49152);
-  StepWeights() {
-    for (int l = 0; l < 30; ++l)
-      for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{576, 576},
-                              {576, 192},
-                              {576, 192},
-                              {576, 576},
-                              {576, 1536},
-                              {576, 1536},
-                              {1536, 576}})
-        weights.push_back({depth, n, std::vector<std::uint16_t>(static_cast<std::size_t>(depth * n), 0x3c00)});
-    weights.push_back({576, 49152, std::vector<std::uint16_t>(576 * 49152, 0x3c00)});
+// A decoding step's GEMVs as the engine runs them on one thread: each weight in its own panels (allocated in the
+// model's order), each group of a layer (q, k and v; or each weight alone) as one loop over their columns, then the
+// head; each GEMM in two column tasks, as gemms_by_columns splits a few-row GEMM per thread.
+//   SmolLM2-135M, BF16: 30 layers of q, k, v | o | gate | up | down, and the 49,152-column head.
+//   Marian (opus-mt-en-de), float32: 6 decoder layers of self q, k, v | self o | cross q | cross o | fc1 | fc2, and
+//   the 58,101-column head (a translation's step: bench section 11).
+struct Shape2 {
+  std::int64_t depth, n;
+};
+struct StepSpec {
+  const char* name;
+  k::Precision precision;
+  int layers;
+  std::vector<std::vector<Shape2>> groups;  // a layer's GEMM loops, in order
+  Shape2 head;
+};
+
+class StepWeights {
+ public:
+  explicit StepWeights(const StepSpec& spec) : spec_(spec) {
+    const std::size_t bytes = spec.precision == k::Precision::f32 ? 4 : 2;
+    const auto add = [&](Shape2 s) {
+      // 1.0 in the weight's format: every multiply is real work on finite values
+      std::vector<std::uint8_t> panels(static_cast<std::size_t>(s.depth * s.n) * bytes);
+      if (bytes == 4)
+        std::fill_n(reinterpret_cast<float*>(panels.data()), s.depth * s.n, 1.0f);
+      else
+        std::fill_n(reinterpret_cast<std::uint16_t*>(panels.data()), s.depth * s.n, std::uint16_t{0x3f80});
+      weights_.push_back({s, std::move(panels)});
+      width_ = std::max({width_, s.depth, s.n});
+    };
+    for (int l = 0; l < spec.layers; ++l)
+      for (const auto& group : spec.groups)
+        for (Shape2 s : group) add(s);
+    add(spec.head);
+    x_.assign(static_cast<std::size_t>(width_), 0.01f);
+    y_.resize(static_cast<std::size_t>(width_));
   }
   double bytes() const {
     double b = 0;
-    for (const Weight& w : weights) b += 2.0 * static_cast<double>(w.panels.size());
+    for (const Weight& w : weights_) b += static_cast<double>(w.panels.size());
     return b;
-  }
-  // The GEMMs [first, last) of `weights` as one loop over their columns, two tasks' worth of panels each.
-  void gemms(std::size_t first, std::size_t last) {
-    std::int64_t panels = 0;
-    for (std::size_t i = first; i < last; ++i) panels += weights[i].n / 8;
-    const std::int64_t per_task = std::max<std::int64_t>(1, panels / 2) * 8;
-    for (std::size_t i = first; i < last; ++i) {
-      const Weight& w = weights[i];
-      k::GemmArgs g = k::GemmArgs().lhs(x.data(), w.depth).out(y.data(), w.n).shape(1, w.n, w.depth);
-      g.packed = w.panels.data();
-      g.precision = k::Precision::bf16;
-      g.streamed = true;
-      for (std::int64_t col = 0; col < w.n; col += per_task)
-        k::gemm_columns(g, col, std::min(w.n, col + per_task), g_pack);
-    }
   }
   // Milliseconds for one step's GEMVs.
   double step_ms() {
     const auto start = Clock::now();
-    for (std::size_t l = 0; l < 30; ++l) {
-      gemms(7 * l, 7 * l + 3);  // q, k, v
-      for (std::size_t i = 7 * l + 3; i < 7 * l + 7; ++i) gemms(i, i + 1);
-    }
-    gemms(weights.size() - 1, weights.size());
+    std::size_t next = 0;
+    for (int l = 0; l < spec_.layers; ++l)
+      for (const auto& group : spec_.groups) {
+        gemms(next, next + group.size());
+        next += group.size();
+      }
+    gemms(next, next + 1);
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
+
+ private:
+  struct Weight {
+    Shape2 shape;
+    std::vector<std::uint8_t> panels;
+  };
+  // The GEMMs [first, last) as one loop over their columns, two tasks' worth of panels each.
+  void gemms(std::size_t first, std::size_t last) {
+    std::int64_t panels = 0;
+    for (std::size_t i = first; i < last; ++i) panels += weights_[i].shape.n / 8;
+    const std::int64_t per_task = std::max<std::int64_t>(1, panels / 2) * 8;
+    for (std::size_t i = first; i < last; ++i) {
+      const auto [depth, n] = weights_[i].shape;
+      k::GemmArgs g = k::GemmArgs().lhs(x_.data(), depth).out(y_.data(), n).shape(1, n, depth);
+      g.packed = weights_[i].panels.data();
+      g.precision = spec_.precision;
+      g.streamed = true;
+      for (std::int64_t col = 0; col < n; col += per_task) k::gemm_columns(g, col, std::min(n, col + per_task), g_pack);
+    }
+  }
+  StepSpec spec_;
+  std::vector<Weight> weights_;
+  std::int64_t width_ = 0;
+  std::vector<float> x_, y_;
 };
+
+const StepSpec kSmolLM2{
+    "SmolLM2-135M, BF16",
+    k::Precision::bf16,
+    30,
+    {{{576, 576}, {576, 192}, {576, 192}}, {{576, 576}}, {{576, 1536}}, {{576, 1536}}, {{1536, 576}}},
+    {576, 49152}};
+const StepSpec kMarian{
+    "Marian's decoder, float32",
+    k::Precision::f32,
+    6,
+    {{{512, 512}, {512, 512}, {512, 512}}, {{512, 512}}, {{512, 512}}, {{512, 512}}, {{512, 2048}}, {{2048, 512}}},
+    {512, 58101}};
 
 // How a step's attention finds each layer's cache: all layers on one (warm: it stays in cache), each on its
 // own, or each on its own with the layer's share of a step's weights read between two layers (untimed), as a
@@ -201,13 +243,15 @@ int main() {
               static_cast<long long>(depth));
   std::printf("%-32s %10s %12s\n", "", "in cache", "from memory");
   for (int r = 0; r < 5; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
-  {
-    StepWeights step;
-    double best = 1e30;
-    for (int round = 0; round < 12; ++round) best = std::min(best, step.step_ms());
-    std::printf(
-        "\nA step's GEMVs (SmolLM2-135M, %.0f MiB of BF16 weights, one thread): %.2f ms, %.1f GB/s (best of 12)\n",
-        step.bytes() / (1 << 20), best, step.bytes() / best / 1e6);
+  std::printf("\nA step's GEMVs, one thread, 12 steps: the best and the median\n");
+  for (const StepSpec* spec : {&kSmolLM2, &kMarian}) {
+    StepWeights step(*spec);
+    std::vector<double> ms;
+    for (int round = 0; round < 12; ++round) ms.push_back(step.step_ms());
+    std::sort(ms.begin(), ms.end());
+    const double mb = step.bytes() / 1e6, median = (ms[5] + ms[6]) / 2;
+    std::printf("  %-28s %4.0f MB: %6.2f ms, %5.1f GB/s; median %6.2f ms, %5.1f GB/s\n", spec->name, mb, ms[0],
+                mb / ms[0], median, mb / median);
   }
   attnscope::ThreadPool pool(1);
   std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");

@@ -25,14 +25,17 @@ function shuffled(list, seed) {
  * (anything; undefined is dropped) comes back per engine as `alongside`. `warm`, when given, then
  * times that many calls of each engine back to back ("warm": its caches, threads and allocations
  * as its own last call left them), one engine after another, then `alongside(e)` once more.
- * Returns { [engine name]: { ms, runs, diff, alongside, warm: { ms, runs, alongside } } }.
+ * A job may time its own parts (workloads.mjs, serveEngine): `parts` has what each timed call reported.
+ * Returns { [engine name]: { ms, runs, diff, alongside, parts, warm: { ms, runs, alongside } } }.
  */
 export async function measure(engines, work, { rounds, warmup = 3, alongside = null, reference, warm = 0 }) {
   const ready = [];
   for (const e of engines) if (!(await e.ask({ op: 'setup', ...work })).error) ready.push(e);
-  const run = async (e) => {
-    const { ms, error } = await e.ask({ op: 'run' });
+  const parts = new Map(ready.map((e) => [e, []]));
+  const run = async (e, timed = false) => {
+    const { ms, parts: p, error } = await e.ask({ op: 'run' });
     if (error) throw new Error(`${e.name}, ${JSON.stringify(work)}: ${error}`);
+    if (timed && p) parts.get(e).push(p);
     await e.settle(); // the next engine runs on quiet cores
     return ms;
   };
@@ -44,7 +47,7 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
   const beside = new Map(ready.map((e) => [e, []]));
   for (let r = 0; r < rounds; r++)
     for (const e of shuffled(ready, r)) {
-      times.get(e).push(await run(e));
+      times.get(e).push(await run(e, true));
       const x = await alongside?.(e);
       if (x !== undefined) {
         beside.get(e).push(x);
@@ -74,6 +77,7 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
       runs: times.get(e),
       diff,
       alongside: beside.get(e),
+      parts: parts.get(e),
       warm: warmTimes.get(e),
     };
   }

@@ -4,20 +4,30 @@
 // encoder graph, the cross keys and values, a decoder graph with past keys and values; bench/peers/onnx_graphs.py).
 import { faster, fmt, vsOrt } from './harness.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, prepareSeq2seq } from './processes.mjs';
-import { SEQ2SEQ_SOURCE_N, SEQ2SEQ_TOKENS } from './workloads.mjs';
+import { median } from './stats.mjs';
+import { SEQ2SEQ_SOURCE_N, SEQ2SEQ_TOKENS, seq2seqWork } from './workloads.mjs';
 
 const REFERENCE = 'AttnScope wasm ×1';
+/** The engine whose process measures the floor's peak and read speed (bench/engines/attnscope.mjs: peak, bandwidth). */
+const FLOOR_ENGINE = 'AttnScope relaxed ×1';
 
 /** Section 11 and its target: at least 1.5× onnxruntime-web at the same thread count. */
 export async function translation({ engines, measure }) {
   prepareSeq2seq();
+  const { encodeFlops, stepBytes } = seq2seqWork(SEQ2SEQ_SOURCE_N);
   const ours = VARIANTS.flatMap(({ name }) => [1, 2].map((t) => `AttnScope ${name} ×${t}`));
   const shown = [...ours, 'ORT-web ×1', 'ORT-web ×2'];
   const among = engines.filter((e) => shown.includes(e.name));
+  // This machine's limits in the same rounds, after the relaxed ×1 engine's call: its micro-kernel's GFLOPS, and
+  // its read speed (memcmp) from memory.
+  const limits = (e) =>
+    e.name === FLOOR_ENGINE
+      ? Promise.all([e.ask({ op: 'peak' }), e.ask({ op: 'bandwidth' })]).then(([p, b]) => ({ ...p, ...b }))
+      : undefined;
   const r = await measure(
     `translation n=${SEQ2SEQ_SOURCE_N} + ${SEQ2SEQ_TOKENS}`,
     { work: 'seq2seq', n: SEQ2SEQ_SOURCE_N, tokens: SEQ2SEQ_TOKENS },
-    { rounds: 3, warmup: 1 },
+    { rounds: 3, warmup: 1, alongside: limits },
     among,
     REFERENCE,
   );
@@ -31,6 +41,40 @@ export async function translation({ engines, measure }) {
       ...vsOrt(r, VARIANTS),
     },
   ]);
+  console.log(
+    `\nIts parts (median ms): the encoder, the cross keys and values and the first token; then each later token, ` +
+      `and the weights it reads per second (${(stepBytes / 1e6).toFixed(0)} MB of float32 weights a token)`,
+  );
+  const parts = (name, part) => median(r[name]?.parts.map((p) => p[part]) ?? []);
+  console.table(
+    Object.fromEntries(
+      shown
+        .filter((name) => r[name]?.parts.length)
+        .map((name) => [
+          name,
+          {
+            'encode + first token': fmt(parts(name, 'first')),
+            'each later token': fmt(parts(name, 'step')),
+            'GB/s': (stepBytes / parts(name, 'step') / 1e6).toFixed(1),
+          },
+        ]),
+    ),
+  );
+  // The floor: no float32 engine encodes faster than the micro-kernel's peak, nor writes a token faster than it can
+  // read the step's weights. The last token's own rows are left out, so the floor is lower than any engine's time.
+  const seen = r[FLOOR_ENGINE]?.alongside ?? [];
+  if (seen.length && r['ORT-web ×1']) {
+    const [gflops, read] = [median(seen.map((x) => x.gflops)), median(seen.map((x) => x.read))];
+    const encode = encodeFlops / gflops / 1e6,
+      steps = (SEQ2SEQ_TOKENS * stepBytes) / read / 1e-3;
+    const ort = r['ORT-web ×1'].ms;
+    console.log(
+      `A float32 engine on one thread, at this machine's peak (${gflops.toFixed(1)} GFLOPS, the micro-kernel) and ` +
+        `read speed (${(read / 1e9).toFixed(1)} GB/s, memcmp), needs at least ${fmt(encode + steps)} ms: ` +
+        `${fmt(encode)} to encode, ${fmt(steps)} to read the weights for ${SEQ2SEQ_TOKENS} tokens. ` +
+        `Against ORT-web ×1's ${fmt(ort)} ms that is at most ${(ort / (encode + steps)).toFixed(2)}×.`,
+    );
+  }
   console.log('Targets:');
   for (const t of [1, 2])
     faster(`relaxed ×${t} vs ORT-web ×${t}, translation`, r[`AttnScope relaxed ×${t}`], r[`ORT-web ×${t}`], 1.5);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { bertCheckpoint, safetensors, safetensorsViews } from '../tests/safetensors.mjs';
 import { REAL_SHAPES, realShapeCheckpoint } from '../tests/llm/checkpoints.mjs';
+import { median } from './stats.mjs';
 
 export const D = 768;
 export const HEADS = 12;
@@ -157,6 +158,30 @@ export function writeSeq2seq(dir) {
   execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, '--marian', out], {
     stdio: 'inherit',
   });
+}
+
+/**
+ * A translation call's parts, from the time it started and the time each token came: `first`, the encoder, the cross
+ * keys and values and the first token; `step`, each later token (the median).
+ */
+export function seq2seqParts([start, ...tokens]) {
+  const steps = tokens.slice(1).map((t, i) => t - tokens[i]);
+  return { first: tokens[0] - start, step: median(steps) };
+}
+
+/**
+ * What the translation row's float32 model does, for the floor of section 11: `encodeFlops`, the encoder over n
+ * tokens (projections, FFN and attention) and the decoder's cross keys and values of them; `stepBytes`, the weights a
+ * decoding step reads: each decoder layer's self q, k, v, o, cross q, o and FFN, and the head.
+ */
+export function seq2seqWork(n) {
+  const { d, ffn, layers, vocab } = SEQ2SEQ_SHAPE;
+  const encoderLayer = 2 * n * (4 * d * d + 2 * d * ffn) + 4 * n * n * d;
+  const crossKeysValues = 2 * n * 2 * d * d;
+  return {
+    encodeFlops: layers * (encoderLayer + crossKeysValues),
+    stepBytes: 4 * (layers * (6 * d * d + 2 * d * ffn) + vocab * d),
+  };
 }
 
 /**
@@ -383,7 +408,8 @@ export function serveEngine(setup, handlers = {}) {
       job = await setup(request);
       return { ok: true };
     },
-    // A job returns what the agreement check compares, or { ms, sample } when it times a part of itself.
+    // A job returns what the agreement check compares, or { ms, sample } when it times a part of itself, or
+    // { sample, parts }: the whole call timed here, and the parts' times as the job measured them.
     async run() {
       const start = performance.now();
       const out = job();
@@ -391,7 +417,7 @@ export function serveEngine(setup, handlers = {}) {
       const ms = performance.now() - start;
       if (result && !Array.isArray(result) && 'sample' in result) {
         last = result.sample;
-        return { ms: result.ms };
+        return { ms: result.ms ?? ms, parts: result.parts };
       }
       last = result;
       return { ms };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { D, HEADS, SENTENCE, bertIds, llmIds, llmSample, readSafetensors, sample } from '../workloads.mjs';
-import { seq2seqIds, seq2seqSample, serveEngine } from '../workloads.mjs';
+import { seq2seqIds, seq2seqParts, seq2seqSample, serveEngine } from '../workloads.mjs';
 import { memoryBandwidth } from '../bandwidth.mjs';
 import { median } from '../stats.mjs';
 
@@ -154,10 +154,17 @@ serveEngine(
       });
       const source = seq2seqIds(n);
       return async () => {
-        const g = await seq2seq.generate({ source }, { maxNewTokens: tokens, temperature: 0, stopAtEos: false });
+        const stamps = [performance.now()];
+        const g = await seq2seq.generate(
+          { source },
+          { maxNewTokens: tokens, temperature: 0, stopAtEos: false, onToken: () => stamps.push(performance.now()) },
+        );
         const [layers, heads, rows, m] = g.maps.cross.shape;
         const last = ((layers - 1) * heads * rows + rows - 1) * m; // the last layer's first head, its last row
-        return seq2seqSample(g.targetIds, g.maps.cross.attentions.subarray(last, last + m));
+        return {
+          sample: seq2seqSample(g.targetIds, g.maps.cross.attentions.subarray(last, last + m)),
+          parts: seq2seqParts(stamps),
+        };
       };
     } else if (work === 'vision') {
       // An image's pixels [3, H, W] through a vision transformer, every layer's and head's map returned (the default):

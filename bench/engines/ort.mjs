@@ -12,6 +12,7 @@ import {
   readSafetensors,
   sample,
   seq2seqIds,
+  seq2seqParts,
   seq2seqSample,
   serveEngine,
   topProbabilities,
@@ -81,6 +82,7 @@ serveEngine(async ({ work, n, rows, k, m, tokens, model }) => {
     };
     const int = (x) => new ort.Tensor('int64', BigInt64Array.of(BigInt(x)), [1]);
     return async () => {
+      const stamps = [performance.now()];
       const e = await encoder.run(source);
       const maps = {
         encoder: Array.from({ length: c.encoder_layers }, (_, l) => e[`E${l}`].data),
@@ -107,8 +109,9 @@ serveEngine(async ({ work, n, rows, k, m, tokens, model }) => {
         let best = 0;
         for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
         ids.push(best);
+        stamps.push(performance.now());
       }
-      return seq2seqSample(ids, last);
+      return { sample: seq2seqSample(ids, last), parts: seq2seqParts(stamps) };
     };
   } else if (work === 'vision') {
     // pixel_values [1, 3, H, W] through the graph of a "-with-attentions" export: every layer's attention returned.
