@@ -63,9 +63,10 @@ class Buffer {
   T& back() noexcept { return data_[size_ - 1]; }
   const T& back() const noexcept { return data_[size_ - 1]; }
 
-  // New elements are left unset; `resize(n, value)` sets them to `value`.
+  // New elements are left unset; `resize(n, value)` sets them to `value`. Growing past the capacity at least
+  // doubles it, as std::vector does: rows appended run after run cost amortized constant time each.
   void resize(size_type n) {
-    reserve(n);
+    if (n > capacity_) reserve(size_ ? std::max(n, 2 * capacity_) : n);
     size_ = n;
   }
   void resize(size_type n, const T& value) {
