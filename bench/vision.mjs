@@ -4,6 +4,7 @@
 // onnxruntime-web on ONNX graphs of the same weights laid out as a transformers.js "-with-attentions" export
 // (bench/peers/onnx_graphs.py --vit, --dinov2).
 import { faster, fmt, vsOrt } from './harness.mjs';
+import { median } from './stats.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, prepareVision } from './processes.mjs';
 import { VISION_MODELS, visionTokens } from './workloads.mjs';
 
@@ -28,15 +29,20 @@ export async function vision({ engines, measure }) {
   const among = engines.filter((e) => shown.includes(e.name));
   const ARRAYS = ['new', 'into'];
   const results = {};
-  for (const [key, model] of Object.entries(VISION_MODELS))
+  for (const [key, model] of Object.entries(VISION_MODELS)) {
+    const { num_hidden_layers: layers, num_attention_heads: heads } = model.config;
+    const floats = layers * heads * visionTokens(model) ** 2;
+    // After the reference engine's calls in the `new` rows: a new array of the maps' size, written once.
+    const touch = (e) => (e.name === REFERENCE ? e.ask({ op: 'touch', floats }).then((r) => r.ms) : undefined);
     for (const arrays of ARRAYS)
       results[`${key} ${arrays}`] = await measure(
         `vision ${key} n=${visionTokens(model)}, ${arrays} arrays`,
         { work: 'vision', model: key, into: arrays === 'into' },
-        { rounds: ROUNDS[key], warmup: WARMUP[key] },
+        { rounds: ROUNDS[key], warmup: WARMUP[key], alongside: arrays === 'new' ? touch : null },
         among,
         REFERENCE,
       );
+  }
   console.log(
     `\n12. Vision transformers, random float32 weights: the pixels [3, H, W] through the model, every layer's ` +
       `and head's map returned (median ms). arrays: AttnScope's maps in a new array each call, or into the ` +
@@ -53,6 +59,18 @@ export async function vision({ engines, measure }) {
       };
     }
   console.table(rows);
+  for (const [key, model] of Object.entries(VISION_MODELS)) {
+    const touched = results[`${key} new`][REFERENCE]?.alongside ?? [];
+    if (!touched.length) continue;
+    const { num_hidden_layers: layers, num_attention_heads: heads } = model.config;
+    const mb = (4 * layers * heads * visionTokens(model) ** 2) / 1e6;
+    console.log(
+      `${model.name}: a new array of its maps' size (${mb.toFixed(0)} MB), written once right after ${REFERENCE}'s ` +
+        `calls, took ${fmt(median(touched))} ms (median; ${fmt(Math.min(...touched))} to ` +
+        `${fmt(Math.max(...touched))}): the first touch of its pages, which a new-array call of either engine pays ` +
+        `on top of the arithmetic.`,
+    );
+  }
   console.log('Targets:');
   for (const [key, model] of Object.entries(VISION_MODELS))
     for (const arrays of ARRAYS)

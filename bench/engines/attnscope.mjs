@@ -191,6 +191,9 @@ serveEngine(
     peak: async () => ({ gflops: (await peakKernel())._kernel_peak(0.3) }),
     // This machine's memory bandwidth now (bench/bandwidth.mjs): bytes copied and bytes read per second.
     bandwidth: () => memoryBandwidth(),
+    // What a new array of `floats` values costs now to allocate and write once (its pages touched for the first time):
+    // what a call returning its maps in a new array pays on top of one writing them into the caller's.
+    touch: ({ floats }) => ({ ms: timed(() => new Float32Array(floats).fill(1)) }),
     // Section 8, cold: the layer on the one-shot call's input, right after that call in the same round, so that
     // each round pairs two calls a moment apart (a machine's speed drifts within a minute).
     layer: () => ({ ms: timed(pair.layer) }),
