@@ -149,8 +149,21 @@ void suppress(float* logits, std::int64_t vocab, const std::vector<std::int32_t>
   for (std::int32_t t : repeating(ids, o.no_repeat_ngram)) logits[t] = kNegInf;
 }
 
+namespace {
+
+// The first id of the largest logit, as std::max_element finds it (NaNs aside): the largest value four lanes at a
+// time (kernels::max_of), then where it first is. A greedy step runs it over the whole vocabulary.
+std::int32_t argmax(const float* logits, std::int64_t vocab) {
+  const float best = kernels::max_of(logits, vocab);
+  for (std::int64_t i = 0; i < vocab; ++i)
+    if (logits[i] == best) return static_cast<std::int32_t>(i);
+  return 0;  // nothing but NaN
+}
+
+}  // namespace
+
 std::int32_t draw(const float* logits, std::int64_t vocab, const SamplingOptions& o, Rng& rng) {
-  if (o.temperature == 0.0f) return static_cast<std::int32_t>(std::max_element(logits, logits + vocab) - logits);
+  if (o.temperature == 0.0f) return argmax(logits, vocab);
   std::vector<float> s(logits, logits + vocab);
   if (o.temperature != 1.0f)
     for (float& x : s) x /= o.temperature;
