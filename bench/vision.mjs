@@ -6,7 +6,7 @@
 import { faster, fmt, vsOrt } from './harness.mjs';
 import { median } from './stats.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, prepareVision } from './processes.mjs';
-import { VISION_MODELS, visionTokens } from './workloads.mjs';
+import { VISION_MODELS, visionMapFloats, visionTokens } from './workloads.mjs';
 
 const REFERENCE = 'AttnScope wasm ×1';
 /** Interleaved rounds per model: a DINOv2 call returns 540 MB of maps and takes seconds on one thread. */
@@ -30,8 +30,7 @@ export async function vision({ engines, measure }) {
   const ARRAYS = ['new', 'into'];
   const results = {};
   for (const [key, model] of Object.entries(VISION_MODELS)) {
-    const { num_hidden_layers: layers, num_attention_heads: heads } = model.config;
-    const floats = layers * heads * visionTokens(model) ** 2;
+    const floats = visionMapFloats(model);
     // After the reference engine's calls in the `new` rows: a new array of the maps' size, written once.
     const touch = (e) => (e.name === REFERENCE ? e.ask({ op: 'touch', floats }).then((r) => r.ms) : undefined);
     for (const arrays of ARRAYS)
@@ -62,8 +61,7 @@ export async function vision({ engines, measure }) {
   for (const [key, model] of Object.entries(VISION_MODELS)) {
     const touched = results[`${key} new`][REFERENCE]?.alongside ?? [];
     if (!touched.length) continue;
-    const { num_hidden_layers: layers, num_attention_heads: heads } = model.config;
-    const mb = (4 * layers * heads * visionTokens(model) ** 2) / 1e6;
+    const mb = (4 * visionMapFloats(model)) / 1e6;
     console.log(
       `${model.name}: a new array of its maps' size (${mb.toFixed(0)} MB), written once right after ${REFERENCE}'s ` +
         `calls, took ${fmt(median(touched))} ms (median; ${fmt(Math.min(...touched))} to ` +

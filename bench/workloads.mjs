@@ -249,6 +249,9 @@ export const VISION_MODELS = {
 
 /** A vision row's tokens: [CLS] and one per patch of its trained size (197 for ViT-B/16, 1,370 for DINOv2-S/14). */
 export const visionTokens = ({ config: c }) => 1 + (c.image_size / c.patch_size) ** 2;
+/** The floats of a vision model's maps, every layer and head: [layers, heads, n, n]. */
+export const visionMapFloats = (model) =>
+  model.config.num_hidden_layers * model.config.num_attention_heads * visionTokens(model) ** 2;
 
 /**
  * A vision row's input [3, H, W] as an image processor leaves it (values of a normalized photo, about ±2): smooth
