@@ -8,8 +8,8 @@
 //
 // Then a whole step's GEMVs as the engine runs them (SmolLM2-135M's 211 BF16 weights; Marian's 48 float32 decoder
 // weights and its head), each its own panels, in the model's order: whether a step's many short GEMVs (k and v
-// have 24 panels) read as fast as one long one. Best and median of 12 steps: a step inside a model runs at the
-// median, not the best.
+// have 24 panels) read as fast as one long one, on one thread and on two (a parallel loop per group, as
+// gemms_by_columns runs them). Best and median of 12 steps: a step inside a model runs at the median, not the best.
 //
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
 // of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128, 1,024
@@ -37,7 +37,7 @@ namespace {
 namespace k = attnscope::kernels;
 using Clock = std::chrono::steady_clock;
 
-std::vector<float> g_pack;  // the engine's scratch (the few-rows path needs none)
+thread_local std::vector<float> g_pack;  // the engine's scratch (the few-rows path needs none)
 
 void engine(int rows, const float* a, const std::uint16_t* panels, std::int64_t depth, std::int64_t n, float* c) {
   k::GemmArgs g = k::GemmArgs().lhs(a, depth).out(c, n).shape(rows, n, depth);
@@ -110,16 +110,16 @@ class StepWeights {
     for (const Weight& w : weights_) b += static_cast<double>(w.panels.size());
     return b;
   }
-  // Milliseconds for one step's GEMVs.
-  double step_ms() {
+  // Milliseconds for one step's GEMVs on the pool's threads.
+  double step_ms(attnscope::ThreadPool& pool) {
     const auto start = Clock::now();
     std::size_t next = 0;
     for (int l = 0; l < spec_.layers; ++l)
       for (const auto& group : spec_.groups) {
-        gemms(next, next + group.size());
+        gemms(pool, next, next + group.size());
         next += group.size();
       }
-    gemms(next, next + 1);
+    gemms(pool, next, next + 1);
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
 
@@ -128,19 +128,23 @@ class StepWeights {
     Shape2 shape;
     std::vector<std::uint8_t> panels;
   };
-  // The GEMMs [first, last) as one loop over their columns, two tasks' worth of panels each.
-  void gemms(std::size_t first, std::size_t last) {
+  // The GEMMs [first, last) as one parallel loop over their columns, two tasks a thread.
+  void gemms(attnscope::ThreadPool& pool, std::size_t first, std::size_t last) {
     std::int64_t panels = 0;
     for (std::size_t i = first; i < last; ++i) panels += weights_[i].shape.n / 8;
-    const std::int64_t per_task = std::max<std::int64_t>(1, panels / 2) * 8;
-    for (std::size_t i = first; i < last; ++i) {
+    const std::int64_t per_task = std::max<std::int64_t>(1, panels / (2 * pool.size())) * 8;
+    std::vector<std::pair<std::size_t, std::int64_t>> tasks;  // (which GEMM, first column)
+    for (std::size_t i = first; i < last; ++i)
+      for (std::int64_t col = 0; col < weights_[i].shape.n; col += per_task) tasks.emplace_back(i, col);
+    pool.parallel_for(tasks.size(), [&](std::size_t task, int) {
+      const auto [i, col] = tasks[task];
       const auto [depth, n] = weights_[i].shape;
       k::GemmArgs g = k::GemmArgs().lhs(x_.data(), depth).out(y_.data(), n).shape(1, n, depth);
       g.packed = weights_[i].panels.data();
       g.precision = spec_.precision;
       g.streamed = true;
-      for (std::int64_t col = 0; col < n; col += per_task) k::gemm_columns(g, col, std::min(n, col + per_task), g_pack);
-    }
+      k::gemm_columns(g, col, std::min(n, col + per_task), g_pack);
+    });
   }
   StepSpec spec_;
   std::vector<Weight> weights_;
@@ -243,17 +247,19 @@ int main() {
               static_cast<long long>(depth));
   std::printf("%-32s %10s %12s\n", "", "in cache", "from memory");
   for (int r = 0; r < 5; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
-  std::printf("\nA step's GEMVs, one thread, 12 steps: the best and the median\n");
+  std::printf("\nA step's GEMVs, 12 steps: the best and the median\n");
+  attnscope::ThreadPool pool(1), pair(2);
   for (const StepSpec* spec : {&kSmolLM2, &kMarian}) {
     StepWeights step(*spec);
-    std::vector<double> ms;
-    for (int round = 0; round < 12; ++round) ms.push_back(step.step_ms());
-    std::sort(ms.begin(), ms.end());
-    const double mb = step.bytes() / 1e6, median = (ms[5] + ms[6]) / 2;
-    std::printf("  %-28s %4.0f MB: %6.2f ms, %5.1f GB/s; median %6.2f ms, %5.1f GB/s\n", spec->name, mb, ms[0],
-                mb / ms[0], median, mb / median);
+    for (attnscope::ThreadPool* on : {&pool, &pair}) {
+      std::vector<double> ms;
+      for (int round = 0; round < 12; ++round) ms.push_back(step.step_ms(*on));
+      std::sort(ms.begin(), ms.end());
+      const double mb = step.bytes() / 1e6, median = (ms[5] + ms[6]) / 2;
+      std::printf("  %-28s ×%d %4.0f MB: %6.2f ms, %5.1f GB/s; median %6.2f ms, %5.1f GB/s\n", spec->name, on->size(),
+                  mb, ms[0], mb / ms[0], median, mb / median);
+    }
   }
-  attnscope::ThreadPool pool(1);
   std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");
   std::printf("%-18s %8s %14s %16s\n", "", "warm", "own caches", "after weights");
   step_attention_ms(pool, 1024, Caches::warm);  // V8 tiers the kernels up after their first calls
