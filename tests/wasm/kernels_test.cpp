@@ -2,8 +2,9 @@
 // kernels_test_relaxed.js): native builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code
 // tested directly. Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the softmax of a row
 // without a mask against the same row masked by ones, the GEMM on 16-bit weight panels, the top-k probabilities of a
-// row of logits against the softmax of the whole row, and the few-row attention of a decoding step against the
-// float64 reference. Prints the largest errors; exits 1 if one is over its bound.
+// row of logits against the softmax of the whole row, the few-row attention of a decoding step against the
+// float64 reference, and the screened greedy argmax against the whole product's. Prints the largest errors; exits 1 if
+// one is over its bound.
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "attnscope/attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/scores.hpp"
+#include "kernels/screened_argmax.hpp"
 #include "kernels/vexp.hpp"
 #include "models/sampling.hpp"
 
@@ -160,6 +162,74 @@ double sixteen_bit_gemm_error() {
         }
     }
   return worst;
+}
+
+// kernels::ScreenedArgmax against the argmax of the whole float32 product (kernels::gemm, then the first largest):
+// heads of 1 to 5,003 columns (partial last panels), depths 1 to 512, weights from 1e-3 to 1e3, with and without
+// bias, a few ids excluded or none. Each head holds near-ties the BF16 screen cannot see: a column copied (an exact
+// tie, which the first must win), and columns one float32 ulp apart in a few values (equal in BF16). Returns the
+// trials where the screen chose another token; `undecided` counts its −1s, which only an overflowing x (checked
+// here) or excluding every column may give.
+int screened_argmax_mismatches(int& undecided) {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  attnscope::ThreadPool pool(1);
+  int mismatches = 0;
+  undecided = 0;
+  for (const auto& [depth, n] :
+       {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 9}, {37, 64}, {64, 1001}, {512, 5003}})
+    for (float scale : {1e-3f, 1.0f, 1e3f}) {
+      std::vector<float> w(static_cast<std::size_t>(depth * n));  // [depth, n], row-major
+      for (float& v : w) v = normal(rng) * scale / std::sqrt(float(depth));
+      const std::int64_t width = n;
+      const auto at = [&](std::int64_t p, std::int64_t j) -> float& { return w[p * width + j]; };
+      for (std::int64_t j = 0; j + 4 < n; j += 7) {
+        for (std::int64_t p = 0; p < depth; ++p) at(p, j + 3) = at(p, j);  // an exact tie, the first must win
+        for (std::int64_t p = 0; p < depth; ++p) at(p, j + 4) = at(p, j);
+        at(depth / 2, j + 4) = std::nextafter(at(depth / 2, j), 2.0f * at(depth / 2, j));  // one ulp more
+      }
+      const k::PackedWeight head(k::MatrixSource{w.data(), k::Precision::f32, depth, n, false});
+      std::vector<float> bias(static_cast<std::size_t>(n));
+      for (float& v : bias) v = normal(rng) * (scale == 1.0f ? 1e-3f : 1.0f);
+      const k::ScreenedArgmax biased(head, bias.data()), plain(head, nullptr);
+      for (int trial = 0; trial < 40; ++trial) {
+        std::vector<float> x(static_cast<std::size_t>(depth)), logits(static_cast<std::size_t>(n));
+        for (float& v : x) v = normal(rng);
+        const float* b = trial % 2 ? bias.data() : nullptr;
+        const k::ScreenedArgmax& screen = trial % 2 ? biased : plain;
+        std::vector<std::int32_t> excluded;
+        for (int e = 0; e < trial % 4 && e < n - 1; ++e) excluded.push_back(static_cast<std::int32_t>(rng() % n));
+        k::gemm(pool, attnscope::ConstMatrixMap(x.data(), 1, depth), attnscope::ConstMatrixMap(w.data(), depth, n), b,
+                attnscope::MatrixMap(logits.data(), 1, n), &head);
+        for (std::int32_t id : excluded) logits[id] = -INFINITY;
+        const std::int64_t expected = std::max_element(logits.begin(), logits.end()) - logits.begin();
+        const std::int64_t got = screen.argmax(pool, x.data(), excluded);
+        undecided += got < 0;
+        mismatches += got >= 0 && got != expected;
+      }
+    }
+  // An x whose logits overflow, and every column excluded: the screen says it cannot tell.
+  std::vector<float> w(64 * 16, 1.0f), x(64, 1e37f);
+  const k::PackedWeight head(k::MatrixSource{w.data(), k::Precision::f32, 64, 16, false});
+  const k::ScreenedArgmax screen(head, nullptr);
+  std::vector<std::int32_t> all(16);
+  for (std::int32_t j = 0; j < 16; ++j) all[j] = j;
+  const bool overflow = screen.argmax(pool, x.data()) == -1;
+  x.assign(64, 1.0f);
+  const bool none_left = screen.argmax(pool, x.data(), all) == -1;
+  const bool fine = screen.argmax(pool, x.data(), {0, 1}) == 2;  // a tie across all 16: the first kept
+  // BF16 ranks two columns the other way round: column 3 holds 1 + 0.51 ulp in half its values (BF16 rounds them
+  // up to 1 + ulp) and 1 elsewhere; column 5 holds 1 + 0.49 ulp everywhere (rounded down to 1). Against ones, column
+  // 5 is larger (0.49·64 ulps against 0.51·32) and the screen's column 3 is (32 ulps against none).
+  const float ulp = 0x1p-7f;  // BF16's at 1
+  std::vector<float> reversed(64 * 16, 0.01f);
+  for (int p = 0; p < 64; ++p) reversed[p * 16 + 3] = p < 32 ? 1.0f + 0.51f * ulp : 1.0f;
+  for (int p = 0; p < 64; ++p) reversed[p * 16 + 5] = 1.0f + 0.49f * ulp;
+  const k::PackedWeight flipped(k::MatrixSource{reversed.data(), k::Precision::f32, 64, 16, false});
+  const bool ranked = k::ScreenedArgmax(flipped, nullptr).argmax(pool, x.data()) == 5;
+  mismatches += !overflow + !none_left + !fine + !ranked;
+  return mismatches;
 }
 
 // sampling::top_k_probabilities (max and Σ exp four lanes at a time, selection while scanning or a
@@ -336,5 +406,8 @@ int main() {
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);
   expect_below("top-k probabilities: tokens chosen otherwise", ids_differ, 0);
   expect_below("few-row attention: error vs float64 reference", few_rows_error(), 2e-5);
+  int undecided = 0;
+  expect_below("screened argmax: tokens other than the product's", screened_argmax_mismatches(undecided), 0);
+  expect_below("screened argmax: undecided on finite logits", undecided, 0);
   return failures ? 1 : 0;
 }

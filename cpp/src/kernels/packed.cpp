@@ -88,6 +88,27 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
 
 PackedWeight::PackedWeight(std::int64_t k, std::int64_t n, const RowSource& source) : k_(k), n_(n), source_(&source) {}
 
+PackedWeight::PackedWeight(std::int64_t k, std::int64_t n, Precision precision) : k_(k), n_(n), precision_(precision) {
+  panels_.resize(static_cast<std::size_t>(packed_size(k_, n_) * bytes_of(precision_)));
+  std::call_once(once_, [] {});  // packed by the caller
+}
+
+std::unique_ptr<PackedWeight> PackedWeight::rounded_to_bf16() const {
+  if (precision_ != Precision::f32) throw Error("rounded_to_bf16: the weight is not float32");
+  std::unique_ptr<PackedWeight> out(new PackedWeight(k_, n_, Precision::bf16));
+  const auto* from = static_cast<const float*>(panels());
+  auto* to = reinterpret_cast<std::uint16_t*>(out->panels_.data());
+  // Panel for panel, row for row: only the slots within a row move (panel_slot).
+  for (std::int64_t row = 0; row < packed_size(k_, n_) / kPanelColumns; ++row)
+    for (std::int64_t j = 0; j < kPanelColumns; ++j) {
+      std::uint32_t bits;
+      std::memcpy(&bits, from + row * kPanelColumns + j, 4);
+      bits += 0x7fffu + ((bits >> 16) & 1u);  // to nearest, ties to even (finite values: no NaN to keep)
+      to[row * kPanelColumns + panel_slot(j, Precision::bf16)] = static_cast<std::uint16_t>(bits >> 16);
+    }
+  return out;
+}
+
 bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::int64_t col_begin, std::int64_t col_end,
                     float* panels, std::int64_t panel_rows, std::int64_t first) {
   std::uint32_t bad = 0;  // exponent bits all set: NaN or ±Infinity

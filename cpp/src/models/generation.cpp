@@ -24,8 +24,9 @@ class DecoderGeneration final : public Generation {
     // The last run had no memory: its keys and values are another sequence's.
     reused_ = memory_ ? 0 : m_.resume(prompt, cache_, maps_ == GenerationMaps::all ? &rows_ : nullptr);
     ids_.assign(prompt.begin(), prompt.begin() + reused_);
-    // Only ::all needs the prompt's rows; the others run it fused.
-    run(rt, {prompt.begin() + reused_, prompt.end()}, maps_ == GenerationMaps::all);
+    // Only ::all needs the prompt's rows; the others run it fused. Its logits wait for the first step (or
+    // next_logits()), which a greedy one takes from the screen.
+    run(rt, {prompt.begin() + reused_, prompt.end()}, maps_ == GenerationMaps::all, false);
   }
 
   std::int64_t reused_tokens() const override { return reused_; }
@@ -33,16 +34,30 @@ class DecoderGeneration final : public Generation {
   std::int32_t step(const Runtime& rt, const SamplingOptions& sampling) override {
     sampling::check("generate", sampling);
     check_room("generate", 1);
-    std::int32_t id;
-    if (sampling.no_repeat_ngram > 0 || !sampling.banned.empty()) {
-      std::vector<float> logits = logits_;
-      sampling::suppress(logits.data(), c_.vocab, ids_, sampling);
-      id = sampling::draw(logits.data(), c_.vocab, sampling, rng_);
-    } else {
-      id = sampling::draw(logits_.data(), c_.vocab, sampling, rng_);
+    const bool greedy = sampling.temperature == 0.0f,
+               suppressed = sampling.no_repeat_ngram > 0 || !sampling.banned.empty();
+    std::int64_t id = -1;
+    if (greedy && logits_.empty()) {  // the screen, with the tokens suppress() would set to −∞ left out
+      std::vector<std::int32_t> excluded;
+      if (suppressed) {
+        if (sampling.no_repeat_ngram > 0) excluded = sampling::repeating(ids_, sampling.no_repeat_ngram);
+        excluded.insert(excluded.end(), sampling.banned.begin(), sampling.banned.end());
+      }
+      id = m_.greedy(rt, hidden_, excluded);
     }
-    run(rt, {id}, maps_ != GenerationMaps::none);
-    return id;
+    if (id < 0) {
+      const std::vector<float>& logits = logits_of(rt);
+      if (suppressed) {
+        std::vector<float> kept = logits;
+        sampling::suppress(kept.data(), c_.vocab, ids_, sampling);
+        id = sampling::draw(kept.data(), c_.vocab, sampling, rng_);
+      } else {
+        id = sampling::draw(logits.data(), c_.vocab, sampling, rng_);
+      }
+    }
+    // A greedy step is most likely followed by another: its logits wait until something asks for them.
+    run(rt, {static_cast<std::int32_t>(id)}, maps_ != GenerationMaps::none, !greedy);
+    return static_cast<std::int32_t>(id);
   }
 
   void append(const Runtime& rt, std::int32_t id) override {
@@ -51,12 +66,12 @@ class DecoderGeneration final : public Generation {
     run(rt, {id}, maps_ != GenerationMaps::none);
   }
 
-  const std::vector<float>& next_logits() const override { return logits_; }
+  const std::vector<float>& next_logits() const override { return logits_of(serial()); }
 
   std::unique_ptr<Generation> fork() const override { return std::make_unique<DecoderGeneration>(*this); }
 
   std::vector<float> next_probabilities() const override {
-    std::vector<float> p = logits_;
+    std::vector<float> p = next_logits();
     sampling::softmax(p.data(), c_.vocab);
     return p;
   }
@@ -113,9 +128,25 @@ class DecoderGeneration final : public Generation {
                   " is outside the vocabulary [0, " + std::to_string(c_.vocab) + ")");
   }
 
-  // Runs `ids` after those in the cache; keeps the last logits and, with `with_maps`, the last token's rows of every
-  // map (and every token's, with GenerationMaps::all).
-  void run(const Runtime& rt, const std::vector<std::int32_t>& ids, bool with_maps) {
+  // The logits after the last token [vocab], computed now if the last run left them for later.
+  const std::vector<float>& logits_of(const Runtime& rt) const {
+    if (logits_.empty()) {
+      const Matrix logits = m_.logits(rt, hidden_);
+      logits_.assign(logits.data(), logits.data() + c_.vocab);
+    }
+    return logits_;
+  }
+
+  // For the logits asked for outside a step, which has no runtime: the calling thread alone.
+  static const Runtime& serial() {
+    static const Runtime one(1);
+    return one;
+  }
+
+  // Runs `ids` after those in the cache; keeps the last final-normed hidden row, and its logits unless `logits` is
+  // false (logits_of() computes them when asked), and, with `with_maps`, the last token's rows of every map (and
+  // every token's, with GenerationMaps::all).
+  void run(const Runtime& rt, const std::vector<std::int32_t>& ids, bool with_maps, bool logits = true) {
     const std::int64_t n = static_cast<std::int64_t>(ids.size()), p0 = cache_.length, total = p0 + n;
     const std::int64_t maps = with_maps ? c_.layers * c_.heads : 0;
     check_budget("generate", 4.0 * double(maps) * double(n) * double(total));
@@ -144,8 +175,9 @@ class DecoderGeneration final : public Generation {
       if (i + 1 == n) last_ = std::move(row);
     }
     ids_.insert(ids_.end(), ids.begin(), ids.end());
-    const Matrix last = m_.logits(rt, hidden.bottomRows(1));
-    logits_.assign(last.data(), last.data() + c_.vocab);
+    hidden_ = hidden.bottomRows(1);
+    logits_.clear();
+    if (logits) logits_of(rt);
   }
 
   const TransformerModel& m_;
@@ -160,7 +192,8 @@ class DecoderGeneration final : public Generation {
   std::vector<float> last_;                     // the newest token's, when it was run with maps
   std::vector<float> cross_last_;               // its cross-attention rows [layers, heads, m], with memory
   std::vector<std::vector<float>> cross_rows_;  // per token: [layers, heads, m] (GenerationMaps::all, with memory)
-  std::vector<float> logits_;                   // after the last token [vocab]
+  Matrix hidden_;                               // the last token's final-normed hidden row [1, d]
+  mutable std::vector<float> logits_;           // its logits [vocab], or empty until logits_of() computes them
 };
 
 }  // namespace

@@ -188,6 +188,17 @@ Matrix TransformerModel::logits(const Runtime& rt, const Matrix& normed) const {
   return out;
 }
 
+std::int64_t TransformerModel::greedy(const Runtime& rt, const Matrix& normed,
+                                      const std::vector<std::int32_t>& excluded) const {
+  // Natively Eigen multiplies the head, in an order the screen's panels do not repeat.
+  if (!kernels::kPacksB || config_.final_softcap > 0.0f || w_.head()->precision() != kernels::Precision::f32) return -1;
+  const float* bias = w_.logits_bias.empty() ? nullptr : w_.logits_bias.data.data();
+  std::call_once(screen_once_, [&] { screen_ = std::make_unique<kernels::ScreenedArgmax>(*w_.head(), bias); });
+  if (config_.head_scale == 1.0f) return screen_->argmax(rt.pool(), normed.data(), excluded);
+  const Matrix scaled = normed * config_.head_scale;  // as logits() scales it
+  return screen_->argmax(rt.pool(), scaled.data(), excluded);
+}
+
 Tensor TransformerModel::logits(const Runtime& rt, const Tensor& hidden) const {
   if (!config_.language_model) return Model::logits(rt, hidden);  // its error
   const std::int64_t d = config_.d_model;

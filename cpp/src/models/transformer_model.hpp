@@ -3,8 +3,10 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
+#include "kernels/screened_argmax.hpp"
 #include "models/transformer.hpp"
 
 namespace attnscope::transformer {
@@ -86,6 +88,11 @@ class TransformerModel final : public Model {
   Memory memory(const Runtime& rt, const Matrix& encoded) const;
   // The next-token logits [rows, vocab] of final-normed hidden rows (soft-capped where the model caps).
   Matrix logits(const Runtime& rt, const Matrix& normed) const;
+  // The greedy next token after the final-normed hidden row `normed` [1, d], the ids in `excluded` left out: the
+  // first argmax of logits(normed), bit for bit, found by a screen that reads a float32 head at half its bytes
+  // (kernels/screened_argmax.hpp; built on first use). −1 where there is none (a 16-bit head, soft-capped logits,
+  // natively) or it cannot tell: then compute logits().
+  std::int64_t greedy(const Runtime& rt, const Matrix& normed, const std::vector<std::int32_t>& excluded) const;
   // Tokens ids[0 .. n) at positions p0 … embedded: [n, width_of(0)].
   Matrix embed(const std::int32_t* ids, std::int64_t n, std::int64_t p0) const;
   // Layer `layer`'s maps [heads, n, n] of the cache's n tokens, from its queries and keys, into `out`: what the run
@@ -122,6 +129,8 @@ class TransformerModel final : public Model {
   Weights w_;
   mutable std::map<std::int64_t, std::vector<Tensor>> unpacked_;  // attention_weights(), per layer
   mutable std::unique_ptr<Previous> previous_;                    // the last run, for the next to extend
+  mutable std::once_flag screen_once_;
+  mutable std::unique_ptr<kernels::ScreenedArgmax> screen_;  // greedy(): null until used, or where there is none
 };
 
 }  // namespace attnscope::transformer
