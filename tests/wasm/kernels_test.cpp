@@ -192,7 +192,7 @@ int screened_argmax_mismatches(int& undecided) {
       const k::PackedWeight head(k::MatrixSource{w.data(), k::Precision::f32, depth, n, false});
       std::vector<float> bias(static_cast<std::size_t>(n));
       for (float& v : bias) v = normal(rng) * (scale == 1.0f ? 1e-3f : 1.0f);
-      const k::ScreenedArgmax biased(head, bias.data()), plain(head, nullptr);
+      const k::ScreenedArgmax biased(pool, head, bias.data()), plain(pool, head, nullptr);
       for (int trial = 0; trial < 40; ++trial) {
         std::vector<float> x(static_cast<std::size_t>(depth)), logits(static_cast<std::size_t>(n));
         for (float& v : x) v = normal(rng);
@@ -212,7 +212,7 @@ int screened_argmax_mismatches(int& undecided) {
   // An x whose logits overflow, and every column excluded: the screen says it cannot tell.
   std::vector<float> w(64 * 16, 1.0f), x(64, 1e37f);
   const k::PackedWeight head(k::MatrixSource{w.data(), k::Precision::f32, 64, 16, false});
-  const k::ScreenedArgmax screen(head, nullptr);
+  const k::ScreenedArgmax screen(pool, head, nullptr);
   std::vector<std::int32_t> all(16);
   for (std::int32_t j = 0; j < 16; ++j) all[j] = j;
   const bool overflow = screen.argmax(pool, x.data()) == -1;
@@ -227,7 +227,7 @@ int screened_argmax_mismatches(int& undecided) {
   for (int p = 0; p < 64; ++p) reversed[p * 16 + 3] = p < 32 ? 1.0f + 0.51f * ulp : 1.0f;
   for (int p = 0; p < 64; ++p) reversed[p * 16 + 5] = 1.0f + 0.49f * ulp;
   const k::PackedWeight flipped(k::MatrixSource{reversed.data(), k::Precision::f32, 64, 16, false});
-  const bool ranked = k::ScreenedArgmax(flipped, nullptr).argmax(pool, x.data()) == 5;
+  const bool ranked = k::ScreenedArgmax(pool, flipped, nullptr).argmax(pool, x.data()) == 5;
   mismatches += !overflow + !none_left + !fine + !ranked;
   return mismatches;
 }

@@ -93,20 +93,31 @@ PackedWeight::PackedWeight(std::int64_t k, std::int64_t n, Precision precision) 
   std::call_once(once_, [] {});  // packed by the caller
 }
 
-std::unique_ptr<PackedWeight> PackedWeight::rounded_to_bf16() const {
+std::unique_ptr<PackedWeight> PackedWeight::rounded_to_bf16(ThreadPool& pool) const {
   if (precision_ != Precision::f32) throw Error("rounded_to_bf16: the weight is not float32");
   std::unique_ptr<PackedWeight> out(new PackedWeight(k_, n_, Precision::bf16));
   const auto* from = static_cast<const float*>(panels());
   auto* to = reinterpret_cast<std::uint16_t*>(out->panels_.data());
-  // Panel for panel, row for row: only the slots within a row move (panel_slot).
-  for (std::int64_t row = 0; row < packed_size(k_, n_) / kPanelColumns; ++row)
-    for (std::int64_t j = 0; j < kPanelColumns; ++j) {
-      std::uint32_t bits;
-      std::memcpy(&bits, from + row * kPanelColumns + j, 4);
-      bits += 0x7fffu + ((bits >> 16) & 1u);  // to nearest, ties to even (finite values: no NaN to keep)
-      to[row * kPanelColumns + panel_slot(j, Precision::bf16)] = static_cast<std::uint16_t>(bits >> 16);
-    }
+  // Row for row (each panel k rows of 8): only the slots within a row move (panel_slot).
+  for_panels(pool, (n_ + kPanelColumns - 1) / kPanelColumns, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t row = first * k_; row < last * k_; ++row)
+      for (std::int64_t j = 0; j < kPanelColumns; ++j) {
+        std::uint32_t bits;
+        std::memcpy(&bits, from + row * kPanelColumns + j, 4);
+        bits += 0x7fffu + ((bits >> 16) & 1u);  // to nearest, ties to even (finite values: no NaN to keep)
+        to[row * kPanelColumns + panel_slot(j, Precision::bf16)] = static_cast<std::uint16_t>(bits >> 16);
+      }
+  });
   return out;
+}
+
+void for_panels(ThreadPool& pool, std::int64_t count, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  constexpr std::int64_t kBlocksPerThread = 8;
+  const std::int64_t block = std::max<std::int64_t>(1, count / (kBlocksPerThread * pool.size()));
+  pool.parallel_for(static_cast<std::size_t>((count + block - 1) / block), [&](std::size_t task, int) {
+    const std::int64_t first = static_cast<std::int64_t>(task) * block;
+    fn(first, std::min(count, first + block));
+  });
 }
 
 bool pack_rows_into(const float* rows, std::int64_t n, std::int64_t count, std::int64_t col_begin, std::int64_t col_end,

@@ -143,8 +143,9 @@ class PackedWeight {
   // B [k, n] as float32.
   Tensor unpack() const;
   // A float32 weight's B rounded to BF16 (to nearest, ties to even; finite values beyond BF16's range become
-  // ±Infinity), packed: half the bytes, for a screen that reads it first (screened_argmax.hpp). Wasm only.
-  std::unique_ptr<PackedWeight> rounded_to_bf16() const;
+  // ±Infinity), packed: half the bytes, for a screen that reads it first (screened_argmax.hpp). Wasm only. On the
+  // pool's threads, panels apart.
+  std::unique_ptr<PackedWeight> rounded_to_bf16(ThreadPool& pool) const;
   // Heap bytes held.
   std::int64_t bytes() const;
 
@@ -165,6 +166,9 @@ class PackedWeight {
   mutable Buffer<std::uint8_t> panels_;
   mutable std::vector<float> matrix_;  // natively, for packed and streamed sources
 };
+
+// fn(first, last) over blocks of the panels [0, count) on the pool's threads: for passes over a whole weight.
+void for_panels(ThreadPool& pool, std::int64_t count, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
 // Marks a model's float32 weight matrix [k, n] for packing on first use (and as checked at load).
 void prepare_weight(Tensor& w);

@@ -85,10 +85,10 @@ std::vector<std::int64_t> reaching(const Ends& e, std::int64_t n, float floor) {
 
 }  // namespace
 
-ScreenedArgmax::ScreenedArgmax(const PackedWeight& head, const float* bias)
+ScreenedArgmax::ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const float* bias)
     : head_(head),
       bias_(bias),
-      rounded_(head.rounded_to_bf16()),
+      rounded_(head.rounded_to_bf16(pool)),
       slack_(static_cast<std::size_t>(head.n())),
       offset_(static_cast<std::size_t>(head.n())) {
   const std::int64_t k = head.k(), n = head.n();
@@ -96,20 +96,22 @@ ScreenedArgmax::ScreenedArgmax(const PackedWeight& head, const float* bias)
   const double gamma = steps * unit / (1.0 - steps * unit), tiny = steps * 0x1p-149;
   const auto* exact = static_cast<const float*>(head.panels());
   const auto* rounded = static_cast<const std::uint16_t*>(rounded_->panels());
-  for (std::int64_t col = 0; col < n; col += kPanelColumns) {  // panel by panel: k rows of 8 columns
-    double error[kPanelColumns] = {}, w[kPanelColumns] = {}, r[kPanelColumns] = {};
-    const std::int64_t base = packed_size(k, col);
-    for (std::int64_t p = 0; p < k; ++p)
-      for (std::int64_t j = 0; j < kPanelColumns; ++j) {
-        const double a = exact[base + p * kPanelColumns + j];
-        const double b = widen(rounded[base + p * kPanelColumns + panel_slot(j, Precision::bf16)], Precision::bf16);
-        error[j] += (a - b) * (a - b), w[j] += a * a, r[j] += b * b;
+  for_panels(pool, (n + kPanelColumns - 1) / kPanelColumns, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t col = first * kPanelColumns; col < last * kPanelColumns; col += kPanelColumns) {
+      double error[kPanelColumns] = {}, w[kPanelColumns] = {}, r[kPanelColumns] = {};
+      const std::int64_t base = packed_size(k, col);  // the panel: k rows of 8 columns
+      for (std::int64_t p = 0; p < k; ++p)
+        for (std::int64_t j = 0; j < kPanelColumns; ++j) {
+          const double a = exact[base + p * kPanelColumns + j];
+          const double b = widen(rounded[base + p * kPanelColumns + panel_slot(j, Precision::bf16)], Precision::bf16);
+          error[j] += (a - b) * (a - b), w[j] += a * a, r[j] += b * b;
+        }
+      for (std::int64_t j = 0; j < kPanelColumns && col + j < n; ++j) {
+        slack_[col + j] = rounded_up(std::sqrt(error[j]) + gamma * (std::sqrt(w[j]) + std::sqrt(r[j])));
+        offset_[col + j] = rounded_up(2.0 * gamma * (bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0) + tiny);
       }
-    for (std::int64_t j = 0; j < kPanelColumns && col + j < n; ++j) {
-      slack_[col + j] = rounded_up(std::sqrt(error[j]) + gamma * (std::sqrt(w[j]) + std::sqrt(r[j])));
-      offset_[col + j] = rounded_up(2.0 * gamma * (bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0) + tiny);
     }
-  }
+  });
 }
 
 std::int64_t ScreenedArgmax::argmax(ThreadPool& pool, const float* x, const std::vector<std::int32_t>& excluded) const {

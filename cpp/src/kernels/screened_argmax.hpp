@@ -33,8 +33,8 @@ namespace attnscope::kernels {
 class ScreenedArgmax {
  public:
   // head: float32 panels W [k, n]; bias [n] or null. Both must outlive the screen. Rounds W to BF16 (half its
-  // bytes again) and measures every column.
-  ScreenedArgmax(const PackedWeight& head, const float* bias);
+  // bytes again) and measures every column, on the pool's threads.
+  ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const float* bias);
 
   // The first j, among the columns not in `excluded`, where x·W + bias is largest, as kernels::gemm computes
   // the product; −1 when the screen cannot tell (a value not finite, every column excluded, or natively,

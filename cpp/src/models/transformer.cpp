@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
@@ -193,7 +194,13 @@ std::int64_t TransformerModel::greedy(const Runtime& rt, const Matrix& normed,
   // Natively Eigen multiplies the head, in an order the screen's panels do not repeat.
   if (!kernels::kPacksB || config_.final_softcap > 0.0f || w_.head()->precision() != kernels::Precision::f32) return -1;
   const float* bias = w_.logits_bias.empty() ? nullptr : w_.logits_bias.data.data();
-  std::call_once(screen_once_, [&] { screen_ = std::make_unique<kernels::ScreenedArgmax>(*w_.head(), bias); });
+  std::call_once(screen_once_, [&] {
+    try {
+      screen_ = std::make_unique<kernels::ScreenedArgmax>(rt.pool(), *w_.head(), bias);
+    } catch (const std::bad_alloc&) {  // no room for the BF16 copy: every greedy step takes the whole logits
+    }
+  });
+  if (!screen_) return -1;
   if (config_.head_scale == 1.0f) return screen_->argmax(rt.pool(), normed.data(), excluded);
   const Matrix scaled = normed * config_.head_scale;  // as logits() scales it
   return screen_->argmax(rt.pool(), scaled.data(), excluded);
