@@ -192,7 +192,9 @@ Matrix TransformerModel::logits(const Runtime& rt, const Matrix& normed) const {
 std::int64_t TransformerModel::greedy(const Runtime& rt, const Matrix& normed,
                                       const std::vector<std::int32_t>& excluded) const {
   // Natively Eigen multiplies the head, in an order the screen's panels do not repeat.
-  if (!kernels::kPacksB || config_.final_softcap > 0.0f || w_.head()->precision() != kernels::Precision::f32) return -1;
+  if (!kernels::kPacksB || config_.final_softcap > 0.0f || w_.head()->precision() != kernels::Precision::f32 ||
+      w_.head()->n() != config_.vocab)  // every column of the head a token's logit
+    return -1;
   const float* bias = w_.logits_bias.empty() ? nullptr : w_.logits_bias.data.data();
   std::call_once(screen_once_, [&] {
     try {
