@@ -45,7 +45,7 @@ int main() {
       auto screened = model->generate(rt, std::vector<std::int32_t>(ids.begin(), ids.begin() + 3), 1);
       auto whole = model->generate(rt, std::vector<std::int32_t>(ids.begin(), ids.begin() + 3), 1);
       for (int t = 0; t < 12; ++t) {
-        whole->next_logits();
+        whole->next_logits(rt);
         differ += screened->step(rt, s) != whole->step(rt, s);
       }
     }

@@ -168,8 +168,8 @@ double sixteen_bit_gemm_error() {
 // heads of 1 to 5,003 columns (partial last panels), depths 1 to 512, weights from 1e-3 to 1e3, with and without
 // bias, a few ids excluded or none. Each head holds near-ties the BF16 screen cannot see: a column copied (an exact
 // tie, which the first must win), and columns one float32 ulp apart in a few values (equal in BF16). Returns the
-// trials where the screen chose another token; `undecided` counts its −1s, which only an overflowing x (checked
-// here) or excluding every column may give.
+// trials where the screen chose another token; `undecided` counts its −1s, which only an overflowing x, excluding
+// every column, or a flat head (each checked here) may give.
 int screened_argmax_mismatches(int& undecided) {
   namespace k = attnscope::kernels;
   std::mt19937 rng(5);
@@ -228,7 +228,19 @@ int screened_argmax_mismatches(int& undecided) {
   for (int p = 0; p < 64; ++p) reversed[p * 16 + 5] = 1.0f + 0.49f * ulp;
   const k::PackedWeight flipped(k::MatrixSource{reversed.data(), k::Precision::f32, 64, 16, false});
   const bool ranked = k::ScreenedArgmax(pool, flipped, nullptr).argmax(pool, x.data()) == 5;
-  mismatches += !overflow + !none_left + !fine + !ranked;
+  // A flat head, every logit equal: every column stays a candidate, and the screen leaves it to the product.
+  std::vector<float> flat_w(32 * 4096, 0.5f);
+  const k::PackedWeight flat(k::MatrixSource{flat_w.data(), k::Precision::f32, 32, 4096, false});
+  const bool declined = k::ScreenedArgmax(pool, flat, nullptr).argmax(pool, x.data()) == -1;
+  // A column whose float32 sum overflows where its BF16 one does not: x = (M, M), M = FLT_MAX / 4; column 0 holds
+  // 4 + 0.49 ulp (BF16: 4) and −4, so its float32 logit is +∞ (the argmax) and its BF16 one 0, far below column 1's
+  // M. The bound assumes no overflow, so the screen must decline rather than answer 1.
+  const float big = std::numeric_limits<float>::max() / 4;
+  std::vector<float> near_max = {4.0f * (1.0f + 0.49f * ulp), 1.0f, -4.0f, 0.0f};  // [2, 2]
+  const k::PackedWeight overflowing(k::MatrixSource{near_max.data(), k::Precision::f32, 2, 2, false});
+  const std::vector<float> huge = {big, big};
+  const bool careful = k::ScreenedArgmax(pool, overflowing, nullptr).argmax(pool, huge.data()) != 1;
+  mismatches += !overflow + !none_left + !fine + !ranked + !declined + !careful;
   return mismatches;
 }
 

@@ -185,7 +185,7 @@ class Generation {
   // Appends a given token (in the vocabulary).
   virtual void append(const Runtime& runtime, std::int32_t id) = 0;
   // The next-token distribution after the last token: softmax of the logits [vocab].
-  virtual std::vector<float> next_probabilities() const = 0;
+  virtual std::vector<float> next_probabilities(const Runtime& runtime) const = 0;
   virtual const std::vector<std::int32_t>& ids() const = 0;
   // The newest token's row of every map: [layers, heads, n] (empty with GenerationMaps::none).
   virtual Tensor last_rows() const = 0;
@@ -202,8 +202,8 @@ class Generation {
   // Encoder-decoders: the source as the encoder ran it once (ids and tokens after truncation; with
   // GenerationMaps::all its maps too); null for one-stack models.
   virtual const ModelRun* source() const { return nullptr; }
-  // The logits after the last token [vocab].
-  virtual const std::vector<float>& next_logits() const = 0;
+  // The logits after the last token [vocab] (computed on `runtime`'s threads if a greedy step left them for later).
+  virtual const std::vector<float>& next_logits(const Runtime& runtime) const = 0;
   // An independent copy of this sequence, its cache included: a beam that branches.
   virtual std::unique_ptr<Generation> fork() const = 0;
 };

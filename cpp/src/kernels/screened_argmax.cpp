@@ -96,6 +96,7 @@ ScreenedArgmax::ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const
   const double gamma = steps * unit / (1.0 - steps * unit), tiny = steps * 0x1p-149;
   const auto* exact = static_cast<const float*>(head.panels());
   const auto* rounded = static_cast<const std::uint16_t*>(rounded_->panels());
+  std::vector<double> columns(static_cast<std::size_t>(n));  // ‖w_j‖ + |b_j|
   for_panels(pool, (n + kPanelColumns - 1) / kPanelColumns, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t col = first * kPanelColumns; col < last * kPanelColumns; col += kPanelColumns) {
       double error[kPanelColumns] = {}, w[kPanelColumns] = {}, r[kPanelColumns] = {};
@@ -108,10 +109,12 @@ ScreenedArgmax::ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const
         }
       for (std::int64_t j = 0; j < kPanelColumns && col + j < n; ++j) {
         slack_[col + j] = rounded_up(std::sqrt(error[j]) + gamma * (std::sqrt(w[j]) + std::sqrt(r[j])));
+        columns[col + j] = std::sqrt(w[j]) + (bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0);
         offset_[col + j] = rounded_up(2.0 * gamma * (bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0) + tiny);
       }
     }
   });
+  for (double c : columns) largest_ = std::max(largest_, c * kWiden);
 }
 
 std::int64_t ScreenedArgmax::argmax(ThreadPool& pool, const float* x, const std::vector<std::int32_t>& excluded) const {
@@ -120,7 +123,8 @@ std::int64_t ScreenedArgmax::argmax(ThreadPool& pool, const float* x, const std:
   double squares = 0.0;
   for (std::int64_t p = 0; p < k; ++p) squares += static_cast<double>(x[p]) * x[p];
   const float norm = rounded_up(std::sqrt(squares));
-  if (!std::isfinite(norm)) return -1;
+  // No float32 sum may overflow: each partial sum is at most ‖x‖·‖w_j‖ + |b_j| (with rounding, a little more).
+  if (!(std::max<double>(norm, 1.0) * largest_ < 0.25 * std::numeric_limits<float>::max())) return -1;
 
   // x·Ŵ + b [n], each logit within bound(j) of its float32 value.
   Buffer<float> logits(static_cast<std::size_t>(n));
@@ -134,6 +138,7 @@ std::int64_t ScreenedArgmax::argmax(ThreadPool& pool, const float* x, const std:
   const float floor = best_lower_end(ends, n);
   if (floor == -kFloatInfinity) return -1;  // every column excluded
   const std::vector<std::int64_t> candidates = reaching(ends, n, floor);
+  if (static_cast<std::int64_t>(candidates.size()) > std::max<std::int64_t>(64, n / 16)) return -1;
   // Their panels again in float32, into the same places.
   GemmArgs g = GemmArgs().lhs(x, k).out(l, n).shape(1, n, k).add(bias_);
   g.packed = head_.panels(), g.streamed = true, g.precision = Precision::f32;

@@ -13,9 +13,11 @@
 // The first term is the weights' rounding (Cauchy–Schwarz); the second each float32 sum's: k multiply-adds
 // that may round twice each, then the bias, γ = γ_{2k+2} = (2k+2)·u / (1 − (2k+2)·u) of the sum of |terms|
 // (Higham, Accuracy and Stability of Numerical Algorithms, §3.1), with ‖x‖·‖w_j‖ ≥ Σ|x_i·w_ij|; tiny
-// covers underflow. The screen computes the bound and the logits' lower and upper ends in float32, so every
-// term is rounded up by a factor 1 + 2^-20 and each end widened by 2^-20 of the logit: far more than the
-// few roundings of each.
+// covers underflow. The bound holds while no float32 sum overflows: the screen declines an x for which one
+// could (‖x‖·‖w_j‖ + |b_j| near FLT_MAX for some j). It computes the bound and the logits' lower and upper ends
+// in float32, so every term is rounded up by a factor 1 + 2^-20 and each end widened by 2^-20 of the logit: far
+// more than the few roundings of each. When more than 64 columns and 1/16 of them remain candidates (the logits
+// nearly equal), it declines too: the whole float32 product is then the cheaper way.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +39,8 @@ class ScreenedArgmax {
   ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const float* bias);
 
   // The first j, among the columns not in `excluded`, where x·W + bias is largest, as kernels::gemm computes
-  // the product; −1 when the screen cannot tell (a value not finite, every column excluded, or natively,
-  // where Eigen multiplies in another order): then compute the logits.   x [k]
+  // the product; −1 when the screen cannot tell (a value not finite or near overflow, every column excluded, too
+  // many candidates, or natively, where Eigen multiplies in another order): then compute the logits.   x [k]
   std::int64_t argmax(ThreadPool& pool, const float* x, const std::vector<std::int32_t>& excluded = {}) const;
 
  private:
@@ -47,6 +49,7 @@ class ScreenedArgmax {
   std::unique_ptr<PackedWeight> rounded_;
   std::vector<float> slack_;  // [n]: ‖w_j − ŵ_j‖ + γ·(‖w_j‖ + ‖ŵ_j‖), rounded up: the bound per unit of ‖x‖
   std::vector<float> offset_;  // [n]: 2γ·|b_j| + tiny, rounded up
+  double largest_ = 0.0;       // an upper bound of every ‖w_j‖ + |b_j|: whether a float32 sum could overflow
 };
 
 }  // namespace attnscope::kernels

@@ -62,7 +62,7 @@ bool BeamSearch::step(const Runtime& runtime) {
   std::vector<Candidate> candidates;
   std::vector<double> logp(static_cast<std::size_t>(vocab_));
   for (std::size_t b = 0; b < beams_.size(); ++b) {
-    const std::vector<float>& logits = beams_[b]->next_logits();
+    const std::vector<float>& logits = beams_[b]->next_logits(runtime);
     double top = -std::numeric_limits<double>::infinity();
     for (std::int64_t t = 0; t < vocab_; ++t) top = std::max(top, static_cast<double>(logits[t]));
     double total = 0;

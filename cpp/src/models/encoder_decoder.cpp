@@ -45,14 +45,14 @@ class PairGeneration final : public Generation {
 
   std::int32_t step(const Runtime& rt, const SamplingOptions& s) override { return decoder_->step(rt, s); }
   void append(const Runtime& rt, std::int32_t id) override { decoder_->append(rt, id); }
-  std::vector<float> next_probabilities() const override { return decoder_->next_probabilities(); }
+  std::vector<float> next_probabilities(const Runtime& rt) const override { return decoder_->next_probabilities(rt); }
   const std::vector<std::int32_t>& ids() const override { return decoder_->ids(); }
   Tensor last_rows() const override { return decoder_->last_rows(); }
   Tensor attentions() const override { return decoder_->attentions(); }
   Tensor last_cross_rows() const override { return decoder_->last_cross_rows(); }
   Tensor cross_attentions() const override { return decoder_->cross_attentions(); }
   const ModelRun* source() const override { return source_.get(); }
-  const std::vector<float>& next_logits() const override { return decoder_->next_logits(); }
+  const std::vector<float>& next_logits(const Runtime& rt) const override { return decoder_->next_logits(rt); }
   std::unique_ptr<Generation> fork() const override {
     return std::make_unique<PairGeneration>(decoder_->fork(), source_);
   }

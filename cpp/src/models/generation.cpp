@@ -25,7 +25,7 @@ class DecoderGeneration final : public Generation {
     reused_ = memory_ ? 0 : m_.resume(prompt, cache_, maps_ == GenerationMaps::all ? &rows_ : nullptr);
     ids_.assign(prompt.begin(), prompt.begin() + reused_);
     // Only ::all needs the prompt's rows; the others run it fused. Its logits wait for the first step (or
-    // next_logits()), which a greedy one takes from the screen.
+    // next_logits()): a greedy one takes the token from the screen instead.
     run(rt, {prompt.begin() + reused_, prompt.end()}, maps_ == GenerationMaps::all, false);
   }
 
@@ -66,12 +66,12 @@ class DecoderGeneration final : public Generation {
     run(rt, {id}, maps_ != GenerationMaps::none);
   }
 
-  const std::vector<float>& next_logits() const override { return logits_of(serial()); }
+  const std::vector<float>& next_logits(const Runtime& rt) const override { return logits_of(rt); }
 
   std::unique_ptr<Generation> fork() const override { return std::make_unique<DecoderGeneration>(*this); }
 
-  std::vector<float> next_probabilities() const override {
-    std::vector<float> p = next_logits();
+  std::vector<float> next_probabilities(const Runtime& rt) const override {
+    std::vector<float> p = logits_of(rt);
     sampling::softmax(p.data(), c_.vocab);
     return p;
   }
@@ -135,12 +135,6 @@ class DecoderGeneration final : public Generation {
       logits_.assign(logits.data(), logits.data() + c_.vocab);
     }
     return logits_;
-  }
-
-  // For the logits asked for outside a step, which has no runtime: the calling thread alone.
-  static const Runtime& serial() {
-    static const Runtime one(1);
-    return one;
   }
 
   // Runs `ids` after those in the cache; keeps the last final-normed hidden row, and its logits unless `logits` is
