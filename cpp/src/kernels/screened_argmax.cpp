@@ -108,9 +108,10 @@ ScreenedArgmax::ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const
           error[j] += (a - b) * (a - b), w[j] += a * a, r[j] += b * b;
         }
       for (std::int64_t j = 0; j < kPanelColumns && col + j < n; ++j) {
+        const double b = bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0;
         slack_[col + j] = rounded_up(std::sqrt(error[j]) + gamma * (std::sqrt(w[j]) + std::sqrt(r[j])));
-        columns[col + j] = std::sqrt(w[j]) + (bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0);
-        offset_[col + j] = rounded_up(2.0 * gamma * (bias ? std::abs(static_cast<double>(bias[col + j])) : 0.0) + tiny);
+        offset_[col + j] = rounded_up(2.0 * gamma * b + tiny);
+        columns[col + j] = std::sqrt(w[j]) + b;
       }
     }
   });

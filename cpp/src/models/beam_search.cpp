@@ -69,10 +69,8 @@ bool BeamSearch::step(const Runtime& runtime) {
     for (std::int64_t t = 0; t < vocab_; ++t) total += std::exp(static_cast<double>(logits[t]) - top);
     const double log_total = top + std::log(total);
     for (std::int64_t t = 0; t < vocab_; ++t) logp[t] = static_cast<double>(logits[t]) - log_total;
-    for (std::int32_t t : o_.banned)
+    for (std::int32_t t : sampling::suppressed(beams_[b]->ids(), o_.banned, o_.no_repeat_ngram))
       if (t >= 0 && t < vocab_) logp[t] = -std::numeric_limits<double>::infinity();
-    for (std::int32_t t : sampling::repeating(beams_[b]->ids(), o_.no_repeat_ngram))
-      logp[t] = -std::numeric_limits<double>::infinity();
     std::vector<std::int32_t> order(static_cast<std::size_t>(vocab_));
     for (std::int64_t t = 0; t < vocab_; ++t) order[t] = static_cast<std::int32_t>(t);
     const std::size_t k = std::min(keep, order.size());

@@ -35,19 +35,13 @@ class DecoderGeneration final : public Generation {
     sampling::check("generate", sampling);
     check_room("generate", 1);
     const bool greedy = sampling.temperature == 0.0f,
-               suppressed = sampling.no_repeat_ngram > 0 || !sampling.banned.empty();
+               suppressing = sampling.no_repeat_ngram > 0 || !sampling.banned.empty();
     std::int64_t id = -1;
-    if (greedy && logits_.empty()) {  // the screen, with the tokens suppress() would set to −∞ left out
-      std::vector<std::int32_t> excluded;
-      if (suppressed) {
-        if (sampling.no_repeat_ngram > 0) excluded = sampling::repeating(ids_, sampling.no_repeat_ngram);
-        excluded.insert(excluded.end(), sampling.banned.begin(), sampling.banned.end());
-      }
-      id = m_.greedy(rt, hidden_, excluded);
-    }
+    if (greedy && logits_.empty())  // the screen, with the tokens suppress() would set to −∞ left out
+      id = m_.greedy(rt, hidden_, sampling::suppressed(ids_, sampling.banned, sampling.no_repeat_ngram));
     if (id < 0) {
       const std::vector<float>& logits = logits_of(rt);
-      if (suppressed) {
+      if (suppressing) {
         std::vector<float> kept = logits;
         sampling::suppress(kept.data(), c_.vocab, ids_, sampling);
         id = sampling::draw(kept.data(), c_.vocab, sampling, rng_);

@@ -143,10 +143,17 @@ std::vector<std::int32_t> repeating(const std::vector<std::int32_t>& ids, std::i
   return out;
 }
 
+std::vector<std::int32_t> suppressed(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& banned,
+                                     std::int64_t no_repeat_ngram) {
+  std::vector<std::int32_t> out = banned;
+  const std::vector<std::int32_t> repeats = repeating(ids, no_repeat_ngram);
+  out.insert(out.end(), repeats.begin(), repeats.end());
+  return out;
+}
+
 void suppress(float* logits, std::int64_t vocab, const std::vector<std::int32_t>& ids, const SamplingOptions& o) {
-  for (std::int32_t t : o.banned)
+  for (std::int32_t t : suppressed(ids, o.banned, o.no_repeat_ngram))
     if (t >= 0 && t < vocab) logits[t] = kNegInf;
-  for (std::int32_t t : repeating(ids, o.no_repeat_ngram)) logits[t] = kNegInf;
 }
 
 namespace {

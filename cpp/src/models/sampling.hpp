@@ -39,6 +39,11 @@ void check(const char* op, const SamplingOptions& o);
 // followed an earlier occurrence of the last n − 1 tokens.
 std::vector<std::int32_t> repeating(const std::vector<std::int32_t>& ids, std::int64_t n);
 
+// The tokens a step after `ids` may not take: those in `banned`, then those that would repeat an n-gram of size
+// `no_repeat_ngram` (0: none). Ids outside the vocabulary are left for the caller to skip.
+std::vector<std::int32_t> suppressed(const std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& banned,
+                                     std::int64_t no_repeat_ngram);
+
 // Sets to −∞ the logits [vocab] of the tokens `o` bans, and of those that would repeat an n-gram of `ids`.
 void suppress(float* logits, std::int64_t vocab, const std::vector<std::int32_t>& ids, const SamplingOptions& o);
 
