@@ -126,7 +126,9 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
       await page.waitForFunction(() => window.__attnscope.state().generated, null, { timeout: 120_000 });
       await settled(page);
       // The atlas the grid draws from, painted a row and a column of blocks at a time as the maps grew, shows each
-      // block in its own colour.
+      // block in its own colour, once the last rows are folded in (a run after the generation may fold them a few
+      // milliseconds at a time) and painted.
+      await page.waitForFunction(() => !window.__attnscope.thumbnails().folding, null, { timeout: 30_000 });
       await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
       const { stale } = await state(page, () => window.__attnscope.thumbnails());
       assert(stale === 0, `${stale} thumbnail blocks shown in another colour than their own`);

@@ -216,12 +216,14 @@ export class Thumbnails {
 
   /**
    * For the browser tests: each (layer, head)'s blocks in use, row-major, null where its rows are not in; `block`
-   * tokens a side; and how many blocks in use the atlas, as last painted, shows in another colour than their own.
+   * tokens a side; how many blocks in use the atlas, as last painted, shows in another colour than their own; and
+   * whether a sliced fold is still bringing rows in (until it ends, the atlas trails it by up to a frame).
    */
-  snapshot(): { block: number; blocks: (number[] | null)[]; stale: number } {
+  snapshot(): { block: number; blocks: (number[] | null)[]; stale: number; folding: boolean } {
     const s = this.source;
     const first = this.pooled.find(Boolean);
-    if (!s || !first) return { block: 0, blocks: [], stale: 0 };
+    const folding = !!this.job && !this.job.done;
+    if (!s || !first) return { block: 0, blocks: [], stale: 0, folding };
     const [, heads] = s.maps.shape;
     const used = Math.ceil(s.maps.shape[2] / first.block),
       wide = Math.ceil(s.maps.shape[3] / first.block);
@@ -236,7 +238,7 @@ export class Thumbnails {
         for (let c = 0; c < wide; c++)
           if (shown[(y0 + r) * this.atlas!.canvas.width + x0 + c] !== this.scale(p.data[r * p.size + c])) stale++;
     });
-    return { block: first.block, blocks, stale };
+    return { block: first.block, blocks, stale, folding };
   }
 
   /** Whether every row is in (tests wait for it). */
