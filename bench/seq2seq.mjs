@@ -45,7 +45,7 @@ export async function translation({ engines, measure }) {
   console.log(
     `\nIts parts (median ms): the encoder, the cross keys and values and the first token; then each later token, ` +
       `and the weights it reads per second: ${(stepBytes / 1e6).toFixed(0)} MB of float32 weights a token, or ` +
-      `${(screenedStepBytes / 1e6).toFixed(0)} MB where the greedy step reads the head as BF16 first (AttnScope)`,
+      `${(screenedStepBytes / 1e6).toFixed(0)} MB where the greedy step reads the head as 8-bit integers first (AttnScope)`,
   );
   const parts = (name, part) => median(r[name]?.parts.map((p) => p[part]) ?? []);
   console.table(
@@ -64,7 +64,7 @@ export async function translation({ engines, measure }) {
     ),
   );
   // The floor: no float32 engine encodes faster than the micro-kernel's peak, nor writes a token faster than it can
-  // read the step's weights (every one in float32, or the head as BF16 first). The last token's own rows are left
+  // read the step's weights (every one in float32, or the head as 8-bit integers first). The last token's own rows are left
   // out, so the floor is lower than any engine's time.
   const seen = r[FLOOR_ENGINE]?.alongside ?? [];
   if (seen.length && r['ORT-web ×1']) {
@@ -76,7 +76,7 @@ export async function translation({ engines, measure }) {
       `A float32 engine on one thread, at this machine's peak (${gflops.toFixed(1)} GFLOPS, the micro-kernel) and ` +
         `read speed (${(read / 1e9).toFixed(1)} GB/s, memcmp), needs at least ${fmt(encode)} ms to encode, then ` +
         `${fmt(steps(stepBytes))} to read every weight for ${SEQ2SEQ_TOKENS} tokens, or ` +
-        `${fmt(steps(screenedStepBytes))} with the head read as BF16: ${fmt(encode + steps(stepBytes))} or ` +
+        `${fmt(steps(screenedStepBytes))} with the head read as 8-bit integers: ${fmt(encode + steps(stepBytes))} or ` +
         `${fmt(encode + steps(screenedStepBytes))} ms, at most ${(ort / (encode + steps(stepBytes))).toFixed(2)}× or ` +
         `${(ort / (encode + steps(screenedStepBytes))).toFixed(2)}× ORT-web ×1's ${fmt(ort)} ms.`,
     );

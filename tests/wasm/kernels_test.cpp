@@ -165,11 +165,12 @@ double sixteen_bit_gemm_error() {
 }
 
 // kernels::ScreenedArgmax against the argmax of the whole float32 product (kernels::gemm, then the first largest):
-// heads of 1 to 5,003 columns (partial last panels), depths 1 to 512, weights from 1e-3 to 1e3, with and without
-// bias, a few ids excluded or none. Each head holds near-ties the BF16 screen cannot see: a column copied (an exact
-// tie, which the first must win), and columns one float32 ulp apart in a few values (equal in BF16). Returns the
-// trials where the screen chose another token; `undecided` counts its −1s, which only an overflowing x, excluding
-// every column, or a flat head (each checked here) may give.
+// heads of 1 to 5,003 columns (partial last panels), depths 1 to 2,049 (past 516, x's 16-bit levels narrow so that
+// no integer sum leaves int32), weights from 1e-3 to 1e3, with and without bias, a few ids excluded or none. Each head
+// holds near-ties the 8-bit screen cannot see: a column copied (an exact tie, which the first must win), and columns
+// one float32 ulp apart in a few values (equal in 8 bits). Returns the trials where the screen chose another token;
+// `undecided` counts its −1s, which only an overflowing x, excluding every column, or a flat head (each checked here)
+// may give.
 int screened_argmax_mismatches(int& undecided) {
   namespace k = attnscope::kernels;
   std::mt19937 rng(5);
@@ -178,7 +179,7 @@ int screened_argmax_mismatches(int& undecided) {
   int mismatches = 0;
   undecided = 0;
   for (const auto& [depth, n] :
-       {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 9}, {37, 64}, {64, 1001}, {512, 5003}})
+       {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 9}, {37, 64}, {64, 1001}, {512, 5003}, {2049, 300}})
     for (float scale : {1e-3f, 1.0f, 1e3f}) {
       std::vector<float> w(static_cast<std::size_t>(depth * n));  // [depth, n], row-major
       for (float& v : w) v = normal(rng) * scale / std::sqrt(float(depth));
@@ -219,24 +220,26 @@ int screened_argmax_mismatches(int& undecided) {
   x.assign(64, 1.0f);
   const bool none_left = screen.argmax(pool, x.data(), all) == -1;
   const bool fine = screen.argmax(pool, x.data(), {0, 1}) == 2;  // a tie across all 16: the first kept
-  // BF16 ranks two columns the other way round: column 3 holds 1 + 0.51 ulp in half its values (BF16 rounds them
-  // up to 1 + ulp) and 1 elsewhere; column 5 holds 1 + 0.49 ulp everywhere (rounded down to 1). Against ones, column
-  // 5 is larger (0.49·64 ulps against 0.51·32) and the screen's column 3 is (32 ulps against none).
-  const float ulp = 0x1p-7f;  // BF16's at 1
-  std::vector<float> reversed(64 * 16, 0.01f);
-  for (int p = 0; p < 64; ++p) reversed[p * 16 + 3] = p < 32 ? 1.0f + 0.51f * ulp : 1.0f;
-  for (int p = 0; p < 64; ++p) reversed[p * 16 + 5] = 1.0f + 0.49f * ulp;
+  // 8 bits rank two columns the other way round. Row 0 holds 127 in both, so that each column's step is 1, and x
+  // leaves it out (x_0 = 0, the other x_i = 1). Column 3 holds 0.51 in rows 1-63 (rounded up to 1: 63 in the screen,
+  // 32.13 in float32); column 5 holds 0.99 in rows 1-31 and 0.49 in rows 32-63 (1 and 0: 31 in the screen, 46.37).
+  std::vector<float> reversed(64 * 16, 0.0f);
+  for (int p = 1; p < 64; ++p) reversed[p * 16 + 3] = 0.51f, reversed[p * 16 + 5] = p < 32 ? 0.99f : 0.49f;
+  reversed[3] = reversed[5] = 127.0f;
+  std::vector<float> ones_after_first(64, 1.0f);
+  ones_after_first[0] = 0.0f;
   const k::PackedWeight flipped(k::MatrixSource{reversed.data(), k::Precision::f32, 64, 16, false});
-  const bool ranked = k::ScreenedArgmax(pool, flipped, nullptr).argmax(pool, x.data()) == 5;
+  const bool ranked = k::ScreenedArgmax(pool, flipped, nullptr).argmax(pool, ones_after_first.data()) == 5;
   // A flat head, every logit equal: every column stays a candidate, and the screen leaves it to the product.
   std::vector<float> flat_w(32 * 4096, 0.5f);
   const k::PackedWeight flat(k::MatrixSource{flat_w.data(), k::Precision::f32, 32, 4096, false});
   const bool declined = k::ScreenedArgmax(pool, flat, nullptr).argmax(pool, x.data()) == -1;
-  // A column whose float32 sum overflows where its BF16 one does not: x = (M, M), M = FLT_MAX / 4; column 0 holds
-  // 4 + 0.49 ulp (BF16: 4) and −4, so its float32 logit is +∞ (the argmax) and its BF16 one 0, far below column 1's
-  // M. The bound assumes no overflow, so the screen must decline rather than answer 1.
+  // A column whose float32 sum overflows where its 8-bit one does not: x = (M, M), M = FLT_MAX / 4; column 0 holds
+  // 4 + 2^-6 (8 bits: 127 steps of 4.0157 / 127) and −4 (−127 steps), so its float32 logit is +∞ (the argmax) and its
+  // 8-bit one 0, far below column 1's M. The bound assumes no overflow, so the screen must decline rather than
+  // answer 1.
   const float big = std::numeric_limits<float>::max() / 4;
-  std::vector<float> near_max = {4.0f * (1.0f + 0.49f * ulp), 1.0f, -4.0f, 0.0f};  // [2, 2]
+  std::vector<float> near_max = {4.0f + 0x1p-6f, 1.0f, -4.0f, 0.0f};  // [2, 2]
   const k::PackedWeight overflowing(k::MatrixSource{near_max.data(), k::Precision::f32, 2, 2, false});
   const std::vector<float> huge = {big, big};
   const bool careful = k::ScreenedArgmax(pool, overflowing, nullptr).argmax(pool, huge.data()) != 1;

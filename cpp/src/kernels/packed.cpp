@@ -88,29 +88,6 @@ PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_
 
 PackedWeight::PackedWeight(std::int64_t k, std::int64_t n, const RowSource& source) : k_(k), n_(n), source_(&source) {}
 
-PackedWeight::PackedWeight(std::int64_t k, std::int64_t n, Precision precision) : k_(k), n_(n), precision_(precision) {
-  panels_.resize(static_cast<std::size_t>(packed_size(k_, n_) * bytes_of(precision_)));
-  std::call_once(once_, [] {});  // packed by the caller
-}
-
-std::unique_ptr<PackedWeight> PackedWeight::rounded_to_bf16(ThreadPool& pool) const {
-  if (precision_ != Precision::f32) throw Error("rounded_to_bf16: the weight is not float32");
-  std::unique_ptr<PackedWeight> out(new PackedWeight(k_, n_, Precision::bf16));
-  const auto* from = static_cast<const float*>(panels());
-  auto* to = reinterpret_cast<std::uint16_t*>(out->panels_.data());
-  // Row for row (each panel k rows of 8): only the slots within a row move (panel_slot).
-  for_panels(pool, (n_ + kPanelColumns - 1) / kPanelColumns, [&](std::int64_t first, std::int64_t last) {
-    for (std::int64_t row = first * k_; row < last * k_; ++row)
-      for (std::int64_t j = 0; j < kPanelColumns; ++j) {
-        std::uint32_t bits;
-        std::memcpy(&bits, from + row * kPanelColumns + j, 4);
-        bits += 0x7fffu + ((bits >> 16) & 1u);  // to nearest, ties to even (finite values: no NaN to keep)
-        to[row * kPanelColumns + panel_slot(j, Precision::bf16)] = static_cast<std::uint16_t>(bits >> 16);
-      }
-  });
-  return out;
-}
-
 void for_panels(ThreadPool& pool, std::int64_t count, const std::function<void(std::int64_t, std::int64_t)>& fn) {
   constexpr std::int64_t kBlocksPerThread = 8;
   const std::int64_t block = std::max<std::int64_t>(1, count / (kBlocksPerThread * pool.size()));

@@ -142,16 +142,10 @@ class PackedWeight {
   void column(std::int64_t j, float* out) const;
   // B [k, n] as float32.
   Tensor unpack() const;
-  // A float32 weight's B rounded to BF16 (to nearest, ties to even; finite values beyond BF16's range become
-  // ±Infinity), packed: half the bytes, for a screen that reads it first (screened_argmax.hpp). Wasm only. On the
-  // pool's threads, panels apart.
-  std::unique_ptr<PackedWeight> rounded_to_bf16(ThreadPool& pool) const;
   // Heap bytes held.
   std::int64_t bytes() const;
 
  private:
-  // Panels of `precision` for B [k, n], sized, their values still to be written.
-  PackedWeight(std::int64_t k, std::int64_t n, Precision precision);
   // Every block of a streamed weight into panels_ (natively also matrix_), checked; packed on the
   // pool's threads if one is given.
   void read_whole(ThreadPool* pool) const;

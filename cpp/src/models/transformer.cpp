@@ -199,7 +199,7 @@ std::int64_t TransformerModel::greedy(const Runtime& rt, const Matrix& normed,
   std::call_once(screen_once_, [&] {
     try {
       screen_ = std::make_unique<kernels::ScreenedArgmax>(rt.pool(), *w_.head(), bias);
-    } catch (const std::bad_alloc&) {  // no room for the BF16 copy: every greedy step takes the whole logits
+    } catch (const std::bad_alloc&) {  // no room for the 8-bit copy: every greedy step takes the whole logits
     }
   });
   if (!screen_) return -1;
