@@ -10,6 +10,8 @@
 // weights and its head), each its own panels, in the model's order: whether a step's many short GEMVs (k and v
 // have 24 panels) read as fast as one long one, on one thread and on two (a parallel loop per group, as
 // gemms_by_columns runs them). Best and median of 12 steps: a step inside a model runs at the median, not the best.
+// Marian once more as a greedy step runs it: the head (random, so that its logits differ) through
+// kernels::ScreenedArgmax, which reads it as 8-bit integers and then a few float32 panels again.
 //
 // Then the step's attention (kernels::attention with one query row: few_rows.cpp) over 30 layers
 // of a SmolLM2-135M-shaped cache (9 query heads over 3 key/value heads, 64 wide), after 128, 1,024
@@ -26,10 +28,13 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <random>
 #include <vector>
 
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/screened_argmax.hpp"
 #include "threads/thread_pool.hpp"
 
 namespace {
@@ -82,11 +87,12 @@ struct StepSpec {
   int layers;
   std::vector<std::vector<Shape2>> groups;  // a layer's GEMM loops, in order
   Shape2 head;
+  bool screened = false;  // the head's argmax through kernels::ScreenedArgmax, as a greedy step takes it
 };
 
 class StepWeights {
  public:
-  explicit StepWeights(const StepSpec& spec) : spec_(spec) {
+  StepWeights(const StepSpec& spec, attnscope::ThreadPool& pool) : spec_(spec) {
     const std::size_t bytes = spec.precision == k::Precision::f32 ? 4 : 2;
     const auto add = [&](Shape2 s) {
       // 1.0 in the weight's format: every multiply is real work on finite values
@@ -101,14 +107,24 @@ class StepWeights {
     for (int l = 0; l < spec.layers; ++l)
       for (const auto& group : spec.groups)
         for (Shape2 s : group) add(s);
-    add(spec.head);
+    if (spec.screened) {
+      std::mt19937 rng(1);
+      std::normal_distribution<float> normal(0.0f, 0.05f);
+      std::vector<float> head(static_cast<std::size_t>(spec.head.depth * spec.head.n));
+      for (float& v : head) v = normal(rng);
+      head_ = std::make_unique<k::PackedWeight>(
+          k::MatrixSource{head.data(), k::Precision::f32, spec.head.depth, spec.head.n, false});
+      screen_ = std::make_unique<k::ScreenedArgmax>(pool, *head_, nullptr);
+    } else {
+      add(spec.head);
+    }
     x_.assign(static_cast<std::size_t>(width_), 0.01f);
     y_.resize(static_cast<std::size_t>(width_));
   }
   double bytes() const {
     double b = 0;
     for (const Weight& w : weights_) b += static_cast<double>(w.panels.size());
-    return b;
+    return b + (screen_ ? static_cast<double>(spec_.head.depth * spec_.head.n) : 0.0);  // its 8-bit copy
   }
   // Milliseconds for one step's GEMVs on the pool's threads.
   double step_ms(attnscope::ThreadPool& pool) {
@@ -119,9 +135,14 @@ class StepWeights {
         gemms(pool, next, next + group.size());
         next += group.size();
       }
-    gemms(pool, next, next + 1);
+    if (screen_)
+      undecided_ += screen_->argmax(pool, x_.data()) < 0;
+    else
+      gemms(pool, next, next + 1);
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
+  // Greedy steps whose screen could not tell the token (and a model would compute the whole logits).
+  int undecided() const { return undecided_; }
 
  private:
   struct Weight {
@@ -150,6 +171,9 @@ class StepWeights {
   std::vector<Weight> weights_;
   std::int64_t width_ = 0;
   std::vector<float> x_, y_;
+  std::unique_ptr<k::PackedWeight> head_;
+  std::unique_ptr<k::ScreenedArgmax> screen_;
+  int undecided_ = 0;
 };
 
 const StepSpec kSmolLM2{
@@ -164,6 +188,12 @@ const StepSpec kMarian{
     6,
     {{{512, 512}, {512, 512}, {512, 512}}, {{512, 512}}, {{512, 512}}, {{512, 512}}, {{512, 2048}}, {{2048, 512}}},
     {512, 58101}};
+StepSpec screened(StepSpec spec) {
+  spec.name = "Marian, greedy (8-bit head)";
+  spec.screened = true;
+  return spec;
+}
+const StepSpec kMarianGreedy = screened(kMarian);
 
 // How a step's attention finds each layer's cache: all layers on one (warm: it stays in cache), each on its
 // own, or each on its own with the layer's share of a step's weights read between two layers (untimed), as a
@@ -249,8 +279,8 @@ int main() {
   for (int r = 0; r < 5; ++r) std::printf("%-32s %10.1f %12.1f\n", names[r], best[0][r], best[1][r]);
   std::printf("\nA step's GEMVs, 12 steps: the best and the median\n");
   attnscope::ThreadPool pool(1), pair(2);
-  for (const StepSpec* spec : {&kSmolLM2, &kMarian}) {
-    StepWeights step(*spec);
+  for (const StepSpec* spec : {&kSmolLM2, &kMarian, &kMarianGreedy}) {
+    StepWeights step(*spec, pool);
     for (attnscope::ThreadPool* on : {&pool, &pair}) {
       std::vector<double> ms;
       for (int round = 0; round < 12; ++round) ms.push_back(step.step_ms(*on));
@@ -259,6 +289,7 @@ int main() {
       std::printf("  %-28s ×%d %4.0f MB: %6.2f ms, %5.1f GB/s; median %6.2f ms, %5.1f GB/s\n", spec->name, on->size(),
                   mb, ms[0], mb / ms[0], median, mb / median);
     }
+    if (step.undecided()) std::printf("  (the screen could not tell %d of its steps' tokens)\n", step.undecided());
   }
   std::printf("\nA step's attention, 30 layers, 9 query heads over 3, 64 wide (ms, best of 20)\n");
   std::printf("%-18s %8s %14s %16s\n", "", "warm", "own caches", "after weights");

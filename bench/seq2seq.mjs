@@ -82,6 +82,7 @@ export async function translation({ engines, measure }) {
     );
   }
   console.log('Targets:');
-  for (const t of [1, 2])
-    faster(`relaxed ×${t} vs ORT-web ×${t}, translation`, r[`AttnScope relaxed ×${t}`], r[`ORT-web ×${t}`], 1.5);
+  for (const { name } of VARIANTS)
+    for (const t of [1, 2])
+      faster(`${name} ×${t} vs ORT-web ×${t}, translation`, r[`AttnScope ${name} ×${t}`], r[`ORT-web ×${t}`], 1.5);
 }

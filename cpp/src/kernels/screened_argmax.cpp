@@ -151,7 +151,7 @@ ScreenedArgmax::ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const
 
 std::int64_t ScreenedArgmax::argmax(ThreadPool& pool, const float* x, const std::vector<std::int32_t>& excluded) const {
 #ifndef __wasm_simd128__
-  (void)pool, (void)x, (void)excluded;
+  (void)pool, (void)x, (void)excluded, (void)head_, (void)bias_;
   return -1;  // natively kernels::gemm multiplies with Eigen, in another order than the panels
 #else
   const std::int64_t k = head_.k(), n = head_.n(), panels = (n + kPanelColumns - 1) / kPanelColumns;
