@@ -168,7 +168,7 @@ double sixteen_bit_gemm_error() {
 // heads of 1 to 5,003 columns (partial last panels), depths 1 to 2,049 (past 516, x's 16-bit levels narrow so that
 // no integer sum leaves int32), weights from 1e-3 to 1e3, with and without bias, a few ids excluded or none. Each head
 // holds near-ties the 8-bit screen cannot see: a column copied (an exact tie, which the first must win), and columns
-// one float32 ulp apart in a few values (equal in 8 bits). Returns the trials where the screen chose another token;
+// one float32 ulp apart in one value (equal in 8 bits). Returns the trials where the screen chose another token;
 // `undecided` counts its −1s, which only an overflowing x, excluding every column, or a flat head (each checked here)
 // may give.
 int screened_argmax_mismatches(int& undecided) {
@@ -242,8 +242,31 @@ int screened_argmax_mismatches(int& undecided) {
   std::vector<float> near_max = {4.0f + 0x1p-6f, 1.0f, -4.0f, 0.0f};  // [2, 2]
   const k::PackedWeight overflowing(k::MatrixSource{near_max.data(), k::Precision::f32, 2, 2, false});
   const std::vector<float> huge = {big, big};
-  const bool careful = k::ScreenedArgmax(pool, overflowing, nullptr).argmax(pool, huge.data()) != 1;
-  mismatches += !overflow + !none_left + !fine + !ranked + !declined + !careful;
+  const bool careful = k::ScreenedArgmax(pool, overflowing, nullptr).argmax(pool, huge.data()) == -1;
+  // x's rounding alone decides: column 0 = 127·e_0 and column 1 = 127·(e_1 + e_2) are exact in 8 bits, and x =
+  // (1000.51, 500.4, 500.4, 32767) / 32767 rounds to levels (1001, 500, 500, 32767). In float32 column 1 is larger
+  // (3.87895 against 3.87783), in the screen column 0 (3.87973 against 3.87585): only the ‖x − x̂‖·‖w_j‖ term keeps
+  // column 1.
+  std::vector<float> exact_w(4 * 2, 0.0f);
+  exact_w[0 * 2 + 0] = exact_w[1 * 2 + 1] = exact_w[2 * 2 + 1] = 127.0f;
+  const std::vector<float> between = {1000.51f / 32767, 500.4f / 32767, 500.4f / 32767, 1.0f};
+  const k::PackedWeight exact_head(k::MatrixSource{exact_w.data(), k::Precision::f32, 4, 2, false});
+  const bool rounded_x = k::ScreenedArgmax(pool, exact_head, nullptr).argmax(pool, between.data()) == 1;
+  // Past depth 516 x's levels narrow so that no sum leaves int32: at 2,049 deep, columns of 1 and 0.5 (both 127
+  // levels) against ones would sum to 127·32767·2,049, which wraps to a negative int32 and ranks column 1 first.
+  std::vector<float> deep_w(2049 * 2);
+  for (std::size_t i = 0; i < deep_w.size(); ++i) deep_w[i] = i % 2 ? 0.5f : 1.0f;
+  const std::vector<float> deep_x(2049, 1.0f);
+  const k::PackedWeight deep(k::MatrixSource{deep_w.data(), k::Precision::f32, 2049, 2, false});
+  const bool narrowed = k::ScreenedArgmax(pool, deep, nullptr).argmax(pool, deep_x.data()) == 0;
+  // An x so small that its 16-bit step underflows to 0: every level 0, the bound all of ‖x‖·‖w_j‖, and the screen
+  // still answers (16 columns, each a candidate, multiplied again): column 5, the largest where x_0 is.
+  std::vector<float> tiny_w(8 * 16, 1.0f), tiny_x(8, 0.0f);
+  tiny_w[5] = 2.0f;
+  tiny_x[0] = 1e-45f;
+  const k::PackedWeight tiny_head(k::MatrixSource{tiny_w.data(), k::Precision::f32, 8, 16, false});
+  const bool tiny = k::ScreenedArgmax(pool, tiny_head, nullptr).argmax(pool, tiny_x.data()) == 5;
+  mismatches += !overflow + !none_left + !fine + !ranked + !declined + !careful + !rounded_x + !narrowed + !tiny;
   return mismatches;
 }
 

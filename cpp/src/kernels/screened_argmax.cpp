@@ -142,7 +142,8 @@ ScreenedArgmax::ScreenedArgmax(ThreadPool& pool, const PackedWeight& head, const
         norm_[col] = rounded_up(std::sqrt(squares));
         error_[col] = rounded_up(std::sqrt(error));
         offset_[col] = rounded_up(gamma_ * b + 0x1p-19 * b + tiny);
-        columns[col] = std::sqrt(squares) + b;
+        // A NaN or infinite weight (the loaders refuse them) leaves the screen declining every x.
+        columns[col] = std::isfinite(squares) ? std::sqrt(squares) + b : std::numeric_limits<double>::infinity();
       }
     }
   });
@@ -167,7 +168,8 @@ std::int64_t ScreenedArgmax::argmax(ThreadPool& pool, const float* x, const std:
   // x as x_q·s_x, |x_q| small enough that no column's integer sum leaves int32 (each |q_j| ≤ 127).
   const std::int64_t qmax = std::min<std::int64_t>(32767, 2147483647 / (127 * std::max<std::int64_t>(k, 1)));
   if (qmax < 1) return -1;
-  const float sx = largest > 0.0f ? largest / static_cast<float>(qmax) : 1.0f;
+  // (1 for an x of zeros, or one so small that its step would be 0: then every level is 0, x̂ = 0, still bounded.)
+  const float step = largest / static_cast<float>(qmax), sx = step > 0.0f ? step : 1.0f;
   std::vector<std::int32_t> pairs(static_cast<std::size_t>(pairs_), 0);  // x_q[2p] low, x_q[2p + 1] high
   double rest = 0.0, kept = 0.0;                                         // ‖x − x̂‖², ‖x̂‖²
   for (std::int64_t p = 0; p < k; ++p) {
