@@ -169,29 +169,32 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 #ifdef __wasm_simd128__
   v128_t lo[R], hi[R];
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = wasm_f32x4_splat(0.0f);
-  const auto step = [&](std::int64_t p) {
-    const v128_t b0 = wasm_v128_load(pack + p * kPanelColumns);
-    const v128_t b1 = wasm_v128_load(pack + p * kPanelColumns + 4);
+  // Steps of k as 32-bit ints, as wasm's addresses are: with a 64-bit index every step's addresses took i64
+  // arithmetic and a wrap, and V8's code for SIMD128's multiply then add ran a fifth slower (`npm run bench:gemm`).
+  const auto step = [&](int p) {
+    const v128_t b0 = wasm_v128_load(pack + p * int{kPanelColumns});
+    const v128_t b1 = wasm_v128_load(pack + p * int{kPanelColumns} + 4);
     for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_f32x4_splat(a[r][p]);
+      const v128_t x = wasm_v128_load32_splat(a[r] + p);
       lo[r] = multiply_add(x, b0, lo[r]);
       hi[r] = multiply_add(x, b1, hi[r]);
     }
   };
-  std::int64_t p = 0;
+  int p = 0;
+  const int k = static_cast<int>(g.k), every = static_cast<int>(kTouchEvery), line = static_cast<int>(kLineBytes);
   if (ahead && ahead->lines > 0) {
     v128_t sink = wasm_f32x4_splat(0.0f);
-    const std::int64_t touches = std::min(ahead->lines, g.k / kTouchEvery);
-    for (std::int64_t t = 0; t < touches; ++t) {
-      sink = wasm_v128_or(sink, wasm_v128_load(ahead->line + t * kLineBytes));
-      for (std::int64_t q = 0; q < kTouchEvery; ++q) step(p + q);
-      p += kTouchEvery;
+    const int touches = static_cast<int>(std::min<std::int64_t>(ahead->lines, k / every));
+    for (int t = 0; t < touches; ++t) {
+      sink = wasm_v128_or(sink, wasm_v128_load(ahead->line + t * line));
+      for (int q = 0; q < every; ++q) step(p + q);
+      p += every;
     }
     ahead->line += touches * kLineBytes;
     ahead->lines -= touches;
     [[maybe_unused]] volatile float kept = wasm_f32x4_extract_lane(sink, 0);  // so that the loads stay
   }
-  for (; p < g.k; ++p) step(p);
+  for (; p < k; ++p) step(p);
   store_rows<R>(g, r0, col, lo, hi);
 #else
   (void)ahead;  // natively nothing loads ahead: Eigen's GEMM runs there
