@@ -45,7 +45,8 @@ export async function translation({ engines, measure }) {
   console.log(
     `\nIts parts (median ms): the encoder, the cross keys and values and the first token; then each later token, ` +
       `and the weights it reads per second: ${(stepBytes / 1e6).toFixed(0)} MB of float32 weights a token, or ` +
-      `${(screenedStepBytes / 1e6).toFixed(0)} MB where the greedy step reads the head as 8-bit integers first (AttnScope)`,
+      `${(screenedStepBytes / 1e6).toFixed(0)} MB where the greedy step reads the head as 8-bit integers first ` +
+      `(AttnScope)`,
   );
   const parts = (name, part) => median(r[name]?.parts.map((p) => p[part]) ?? []);
   console.table(
@@ -64,8 +65,8 @@ export async function translation({ engines, measure }) {
     ),
   );
   // The floor: no float32 engine encodes faster than the micro-kernel's peak, nor writes a token faster than it can
-  // read the step's weights (every one in float32, or the head as 8-bit integers first). The last token's own rows are left
-  // out, so the floor is lower than any engine's time.
+  // read the step's weights (every one in float32, or the head as 8-bit integers first). The last token's own rows
+  // are left out, so the floor is lower than any engine's time.
   const seen = r[FLOOR_ENGINE]?.alongside ?? [];
   if (seen.length && r['ORT-web ×1']) {
     const [gflops, read] = [median(seen.map((x) => x.gflops)), median(seen.map((x) => x.read))];

@@ -173,8 +173,8 @@ export function seq2seqParts([start, ...tokens]) {
  * What the translation row's float32 model does, for the floor of section 11: `encodeFlops`, the encoder over n
  * tokens (projections, FFN and attention) and the decoder's cross keys and values of them; `stepBytes`, the weights a
  * decoding step reads: each decoder layer's self q, k, v, o, cross q, o and FFN, and the head; `screenedStepBytes`,
- * the same with the head read as 8-bit integers, as AttnScope's greedy steps read it first (kernels/screened_argmax.hpp:
- * the few float32 panels it reads again are left out).
+ * the same with the head read as 8-bit integers, as AttnScope's greedy steps read it first
+ * (kernels/screened_argmax.hpp: the few float32 panels it reads again are left out).
  */
 export function seq2seqWork(n) {
   const { d, ffn, layers, vocab } = SEQ2SEQ_SHAPE;

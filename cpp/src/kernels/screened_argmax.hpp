@@ -11,7 +11,8 @@
 //
 // The bound for column j, with x̂ = s_x·x_q, ŵ_j = s_j·q_j, ‖·‖ the L2 norm, u = 2^-24, and l̂_j the screen's
 // logit fl(fl(fl(x_q·q_j)·s_j)·s_x + b_j):
-//   |fl(x·w_j + b_j) − l̂_j| ≤ ‖x − x̂‖·‖w_j‖ + ‖x̂‖·‖w_j − ŵ_j‖ + γ·(‖x‖·‖w_j‖ + |b_j|) + tiny + 2^-19·(|l̂_j| + |b_j|)
+//   |fl(x·w_j + b_j) − l̂_j| ≤ ‖x − x̂‖·‖w_j‖ + ‖x̂‖·‖w_j − ŵ_j‖ + γ·(‖x‖·‖w_j‖ + |b_j|)
+//                             + tiny + 2^-19·(|l̂_j| + |b_j|)
 // The first two terms are the roundings of x and w_j (x·w − x̂·ŵ = (x − x̂)·w + x̂·(w − ŵ), then Cauchy–Schwarz).
 // The third is the float32 sum's: k multiply-adds that may round twice each, then the bias, γ = γ_{2k+2} =
 // (2k+2)·u / (1 − (2k+2)·u) of the sum of |terms| (Higham, Accuracy and Stability of Numerical Algorithms,
