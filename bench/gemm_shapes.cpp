@@ -1,8 +1,9 @@
 // The GEMM on one thread on the shapes the models and the bench give it, in GFLOPS and as a share of the
 // micro-kernel's peak measured between them (npm run bench:gemm): projections and FFNs of BERT-base and
-// SmolLM2-135M at a prompt's length, the long-input projection (n = 4096, d 768), and attention's q·kᵀ and
-// probabilities·v for one block of 32 query rows at n = 4096. B is packed as a model's weights are. The SIMD128
-// and the relaxed-SIMD build each (build/wasm/bench/gemm_shapes_st.js, gemm_shapes_st-relaxed.js).
+// SmolLM2-135M at a prompt's length, the long-input projection (n = 4096, d 768), attention's q·kᵀ and
+// probabilities·v for one block of 32 query rows at n = 4096, and ViT-B/16's projections and FFN at 197 tokens.
+// B is packed as a model's weights are. The SIMD128 and the relaxed-SIMD build each
+// (build/wasm/bench/gemm_shapes_st.js, gemm_shapes_st-relaxed.js).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +37,9 @@ int main() {
       {"long input projection, n = 4096", 4096, 768, 768, false},
       {"scores q·kT, 32 rows, n = 4096", 32, 4096, 64, true},
       {"probabilities·v, 32 rows, n = 4096", 32, 64, 4096, false},
+      {"ViT-B/16 q/k/v/o, n = 197", 197, 768, 768, false},
+      {"ViT-B/16 FFN in, n = 197", 197, 3072, 768, false},
+      {"ViT-B/16 FFN out, n = 197", 197, 768, 3072, false},
   };
   constexpr double kFlopsPerRound = 2e9;  // about 2 GFLOP of each shape per round
   constexpr int kRounds = 5;

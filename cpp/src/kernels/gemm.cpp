@@ -226,7 +226,15 @@ std::int64_t rows_per_pass(std::int64_t k) {
 void rows_by_panel(const GemmArgs& g, std::int64_t first, std::int64_t last, std::int64_t col, const float* panel,
                    Ahead& ahead) {
   std::int64_t r = first;
-  for (; r + kRows <= last; r += kRows) block<kRows>(g, r, col, panel, &ahead);
+  // The full block through a pointer that no optimizer can see through. Called directly, it has this one caller
+  // in the engine, and wasm-opt inlines it into gemm_columns: in that large function V8's code for its loop
+  // reloads the stack limit's address from the stack every step of k, and SIMD128's loop, limited by
+  // instructions, ran a twentieth slower (ViT-B/16 on one thread). As its own function it runs as fast as
+  // in `npm run bench:gemm`, where micro_kernel_gflops is a second caller and keeps it apart.
+  static void (*volatile const full_block)(const GemmArgs&, std::int64_t, std::int64_t, const float*, Ahead*) =
+      &block<kRows>;
+  const auto full = full_block;
+  for (; r + kRows <= last; r += kRows) full(g, r, col, panel, &ahead);
   switch (last - r) {
     case 3:
       block<3>(g, r, col, panel);
