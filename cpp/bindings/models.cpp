@@ -32,6 +32,60 @@ std::vector<std::int32_t> ids_arg(const val& ids) {
   return out;
 }
 
+// A run's maps copied out to a new JS array layer by layer while the run goes on (RunOptions::maps_ready). Each
+// layer's maps, in pieces of at most kPieceFloats, are set aside on the engine's pool and copied on this thread
+// beside the next layers' loops (ThreadPool::set_aside): with workers, the copy and the first touch of the new
+// array's pages (DINOv2-S/14 at 518²: 541 MB) overlap the arithmetic instead of following it. The array is
+// written as weights_to_js writes it. A caller's options.into array is written after the run, as before: a run
+// that fails part way then leaves it as it was.
+class MapsOut {
+ public:
+  MapsOut(const Runtime& rt, bool causal) : rt_(rt), causal_(causal) {}
+  ~MapsOut() { rt_.drop_set_aside(); }  // a run that failed: its pieces point into freed maps
+  MapsOut(const MapsOut&) = delete;
+  MapsOut& operator=(const MapsOut&) = delete;
+
+  // RunOptions::maps_ready: layer `layer` of `maps` [layers, heads, n_q, n_k] is final. Its values stay where they
+  // are until finish: the run made them before its first layer, and the ModelRun it returns holds them.
+  void ready(const Tensor& maps, std::int64_t layer) {
+    const std::int64_t heads = maps.shape[1], n_q = maps.shape[2], n_k = maps.shape[3];
+    if (array_.isUndefined()) array_ = val::global("Float32Array").new_(static_cast<double>(element_count(maps.shape)));
+    const std::int64_t rows = std::max<std::int64_t>(1, kPieceFloats / std::max<std::int64_t>(n_k, 1));
+    for (std::int64_t h = 0; h < heads; ++h)
+      for (std::int64_t first = 0; first < n_q; first += rows) {
+        const std::int64_t at = ((layer * heads + h) * n_q + first) * n_k, count = std::min(rows, n_q - first);
+        const float* values = maps.data.data() + at;
+        rt_.set_aside([this, values, at, first, count, n_k] {
+          if (causal_)
+            copy_causal_rows(array_, values, at, first, count, n_k);
+          else
+            array_.call<void>("set", val(emscripten::typed_memory_view(static_cast<std::size_t>(count * n_k), values)),
+                              static_cast<double>(at));
+        });
+      }
+    ++layers_;
+  }
+
+  // The maps as a JS tensor: the pieces not copied yet now, or the whole of them when the run called ready for
+  // fewer than all its layers (it never does so part way: a run that keeps rows or returns some layers never calls
+  // it).
+  val finish(const Tensor& maps) {
+    if (array_.isUndefined() || maps.shape.empty() || layers_ != maps.shape[0]) {
+      rt_.drop_set_aside();
+      return weights_to_js(maps, causal_);
+    }
+    rt_.run_set_aside();
+    return js_tensor(array_, maps.shape);
+  }
+
+ private:
+  static constexpr std::int64_t kPieceFloats = 1 << 20;  // 4 MB: a piece short beside a loop's tasks
+  const Runtime& rt_;
+  const bool causal_;
+  val array_ = val::undefined();
+  std::int64_t layers_ = 0;
+};
+
 void check_vocabulary(const char* op, const Tokenizer& t, const std::vector<std::int32_t>& ids) {
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] < 0 || ids[i] >= t.vocab_size())
@@ -342,10 +396,14 @@ class ModelHandle {
   val run(const Engine& engine, val input, val opts) const {
     return guard("run", [&] {
       if (!model_) throw Error("run: no model is loaded");
-      const RunOptions o = run_options(opts);
+      RunOptions o = run_options(opts);
+      const bool causal = model_->info().causal;
+      MapsOut maps(engine.runtime(), causal);
+      if (into_given(opts, "attentions").isUndefined())
+        o.maps_ready = [&maps](const Tensor& t, std::int64_t layer) { maps.ready(t, layer); };
       const ModelRun r = input.isString() ? model_->run(engine.runtime(), input.as<std::string>(), o)
                                           : model_->run_ids(engine.runtime(), ids_arg(input), o);
-      return run_to_js(r, o, flag(opts, "headSummaries", false), model_->info().causal, opts);
+      return run_to_js(r, o, flag(opts, "headSummaries", false), causal, opts, &maps);
     });
   }
 
@@ -381,7 +439,10 @@ class ModelHandle {
       if (!model_->info().vision)
         throw Error("run: " + model_->info().name + " (" + model_->info().architecture +
                     ") is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP");
-      const RunOptions o = run_options(opts);
+      RunOptions o = run_options(opts);
+      MapsOut maps(engine.runtime(), false);
+      if (into_given(opts, "attentions").isUndefined())
+        o.maps_ready = [&maps](const Tensor& t, std::int64_t layer) { maps.ready(t, layer); };
       ImageRun r;
       if (!image["pixels"].isUndefined()) {
         JsTensor p = tensor_arg("run", "pixels", image["pixels"]);
@@ -410,7 +471,7 @@ class ModelHandle {
         val(emscripten::typed_memory_view(rgba.size(), rgba.data())).call<void>("set", image["rgba"]);
         r = model_->run_image(engine.runtime(), {rgba.data(), width, height}, o);
       }
-      val out = run_to_js(r.run, o, flag(opts, "headSummaries", false), false, opts);
+      val out = run_to_js(r.run, o, flag(opts, "headSummaries", false), false, opts, &maps);
       val grid = val::array();
       grid.call<void>("push", static_cast<double>(r.rows));
       grid.call<void>("push", static_cast<double>(r.cols));
@@ -469,7 +530,9 @@ class ModelHandle {
 
   // A run as JS sees it (ModelRunResult); `causal`: its maps are causal, and cross out as their lower triangles.
   // `opts`: the call's options, for options.into.attentions.
-  val run_to_js(const ModelRun& r, const RunOptions& o, bool summaries, bool causal, const val& opts) const {
+  // maps: what copied the maps out during the run (run() and runImage() without options.into), or null.
+  val run_to_js(const ModelRun& r, const RunOptions& o, bool summaries, bool causal, const val& opts,
+                MapsOut* maps = nullptr) const {
     val out = val::object();
     val tokens = val::array();
     for (const auto& t : r.tokens) tokens.call<void>("push", t);
@@ -478,7 +541,9 @@ class ModelHandle {
     for (auto s : r.special) special.call<void>("push", s != 0);
     out.set("special", special);
     out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
-    out.set("attentions", weights_to_js("run", r.attentions, causal, opts));
+    out.set("attentions", maps && into_given(opts, "attentions").isUndefined()
+                              ? maps->finish(r.attentions)
+                              : weights_to_js("run", r.attentions, causal, opts));
     // From the maps where the run left them: no copy of [layers, heads, n, n] back into the heap.
     if (summaries)
       out.set("headSummaries", to_js(head_summaries(r.attentions.data.data(), r.attentions.shape, r.special,

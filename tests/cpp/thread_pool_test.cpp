@@ -159,5 +159,68 @@ TEST(ThreadPool, CallerRunsItsOwnWorkFirstWhileWorkersStart) {
   EXPECT_EQ(firsts, 1);
 }
 
+// Set-aside pieces (a run's maps copied out to JS layer by layer): a loop runs them on the calling thread, oldest
+// first, while a worker claims its tasks, and stops once every task is claimed; run_set_aside runs the rest,
+// drop_set_aside forgets them, and a piece that throws drops the others and comes out of its loop, the pool usable.
+TEST(ThreadPool, RunsSetAsidePiecesBesideLoopsOnTheCallingThread) {
+  ThreadPool pool(2);
+  const auto caller = std::this_thread::get_id();
+  std::vector<int> ran;
+  bool elsewhere = false;
+  for (int i = 0; i < 20; ++i)
+    pool.set_aside([&, i] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ran.push_back(i);
+      elsewhere = elsewhere || std::this_thread::get_id() != caller;
+    });
+  std::atomic<int> by_worker{0};
+  // 40 tasks of 1 ms, which the worker claims alone while the caller runs pieces of 5 ms: some pieces run during
+  // the loop, and the caller stops once the tasks are claimed, with pieces left (100 ms of them).
+  pool.parallel_for(40, [&](std::size_t, int worker) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    by_worker += worker != 0;
+  });
+  const std::size_t during = ran.size();
+  EXPECT_GE(during, 1u) << "no piece ran beside the loop";
+  EXPECT_LT(during, 20u) << "pieces ran on after the loop's tasks were claimed";
+  EXPECT_GT(by_worker.load(), 0);
+  EXPECT_EQ(pool.set_aside_count(), 20 - during);
+  pool.run_set_aside();
+  std::vector<int> order(20);
+  for (int i = 0; i < 20; ++i) order[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(ran, order);
+  EXPECT_FALSE(elsewhere) << "a piece ran on a worker";
+  EXPECT_EQ(pool.set_aside_count(), 0u);
+
+  pool.set_aside([] { FAIL() << "a dropped piece ran"; });
+  pool.drop_set_aside();
+  pool.parallel_for(40, [](std::size_t, int) { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+  pool.run_set_aside();
+
+  std::atomic<int> done{0};
+  pool.set_aside([] { throw std::runtime_error("piece"); });
+  pool.set_aside([] { FAIL() << "a piece after one that threw ran"; });
+  EXPECT_THROW(pool.parallel_for(40,
+                                 [&](std::size_t, int) {
+                                   std::this_thread::sleep_for(std::chrono::microseconds(200));
+                                   ++done;
+                                 }),
+               std::runtime_error);
+  EXPECT_EQ(done.load(), 40);
+  EXPECT_EQ(pool.set_aside_count(), 0u);
+  pool.set_aside([] { throw std::runtime_error("piece"); });
+  EXPECT_THROW(pool.run_set_aside(), std::runtime_error);
+  EXPECT_EQ(pool.set_aside_count(), 0u);
+
+  // Without workers nothing runs beside a loop.
+  ThreadPool alone(1);
+  int pieces = 0;
+  alone.set_aside([&] { ++pieces; });
+  alone.parallel_for(10, [](std::size_t, int) {});
+  EXPECT_EQ(pieces, 0);
+  alone.run_set_aside();
+  EXPECT_EQ(pieces, 1);
+}
+
 }  // namespace
 }  // namespace attnscope

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, ImageRunResult } from '../../dist/node.js';
 import { SEQ2SEQ_GOLDENS, seq2seqFiles } from '../seq2seq.mjs';
-import { pillowPixels, testImage, VISION_GOLDENS, visionFiles, type VisionGolden } from '../vision.mjs';
+import { dinov2Files, pillowPixels, testImage, VISION_GOLDENS, visionFiles, type VisionGolden } from '../vision.mjs';
 import { BUILDS, engineFor } from './engines.js';
 
 function worstDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -114,6 +114,25 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       model.dispose();
     },
   );
+
+  it("copies a long run's maps out while it runs: the maps a run writes into the caller's array", async () => {
+    // 476² at patch 14: 1,157 tokens, each head's map more than one piece (2^20 values) of the copy, which runs beside
+    // the next layers' loops with two threads.
+    const model = await engine.loadModel({ files: dinov2Files() });
+    const pixels = {
+      data: Float32Array.from({ length: 3 * 476 * 476 }, (_, i) => Math.sin(i * 0.37)),
+      shape: [3, 476, 476],
+    };
+    const fresh = model.run({ pixels });
+    expect(fresh.shape).toEqual([3, 6, 1157, 1157]);
+    const room = new Float32Array(fresh.attentions.length).fill(NaN);
+    expect(model.run({ pixels }, { into: { attentions: room } }).attentions === room).toBe(true);
+    expect(worstDifference(fresh.attentions, room)).toBe(0);
+    const again = model.run({ pixels });
+    expect(again.attentions === fresh.attentions).toBe(false);
+    expect(worstDifference(again.attentions, room)).toBe(0);
+    model.dispose();
+  });
 
   it('preprocesses an image exactly as Pillow and the image processor do, at odd sizes, grey and with alpha', async () => {
     const cases = [

@@ -144,6 +144,11 @@ class Runtime {
   void parallel_rows(std::int64_t rows, const std::function<void(std::int64_t, std::int64_t)>& fn) const;
   // The thread pool, for models that call the kernels themselves.
   ThreadPool& pool() const { return *pool_; }
+  // Work only the calling thread can do (copying results out to JavaScript), run beside the next loops' tasks
+  // while workers are busy with them (ThreadPool::set_aside); what is left runs in run_set_aside.
+  void set_aside(std::function<void()> piece) const;
+  void run_set_aside() const;
+  void drop_set_aside() const;
 
  private:
   std::unique_ptr<ThreadPool> pool_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,11 @@ struct RunOptions {
   // the others, and a later run on the same tokens computes another layer's maps from the kept queries and keys),
   // so long inputs fit where every layer's maps would not.
   std::optional<std::vector<std::int64_t>> map_layers;
+  // When set, a run that returns every layer's maps calls it on the calling thread as soon as layer `layer`'s
+  // maps hold their final values in `attentions` (the run's, shaped already), while the run goes on: the
+  // bindings copy them out to JavaScript beside the next layers' work. A run that keeps rows from the previous
+  // one, or returns some layers only, never calls it. Not kept past the run.
+  std::function<void(const Tensor& attentions, std::int64_t layer)> maps_ready;
 };
 
 // The most likely next tokens after each position, best first: [n, k] each.

@@ -278,6 +278,7 @@ Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const 
     Tensor concat({n, c.heads * hd});  // the heads side by side, as W_O multiplies them
     attend(pool, cache, l, q.view(), p0, mask, concat.data.data(),
            e.weights ? e.weights + l * c.heads * n * total : nullptr);
+    if (e.maps_ready) e.maps_ready(l);
     if (e.options) ablate_heads(*e.options, l, c.heads, concat);
     Matrix a = linear(rt, concat.matrix(), b.wo, b.bo);
     if (c.placement == Placement::sandwich) norm(rt, a, b.post_attn_norm, {});

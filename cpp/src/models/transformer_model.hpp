@@ -1,6 +1,7 @@
 // The Model that runs a transformer::Config, and its KV cache.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,9 @@ struct Extras {
   const Memory* memory = nullptr;       // what cross-attention reads (Config::cross_attention: required)
   float* cross_weights = nullptr;       // [layers, heads, n, memory length]: every layer's cross-attention maps
   float* norms = nullptr;               // [layers + 1, n]: each row's L2 norm at the stack's input and per layer
+  // Called with a layer's index once its maps in `weights` are final (RunOptions::maps_ready, when `weights` is
+  // the run's attentions whole).
+  std::function<void(std::int64_t layer)> maps_ready;
 };
 
 // What a run leaves for the next one (transformer_run.cpp): its keys and values, the maps' rows, the

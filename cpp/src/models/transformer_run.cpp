@@ -73,6 +73,8 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
   const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));  // checks its length too
   if (padded) e.mask = Mask::keep_mask(padding.data(), {n, n});  // [n, n]: padding runs fresh (p = 0)
   e.weights = !every_map ? nullptr : p > 0 ? fresh.data() : r.attentions.data.data();
+  if (o.maps_ready && every_map && p == 0)
+    e.maps_ready = [&](std::int64_t layer) { o.maps_ready(r.attentions, layer); };
   e.options = &o;
   e.run = &r;
   e.lens = o.logit_lens ? &lens : nullptr;
@@ -142,6 +144,7 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
                                                   r.predictions,
                                                   r.logit_lens,
                                                   o.return_logits ? std::move(logits_all) : Matrix()});
+  next->options.maps_ready = nullptr;  // it points into this call's caller
   if (every_map) {
     // The kept rows stay where they are (p > 0 with every map means the previous run kept every map's rows);
     // the rows computed now follow them.

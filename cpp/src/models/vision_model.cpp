@@ -119,6 +119,7 @@ ImageRun VisionModel::run_pixels(const Runtime& rt, Tensor pixels, const RunOpti
   e.weights = run.attentions.data.data();
   e.norms = r.token_norms.data.data();
   e.options = &o;
+  if (o.maps_ready && !o.map_layers) e.maps_ready = [&](std::int64_t layer) { o.maps_ready(run.attentions, layer); };
   const Matrix hidden = stack_->stack(rt, cache, std::move(x), e);
   run.hidden = ops::to_tensor(hidden);
   keep_layers(run, o);

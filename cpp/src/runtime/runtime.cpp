@@ -64,6 +64,10 @@ Runtime::~Runtime() = default;
 
 int Runtime::threads() const { return pool_->size(); }
 
+void Runtime::set_aside(std::function<void()> piece) const { pool_->set_aside(std::move(piece)); }
+void Runtime::run_set_aside() const { pool_->run_set_aside(); }
+void Runtime::drop_set_aside() const { pool_->drop_set_aside(); }
+
 AttentionResult Runtime::attention(const TensorView& q, const TensorView& k, const TensorView& v,
                                    const AttentionOptions& options) const {
   const float d_k = q.rank() >= 2 ? static_cast<float>(q.cols()) : 1.0f;

@@ -111,6 +111,21 @@ void ThreadPool::Shared::run_tasks(int worker) {
   }
 }
 
+void ThreadPool::set_aside(std::function<void()> piece) { set_aside_.push_back(std::move(piece)); }
+
+void ThreadPool::run_set_aside() {
+  try {
+    while (!set_aside_.empty()) {
+      const std::function<void()> piece = std::move(set_aside_.front());
+      set_aside_.pop_front();
+      piece();
+    }
+  } catch (...) {
+    set_aside_.clear();
+    throw;
+  }
+}
+
 void ThreadPool::parallel_for(std::size_t n, const Task& fn) { parallel_for(n, fn, {}); }
 
 void ThreadPool::parallel_for(std::size_t n, const Task& fn, const std::function<void()>& first) {
@@ -133,12 +148,17 @@ void ThreadPool::parallel_for(std::size_t n, const Task& fn, const std::function
     s.wake.notify_all();
   }
   std::exception_ptr first_error;
-  if (first) {
-    try {
-      first();
-    } catch (...) {
-      first_error = std::current_exception();  // rethrown once the workers are done with the loop
+  try {
+    if (first) first();
+    // Set-aside pieces while the workers still have tasks to claim: the calling thread joins them afterwards.
+    while (!set_aside_.empty() && (s.state.load() & kTaskMask) < n) {
+      const std::function<void()> piece = std::move(set_aside_.front());
+      set_aside_.pop_front();
+      piece();
     }
+  } catch (...) {
+    set_aside_.clear();
+    first_error = std::current_exception();  // rethrown once the workers are done with the loop
   }
   s.run_tasks(0);
   // The last tasks are running on other threads (a task is only ever claimed by a running

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -49,10 +50,21 @@ class ThreadPool {
   // task is running.
   void parallel_for(std::size_t n, const Task& fn, const std::function<void()>& first);
 
+  // Work only the calling thread can do (writing a JS array), set aside to run beside later loops: a loop with
+  // workers runs set-aside pieces, oldest first, on the calling thread while some of its tasks are still
+  // unclaimed, then joins its workers. Without workers nothing runs beside a loop; run_set_aside runs what is
+  // left, drop_set_aside forgets it (a run that failed). Pieces come and run on the thread that set them aside;
+  // one that throws is dropped with the rest, and its exception is rethrown by the loop or by run_set_aside.
+  void set_aside(std::function<void()> piece);
+  void run_set_aside();
+  void drop_set_aside() { set_aside_.clear(); }
+  std::size_t set_aside_count() const { return set_aside_.size(); }
+
  private:
   struct Shared;
   std::unique_ptr<Shared> shared_;
   std::vector<std::thread> workers_;
+  std::deque<std::function<void()>> set_aside_;
 };
 
 }  // namespace attnscope
