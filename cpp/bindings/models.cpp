@@ -40,10 +40,17 @@ std::vector<std::int32_t> ids_arg(const val& ids) {
 // that fails part way then leaves it as it was.
 class MapsOut {
  public:
-  MapsOut(const Runtime& rt, bool causal) : rt_(rt), causal_(causal) {}
+  // opts: the call's, for options.into.attentions.
+  MapsOut(const Runtime& rt, bool causal, const val& opts) : rt_(rt), causal_(causal), opts_(opts) {}
   ~MapsOut() { rt_.drop_set_aside(); }  // a run that failed: its pieces point into freed maps
   MapsOut(const MapsOut&) = delete;
   MapsOut& operator=(const MapsOut&) = delete;
+
+  // Has the run report its maps as each layer finishes them, unless they go into the caller's array.
+  void attach(RunOptions& o) {
+    if (into_given(opts_, "attentions").isUndefined())
+      o.maps_ready = [this](const Tensor& maps, std::int64_t layer) { ready(maps, layer); };
+  }
 
   // RunOptions::maps_ready: layer `layer` of `maps` [layers, heads, n_q, n_k] is final. Its values stay where they
   // are until finish: the run made them before its first layer, and the ModelRun it returns holds them.
@@ -66,13 +73,13 @@ class MapsOut {
     ++layers_;
   }
 
-  // The maps as a JS tensor: the pieces not copied yet now, or the whole of them when the run called ready for
-  // fewer than all its layers (it never does so part way: a run that keeps rows or returns some layers never calls
-  // it).
+  // The maps as a JS tensor: the pieces not copied yet now, or the whole of them (into the caller's array when
+  // given) when the run reported fewer than all its layers. It never does so part way: a run into the caller's
+  // array, one that keeps rows or one that returns some layers reports none.
   val finish(const Tensor& maps) {
-    if (array_.isUndefined() || maps.shape.empty() || layers_ != maps.shape[0]) {
+    if (array_.isUndefined() || layers_ != maps.shape[0]) {
       rt_.drop_set_aside();
-      return weights_to_js(maps, causal_);
+      return weights_to_js("run", maps, causal_, opts_);
     }
     rt_.run_set_aside();
     return js_tensor(array_, maps.shape);
@@ -82,6 +89,7 @@ class MapsOut {
   static constexpr std::int64_t kPieceFloats = 1 << 20;  // 4 MB: a piece short beside a loop's tasks
   const Runtime& rt_;
   const bool causal_;
+  const val opts_;
   val array_ = val::undefined();
   std::int64_t layers_ = 0;
 };
@@ -398,9 +406,8 @@ class ModelHandle {
       if (!model_) throw Error("run: no model is loaded");
       RunOptions o = run_options(opts);
       const bool causal = model_->info().causal;
-      MapsOut maps(engine.runtime(), causal);
-      if (into_given(opts, "attentions").isUndefined())
-        o.maps_ready = [&maps](const Tensor& t, std::int64_t layer) { maps.ready(t, layer); };
+      MapsOut maps(engine.runtime(), causal, opts);
+      maps.attach(o);
       const ModelRun r = input.isString() ? model_->run(engine.runtime(), input.as<std::string>(), o)
                                           : model_->run_ids(engine.runtime(), ids_arg(input), o);
       return run_to_js(r, o, flag(opts, "headSummaries", false), causal, opts, &maps);
@@ -440,9 +447,8 @@ class ModelHandle {
         throw Error("run: " + model_->info().name + " (" + model_->info().architecture +
                     ") is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP");
       RunOptions o = run_options(opts);
-      MapsOut maps(engine.runtime(), false);
-      if (into_given(opts, "attentions").isUndefined())
-        o.maps_ready = [&maps](const Tensor& t, std::int64_t layer) { maps.ready(t, layer); };
+      MapsOut maps(engine.runtime(), false, opts);
+      maps.attach(o);
       ImageRun r;
       if (!image["pixels"].isUndefined()) {
         JsTensor p = tensor_arg("run", "pixels", image["pixels"]);
@@ -530,7 +536,7 @@ class ModelHandle {
 
   // A run as JS sees it (ModelRunResult); `causal`: its maps are causal, and cross out as their lower triangles.
   // `opts`: the call's options, for options.into.attentions.
-  // maps: what copied the maps out during the run (run() and runImage() without options.into), or null.
+  // maps: what copied the maps out during the run (run() and runImage()), or null.
   val run_to_js(const ModelRun& r, const RunOptions& o, bool summaries, bool causal, const val& opts,
                 MapsOut* maps = nullptr) const {
     val out = val::object();
@@ -541,9 +547,7 @@ class ModelHandle {
     for (auto s : r.special) special.call<void>("push", s != 0);
     out.set("special", special);
     out.set("ids", val::global("Int32Array").new_(val(emscripten::typed_memory_view(r.ids.size(), r.ids.data()))));
-    out.set("attentions", maps && into_given(opts, "attentions").isUndefined()
-                              ? maps->finish(r.attentions)
-                              : weights_to_js("run", r.attentions, causal, opts));
+    out.set("attentions", maps ? maps->finish(r.attentions) : weights_to_js("run", r.attentions, causal, opts));
     // From the maps where the run left them: no copy of [layers, heads, n, n] back into the heap.
     if (summaries)
       out.set("headSummaries", to_js(head_summaries(r.attentions.data.data(), r.attentions.shape, r.special,

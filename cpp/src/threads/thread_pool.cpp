@@ -113,9 +113,10 @@ void ThreadPool::Shared::run_tasks(int worker) {
 
 void ThreadPool::set_aside(std::function<void()> piece) { set_aside_.push_back(std::move(piece)); }
 
-void ThreadPool::run_set_aside() {
+template <typename More>
+void ThreadPool::run_set_aside_while(More more) {
   try {
-    while (!set_aside_.empty()) {
+    while (!set_aside_.empty() && more()) {
       const std::function<void()> piece = std::move(set_aside_.front());
       set_aside_.pop_front();
       piece();
@@ -124,6 +125,10 @@ void ThreadPool::run_set_aside() {
     set_aside_.clear();
     throw;
   }
+}
+
+void ThreadPool::run_set_aside() {
+  run_set_aside_while([] { return true; });
 }
 
 void ThreadPool::parallel_for(std::size_t n, const Task& fn) { parallel_for(n, fn, {}); }
@@ -151,13 +156,9 @@ void ThreadPool::parallel_for(std::size_t n, const Task& fn, const std::function
   try {
     if (first) first();
     // Set-aside pieces while the workers still have tasks to claim: the calling thread joins them afterwards.
-    while (!set_aside_.empty() && (s.state.load() & kTaskMask) < n) {
-      const std::function<void()> piece = std::move(set_aside_.front());
-      set_aside_.pop_front();
-      piece();
-    }
+    run_set_aside_while([&] { return (s.state.load() & kTaskMask) < n; });
   } catch (...) {
-    set_aside_.clear();
+    set_aside_.clear();                      // also when `first` threw
     first_error = std::current_exception();  // rethrown once the workers are done with the loop
   }
   s.run_tasks(0);

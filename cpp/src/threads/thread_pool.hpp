@@ -65,6 +65,9 @@ class ThreadPool {
   std::unique_ptr<Shared> shared_;
   std::vector<std::thread> workers_;
   std::deque<std::function<void()>> set_aside_;
+  // Runs set-aside pieces, oldest first, while there are some and `more()`; one that throws drops the rest.
+  template <typename More>
+  void run_set_aside_while(More more);
 };
 
 }  // namespace attnscope
