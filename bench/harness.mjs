@@ -20,13 +20,14 @@ function shuffled(list, seed) {
 
 /**
  * Sets `work` up on every engine that has it, runs interleaved rounds, checks agreement with
- * `reference` (an engine; engines whose sample is null are not compared). `alongside(e)`, when
+ * `reference` (an engine, or `{ sample }`: an engine's sample from an earlier measure; engines
+ * whose sample is null are not compared). `alongside(e)`, when
  * given, runs right after each of e's timed calls, in the same rounds; what it returns
  * (anything; undefined is dropped) comes back per engine as `alongside`. `warm`, when given, then
  * times that many calls of each engine back to back ("warm": its caches, threads and allocations
  * as its own last call left them), one engine after another, then `alongside(e)` once more.
  * A job may time its own parts (workloads.mjs, serveEngine): `parts` has what each timed call reported.
- * Returns { [engine name]: { ms, runs, diff, alongside, parts, warm: { ms, runs, alongside } } }.
+ * Returns { [engine name]: { ms, runs, diff, sample, alongside, parts, warm: { ms, runs, alongside } } }.
  */
 export async function measure(engines, work, { rounds, warmup = 3, alongside = null, reference, warm = 0 }) {
   const ready = [];
@@ -65,7 +66,7 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
     warmTimes.set(e, { ms: median(runs), runs, alongside: await alongside?.(e) });
     await e.settle();
   }
-  const want = (await reference.ask({ op: 'sample' })).sample;
+  const want = 'sample' in reference ? reference.sample : (await reference.ask({ op: 'sample' })).sample;
   const result = {};
   for (const e of ready) {
     const got = (await e.ask({ op: 'sample' })).sample;
@@ -76,6 +77,7 @@ export async function measure(engines, work, { rounds, warmup = 3, alongside = n
       ms: median(times.get(e)),
       runs: times.get(e),
       diff,
+      sample: got,
       alongside: beside.get(e),
       parts: parts.get(e),
       warm: warmTimes.get(e),

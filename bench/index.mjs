@@ -42,53 +42,60 @@ const SECTIONS = {
   typing: llmTyping,
   blocks,
   translation,
-  vision,
 };
+/**
+ * Sections that start engine processes of their own, a few at a time, and quit them: they run after the shared
+ * engines have quit, so that no other engine's memory stays resident beside theirs.
+ */
+const OWN = { vision };
 /** Sections that run on their own, without the engine processes. */
 const ALONE = { page: pageBench };
 const chosen = process.argv.slice(2);
+const wanted = (name) => !chosen.length || chosen.includes(name);
 for (const name of chosen)
-  if (!(name in SECTIONS) && !(name in ALONE))
-    throw new Error(`bench: no section ${name}; the sections are ${[...Object.keys(SECTIONS), ...Object.keys(ALONE)]}`);
-
-if (chosen.length && chosen.every((name) => name in ALONE)) {
-  for (const name of chosen) await ALONE[name]();
-  process.exit(0);
-}
+  if (!(name in SECTIONS) && !(name in OWN) && !(name in ALONE))
+    throw new Error(`bench: no section ${name}; the sections are ${[SECTIONS, OWN, ALONE].flatMap(Object.keys)}`);
 
 /**
  * Sections that time AttnScope's wasm builds against ORT-web alone, on workloads they write themselves: run on their
  * own, they need neither the native build nor the shared workloads, and start neither TF.js nor the native engine.
  */
-const WASM_AND_ORT = new Set(['translation', 'vision']);
-const full = !chosen.length || chosen.some((name) => !WASM_AND_ORT.has(name));
+const WASM_AND_ORT = new Set(['translation']);
+const shared = Object.keys(SECTIONS).some(wanted);
+const full = Object.keys(SECTIONS).some((name) => wanted(name) && !WASM_AND_ORT.has(name));
 if (full) prepare();
 
-const engines = [
-  ...attnscopeEngines(),
-  new EngineProcess('ORT-web ×1', ...node('ort.mjs', 1)),
-  new EngineProcess('ORT-web ×2', ...node('ort.mjs', 2)),
-  ...(full ? [new EngineProcess('TF.js wasm ×1', ...node('tfjs.mjs', 1)), ...nativeEngines()] : []),
-];
+const engines = shared
+  ? [
+      ...attnscopeEngines(),
+      new EngineProcess('ORT-web ×1', ...node('ort.mjs', 1)),
+      new EngineProcess('ORT-web ×2', ...node('ort.mjs', 2)),
+      ...(full ? [new EngineProcess('TF.js wasm ×1', ...node('tfjs.mjs', 1)), ...nativeEngines()] : []),
+    ]
+  : [];
 /** Each row's largest difference from its reference engine, for the agreement report. */
 const worstDiff = {};
 /** Section 1's results by n, for the plot. */
 const mhaByN = {};
 
-for (const [name, section] of Object.entries(SECTIONS))
-  if (!chosen.length || chosen.includes(name))
-    await section({
-      engines,
-      /** Times `work` on `among` (default: every engine) and records its agreement with `reference`. */
-      measure: async (label, work, options, among = engines, reference = 'native ×1') => {
-        const r = await measure(among, work, { ...options, reference: among.find((e) => e.name === reference) });
-        worstDiff[label] = Math.max(...Object.values(r).map((x) => x.diff));
-        if (work.work === 'mha') mhaByN[work.n] = r;
-        return r;
-      },
-    });
+/**
+ * Times `work` on `among` (default: every shared engine) and records its agreement with `reference`: an engine's name
+ * among them, or `{ sample }` from an earlier measure.
+ */
+const measured = async (label, work, options, among = engines, reference = 'native ×1') => {
+  const r = await measure(among, work, {
+    ...options,
+    reference: typeof reference === 'string' ? among.find((e) => e.name === reference) : reference,
+  });
+  worstDiff[label] = Math.max(worstDiff[label] ?? 0, ...Object.values(r).map((x) => x.diff));
+  if (work.work === 'mha') mhaByN[work.n] = r;
+  return r;
+};
 
-for (const [name, run] of Object.entries(ALONE)) if (!chosen.length || chosen.includes(name)) await run();
+for (const [name, section] of Object.entries(SECTIONS)) if (wanted(name)) await section({ engines, measure: measured });
+await Promise.all(engines.map((e) => e.quit()));
+for (const [name, section] of Object.entries(OWN)) if (wanted(name)) await section({ measure: measured });
+for (const [name, run] of Object.entries(ALONE)) if (wanted(name)) await run();
 
 if (Object.keys(mhaByN).length) {
   const plot = fileURLToPath(new URL('../docs/performance.svg', import.meta.url));
@@ -109,10 +116,10 @@ if (Object.keys(mhaByN).length) {
 Time against n per engine (section 1): ${plot}`);
 }
 
-console.log('\nAgreement with the reference engine (largest absolute difference in attention weights and outputs):');
+if (Object.keys(worstDiff).length)
+  console.log('\nAgreement with the reference engine (largest absolute difference in attention weights and outputs):');
 for (const [label, diff] of Object.entries(worstDiff)) console.log(`  ${label.padEnd(24)} ${diff.toExponential(1)}`);
 const disagree = Object.entries(worstDiff).filter(([, d]) => !(d < 1e-3));
-for (const e of engines) e.quit();
 if (disagree.length) {
   console.error(`\nEngines disagree: ${disagree.map(([l, d]) => `${l} (${d})`).join(', ')}`);
   process.exit(1);

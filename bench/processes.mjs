@@ -79,8 +79,15 @@ export class EngineProcess {
       this.process.stdin.write(`${JSON.stringify(request)}\n`);
     });
   }
+  /** Asks the engine to quit; resolves once its process has exited. */
   quit() {
+    const exited = new Promise((resolve) =>
+      this.process.exitCode !== null || this.process.signalCode !== null
+        ? resolve()
+        : this.process.once('exit', resolve),
+    );
     this.process.stdin.write('{"op":"quit"}\n');
+    return exited;
   }
   /** The contents of /proc/…/task/<thread>/`file` for each of the engine's threads (Linux). */
   *threadFiles(file) {

@@ -5,7 +5,7 @@
 // (bench/peers/onnx_graphs.py --vit, --dinov2).
 import { faster, fmt, vsOrt } from './harness.mjs';
 import { median } from './stats.mjs';
-import { ATTNSCOPE_BUILDS as VARIANTS, prepareVision } from './processes.mjs';
+import { ATTNSCOPE_BUILDS as VARIANTS, EngineProcess, nodeEngine, prepareVision } from './processes.mjs';
 import { VISION_MODELS, visionMapFloats, visionTokens } from './workloads.mjs';
 
 const REFERENCE = 'AttnScope wasm ×1';
@@ -22,25 +22,44 @@ const WARMUP = { vit: 4, dinov2: 1 };
  * twice: writing the maps into new arrays each call, as onnxruntime-web's CPU outputs always are, and into the
  * caller's array reused from call to call (options.into), which onnxruntime-web's CPU outputs cannot do.
  */
-export async function vision({ engines, measure }) {
+export async function vision({ measure }) {
   prepareVision();
   const ours = VARIANTS.flatMap(({ name }) => [1, 2].map((t) => `AttnScope ${name} ×${t}`));
   const shown = [...ours, 'ORT-web ×1', 'ORT-web ×2'];
-  const among = engines.filter((e) => shown.includes(e.name));
   const ARRAYS = ['new', 'into'];
+  /** `${model} ${arrays}` → every engine's result; the reference's sample, which the two-thread engines must match. */
   const results = {};
-  for (const [key, model] of Object.entries(VISION_MODELS)) {
-    const floats = visionMapFloats(model);
-    // After the reference engine's calls in the `new` rows: a new array of the maps' size, written once.
-    const touch = (e) => (e.name === REFERENCE ? e.ask({ op: 'touch', floats }).then((r) => r.ms) : undefined);
-    for (const arrays of ARRAYS)
-      results[`${key} ${arrays}`] = await measure(
-        `vision ${key} n=${visionTokens(model)}, ${arrays} arrays`,
-        { work: 'vision', model: key, into: arrays === 'into' },
-        { rounds: ROUNDS[key], warmup: WARMUP[key], alongside: arrays === 'new' ? touch : null },
-        among,
-        REFERENCE,
-      );
+  const reference = {};
+  // One thread count at a time, in processes started for it and quit after: the ratios pair engines of the same
+  // thread count, and six processes holding a DINOv2 call's 1.4 GB each would keep 9 GB resident. A virtual machine
+  // whose host takes back memory the guest freed seconds earlier then charges a new array's first touch several
+  // times over, to whichever engine cannot reuse pages it has just freed itself.
+  for (const threads of [1, 2]) {
+    const among = [
+      ...VARIANTS.map(
+        ({ name, build }) =>
+          new EngineProcess(`AttnScope ${name} ×${threads}`, ...nodeEngine('attnscope.mjs', threads, build)),
+      ),
+      new EngineProcess(`ORT-web ×${threads}`, ...nodeEngine('ort.mjs', threads)),
+    ];
+    for (const [key, model] of Object.entries(VISION_MODELS)) {
+      const floats = visionMapFloats(model);
+      // After the reference engine's calls in the `new` rows: a new array of the maps' size, written once.
+      const touch = (e) => (e.name === REFERENCE ? e.ask({ op: 'touch', floats }).then((r) => r.ms) : undefined);
+      for (const arrays of ARRAYS) {
+        const row = `${key} ${arrays}`;
+        const r = await measure(
+          `vision ${key} n=${visionTokens(model)}, ${arrays} arrays`,
+          { work: 'vision', model: key, into: arrays === 'into' },
+          { rounds: ROUNDS[key], warmup: WARMUP[key], alongside: arrays === 'new' ? touch : null },
+          among,
+          reference[row] ? { sample: reference[row] } : REFERENCE,
+        );
+        reference[row] ??= r[REFERENCE].sample;
+        results[row] = { ...results[row], ...r };
+      }
+    }
+    await Promise.all(among.map((e) => e.quit()));
   }
   console.log(
     `\n12. Vision transformers, random float32 weights: the pixels [3, H, W] through the model, every layer's ` +
