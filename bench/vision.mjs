@@ -3,6 +3,8 @@
 // the same pixels [3, H, W] with every layer's and head's map returned: AttnScope's model.run({ pixels }) against
 // onnxruntime-web on ONNX graphs of the same weights laid out as a transformers.js "-with-attentions" export
 // (bench/peers/onnx_graphs.py --vit, --dinov2).
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+
 import { faster, fmt, vsOrt } from './harness.mjs';
 import { median } from './stats.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, EngineProcess, nodeEngine, prepareVision } from './processes.mjs';
@@ -16,6 +18,20 @@ const ROUNDS = { vit: 7, dinov2: 5 };
  * speed after a single warm-up call (its wasm still tiering up); a DINOv2 call is long enough for that.
  */
 const WARMUP = { vit: 4, dinov2: 1 };
+
+/**
+ * On Linux in a virtual machine: how the guest reports free memory to its hypervisor, which then takes it back, or
+ * null when it does not (no balloon device offers free page reporting, or reporting is switched off).
+ */
+function freePageReporting() {
+  const REPORTING = 5; // VIRTIO_BALLOON_F_REPORTING, a bit of the device's features
+  const order = Number(readIfThere('/sys/module/page_reporting/parameters/page_reporting_order'));
+  const balloon = '/sys/bus/virtio/drivers/virtio_balloon';
+  const devices = existsSync(balloon) ? readdirSync(balloon).filter((d) => d.startsWith('virtio')) : [];
+  const reports = devices.some((d) => readIfThere(`${balloon}/${d}/features`)?.[REPORTING] === '1');
+  return reports && order <= 10 ? `virtio-balloon free page reporting, blocks of 2^${order} pages` : null;
+}
+const readIfThere = (path) => (existsSync(path) ? readFileSync(path, 'utf8').trim() : null);
 
 /**
  * Section 12 and its target: at least 1.5× onnxruntime-web at the same thread count, on both models. AttnScope runs
@@ -88,6 +104,13 @@ export async function vision({ measure }) {
         `on top of the arithmetic.`,
     );
   }
+  const reporting = freePageReporting();
+  if (reporting)
+    console.log(
+      `This machine's hypervisor takes back the memory its guest frees (${reporting}): a page it has taken back costs ` +
+        `several times more to touch again, and a new array's share of it moves from run to run ` +
+        `(docs/performance.md, "Vision transformers").`,
+    );
   console.log('Targets:');
   for (const [key, model] of Object.entries(VISION_MODELS))
     for (const arrays of ARRAYS)
