@@ -184,10 +184,10 @@ export const peakAlongside = (e) =>
     ? e.ask({ op: 'peak' }).then((r) => r.gflops)
     : undefined;
 
-/** AttnScope wasm, each kind of build on 1 and 2 threads: `AttnScope wasm ×1`, ... */
-export const attnscopeEngines = () =>
+/** AttnScope wasm, each kind of build on each of `threadCounts`: `AttnScope wasm ×1`, ... */
+export const attnscopeEngines = (threadCounts = [1, 2]) =>
   ATTNSCOPE_BUILDS.flatMap(({ name, build }) =>
-    [1, 2].map((t) => new EngineProcess(`AttnScope ${name} ×${t}`, ...nodeEngine('attnscope.mjs', t, build))),
+    threadCounts.map((t) => new EngineProcess(`AttnScope ${name} ×${t}`, ...nodeEngine('attnscope.mjs', t, build))),
   );
 
 /** AttnScope native (-march=native) on 1 and 2 threads: `native ×1`, `native ×2`. */

@@ -7,7 +7,13 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 import { faster, fmt, vsOrt } from './harness.mjs';
 import { median } from './stats.mjs';
-import { ATTNSCOPE_BUILDS as VARIANTS, EngineProcess, nodeEngine, prepareVision } from './processes.mjs';
+import {
+  ATTNSCOPE_BUILDS as VARIANTS,
+  EngineProcess,
+  attnscopeEngines,
+  nodeEngine,
+  prepareVision,
+} from './processes.mjs';
 import { VISION_MODELS, visionMapFloats, visionTokens } from './workloads.mjs';
 
 const REFERENCE = 'AttnScope wasm ×1';
@@ -52,10 +58,7 @@ export async function vision({ measure }) {
   // times over, to whichever engine cannot reuse pages it has just freed itself.
   for (const threads of [1, 2]) {
     const among = [
-      ...VARIANTS.map(
-        ({ name, build }) =>
-          new EngineProcess(`AttnScope ${name} ×${threads}`, ...nodeEngine('attnscope.mjs', threads, build)),
-      ),
+      ...attnscopeEngines([threads]),
       new EngineProcess(`ORT-web ×${threads}`, ...nodeEngine('ort.mjs', threads)),
     ];
     for (const [key, model] of Object.entries(VISION_MODELS)) {
