@@ -1,10 +1,10 @@
 // The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js, and its relaxed-SIMD twin
 // kernels_test_relaxed.js): native builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code
 // tested directly. Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the softmax of a row
-// without a mask against the same row masked by ones, the GEMM on 16-bit weight panels, the top-k probabilities of a
-// row of logits against the softmax of the whole row, the few-row attention of a decoding step against the
-// float64 reference, and the screened greedy argmax against the whole product's. Prints the largest errors; exits 1 if
-// one is over its bound.
+// without a mask against the same row masked by ones, the GEMM on float32 and on 16-bit weight panels, the top-k
+// probabilities of a row of logits against the softmax of the whole row, the few-row attention of a decoding step
+// against the float64 reference, and the screened greedy argmax against the whole product's. Prints the largest errors;
+// exits 1 if one is over its bound.
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
@@ -107,9 +107,8 @@ int plain_softmax_mismatches() {
 // a panel at a time into scratch. Whole and partial panels, with and without bias; panel counts
 // that the decoding step's streams (four panels at once for one row, two for two) divide and do
 // not, a partial last panel inside a stream and after them, and column ranges that start past
-// 0 (a thread's block); and, at depth 2048, 35 rows, which the GEMM takes in passes of 32 rows (about 256 KB
-// of A each) and the 3 left. Returns the largest error relative to the sum of the terms' magnitudes
-// (float32 rounding gives about 1e-7).
+// 0 (a thread's block); and, at depth 2048, 35 rows, which the GEMM takes in three chunks of k. Returns the largest
+// error relative to the sum of the terms' magnitudes (float32 rounding gives about 1e-7).
 double sixteen_bit_gemm_error() {
   namespace k = attnscope::kernels;
   std::mt19937 rng(11);
@@ -161,6 +160,57 @@ double sixteen_bit_gemm_error() {
             }
         }
     }
+  return worst;
+}
+
+// The float32 GEMM against a float64 loop: B read as it is (packed here a panel at a time, [k, n] or [n, k]) and
+// packed ahead (pack_b, as attention packs its keys and values), at depths the GEMM takes whole, in two chunks of k
+// (769) and in three (2048), and row counts it takes in one pass, in two (250 rows of depth 769: 640 KB per pass at
+// most) and with 1-3 rows left. With and without bias, and adding into C (`accumulate`), where only the first chunk
+// may add the bias and every chunk must add into what C held. Column ranges split as two tasks would. Returns the
+// largest error relative to the sum of the terms' magnitudes.
+double float32_gemm_error() {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  double worst = 0;
+  for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{5, 13}, {768, 24}, {769, 17}, {2048, 16}})
+    for (std::int64_t m : {1, 3, 5, 35, 250})
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool transposed = variant & 1, packed = variant & 2, with_bias = m % 2 == 1, accumulate = m % 5 == 0;
+        std::vector<float> a(static_cast<std::size_t>(m * depth)), b(static_cast<std::size_t>(depth * n)),
+            bias(static_cast<std::size_t>(n)), c(static_cast<std::size_t>(m * n)), panels;
+        for (float& v : a) v = uniform(rng);
+        for (float& v : b) v = uniform(rng);
+        for (float& v : bias) v = uniform(rng);
+        for (float& v : c) v = uniform(rng);
+        const std::vector<float> before = c;
+        k::GemmArgs g = k::GemmArgs()
+                            .lhs(a.data(), depth)
+                            .rhs(b.data(), transposed ? depth : n, transposed)
+                            .out(c.data(), n)
+                            .shape(m, n, depth)
+                            .add(with_bias ? bias.data() : nullptr);
+        g.accumulate = accumulate;
+        if (packed) {
+          panels.resize(static_cast<std::size_t>(k::packed_size(depth, n)));
+          k::pack_b(g, panels.data());
+          g.packed = panels.data();
+        }
+        std::vector<float> pack;
+        k::gemm_columns(g, 0, 8, pack);
+        k::gemm_columns(g, 8, n, pack);
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            double exact = (with_bias ? bias[j] : 0.0) + (accumulate ? before[i * n + j] : 0.0);
+            double magnitude = std::abs(exact);
+            for (std::int64_t p = 0; p < depth; ++p) {
+              const double term = double(a[i * depth + p]) * (transposed ? b[j * depth + p] : b[p * n + j]);
+              exact += term, magnitude += std::abs(term);
+            }
+            worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);
+          }
+      }
   return worst;
 }
 
@@ -440,6 +490,7 @@ int main() {
   expect_below("mask_scores: rows differing from the plain loop", mask_scores_mismatches(), 0);
   expect_below("softmax without a mask: rows differing", plain_softmax_mismatches(), 0);
   expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);
+  expect_below("gemm on float32: error / sum |terms|", float32_gemm_error(), 1e-6);
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);
   expect_below("top-k probabilities: tokens chosen otherwise", ids_differ, 0);

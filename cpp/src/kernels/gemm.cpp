@@ -212,14 +212,27 @@ void block(const GemmArgs& g, std::int64_t r0, std::int64_t col, const float* pa
 }
 
 #ifdef __wasm_simd128__
-// Rows of A that one pass multiplies by every panel of a column range before the next rows: about 256 KB of A,
-// which stays in cache while the panels go by. A pass over every row per panel would bring a long A back from memory
-// (or the last-level cache) once per panel: A at n = 4096, d 768 is 12 MB (`npm run bench:gemm` times that
-// projection). Each pass reads B again, and packs or widens its panels again when they are not float32
-// panels already: per value of B, one load or conversion against the pass's (rows per pass) multiply-adds.
-constexpr std::int64_t kPassFloats = 64 * 1024;
-std::int64_t rows_per_pass(std::int64_t k) {
-  return std::max(kRows, kPassFloats / std::max<std::int64_t>(k, 1) / kRows * kRows);
+// Rows of A that one pass multiplies by every panel of a column range before the next rows: at most 640 KB of A
+// (a chunk of k's columns of them, below), which stays in a 1 MB L2 cache while the panels go by. A pass over every
+// row per panel would bring a long A back from memory (or the last-level cache) once per panel: A at n = 4096, d 768
+// is 12 MB (`npm run bench:gemm` times that projection). Each pass reads B again, and packs or widens its panels
+// again when they are not float32 panels already: per value of B, one load or conversion against the pass's (rows per
+// pass) multiply-adds. So the rows are split into as few passes as fit, of equal size: ViT-B/16's 197 rows at k = 768
+// (605 KB) in one, where passes of 256 KB read each weight three times.
+constexpr std::int64_t kPassFloats = 160 * 1024;
+std::int64_t rows_per_pass(std::int64_t m, std::int64_t k) {
+  const std::int64_t most = std::max(kRows, kPassFloats / std::max<std::int64_t>(k, 1) / kRows * kRows);
+  const std::int64_t passes = (m + most - 1) / most, rows = (m + passes - 1) / passes;
+  return (rows + kRows - 1) / kRows * kRows;
+}
+
+// Steps of k per chunk: a long k (an FFN's output, k = 3072) is multiplied in equal chunks of at most this many, each
+// added into C, so that a panel's chunk (24 KB) stays in a 48 KB L1 cache while every block of the pass's rows goes
+// by it, where a whole panel at k = 3072 (96 KB) came from L2 for each block.
+constexpr std::int64_t kChunkDepth = 768;
+std::int64_t chunk_depth(std::int64_t k) {
+  const std::int64_t chunks = std::max<std::int64_t>(1, (k + kChunkDepth - 1) / kChunkDepth);
+  return std::max<std::int64_t>(1, (k + chunks - 1) / chunks);
 }
 
 // C[first .. last, col .. col+8) = A[first .. last, :] · panel (+ bias): blocks of kRows rows, then the 1-3 left.
@@ -270,29 +283,39 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
     return;
   }
   const bool widened = g.packed && g.precision != Precision::f32;  // 16-bit panels become float32 in `pack`
-  if ((!g.packed || widened) && static_cast<std::int64_t>(pack.size()) < panel_rows * kPanelColumns)
-    pack.resize(static_cast<std::size_t>(panel_rows * kPanelColumns));
+  const std::int64_t depth = chunk_depth(g.k);
+  if ((!g.packed || widened) && static_cast<std::int64_t>(pack.size()) < depth * kPanelColumns)
+    pack.resize(static_cast<std::size_t>(depth * kPanelColumns));
   const auto* packed = static_cast<const std::uint8_t*>(g.packed);
-  const std::int64_t pass = g.m < kRows ? g.m : rows_per_pass(g.k);
-  for (std::int64_t first = 0; first < g.m; first += pass) {
-    const std::int64_t last = std::min(g.m, first + pass);
-    for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
-      const std::uint8_t* source = g.packed ? packed + (col / kPanelColumns) * panel_elements * element : nullptr;
-      if (!g.packed) pack_panel(g, col, pack.data());
-      const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
-      const auto* half = reinterpret_cast<const std::uint16_t*>(source);
-      if (g.m < kRows) {  // B packed here, a panel at a time
-        narrow_rows<FloatPanel>(g, col, col + kPanelColumns, panel, panel_elements);
-        continue;
+  for (std::int64_t k0 = 0; k0 == 0 || k0 < g.k; k0 += depth) {
+    // Steps [k0, k0 + depth) of k, added into C after the first chunk (which adds the bias).
+    GemmArgs part = g;
+    part.k = std::min(depth, g.k - k0);
+    part.a = g.a + k0;
+    part.b = g.b_transposed ? g.b + k0 : g.b + k0 * g.ldb;
+    if (k0 > 0) part.accumulate = true, part.bias = nullptr;
+    const std::int64_t pass = g.m < kRows ? g.m : rows_per_pass(g.m, part.k);
+    for (std::int64_t first = 0; first < g.m; first += pass) {
+      const std::int64_t last = std::min(g.m, first + pass);
+      for (std::int64_t col = col_begin; col < col_end; col += kPanelColumns) {
+        const std::uint8_t* source =
+            g.packed ? packed + ((col / kPanelColumns) * panel_elements + k0 * kPanelColumns) * element : nullptr;
+        if (!g.packed) pack_panel(part, col, pack.data());
+        const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
+        const auto* half = reinterpret_cast<const std::uint16_t*>(source);
+        if (g.m < kRows) {  // B packed here, a panel at a time
+          narrow_rows<FloatPanel>(part, col, col + kPanelColumns, panel, panel_elements);
+          continue;
+        }
+        if (widened && g.precision == Precision::bf16)
+          widen_panel<Precision::bf16>(half, part.k, pack.data());
+        else if (widened)
+          widen_panel<Precision::f16>(half, part.k, pack.data());
+        Ahead ahead;  // the next panel's chunk of a weight, loaded a line at a time by this panel's blocks
+        if (g.streamed && col + kPanelColumns < col_end)
+          ahead = {source + panel_elements * element, part.k * kPanelColumns * element / kLineBytes};
+        rows_by_panel(part, first, last, col, panel, ahead);
       }
-      if (widened && g.precision == Precision::bf16)
-        widen_panel<Precision::bf16>(half, g.k, pack.data());
-      else if (widened)
-        widen_panel<Precision::f16>(half, g.k, pack.data());
-      Ahead ahead;  // the next panel of a weight, loaded a line at a time by this panel's blocks
-      if (g.streamed && col + kPanelColumns < col_end)
-        ahead = {source + panel_elements * element, panel_elements * element / kLineBytes};
-      rows_by_panel(g, first, last, col, panel, ahead);
     }
   }
 #else

@@ -5,8 +5,9 @@
 //   (or C += …, with `accumulate`: a weight multiplied a block of its rows at a time)
 //
 // B is packed in panels of 8 columns (k × 8 floats, contiguous) and each 4 × 8
-// block of C is accumulated in registers over the whole of k: with SIMD128 that
-// is 8 v128 accumulators, 2 loads of B and 4 broadcasts of A per step of k.
+// block of C is accumulated in registers over k (in chunks of up to 768 steps, each
+// added into C): with SIMD128 that is 8 v128 accumulators, 2 loads of B and 4
+// broadcasts of A per step of k.
 // That is the kernel in wasm, where Eigen 3.4 has no SIMD128 packet code. Natively
 // Eigen's own GEMM (SSE/AVX/AVX-512) is faster, so native builds use it for the
 // same column ranges; both are held to the plain-loop reference in tests (native
