@@ -1,7 +1,7 @@
 // The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js, and its relaxed-SIMD twin
 // kernels_test_relaxed.js): native builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code
-// tested directly. Element-wise exp, GELU (exact and tanh) and SiLU against libm, score masking, the softmax of a row
-// without a mask against the same row masked by ones, the GEMM on float32 and on 16-bit weight panels, the top-k
+// tested directly. Element-wise exp, GELU (exact, tanh and quick) and SiLU against libm, score masking, the softmax of
+// a row without a mask against the same row masked by ones, the GEMM on float32 and on 16-bit weight panels, the top-k
 // probabilities of a row of logits against the softmax of the whole row, the few-row attention of a decoding step
 // against the float64 reference, and the screened greedy argmax against the whole product's. Prints the largest errors;
 // exits 1 if one is over its bound.
@@ -468,25 +468,32 @@ int main() {
   const bool edges_ok = edge[0] == INFINITY && edge[1] == 0.0f && edge[2] == 1e30f && edge[3] == 0.0f;
   expect_below("gelu: inf, -1e30, 1e30, -0 give inf, 0, 1e30, 0", edges_ok ? 0 : 1, 0);
   x = grid(-100.0f, 100.0f, 400001);
-  std::vector<float> si = x, gt = x;
+  std::vector<float> si = x, gt = x, qg = x;
   attnscope::kernels::silu(si.data(), static_cast<std::int64_t>(si.size()));
+  attnscope::kernels::quick_gelu(qg.data(), static_cast<std::int64_t>(qg.size()));
   attnscope::kernels::gelu_tanh(gt.data(), static_cast<std::int64_t>(gt.size()));
-  double silu_err = 0, gelu_tanh_err = 0;
+  double silu_err = 0, gelu_tanh_err = 0, quick_gelu_err = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
     silu_err = std::max(silu_err, std::abs(si[i] - v / (1.0 + std::exp(-v))) / std::max(1.0, std::abs(v)));
+    quick_gelu_err =
+        std::max(quick_gelu_err, std::abs(qg[i] - v / (1.0 + std::exp(-1.702 * v))) / std::max(1.0, std::abs(v)));
     const double exact = 0.5 * v * (1.0 + std::tanh(0.79788456080286536 * (v + 0.044715 * v * v * v)));
     gelu_tanh_err = std::max(gelu_tanh_err, std::abs(gt[i] - exact) / std::max(1.0, std::abs(v)));
   }
   expect_below("silu: error / max(1, |x|) on [-100, 100]", silu_err, 3e-7);
+  expect_below("quick gelu: error / max(1, |x|) on [-100, 100]", quick_gelu_err, 3e-7);
   expect_below("gelu (tanh): error / max(1, |x|) on [-100, 100]", gelu_tanh_err, 3e-7);
   std::vector<float> ends = {INFINITY, -INFINITY, 1e30f, -1e30f, -0.0f};
-  std::vector<float> ends_gelu = ends;
+  std::vector<float> ends_gelu = ends, ends_quick = ends;
   attnscope::kernels::silu(ends.data(), 4);  // four lanes: the SIMD path
   attnscope::kernels::gelu_tanh(ends_gelu.data(), 4);
+  attnscope::kernels::quick_gelu(ends_quick.data(), 4);
   expect_below("silu: inf, 1e30, -1e30 give inf, 1e30, -0",
                ends[0] == INFINITY && ends[2] == 1e30f && ends[3] == 0.0f ? 0 : 1, 0);
   expect_below("gelu (tanh): 1e30, -1e30 give 1e30, -0", ends_gelu[2] == 1e30f && ends_gelu[3] == 0.0f ? 0 : 1, 0);
+  expect_below("quick gelu: inf, 1e30, -1e30 give inf, 1e30, -0",
+               ends_quick[0] == INFINITY && ends_quick[2] == 1e30f && ends_quick[3] == 0.0f ? 0 : 1, 0);
   expect_below("mask_scores: rows differing from the plain loop", mask_scores_mismatches(), 0);
   expect_below("softmax without a mask: rows differing", plain_softmax_mismatches(), 0);
   expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);

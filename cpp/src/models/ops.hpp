@@ -45,7 +45,14 @@ inline void silu(Eigen::Ref<Matrix> x) {
   for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::silu(x.row(i).data(), x.cols());
 }
 
-// Quick GELU: x·σ(1.702·x) (CLIP).
-inline void quick_gelu(Eigen::Ref<Matrix> x) { x = x.array() / (1.0f + (-1.702f * x.array()).exp()); }
+// Quick GELU: x·σ(1.702·x) (CLIP). In wasm kernels::quick_gelu, four lanes at a time, where Eigen's exp is a scalar
+// call per element; natively Eigen's own vectorized exp.
+inline void quick_gelu(Eigen::Ref<Matrix> x) {
+#ifdef __wasm_simd128__
+  for (Eigen::Index i = 0; i < x.rows(); ++i) kernels::quick_gelu(x.row(i).data(), x.cols());
+#else
+  x = x.array() / (1.0f + (-1.702f * x.array()).exp());
+#endif
+}
 
 }  // namespace attnscope::ops
