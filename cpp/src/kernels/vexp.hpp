@@ -136,30 +136,13 @@ inline void gelu(float* x, std::int64_t n) {
   for (; j < n; ++j) x[j] = 0.5f * x[j] * (1.0f + std::erf(x[j] * 0.70710678118654752f));
 }
 
-// SiLU in place: x / (1 + e^(−x)) = x·σ(x). In wasm four lanes at a time with t = e^(−|x|) from exp4
-// (so the exponent never grows): x / (1 + t) for x ≥ 0, x·t / (1 + t) below. libm's expf is a scalar call
-// per element, and a SwiGLU decoder (Llama, Qwen, SmolLM) applies it to every row of its widest layer.
-inline void silu(float* x, std::int64_t n) {
+// x·σ(k·x) = x / (1 + e^(−k·x)) in place. In wasm four lanes at a time with t = e^(−|k·x|) from exp4 (so the
+// exponent never grows): x / (1 + t) where k·x ≥ 0, x·t / (1 + t) below. libm's expf is a scalar call per
+// element. Elsewhere, and for the last few, std::exp.
+inline void times_sigmoid(float* x, std::int64_t n, float k) {
   std::int64_t j = 0;
 #ifdef __wasm_simd128__
-  const v128_t one = wasm_f32x4_splat(1.0f);
-  for (; j + 4 <= n; j += 4) {
-    const v128_t v = wasm_v128_load(x + j);
-    const v128_t t = exp4(wasm_f32x4_neg(wasm_f32x4_abs(v)));
-    const v128_t top = wasm_v128_bitselect(wasm_f32x4_mul(v, t), v, wasm_f32x4_lt(v, wasm_f32x4_splat(0.0f)));
-    wasm_v128_store(x + j, wasm_f32x4_div(top, wasm_f32x4_add(one, t)));
-  }
-#endif
-  for (; j < n; ++j) x[j] = x[j] / (1.0f + std::exp(-x[j]));
-}
-
-// Quick GELU (CLIP) in place: x·σ(1.702·x) = x / (1 + e^(−1.702·x)). In wasm four lanes at a time as silu
-// does it, t = e^(−|y|) for y = 1.702·x: x / (1 + t) for y ≥ 0, x·t / (1 + t) below. Elsewhere, and for the
-// last few, std::exp.
-inline void quick_gelu(float* x, std::int64_t n) {
-  std::int64_t j = 0;
-#ifdef __wasm_simd128__
-  const v128_t one = wasm_f32x4_splat(1.0f), scale = wasm_f32x4_splat(1.702f);
+  const v128_t one = wasm_f32x4_splat(1.0f), scale = wasm_f32x4_splat(k);
   for (; j + 4 <= n; j += 4) {
     const v128_t v = wasm_v128_load(x + j);
     const v128_t y = wasm_f32x4_mul(v, scale);
@@ -168,8 +151,14 @@ inline void quick_gelu(float* x, std::int64_t n) {
     wasm_v128_store(x + j, wasm_f32x4_div(top, wasm_f32x4_add(one, t)));
   }
 #endif
-  for (; j < n; ++j) x[j] = x[j] / (1.0f + std::exp(-1.702f * x[j]));
+  for (; j < n; ++j) x[j] = x[j] / (1.0f + std::exp(-k * x[j]));
 }
+
+// SiLU in place: x·σ(x). A SwiGLU decoder (Llama, Qwen, SmolLM) applies it to every row of its widest layer.
+inline void silu(float* x, std::int64_t n) { times_sigmoid(x, n, 1.0f); }
+
+// Quick GELU (CLIP) in place: x·σ(1.702·x).
+inline void quick_gelu(float* x, std::int64_t n) { times_sigmoid(x, n, 1.702f); }
 
 // GELU, tanh form (Gemma, GPT-2), in place: x/2 · (1 + tanh(√(2/π)·(x + 0.044715·x³))). In wasm four lanes
 // at a time, tanh(|y|) = (1 − e)/(1 + e) with e = e^(−2|y|) from exp4, its sign then restored.
