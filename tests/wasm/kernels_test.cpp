@@ -165,10 +165,10 @@ double sixteen_bit_gemm_error() {
 
 // The float32 GEMM against a float64 loop: B read as it is (packed here a panel at a time, [k, n] or [n, k]) and
 // packed ahead (pack_b, as attention packs its keys and values), at depths the GEMM takes whole, in two chunks of k
-// (769) and in three (2048), and row counts it takes in one pass, in two (250 rows of depth 769: 640 KB per pass at
-// most) and with 1-3 rows left. With and without bias, and adding into C (`accumulate`), where only the first chunk
-// may add the bias and every chunk must add into what C held. Column ranges split as two tasks would. Returns the
-// largest error relative to the sum of the terms' magnitudes.
+// (769) and in three (2048), and row counts it takes in one pass, in two (250 rows at depth 768 or 2048: 640 KB of A
+// per pass at most) and with 1-3 rows left. With and without bias, and adding into C (`accumulate`), where only the
+// first chunk may add the bias and every chunk must add into what C held. Column ranges split as two tasks would.
+// Returns the largest error relative to the sum of the terms' magnitudes.
 double float32_gemm_error() {
   namespace k = attnscope::kernels;
   std::mt19937 rng(12);
