@@ -110,9 +110,10 @@ int main(int argc, char** argv) {
           job = [&rt, &bert, n] {
             std::vector<std::int32_t> ids;
             for (std::int64_t i = 0; i < n; ++i) ids.push_back(static_cast<std::int32_t>(1000 + i));
-            const ModelRun r = bert->run_ids(rt, ids);
-            const std::int64_t layers = r.attentions.shape[0], heads = r.attentions.shape[1];
-            return sample(r.attentions.data.data() + (layers - 1) * heads * n * n, n, r.hidden.data.data(), 768);
+            const RunResult r = bert->run(rt, Input::ids(ids));
+            const Tensor& maps = r.map("self").attentions;
+            const std::int64_t layers = maps.shape[0], heads = maps.shape[1];
+            return sample(maps.data.data() + (layers - 1) * heads * n * n, n, r.hidden().data.data(), 768);
           };
         } else if (work == "gemm") {
           const std::int64_t rows = number("rows"), k = number("k"), m = number("m");
@@ -133,9 +134,10 @@ int main(int argc, char** argv) {
           }
           const std::string text = field("text").string();
           job = [&rt, &default_model, text] {
-            const ModelRun r = default_model->run(rt, text);
-            const std::int64_t n = r.attentions.shape[2];
-            return sample(r.attentions.data.data(), n, r.hidden.data.data(), r.hidden.shape[1]);
+            const RunResult r = default_model->run(rt, Input::text(text));
+            const Tensor& maps = r.map("self").attentions;
+            const std::int64_t n = maps.shape[2];
+            return sample(maps.data.data(), n, r.hidden().data.data(), r.hidden().shape[1]);
           };
         } else {
           throw Error("unknown work " + work);

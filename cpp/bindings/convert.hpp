@@ -268,4 +268,31 @@ inline std::vector<std::int64_t> integers_arg(const char* op, const char* name, 
   return out;
 }
 
+// Int32Array and Float32Array copies of a vector's values.
+inline val int32_array(const std::vector<std::int32_t>& v) {
+  return val::global("Int32Array").new_(val(emscripten::typed_memory_view(v.size(), v.data())));
+}
+inline val float32_array(const std::vector<float>& v) {
+  return val::global("Float32Array").new_(val(emscripten::typed_memory_view(v.size(), v.data())));
+}
+
+// An Int32Array of token ids, copied into the heap (the web wrapper made it one).
+inline std::vector<std::int32_t> ids_arg(const val& ids) {
+  std::vector<std::int32_t> out(ids["length"].as<std::size_t>());
+  val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", ids);
+  return out;
+}
+
+// A whole number option in [lo, hi], or an Error naming it.
+inline std::int64_t whole_number(const char* op, const char* name, const val& v, double lo, double hi) {
+  const double x = v.isNumber() ? v.as<double>() : NAN;
+  if (!(x >= lo && x <= hi) || std::floor(x) != x)
+    throw Error(messages::format("whole_number", {{"op", op},
+                                                  {"name", name},
+                                                  {"lo", std::to_string(std::int64_t(lo))},
+                                                  {"hi", std::to_string(std::int64_t(hi))},
+                                                  {"got", js_string(v)}}));
+  return static_cast<std::int64_t>(x);
+}
+
 }  // namespace attnscope::bindings

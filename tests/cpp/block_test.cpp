@@ -6,8 +6,7 @@
 #include "decoder_checkpoints.hpp"
 #include "goldens.hpp"
 #include "io/json.hpp"
-#include "models/transformer.hpp"
-#include "models/transformer_model.hpp"
+#include "models/stack.hpp"
 #include "models/weights.hpp"
 #include "test_util.hpp"
 
@@ -44,7 +43,7 @@ TEST(Block, RelativeBucketsAreT5s) {
 // A case's stack as AttnScope's block: the config its settings make, the weights in PyTorch's names read by the
 // same WeightStore the checkpoint readers use.
 struct Stack {
-  std::unique_ptr<transformer::TransformerModel> model;
+  std::unique_ptr<transformer::Stack> model;
   std::string files;
 };
 
@@ -52,20 +51,16 @@ Stack stack_of(const Json& g) {
   using transformer::Positions;
   const std::int64_t d = whole(g, "d_model"), heads = whole(g, "heads"), layers = whole(g, "layers");
   transformer::Config c;
-  c.architecture = c.name = g.find("name")->string();
   c.layers = layers;
   c.heads = c.kv_heads = heads;
   c.head_dim = d / heads;
   c.d_model = d;
   c.ffn = whole(g, "ffn");
-  c.vocab = 1;
   c.max_tokens = 64;
   c.causal = c.cross_attention = g.find("decoder")->boolean();
-  c.language_model = false;
   c.norm = transformer::Norm::layer;
   c.eps = 1e-5f;
   c.placement = g.find("norm_first")->boolean() ? transformer::Placement::pre : transformer::Placement::post;
-  c.qkv_bias = c.o_bias = c.mlp_bias = true;
   c.gated = false;
   c.act = g.find("activation")->string() == "relu" ? transformer::Activation::relu : transformer::Activation::gelu;
   c.positions = Positions::none;
@@ -123,8 +118,7 @@ Stack stack_of(const Json& g) {
       b.ffn_scale = store.read(p + "ls2.gamma", {d});
     }
   }
-  w.dtype = "f32";
-  s.model = std::make_unique<transformer::TransformerModel>(std::move(c), std::move(w), nullptr);
+  s.model = std::make_unique<transformer::Stack>(std::move(c), std::move(w));
   return s;
 }
 
@@ -145,17 +139,17 @@ TEST(Block, CrossAttentionRelativeBiasAndLayerScaleMatchPyTorchsLayers) {
       const std::int64_t n = input.shape[0];
       transformer::Memory memory;
       std::vector<float> self(static_cast<std::size_t>(c.layers * c.heads * n * n)), cross;
-      transformer::Extras e;
-      e.weights = self.data();
+      transformer::Pass e;
+      e.maps = transformer::Pass::every_layer(self.data(), c.layers, c.heads * n * n);
       if (c.cross_attention) {
         const Tensor m = tensor(*g.find("memory"));
         memory = s.model->memory(rt, ConstMatrixMap(m.data.data(), m.shape[0], m.shape[1]));
         cross.resize(static_cast<std::size_t>(c.layers * c.heads * n * memory.length));
         e.memory = &memory;
-        e.cross_weights = cross.data();
+        e.cross_maps = transformer::Pass::every_layer(cross.data(), c.layers, c.heads * n * memory.length);
       }
       transformer::Cache cache(c);
-      const Matrix x = s.model->stack(rt, cache, ConstMatrixMap(input.data.data(), n, c.d_model), e);
+      const Matrix x = s.model->run(rt, cache, ConstMatrixMap(input.data.data(), n, c.d_model), e);
       EXPECT_LE(max_difference(x.data(), output), 5e-6);
       EXPECT_LE(max_difference(self.data(), tensor(*g.find("self_weights"))), 2e-6);
       if (c.cross_attention) EXPECT_LE(max_difference(cross.data(), tensor(*g.find("cross_weights"))), 2e-6);
@@ -174,17 +168,17 @@ TEST(Block, TokensOneAtATimeGiveTheWholeRunsRowsWithRelativePositions) {
     const std::int64_t n = input.shape[0];
     const transformer::Memory memory = s.model->memory(rt, ConstMatrixMap(m.data.data(), m.shape[0], m.shape[1]));
     transformer::Cache whole_cache(c), step_cache(c);
-    transformer::Extras e;
+    transformer::Pass e;
     e.memory = &memory;
-    const Matrix whole = s.model->stack(rt, whole_cache, ConstMatrixMap(input.data.data(), n, c.d_model), e);
+    const Matrix whole = s.model->run(rt, whole_cache, ConstMatrixMap(input.data.data(), n, c.d_model), e);
     for (std::int64_t i = 0; i < n; ++i) {
       std::vector<float> rows(static_cast<std::size_t>(c.layers * c.heads * (i + 1)));
       std::vector<float> cross(static_cast<std::size_t>(c.layers * c.heads * memory.length));
-      transformer::Extras step = e;
-      step.weights = rows.data();
-      step.cross_weights = cross.data();
+      transformer::Pass step = e;
+      step.maps = transformer::Pass::every_layer(rows.data(), c.layers, c.heads * (i + 1));
+      step.cross_maps = transformer::Pass::every_layer(cross.data(), c.layers, c.heads * memory.length);
       const Matrix x =
-          s.model->stack(rt, step_cache, ConstMatrixMap(input.data.data() + i * c.d_model, 1, c.d_model), step);
+          s.model->run(rt, step_cache, ConstMatrixMap(input.data.data() + i * c.d_model, 1, c.d_model), step);
       EXPECT_LE((x.row(0) - whole.row(i)).cwiseAbs().maxCoeff(), 1e-5) << "token " << i;
       // its cross-attention row, as the whole run's
       const Tensor want = tensor(*g.find("cross_weights"));
@@ -204,8 +198,8 @@ TEST(Block, AStackWithCrossAttentionAsksForItsMemory) {
   const transformer::Config& c = s.model->config();
   transformer::Cache cache(c);
   const Matrix x = Matrix::Zero(3, c.d_model);
-  expect_error([&] { s.model->stack(rt, cache, x, {}); }, "needs the memory it attends to");
-  expect_error([&] { s.model->stack(rt, cache, Matrix::Zero(3, c.d_model + 1), {}); }, "input must be [n, 16]");
+  expect_error([&] { s.model->run(rt, cache, x, {}); }, "needs the memory it attends to");
+  expect_error([&] { s.model->run(rt, cache, Matrix::Zero(3, c.d_model + 1), {}); }, "input must be [n, 16]");
   expect_error([&] { s.model->memory(rt, Matrix::Zero(4, 3)); }, "the memory must be [m, 16], got [4, 3]");
 }
 

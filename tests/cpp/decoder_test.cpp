@@ -8,7 +8,7 @@
 
 #include "attnscope/model.hpp"
 #include "decoder_checkpoints.hpp"
-#include "models/transformer.hpp"
+#include "models/transformer_model.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {
@@ -22,16 +22,16 @@ TEST(Decoder, EveryArchitectureMatchesTheFloat64Reference) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const auto model = Model::load(c.files);
-    const transformer::Parts parts = transformer::parts_of(*model);
-    ASSERT_NE(parts.config, nullptr);
-    const std::vector<std::int32_t> ids = some_ids(11, parts.config->vocab, 3);
+    const transformer::TransformerModel* parts = transformer::transformer_of(*model);
+    ASSERT_NE(parts, nullptr);
+    const std::vector<std::int32_t> ids = some_ids(11, model->info().vocab_size, 3);
     RunOptions o;
     o.return_logits = true;
-    const ModelRun r = model->run_ids(rt, ids, o);
-    const transformer::ReferenceRun ref = transformer::reference_forward(*parts.config, *parts.weights, ids);
+    const RunResult r = model->run(rt, Input::ids(ids), o);
+    const transformer::ReferenceRun ref = transformer::reference_forward(*parts, ids);
     double attention = 0, logits = 0;
     for (std::size_t i = 0; i < ref.attentions.size(); ++i)
-      attention = std::max(attention, std::abs(r.attentions.data[i] - ref.attentions[i]));
+      attention = std::max(attention, std::abs(r.map("self").attentions.data[i] - ref.attentions[i]));
     for (std::size_t i = 0; i < ref.logits.size(); ++i)
       logits = std::max(logits, std::abs(r.logits.data[i] - ref.logits[i]));
     EXPECT_LE(attention, 1e-5);
@@ -42,11 +42,11 @@ TEST(Decoder, EveryArchitectureMatchesTheFloat64Reference) {
 TEST(Decoder, SlidingWindowsHideKeysTooFarBack) {
   Runtime rt(1);
   const Case c = cases()[2];  // Mistral, window 3
-  const ModelRun r = Model::load(c.files)->run_ids(rt, some_ids(9, 40, 5));
+  const RunResult r = Model::load(c.files)->run(rt, Input::ids(some_ids(9, 40, 5)));
   const std::int64_t n = 9;
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
-      const float p = r.attentions.data[i * n + j];  // layer 0, head 0
+      const float p = r.map("self").attentions.data[i * n + j];  // layer 0, head 0
       if (j > i || i - j >= 3)
         EXPECT_EQ(p, 0.0f) << i << ", " << j;
       else
@@ -59,7 +59,7 @@ TEST(Decoder, GenerationWithTheKvCacheEqualsARunOnTheWholeSequence) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const auto model = Model::load(c.files);
-    auto g = model->generate(rt, some_ids(5, 40, 7), 42);
+    auto g = model->generate(rt, Input::ids(some_ids(5, 40, 7)), 42);
     SamplingOptions greedy;
     greedy.temperature = 0;
     for (int t = 0; t < 6; ++t) g->step(rt, greedy);
@@ -67,12 +67,12 @@ TEST(Decoder, GenerationWithTheKvCacheEqualsARunOnTheWholeSequence) {
     ASSERT_EQ(ids.size(), 11u);
     RunOptions o;
     o.return_logits = true;
-    const ModelRun r = model->run_ids(rt, ids, o);
+    const RunResult r = model->run(rt, Input::ids(ids), o);
     const Tensor maps = g->attentions();
-    ASSERT_EQ(maps.shape, r.attentions.shape);
+    ASSERT_EQ(maps.shape, r.map("self").attentions.shape);
     double diff = 0;
     for (std::size_t i = 0; i < maps.data.size(); ++i)
-      diff = std::max(diff, double(std::abs(maps.data[i] - r.attentions.data[i])));
+      diff = std::max(diff, double(std::abs(maps.data[i] - r.map("self").attentions.data[i])));
     EXPECT_LE(diff, 1e-5);
     // Greedy: each generated token is the run's most likely next token at the position before it.
     const std::int64_t vocab = r.logits.shape[1];
@@ -108,9 +108,9 @@ TEST(Decoder, GenerationStartsFromTheLastRunAndCanGiveRowsAlone) {
       }
     };
     // A run on the first 9 tokens, then generation after all 12: 9 reused, keeping every map.
-    model->run_ids(rt, head);
-    auto resumed = model->generate(rt, ids, 3, GenerationMaps::all);
-    auto whole = fresh->generate(rt, ids, 3, GenerationMaps::all);
+    model->run(rt, Input::ids(head));
+    auto resumed = model->generate(rt, Input::ids(ids), 3, GenerationMaps::all);
+    auto whole = fresh->generate(rt, Input::ids(ids), 3, GenerationMaps::all);
     EXPECT_EQ(resumed->reused_tokens(), 9);
     EXPECT_EQ(whole->reused_tokens(), 0);
     compare(*resumed, *whole, "after a shorter run");
@@ -121,29 +121,29 @@ TEST(Decoder, GenerationStartsFromTheLastRunAndCanGiveRowsAlone) {
     EXPECT_LE(diff, 1e-5);
     // The same tokens: all but the last reused (its logits start the generation). Rows alone: the prompt runs
     // fused, each token then gets the rows ::all gives, and nothing is kept.
-    model->run_ids(rt, ids);
-    auto rows = model->generate(rt, ids, 3, GenerationMaps::rows);
+    model->run(rt, Input::ids(ids));
+    auto rows = model->generate(rt, Input::ids(ids), 3, GenerationMaps::rows);
     EXPECT_EQ(rows->reused_tokens(), 11);
     EXPECT_TRUE(rows->last_rows().empty());
-    auto all = fresh->generate(rt, ids, 3, GenerationMaps::all);
+    auto all = fresh->generate(rt, Input::ids(ids), 3, GenerationMaps::all);
     compare(*rows, *all, "rows alone");
     EXPECT_TRUE(rows->attentions().empty());
     // A run of some layers' maps kept no rows: a generation keeping every map runs its prompt; one without maps
     // still takes its keys and values.
     RunOptions some;
     some.map_layers = std::vector<std::int64_t>{0};
-    model->run_ids(rt, ids, some);
-    EXPECT_EQ(model->generate(rt, ids, 3, GenerationMaps::all)->reused_tokens(), 0);
-    auto bare = model->generate(rt, ids, 3, GenerationMaps::none);
+    model->run(rt, Input::ids(ids), some);
+    EXPECT_EQ(model->generate(rt, Input::ids(ids), 3, GenerationMaps::all)->reused_tokens(), 0);
+    auto bare = model->generate(rt, Input::ids(ids), 3, GenerationMaps::none);
     EXPECT_EQ(bare->reused_tokens(), 11);
     EXPECT_TRUE(bare->last_rows().empty());
-    auto other = fresh->generate(rt, ids, 3, GenerationMaps::none);
+    auto other = fresh->generate(rt, Input::ids(ids), 3, GenerationMaps::none);
     for (int t = 0; t < 5; ++t) EXPECT_EQ(bare->step(rt, greedy), other->step(rt, greedy));
     EXPECT_TRUE(bare->last_rows().empty());
     // A text that differs from the first token on shares nothing with the last run: nothing reused.
     std::vector<std::int32_t> other_text = ids;
     other_text[0] = (other_text[0] + 1) % 40;
-    EXPECT_EQ(model->generate(rt, other_text, 3, GenerationMaps::rows)->reused_tokens(), 0);
+    EXPECT_EQ(model->generate(rt, Input::ids(other_text), 3, GenerationMaps::rows)->reused_tokens(), 0);
   }
 }
 
@@ -164,7 +164,7 @@ TEST(Decoder, PrefixReuseGivesWhatAFreshRunGives) {
     RunOptions no_reuse = o;
     no_reuse.reuse_prefix = false;
     const auto same = [&](std::vector<std::int32_t> now, std::int64_t expect_reused) {
-      const ModelRun a = model->run_ids(rt, now, o), b = fresh->run_ids(rt, now, no_reuse);
+      const RunResult a = model->run(rt, Input::ids(now), o), b = fresh->run(rt, Input::ids(now), no_reuse);
       EXPECT_EQ(a.reused_tokens, expect_reused);
       EXPECT_EQ(b.reused_tokens, 0);
       const auto near = [](const auto& x, const auto& y, float tolerance) {
@@ -177,8 +177,8 @@ TEST(Decoder, PrefixReuseGivesWhatAFreshRunGives) {
         if (worst > tolerance) ADD_FAILURE() << "worst difference " << worst;
         return worst <= tolerance;
       };
-      EXPECT_TRUE(near(a.attentions.data, b.attentions.data, 1e-5f));
-      EXPECT_TRUE(near(a.hidden.data, b.hidden.data, 1e-4f));
+      EXPECT_TRUE(near(a.map("self").attentions.data, b.map("self").attentions.data, 1e-5f));
+      EXPECT_TRUE(near(a.hidden().data, b.hidden().data, 1e-4f));
       EXPECT_TRUE(near(a.logits.data, b.logits.data, 1e-4f));
       EXPECT_EQ(a.predictions.ids, b.predictions.ids);
       EXPECT_TRUE(near(a.predictions.probs, b.predictions.probs, 1e-5f));
@@ -192,11 +192,11 @@ TEST(Decoder, PrefixReuseGivesWhatAFreshRunGives) {
     RunOptions padded = o;
     padded.attention_mask.assign(9, 1);
     padded.attention_mask[8] = 0;
-    EXPECT_EQ(model->run_ids(rt, {ids.begin(), ids.begin() + 9}, padded).reused_tokens, 0);
+    EXPECT_EQ(model->run(rt, Input::ids({ids.begin(), ids.begin() + 9}), padded).reused_tokens, 0);
     // A run that cannot be reused (padding, projections) leaves the last reusable one for the next to extend.
     RunOptions projections = o;
     projections.return_projections = true;
-    EXPECT_EQ(model->run_ids(rt, {ids.begin(), ids.begin() + 7}, projections).reused_tokens, 0);
+    EXPECT_EQ(model->run(rt, Input::ids({ids.begin(), ids.begin() + 7}), projections).reused_tokens, 0);
     same({ids.begin(), ids.begin() + 10}, 9);
   }
 }
@@ -214,20 +214,20 @@ TEST(Decoder, ChosenLayersMapsAreThoseOfARunOfEveryLayer) {
                                const RunOptions& base) {
       RunOptions o = base;
       o.map_layers = chosen;
-      const ModelRun a = model->run_ids(rt, now, o);
+      const RunResult a = model->run(rt, Input::ids(now), o);
       RunOptions all = base;
       all.reuse_prefix = false;
-      const ModelRun b = every->run_ids(rt, now, all);
+      const RunResult b = every->run(rt, Input::ids(now), all);
       const std::int64_t n = static_cast<std::int64_t>(now.size()), block = heads * n * n;
-      EXPECT_EQ(a.map_layers, chosen);
-      EXPECT_EQ(a.attentions.shape, (Shape{static_cast<std::int64_t>(chosen.size()), heads, n, n}));
+      EXPECT_EQ(a.map("self").map_layers, chosen);
+      EXPECT_EQ(a.map("self").attentions.shape, (Shape{static_cast<std::int64_t>(chosen.size()), heads, n, n}));
       float worst = 0, hidden = 0;
       for (std::size_t i = 0; i < chosen.size(); ++i)
         for (std::int64_t x = 0; x < block; ++x)
-          worst =
-              std::max(worst, std::abs(a.attentions.data[i * block + x] - b.attentions.data[chosen[i] * block + x]));
-      for (std::size_t x = 0; x < a.hidden.data.size(); ++x)
-        hidden = std::max(hidden, std::abs(a.hidden.data[x] - b.hidden.data[x]));
+          worst = std::max(worst, std::abs(a.map("self").attentions.data[i * block + x] -
+                                           b.map("self").attentions.data[chosen[i] * block + x]));
+      for (std::size_t x = 0; x < a.hidden().data.size(); ++x)
+        hidden = std::max(hidden, std::abs(a.hidden().data[x] - b.hidden().data[x]));
       EXPECT_LE(worst, 1e-6f);
       EXPECT_LE(hidden, 1e-4f);
       return a.reused_tokens;
@@ -238,18 +238,18 @@ TEST(Decoder, ChosenLayersMapsAreThoseOfARunOfEveryLayer) {
     EXPECT_EQ(layers_of(ids, {layers - 1}, plain), 8);                    // typing at the end
     EXPECT_EQ(layers_of(ids, {}, plain), 12);                             // no maps at all
     // Every layer's maps need every row of every map: a run that kept only some cannot give them.
-    EXPECT_EQ(model->run_ids(rt, ids).reused_tokens, 0);
+    EXPECT_EQ(model->run(rt, Input::ids(ids)).reused_tokens, 0);
     RunOptions padded;
     padded.attention_mask.assign(12, 1);
     padded.attention_mask[3] = 0;
     EXPECT_EQ(layers_of(ids, {0}, padded), 0);
     RunOptions wrong;
     wrong.map_layers = std::vector<std::int64_t>{0, layers};
-    expect_error([&] { model->run_ids(rt, ids, wrong); }, "run: mapLayers[1] = " + std::to_string(layers) +
-                                                              " is outside the model's " + std::to_string(layers) +
-                                                              " layers (counting from 0)");
+    expect_error([&] { model->run(rt, Input::ids(ids), wrong); },
+                 "run: mapLayers[1] = " + std::to_string(layers) + " is outside the model's " + std::to_string(layers) +
+                     " layers (counting from 0)");
     wrong.map_layers = std::vector<std::int64_t>{0, 0};
-    expect_error([&] { model->run_ids(rt, ids, wrong); }, "run: mapLayers names layer 0 twice");
+    expect_error([&] { model->run(rt, Input::ids(ids), wrong); }, "run: mapLayers names layer 0 twice");
   }
 }
 
@@ -261,10 +261,10 @@ TEST(Decoder, LogitsOfHiddenRowsAreTheRunsLogits) {
     const auto model = Model::load(c.files);
     RunOptions o;
     o.return_logits = true;
-    const ModelRun r = model->run_ids(rt, some_ids(7, 40, 4), o);
-    const std::int64_t d = r.hidden.shape[1], vocab = r.logits.shape[1];
+    const RunResult r = model->run(rt, Input::ids(some_ids(7, 40, 4)), o);
+    const std::int64_t d = r.hidden().shape[1], vocab = r.logits.shape[1];
     Tensor rows({2, d});
-    std::copy_n(r.hidden.data.begin() + 3 * d, 2 * d, rows.data.begin());  // rows 3 and 4
+    std::copy_n(r.hidden().data.begin() + 3 * d, 2 * d, rows.data.begin());  // rows 3 and 4
     const Tensor logits = model->logits(rt, rows);
     ASSERT_EQ(logits.shape, (Shape{2, vocab}));
     double diff = 0;
@@ -281,7 +281,7 @@ TEST(Decoder, SamplingIsSeededAndHonoursTopKAndTopP) {
   SamplingOptions o;
   o.temperature = 1.5f;
   const auto text = [&](std::uint64_t seed, const SamplingOptions& s) {
-    auto g = model->generate(rt, {1, 2, 3}, seed);
+    auto g = model->generate(rt, Input::ids({1, 2, 3}), seed);
     for (int i = 0; i < 12; ++i) g->step(rt, s);
     return g->ids();
   };
@@ -328,15 +328,19 @@ TEST(Decoder, BadConfigsAndOptionsAreErrorsNamingTheField) {
   ModelFiles typed = with("\"head_dim\": 8", "\"head_dim\": 8, \"model_type\": \"llama\"");
   EXPECT_NO_THROW(Model::load(typed));
   const auto model = Model::load(base.files);
-  auto g = model->generate(rt, {1, 2}, 0);
+  auto g = model->generate(rt, Input::ids({1, 2}), 0);
   SamplingOptions o;
   o.temperature = NAN;
   expect_error([&] { g->step(rt, o); }, "temperature must be a finite number");
   o.temperature = 1;
   o.top_p = 1.5f;
   expect_error([&] { g->step(rt, o); }, "topP must be in (0, 1]");
-  expect_error([&] { model->generate(rt, std::vector<std::int32_t>(65, 1), 0); }, "beyond the model's 64");
-  expect_error([&] { model->generate(rt, {1, 99}, 0); }, "id 99 at position 1 is outside the vocabulary [0, 40)");
+  expect_error([&] { model->generate(rt, Input::ids(std::vector<std::int32_t>(65, 1)), 0); }, "beyond the model's 64");
+  expect_error(
+      [&] {
+        model->generate(rt, Input::ids({1, 99}), 0);
+      },
+      "id 99 at position 1 is outside the vocabulary [0, 40)");
   o.top_p = 1;
   for (int i = 0; i < 62; ++i) g->step(rt, o);
   expect_error([&] { g->step(rt, o); }, "the sequence would have 65 tokens, beyond the model's 64");

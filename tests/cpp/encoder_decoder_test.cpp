@@ -31,6 +31,11 @@ std::vector<std::int32_t> ids(const Json& j) {
 using testing::files_of;
 using testing::max_difference;
 
+// A source and a target of token ids.
+Input pair(std::vector<std::int32_t> source, std::vector<std::int32_t> target) {
+  return Input::pair(SequenceInput::of_ids(std::move(source)), SequenceInput::of_ids(std::move(target)));
+}
+
 TEST(EncoderDecoder, EveryMapAndTheLogitsMatchTheReferences) {
   for (int threads : {1, 2}) {
     Runtime rt(threads);
@@ -46,17 +51,21 @@ TEST(EncoderDecoder, EveryMapAndTheLogitsMatchTheReferences) {
       RunOptions o;
       o.return_logits = true;
       o.top_k = 3;
-      const PairRun r = model->run_pair(rt, ids(*g.find("source")), ids(*g.find("target")), o);
-      EXPECT_LE(max_difference(r.source.attentions, tensor(*g.find("encoder"))), 1e-5);
-      EXPECT_LE(max_difference(r.target.attentions, tensor(*g.find("decoder"))), 1e-5);
-      EXPECT_LE(max_difference(r.cross, tensor(*g.find("cross"))), 1e-5);
+      const RunResult r = model->run(rt, pair(ids(*g.find("source")), ids(*g.find("target"))), o);
+      EXPECT_LE(max_difference(r.map("encoder").attentions, tensor(*g.find("encoder"))), 1e-5);
+      EXPECT_LE(max_difference(r.map("decoder").attentions, tensor(*g.find("decoder"))), 1e-5);
+      EXPECT_LE(max_difference(r.map("cross").attentions, tensor(*g.find("cross"))), 1e-5);
+      // Each set names its rows' and columns' sequences.
+      EXPECT_EQ(r.sequences[r.map("cross").queries].name, "target");
+      EXPECT_EQ(r.sequences[r.map("cross").keys].name, "source");
+      EXPECT_EQ(r.sequences[r.map("encoder").keys].name, "source");
       const Tensor logits = tensor(*g.find("logits"));
-      EXPECT_LE(max_difference(r.target.logits, logits), 1e-4);
+      EXPECT_LE(max_difference(r.logits, logits), 1e-4);
       // The predictions are the logits' most likely tokens.
       const std::int64_t vocab = logits.shape[1];
       for (std::int64_t i = 0; i < logits.shape[0]; ++i) {
         const float* row = logits.data.data() + i * vocab;
-        EXPECT_EQ(r.target.predictions.ids[i * 3], std::max_element(row, row + vocab) - row);
+        EXPECT_EQ(r.predictions.ids[i * 3], std::max_element(row, row + vocab) - row);
       }
     }
   }
@@ -68,42 +77,47 @@ TEST(EncoderDecoder, GreedyGenerationIsTheReferencesAndEachTokensRowsAreARunsRow
     SCOPED_TRACE(g.find("name")->string());
     const auto model = Model::load(files_of(g));
     const std::vector<std::int32_t> source = ids(*g.find("source")), greedy = ids(*g.find("greedy"));
-    const auto generation = model->generate_pair(rt, source, {greedy[0]}, 0, GenerationMaps::rows);
+    const auto generation = model->generate(rt, pair(source, {greedy[0]}), 0, GenerationMaps::rows);
     generation->append(rt, greedy[1]);  // the forced BOS (BART), or the argmax the first step would draw (T5)
     SamplingOptions argmax;
     argmax.temperature = 0;
     while (generation->ids().size() < greedy.size()) generation->step(rt, argmax);
     EXPECT_EQ(generation->ids(), greedy);
     // The last token's rows: those of a teacher-forced run on the whole target.
-    const PairRun r = model->run_pair(rt, source, greedy);
+    const RunResult r = model->run(rt, pair(source, greedy));
+    const Tensor &r_cross = r.map("cross").attentions, &r_decoder = r.map("decoder").attentions;
     const std::int64_t n = static_cast<std::int64_t>(greedy.size()), m = static_cast<std::int64_t>(source.size());
     const Tensor rows = generation->last_rows(), cross = generation->last_cross_rows();
     ASSERT_EQ(cross.shape, (Shape{3, 4, m}));
     ASSERT_EQ(rows.shape, (Shape{3, 4, n}));
     for (std::int64_t map = 0; map < 12; ++map) {
       for (std::int64_t j = 0; j < m; ++j)
-        EXPECT_NEAR(cross.data[map * m + j], r.cross.data[(map * n + n - 1) * m + j], 1e-5);
+        EXPECT_NEAR(cross.data[map * m + j], r_cross.data[(map * n + n - 1) * m + j], 1e-5);
       for (std::int64_t j = 0; j < n; ++j)
-        EXPECT_NEAR(rows.data[map * n + j], r.target.attentions.data[(map * n + n - 1) * n + j], 1e-5);
+        EXPECT_NEAR(rows.data[map * n + j], r_decoder.data[(map * n + n - 1) * n + j], 1e-5);
     }
     EXPECT_TRUE(generation->cross_attentions().empty());  // ::rows keeps no rows
     ASSERT_NE(generation->source(), nullptr);
-    EXPECT_EQ(generation->source()->ids, source);
+    EXPECT_EQ(generation->source()->sequence("source").ids, source);
     // With every row kept, the whole target's maps and the encoder's: a teacher-forced run's.
-    const auto all = model->generate_pair(rt, source, {greedy[0]}, 0, GenerationMaps::all);
+    const auto all = model->generate(rt, pair(source, {greedy[0]}), 0, GenerationMaps::all);
     for (std::size_t i = 1; i < greedy.size(); ++i) all->append(rt, greedy[i]);
     const Tensor self = all->attentions(), crossed = all->cross_attentions();
-    ASSERT_EQ(crossed.shape, r.cross.shape);
-    ASSERT_EQ(self.shape, r.target.attentions.shape);
-    for (std::size_t i = 0; i < crossed.data.size(); ++i) EXPECT_NEAR(crossed.data[i], r.cross.data[i], 1e-5);
-    for (std::size_t i = 0; i < self.data.size(); ++i) EXPECT_NEAR(self.data[i], r.target.attentions.data[i], 1e-5);
-    EXPECT_EQ(all->source()->attentions.data, r.source.attentions.data);
+    ASSERT_EQ(crossed.shape, r_cross.shape);
+    ASSERT_EQ(self.shape, r_decoder.shape);
+    for (std::size_t i = 0; i < crossed.data.size(); ++i) EXPECT_NEAR(crossed.data[i], r_cross.data[i], 1e-5);
+    for (std::size_t i = 0; i < self.data.size(); ++i) EXPECT_NEAR(self.data[i], r_decoder.data[i], 1e-5);
+    EXPECT_EQ(all->source()->map("encoder").attentions.data, r.map("encoder").attentions.data);
   }
   Runtime one(1);
   const auto model = Model::load(files_of(goldens().find("cases")->array().front()));
-  expect_error([&] { model->generate(one, {2, 0}, 0); }, "is an encoder-decoder model: it generates a target");
-  expect_error([&] { model->generate_pair(one, {}, {2}, 0); }, "the source has no tokens");
-  expect_error([&] { model->generate_pair(one, {0, 5, 2}, {}, 0); }, "the prompt has no tokens");
+  expect_error(
+      [&] {
+        model->generate(one, Input::ids({2, 0}), 0);
+      },
+      "is an encoder-decoder model: it generates a target");
+  expect_error([&] { model->generate(one, pair({}, {2}), 0); }, "the source has no tokens");
+  expect_error([&] { model->generate(one, pair({0, 5, 2}, {}), 0); }, "the prompt has no tokens");
 }
 
 TEST(EncoderDecoder, SixteenBitCheckpointsStaySixteenBit) {
@@ -113,9 +127,9 @@ TEST(EncoderDecoder, SixteenBitCheckpointsStaySixteenBit) {
     SCOPED_TRACE(dtype);
     const auto model = Model::load(files_of(g, dtype));
     EXPECT_EQ(model->info().weights_dtype, dtype == std::string("BF16") ? "bf16" : "f16");
-    const PairRun r = model->run_pair(rt, ids(*g.find("source")), ids(*g.find("target")));
+    const RunResult r = model->run(rt, pair(ids(*g.find("source")), ids(*g.find("target"))));
     // 16-bit weights move the maps a little from float32's, never far.
-    EXPECT_LE(max_difference(r.cross, tensor(*g.find("cross"))), 0.05);
+    EXPECT_LE(max_difference(r.map("cross").attentions, tensor(*g.find("cross"))), 0.05);
   }
 }
 
@@ -124,28 +138,35 @@ TEST(EncoderDecoder, BadInputIsAnErrorNamingIt) {
   const Json& g = goldens().find("cases")->array().front();
   const auto model = Model::load(files_of(g));
   const std::vector<std::int32_t> source = ids(*g.find("source")), target = ids(*g.find("target"));
-  expect_error([&] { model->run(rt, "text"); }, "run: this model's files hold no tokenizer");
-  expect_error([&] { model->run_ids(rt, source); }, "is an encoder-decoder model: run it on a source and a target");
-  expect_error([&] { model->run_pair(rt, {}, target); }, "run: the source has no tokens");
-  expect_error([&] { model->run_pair(rt, source, {}); }, "run: the target has no tokens");
-  expect_error([&] { model->run_pair(rt, {0, 50}, target); }, "id 50 at position 1 of the source is outside");
-  expect_error([&] { model->run_pair(rt, source, std::vector<std::int32_t>(33, 5)); },
+  expect_error([&] { model->run(rt, Input::pair(SequenceInput::of_text("text"), SequenceInput::of_ids(target))); },
+               "run: this model's files hold no tokenizer");
+  expect_error([&] { model->run(rt, Input::ids(source)); },
+               "is an encoder-decoder model: run it on a source and a target");
+  expect_error([&] { model->run(rt, pair({}, target)); }, "run: the source has no tokens");
+  expect_error([&] { model->run(rt, pair(source, {})); }, "run: the target has no tokens");
+  expect_error([&] { model->run(rt, pair({0, 50}, target)); }, "id 50 at position 1 of the source is outside");
+  expect_error([&] { model->run(rt, pair(source, std::vector<std::int32_t>(33, 5))); },
                "the target has 33 tokens, more than the decoder's 32 positions");
+  expect_error(
+      [&] {
+        model->run(rt, Input::pair(SequenceInput::of_ids(source), SequenceInput::of_pixels(Tensor({3, 4, 4}))));
+      },
+      "is not a vision model");
   RunOptions o;
   o.ablate_heads = {{3, 0}};
-  expect_error([&] { model->run_pair(rt, source, target, o); }, "outside the decoder's 3 layers × 4 heads");
+  expect_error([&] { model->run(rt, pair(source, target), o); }, "outside the decoder's 3 layers × 4 heads");
   o = {};
   o.logit_lens = true;
-  expect_error([&] { model->run_pair(rt, source, target, o); }, "logitLens");
+  expect_error([&] { model->run(rt, pair(source, target), o); }, "logitLens");
   // A source past the encoder's positions is cut, visibly.
-  const PairRun cut = model->run_pair(rt, std::vector<std::int32_t>(40, 7), target);
-  EXPECT_TRUE(cut.source.truncated);
-  EXPECT_EQ(cut.source.total_tokens, 40);
-  EXPECT_EQ(cut.source.ids.size(), 32u);
-  EXPECT_EQ(cut.cross.shape, (Shape{3, 4, 6, 32}));
+  const RunResult cut = model->run(rt, pair(std::vector<std::int32_t>(40, 7), target));
+  EXPECT_TRUE(cut.sequence("source").truncated);
+  EXPECT_EQ(cut.sequence("source").total_tokens, 40);
+  EXPECT_EQ(cut.sequence("source").ids.size(), 32u);
+  EXPECT_EQ(cut.map("cross").attentions.shape, (Shape{3, 4, 6, 32}));
   // A one-stack model has no pair to run.
   const auto decoder = Model::load(testing::decoders::cases().front().files);
-  expect_error([&] { decoder->run_pair(rt, source, target); }, "is not an encoder-decoder model");
+  expect_error([&] { decoder->run(rt, pair(source, target)); }, "is not an encoder-decoder model");
 
   // Bad configs and checkpoints name what is wrong.
   const ModelFiles f = files_of(g);

@@ -50,25 +50,28 @@ TEST(Vision, EveryMapAndOutputMatchesTorchvision) {
         const Tensor pixels = tensor(*run.find("pixels"));
         SCOPED_TRACE(g.find("name")->string() + " at " + format_shape(pixels.shape) + ", " + std::to_string(threads) +
                      " thread(s)");
-        const ImageRun r = model->run_pixels(rt, pixels);
+        RunOptions norms;
+        norms.token_norms = true;
+        const RunResult r = model->run(rt, Input::pixels(pixels), norms);
         std::vector<std::string> tokens;
         for (const Json& t : run.find("tokens")->array()) tokens.push_back(t.string());
-        EXPECT_EQ(r.run.tokens, tokens);
+        const Sequence& image = r.sequence("image");
+        EXPECT_EQ(image.tokens, tokens);
         const auto& grid = run.find("grid")->array();
-        EXPECT_EQ(r.rows, static_cast<std::int64_t>(grid[0].number()));
-        EXPECT_EQ(r.cols, static_cast<std::int64_t>(grid[1].number()));
-        EXPECT_LE(max_difference(r.run.attentions, tensor(*run.find("attentions"))), 1e-5);
-        EXPECT_LE(max_difference(r.run.hidden, tensor(*run.find("hidden"))), 1e-4);
-        EXPECT_LE(max_difference(r.token_norms, tensor(*run.find("token_norms"))), 1e-4);
+        EXPECT_EQ(image.rows, static_cast<std::int64_t>(grid[0].number()));
+        EXPECT_EQ(image.cols, static_cast<std::int64_t>(grid[1].number()));
+        EXPECT_LE(max_difference(r.map("self").attentions, tensor(*run.find("attentions"))), 1e-5);
+        EXPECT_LE(max_difference(r.hidden(), tensor(*run.find("hidden"))), 1e-4);
+        EXPECT_LE(max_difference(r.stacks[0].token_norms, tensor(*run.find("token_norms"))), 1e-4);
         EXPECT_EQ(r.pixels.data, pixels.data);
         if (const Json* pooled = run.find("pooled"))
-          EXPECT_LE(max_difference(r.pooled, vector_of(*pooled)), 1e-4);
+          EXPECT_LE(max_difference(r.embedding, vector_of(*pooled)), 1e-4);
         else
-          EXPECT_TRUE(r.pooled.empty());
+          EXPECT_TRUE(r.embedding.empty());
         if (const Json* e = run.find("image_embeds")) EXPECT_LE(max_difference(r.image_embedding, vector_of(*e)), 1e-4);
         if (const Json* logits = run.find("logits")) {
           const Tensor want = vector_of(*logits);
-          EXPECT_LE(max_difference(r.logits, want), 1e-4);
+          EXPECT_LE(max_difference(r.label_logits, want), 1e-4);
           ASSERT_EQ(r.labels.size(), std::min<std::size_t>(5, want.data.size()));
           const auto best = std::max_element(want.data.begin(), want.data.end()) - want.data.begin();
           EXPECT_EQ(r.labels[0].id, best);
@@ -89,20 +92,21 @@ TEST(Vision, MapLayersAndAblationActOnPatchTokens) {
   Runtime rt(1);
   const auto model = Model::load(files_of(*g));
   const Tensor pixels = tensor(*g->find("runs")->array().back().find("pixels"));
-  const ImageRun all = model->run_pixels(rt, pixels);
+  const RunResult all = model->run(rt, Input::pixels(pixels));
   RunOptions o;
   o.map_layers = std::vector<std::int64_t>{1};
-  const ImageRun one = model->run_pixels(rt, pixels, o);
-  ASSERT_EQ(one.run.map_layers, std::vector<std::int64_t>{1});
-  const std::int64_t block = static_cast<std::int64_t>(all.run.attentions.data.size()) / model->info().layers;
-  EXPECT_TRUE(std::equal(one.run.attentions.data.begin(), one.run.attentions.data.end(),
-                         all.run.attentions.data.begin() + block));
+  const RunResult one = model->run(rt, Input::pixels(pixels), o);
+  ASSERT_EQ(one.map("self").map_layers, std::vector<std::int64_t>{1});
+  const Tensor &one_maps = one.map("self").attentions, &all_maps = all.map("self").attentions;
+  const std::int64_t block = static_cast<std::int64_t>(all_maps.data.size()) / model->info().layers;
+  EXPECT_TRUE(std::equal(one_maps.data.begin(), one_maps.data.end(), all_maps.data.begin() + block));
+  EXPECT_EQ(max_difference(one.hidden(), all.hidden()), 0.0);  // the other layers ran fused, to the same output
   RunOptions ablate;
   ablate.ablate_heads = {{0, 1}};
-  const ImageRun ablated = model->run_pixels(rt, pixels, ablate);
-  EXPECT_GT(max_difference(ablated.run.hidden, all.run.hidden), 1e-4);  // head 1 of layer 0 mattered
+  const RunResult ablated = model->run(rt, Input::pixels(pixels), ablate);
+  EXPECT_GT(max_difference(ablated.hidden(), all.hidden()), 1e-4);  // head 1 of layer 0 mattered
   ablate.ablate_heads = {{9, 0}};
-  expect_error([&] { model->run_pixels(rt, pixels, ablate); }, "ablateHeads names layer 9");
+  expect_error([&] { model->run(rt, Input::pixels(pixels), ablate); }, "ablateHeads names layer 9");
 }
 
 TEST(Vision, PositionTableInterpolationMatchesTorch) {
@@ -124,16 +128,22 @@ TEST(Vision, PositionTableInterpolationMatchesTorch) {
 TEST(Vision, TextAndImagesGoToTheirOwnModels) {
   Runtime rt(1);
   const auto vit = Model::load(files_of(goldens().find("cases")->array().front()));
-  expect_error([&] { vit->run_ids(rt, {1, 2, 3}); }, "is a vision model: run it on an image");
-  expect_error([&] { vit->run_pixels(rt, Tensor({3, 4, 4})); }, "pixels must be [3, H, W] with H and W at least");
+  expect_error([&] { vit->run(rt, Input::ids({1, 2, 3})); }, "is a vision model: run it on an image");
+  expect_error([&] { vit->run(rt, Input::text("a cat")); }, "is a vision model: run it on an image");
+  expect_error(
+      [&] {
+        vit->run(rt, Input::pixels(Tensor({3, 4, 4})));
+      },
+      "pixels must be [3, H, W] with H and W at least");
   Tensor nan({3, 32, 32});
   nan.data[7] = std::nanf("");
-  expect_error([&] { vit->run_pixels(rt, nan); }, "at index 7");
+  expect_error([&] { vit->run(rt, Input::pixels(nan)); }, "at index 7");
   RunOptions lens;
   lens.top_k = 3;
-  expect_error([&] { vit->run_pixels(rt, Tensor({3, 32, 32}), lens); }, "topK, logitLens");
+  expect_error([&] { vit->run(rt, Input::pixels(Tensor({3, 32, 32})), lens); }, "topK, logitLens");
+  expect_error([&] { vit->generate(rt, Input::pixels(Tensor({3, 32, 32})), 0); }, "is not a language model");
   // The model is still usable after each error.
-  EXPECT_EQ(vit->run_pixels(rt, Tensor({3, 32, 32})).rows, 4);
+  EXPECT_EQ(vit->run(rt, Input::pixels(Tensor({3, 32, 32}))).sequence("image").rows, 4);
 }
 
 TEST(Vision, BrokenConfigsAndCheckpointsAreNamed) {

@@ -60,6 +60,19 @@ describe('default model: Universal Sentence Encoder lite', () => {
     expect(model.info).toEqual({
       name: 'Universal Sentence Encoder lite',
       architecture: 'UniversalSentenceEncoderLite',
+      input: 'text',
+      stacks: [
+        {
+          name: 'encoder',
+          layers: 2,
+          heads: 4,
+          kvHeads: 4,
+          headDim: 128,
+          maxTokens: 128,
+          causal: false,
+          window: [0, 0],
+        },
+      ],
       layers: 2,
       heads: 4,
       dModel: 512,

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, MapSet } from '../../dist/node.js';
 import { goldenModelFiles } from '../golden-models.mjs';
 import { decoderCheckpoint } from '../llm/checkpoints.mjs';
+import { SEQ2SEQ_GOLDENS, seq2seqFiles } from '../seq2seq.mjs';
+import { DINOV2_PREPROCESSOR, dinov2Files, testImage } from '../vision.mjs';
 import { BUILDS, engineFor } from './engines.js';
 
 describe.each(BUILDS)('$build build', ({ build, threads }) => {
@@ -110,4 +112,125 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       engine.rollout({ ...cross, shape: [1, 1, 3, 3], attentions: new Float32Array(9).fill(1 / 3) }),
     ).toThrowError(/^rollout: not defined here/);
   });
+  it('every map set names its sequences and its layers, and a model says which sets its runs return', async () => {
+    const bert = await engine.loadModel({ files: goldenModelFiles('bert') });
+    expect(bert.info.input).toBe('text');
+    expect(bert.info.stacks.map((s) => [s.name, s.layers, s.causal])).toEqual([['encoder', bert.info.layers, false]]);
+    const self = bert.run([5, 9, 12]).maps.self!;
+    expect([self.querySequence, self.keySequence]).toEqual(['text', 'text']);
+    expect(self.mapLayers).toEqual(self.layers); // the deprecated name holds the same list
+    bert.dispose();
+    const g = SEQ2SEQ_GOLDENS[0];
+    const pair = await engine.loadModel({ files: seq2seqFiles(g) });
+    expect(pair.info.stacks.map((s) => [s.name, s.layers, s.causal])).toEqual([
+      ['encoder', pair.info.encoderLayers, false],
+      ['decoder', pair.info.layers, true],
+    ]);
+    const { encoder, decoder, cross } = pair.run({ source: g.source, target: g.target }).maps;
+    expect([encoder, decoder, cross].map((m) => [m.querySequence, m.keySequence])).toEqual([
+      ['source', 'source'],
+      ['target', 'target'],
+      ['target', 'source'],
+    ]);
+    pair.dispose();
+  });
+
+  it('rollout and flow computed with the run are the engine functions on its maps; an image run has them too', async () => {
+    const model = await engine.loadModel({ files: decoderCheckpoint({ arch: 'llama', tokenizer: true }).files });
+    const ids = [5, 9, 12, 3, 7, 9];
+    for (const residual of [true, false]) {
+      const r = model.run(ids, { rollout: { residual }, flow: { residual, rows: [2, 5] }, reusePrefix: false });
+      const [layers, , n] = r.shape;
+      const rollout = engine.rollout(r, { residual }).data.slice((layers - 1) * n * n);
+      expect(r.maps.self!.rollout!.shape).toEqual([n, n]);
+      expect(Array.from(r.maps.self!.rollout!.data)).toEqual(Array.from(rollout));
+      const flow = engine.attentionFlow(r, { residual, rows: [2, 5] });
+      expect(r.maps.self!.flow!.shape).toEqual([2, n]);
+      expect(worst(r.maps.self!.flow!.data, flow.data)).toBeLessThan(1e-6);
+    }
+    // Every row by default; none without the option.
+    expect(model.run(ids, { flow: {}, reusePrefix: false }).maps.self!.flow!.shape).toEqual([ids.length, ids.length]);
+    expect(model.run(ids).maps.self!.rollout).toBeUndefined();
+    // It needs every layer's maps, in order.
+    expect(() => model.run(ids, { rollout: {}, mapLayers: [1] })).toThrowError(/rollout and flow read every layer/);
+    expect(() => model.run(ids, { rollout: 'yes' as never })).toThrowError(/rollout/);
+    model.dispose();
+    const vision = await engine.loadModel({
+      files: dinov2Files({ registers: 4 }),
+    });
+    const { data, width, height } = testImage(40, 30, 'gradient');
+    const r = vision.run({ image: { data, width, height } }, { rollout: { residual: true } });
+    const [layers, , n] = r.shape;
+    expect(Array.from(r.maps.self.rollout!.data)).toEqual(
+      Array.from(engine.rollout(r, { residual: true }).data.slice((layers - 1) * n * n)),
+    );
+    vision.dispose();
+    // An encoder-decoder's self-attention sets each get theirs, or the one `set` names; cross-attention none.
+    const g = SEQ2SEQ_GOLDENS[0];
+    const pair = await engine.loadModel({ files: seq2seqFiles(g) });
+    const both = pair.run({ source: g.source, target: g.target }, { rollout: {} });
+    for (const name of ['encoder', 'decoder'] as const) {
+      const set = both.maps[name];
+      const [l, , m] = set.shape;
+      expect(Array.from(set.rollout!.data)).toEqual(Array.from(engine.rollout(set).data.slice((l - 1) * m * m)));
+    }
+    expect(both.maps.cross.rollout).toBeUndefined();
+    const one = pair.run({ source: g.source, target: g.target }, { flow: { set: 'decoder', rows: [1] } });
+    expect(one.maps.decoder.flow!.shape).toEqual([1, g.target.length]);
+    expect(one.maps.encoder.flow).toBeUndefined();
+    expect(() => pair.run({ source: g.source, target: g.target }, { flow: { set: 'nowhere' } })).toThrowError(
+      /no map set "nowhere" \(it has encoder, decoder, cross\)/,
+    );
+    pair.dispose();
+  });
+
+  it("a vision model reports the normalization its engine applies, preprocessor_config.json's or the class's", async () => {
+    const files = dinov2Files();
+    const own = await engine.loadModel({
+      files: { ...files, 'preprocessor_config.json': new TextEncoder().encode(JSON.stringify(DINOV2_PREPROCESSOR)) },
+    });
+    expect(own.info.imageNormalization).toEqual({
+      processor: 'BitImageProcessor',
+      fromFile: true,
+      rescale: DINOV2_PREPROCESSOR.rescale_factor,
+      mean: DINOV2_PREPROCESSOR.image_mean,
+      std: DINOV2_PREPROCESSOR.image_std,
+    });
+    own.dispose();
+    const bare = { ...files };
+    delete bare['preprocessor_config.json'];
+    const none = await engine.loadModel({ files: bare });
+    expect(none.info.imageNormalization).toMatchObject({
+      fromFile: false,
+      mean: [0.5, 0.5, 0.5],
+      std: [0.5, 0.5, 0.5],
+    });
+    // The picture drawn back from the model's input with them is the image the model read (within rounding).
+    const { data, width, height } = testImage(16, 16, 'gradient');
+    const r = none.run({ image: { data, width, height } });
+    expect(r.pixels.shape[0]).toBe(3);
+    none.dispose();
+  });
+
+  it("tokenNorms: each token's norm at the input and after every layer, from the run", async () => {
+    const model = await engine.loadModel({ files: goldenModelFiles('bert') });
+    const r = model.run([5, 9, 12, 3], { tokenNorms: true, returnProjections: true });
+    expect(r.tokenNorms!.shape).toEqual([model.info.layers + 1, 4]);
+    // Row l is the norm of what layer l's projections read, before its norm (BERT is post-LN: its input itself).
+    const x = r.inputs![1];
+    const d = x.shape[1];
+    for (let i = 0; i < 4; i++) {
+      let sum = 0;
+      for (let j = 0; j < d; j++) sum += x.data[i * d + j] ** 2;
+      expect(r.tokenNorms!.data[1 * 4 + i]).toBeCloseTo(Math.sqrt(sum), 3);
+    }
+    expect(model.run([5, 9]).tokenNorms).toBeUndefined();
+    model.dispose();
+  });
 });
+
+function worst(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let w = 0;
+  for (let i = 0; i < a.length; i++) w = Math.max(w, Math.abs(a[i] - b[i]));
+  return w;
+}

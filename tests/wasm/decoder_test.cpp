@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "../cpp/decoder_checkpoints.hpp"
-#include "models/transformer.hpp"
+#include "models/transformer_model.hpp"
 
 using namespace attnscope;
 using namespace attnscope::testing::decoders;
@@ -17,22 +17,22 @@ int main() {
   const Runtime rt(2);
   for (const Case& c : cases()) {
     const auto model = Model::load(c.files);
-    const transformer::Parts parts = transformer::parts_of(*model);
-    const std::vector<std::int32_t> ids = some_ids(11, parts.config->vocab, 3);
+    const std::vector<std::int32_t> ids = some_ids(11, model->info().vocab_size, 3);
     RunOptions o;
     o.return_logits = true;
-    const ModelRun r = model->run_ids(rt, ids, o);
-    const transformer::ReferenceRun ref = transformer::reference_forward(*parts.config, *parts.weights, ids);
+    const RunResult r = model->run(rt, Input::ids(ids), o);
+    const Tensor& self = r.map("self").attentions;
+    const transformer::ReferenceRun ref = transformer::reference_forward(*transformer::transformer_of(*model), ids);
     double attention = 0, logits = 0, cached = 0;
     for (std::size_t i = 0; i < ref.attentions.size(); ++i)
-      attention = std::max(attention, std::abs(r.attentions.data[i] - ref.attentions[i]));
+      attention = std::max(attention, std::abs(self.data[i] - ref.attentions[i]));
     for (std::size_t i = 0; i < ref.logits.size(); ++i)
       logits = std::max(logits, std::abs(r.logits.data[i] - ref.logits[i]));
-    auto g = model->generate(rt, std::vector<std::int32_t>(ids.begin(), ids.begin() + 5), 1);
+    auto g = model->generate(rt, Input::ids({ids.begin(), ids.begin() + 5}), 1);
     for (std::size_t i = 5; i < ids.size(); ++i) g->append(rt, ids[i]);
     const Tensor maps = g->attentions();
     for (std::size_t i = 0; i < maps.data.size(); ++i)
-      cached = std::max(cached, double(std::abs(maps.data[i] - r.attentions.data[i])));
+      cached = std::max(cached, double(std::abs(maps.data[i] - self.data[i])));
     // Greedy steps take the head's screen (kernels/screened_argmax.hpp) where it is float32: the same tokens as
     // the argmax of the whole logits, which next_logits() computes before each step of the second generation.
     SamplingOptions greedy;
@@ -42,8 +42,8 @@ int main() {
     suppressed.banned = {ids[1], ids[2]};
     int differ = 0;
     for (const SamplingOptions& s : {greedy, suppressed}) {
-      auto screened = model->generate(rt, std::vector<std::int32_t>(ids.begin(), ids.begin() + 3), 1);
-      auto whole = model->generate(rt, std::vector<std::int32_t>(ids.begin(), ids.begin() + 3), 1);
+      auto screened = model->generate(rt, Input::ids({ids.begin(), ids.begin() + 3}), 1);
+      auto whole = model->generate(rt, Input::ids({ids.begin(), ids.begin() + 3}), 1);
       for (int t = 0; t < 12; ++t) {
         whole->next_logits(rt);
         differ += screened->step(rt, s) != whole->step(rt, s);

@@ -2,7 +2,6 @@
 // analysis functions (cpp/bindings/analysis.cpp): checks what JS types can get
 // wrong, lets C++ check shapes and values, and throws its { error } messages.
 import type { AttentionMaps, Comparison, FlowOptions, HeadSummary, MapSet, Tensor } from './types.js';
-import { whyNoFlow } from './map-sets.js';
 import type { RawAnalysis } from './raw.js';
 import { checkOptions, checkTensor, typeName } from './checks.js';
 
@@ -47,6 +46,19 @@ export function summariesOf(s: Tensor, layers?: readonly number[]): HeadSummary[
       });
     }
   return out;
+}
+
+/**
+ * Why rollout and attention flow are not defined on these maps, or undefined when they are. Both multiply each
+ * layer's maps into the next layer's: each layer's keys must be the tokens the previous layer's queries were, one
+ * sequence attending to itself.
+ */
+export function whyNoFlow(maps: { kind?: unknown; shape: readonly number[] }): string | undefined {
+  if (maps.shape.length !== 4) return undefined; // not maps at all: the engine's shape check says what is wrong
+  const [, , nq, nk] = maps.shape;
+  if (maps.kind === 'cross' || nq !== nk)
+    return `these are cross-attention maps (${nq} queries × ${nk} keys): rollout and flow follow attention back through the layers of one sequence attending to itself, and cross-attention's keys are another sequence's tokens`;
+  return undefined;
 }
 
 /** The maps for rollout or flow, or an Error saying why they are not defined on them. */

@@ -11,8 +11,8 @@ import type {
   PairGenerateResult,
 } from './types.js';
 import { checkOptions, message, typeName } from './checks.js';
-import { type RawEngine, type RawGenerationHandle, type RawModelHandle, orThrow } from './raw.js';
-import { selfMaps } from './map-sets.js';
+import { type RawEngine, type RawGenerationHandle, type RawModelHandle, type RawSequence, orThrow } from './raw.js';
+import { mapSetsOf, selfMaps } from './map-sets.js';
 
 const GENERATE_OPTIONS = {
   maxNewTokens: 'number',
@@ -217,26 +217,43 @@ export async function generatePair(
     // rows token by token. A beam search keeps none (the winner's maps come from a teacher-forced run of it), and
     // 'rows' or false keep none.
     const done = o.beams === 1 ? orThrow(generation.result()) : undefined;
-    const run = done?.source ? undefined : orThrow(handle.runPair(engine(), source, Int32Array.from(target), {}));
-    const s = run?.source ?? done!.source!;
-    const t = run?.target ?? { ...done!, mapLayers: Array.from({ length: info.layers }, (_, l) => l) };
-    const cross = run?.cross ?? done!.cross;
-    const set = (
-      kind: MapSet['kind'],
-      causal: boolean,
-      rows: string[],
-      cols: string[],
-      m: { data: Float32Array; shape: number[] },
-      layers = t.mapLayers,
-    ): MapSet => ({
-      kind,
-      causal,
-      queryTokens: rows,
-      keyTokens: cols,
-      attentions: m.data,
-      shape: m.shape as MapSet['shape'],
-      layers,
-    });
+    const run = done?.encoder
+      ? undefined
+      : orThrow(handle.run(engine(), { source, target: Int32Array.from(target) }, {}));
+    // The generation's own maps are the sets a run names, over the sequences it names.
+    let maps: PairGenerateResult['maps'];
+    let s: RawSequence;
+    let t: { tokens: string[]; ids: Int32Array };
+    if (run) {
+      maps = mapSetsOf(run.maps, run.sequences);
+      [s] = run.sequences;
+      t = run.sequences[1];
+    } else {
+      s = done!.source!;
+      t = done!;
+      const every = Array.from({ length: info.layers }, (_, l) => l);
+      const kvHead = Int32Array.from({ length: info.heads }, (_, h) => h);
+      const sequences: RawSequence[] = [
+        s,
+        { ...s, name: 'target', tokens: t.tokens, ids: t.ids, special: done!.special },
+      ];
+      maps = mapSetsOf(
+        [
+          done!.encoder!,
+          {
+            name: 'decoder',
+            queries: 1,
+            keys: 1,
+            causal: true,
+            attentions: done!.attentions!,
+            mapLayers: every,
+            kvHead,
+          },
+          { name: 'cross', queries: 1, keys: 0, causal: false, attentions: done!.cross!, mapLayers: every, kvHead },
+        ],
+        sequences,
+      );
+    }
     const kept = run ? o.maps !== 'none' : o.maps === 'all';
     return {
       text: decode(target, true),
@@ -244,13 +261,7 @@ export async function generatePair(
       sourceIds: s.ids,
       targetTokens: t.tokens,
       targetIds: t.ids,
-      maps: kept
-        ? {
-            encoder: set('self', false, s.tokens, s.tokens, s.attentions!, s.mapLayers),
-            decoder: set('self', true, t.tokens, t.tokens, t.attentions!),
-            cross: set('cross', false, t.tokens, s.tokens, cross!),
-          }
-        : {},
+      maps: kept ? maps : {},
       truncated: s.truncated,
       stopReason,
       seed: o.seed,

@@ -4,6 +4,43 @@
  */
 import type { MultiHeadParams, Tensor } from './attention-types.js';
 
+/** One stack of the transformer block, as {@link ModelInfo.stacks} lists them. */
+export interface StackInfo {
+  /** `encoder` (bidirectional) or `decoder` (causal; an encoder-decoder's reads the encoder through cross-attention). */
+  name: 'encoder' | 'decoder';
+  /** Its blocks. */
+  layers: number;
+  /** Query heads per layer. */
+  heads: number;
+  /** Key/value heads (fewer than `heads` under grouped-query attention). */
+  kvHeads: number;
+  /** `d_k` (= `d_v`) of every head. */
+  headDim: number;
+  /** The longest sequence it runs: a longer one is truncated (and the result says so). */
+  maxTokens: number;
+  /** A token sees only itself and the tokens before it. */
+  causal: boolean;
+  /** Per layer: 0 for full attention, else the width of its sliding window. */
+  window: number[];
+}
+
+/**
+ * How a vision model's engine turns an image's pixels into its input, after its resize and crop: per channel,
+ * `v = (p · rescale − mean) / std`. Undo it to draw the model's input ({@link ImageRunResult.pixels}) as a picture.
+ */
+export interface ImageNormalization {
+  /** The image processor class whose rules apply, e.g. `ViTImageProcessor`. */
+  processor: string;
+  /** Whether the numbers come from the model's `preprocessor_config.json` (else its processor class's defaults). */
+  fromFile: boolean;
+  /** What a byte is multiplied by first (1/255), or 1. */
+  rescale: number;
+  /** Per channel (R, G, B); 0 where the processor does not normalize. */
+  mean: [number, number, number];
+  /** Per channel; 1 where the processor does not normalize. */
+  std: [number, number, number];
+}
+
 /** What {@link Model.info} reports. */
 export interface ModelInfo {
   /**
@@ -13,7 +50,14 @@ export interface ModelInfo {
   name: string;
   /** config.json's `architectures[0]`, e.g. `UniversalSentenceEncoderLite`. */
   architecture: string;
-  /** Transformer blocks, each with its own attention maps. */
+  /** What it reads: text (as token ids), or an image (as patches). */
+  input: 'text' | 'image';
+  /**
+   * Its stacks of the transformer block: one (an encoder, a decoder), or an encoder then a decoder. A run's map sets
+   * follow from them: `self` for one stack; `encoder`, `decoder` and `cross` for two.
+   */
+  stacks: StackInfo[];
+  /** Transformer blocks, each with its own attention maps (the last stack's: an encoder-decoder's decoder's). */
   layers: number;
   /** Query heads per layer: the maps of a layer are `[heads, n, n]`. */
   heads: number;
@@ -74,6 +118,8 @@ export interface ModelInfo {
   registers?: number;
   /** Vision classifiers: the class names by id (`id2label`); empty for models without a classifier. */
   labels?: string[];
+  /** Vision models: how the engine normalizes an image's pixels (to draw {@link ImageRunResult.pixels} again). */
+  imageNormalization?: ImageNormalization;
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -194,6 +240,22 @@ export interface RunOptions {
   /** Also summarize every returned head ({@link ModelRunResult.headSummaries}), in the engine. Default false. */
   headSummaries?: boolean;
   /**
+   * Also each token's hidden-state norm at the stack's input and after every layer ({@link ModelRunResult.tokenNorms};
+   * an image's run always has them). Default false.
+   */
+  tokenNorms?: boolean;
+  /**
+   * Attention rollout through every layer, computed with the run where its maps are, without handing them back
+   * ({@link Engine.rollout}'s, the last layer's): each self-attention map set's {@link MapSet.rollout}, or only the
+   * one `set` names (`encoder`, `decoder`). The run must return that set's every layer.
+   */
+  rollout?: FlowOptions & { set?: string };
+  /**
+   * Attention flow, computed with the run ({@link Engine.attentionFlow}'s): each self-attention map set's
+   * {@link MapSet.flow} (or only `set`'s), for the output tokens `rows` (default every one).
+   */
+  flow?: FlowOptions & { rows?: number[]; set?: string };
+  /**
    * An array to write the maps into instead of a new one, reused from run to run: `attentions` is then its first
    * `layers × heads × n × n` values (the array itself when that is its length, else a subarray of it), every one
    * written. A new array of hundreds of MB costs a first write to every page (a DINOv2-S run at 518² returns 540 MB
@@ -241,10 +303,25 @@ export interface MapSet {
   keyTokens: string[];
   /** `[layers.length, heads, queryTokens.length, keyTokens.length]`. */
   attentions: Float32Array;
-  /** `attentions`' shape, `[layers.length, heads, queryTokens.length, keyTokens.length]`. */
+  /** `attentions`' shape, `[mapLayers.length, heads, queryTokens.length, keyTokens.length]`. */
   shape: [number, number, number, number];
-  /** Which of the stack's layers `attentions` holds, in its order. */
+  /** Which of the stack's layers `attentions` holds, in its order (every set a run returns has it). */
+  mapLayers?: number[];
+  /**
+   * The same list as `mapLayers`.
+   * @deprecated `layers` is a count everywhere else ({@link ModelInfo.layers}): read `mapLayers`.
+   */
   layers: number[];
+  /** The sequence of the rows: `text`, `image`, `source` or `target` (every set a run returns has it). */
+  querySequence?: string;
+  /** The sequence of the columns: the rows' own in self-attention (every set a run returns has it). */
+  keySequence?: string;
+  /** With {@link RunOptions.headSummaries}: each head's summary (self-attention only). */
+  headSummaries?: HeadSummary[];
+  /** With {@link RunOptions.rollout}: `[n, n]`, the last layer's rollout (self-attention only). */
+  rollout?: Tensor;
+  /** With {@link RunOptions.flow}: `[rows, n]` (self-attention only). */
+  flow?: Tensor;
 }
 
 /**
@@ -294,6 +371,8 @@ export interface ModelRunResult {
   v?: Tensor[];
   /** Per layer: X `[n, d_in]`, the matrix the projections multiply (after LayerNorm in pre-LN models), with `returnProjections`. */
   inputs?: Tensor[];
+  /** With {@link RunOptions.tokenNorms}: `[layers + 1, n]`, each token's hidden-state norm at the input and after each layer. */
+  tokenNorms?: Tensor;
   /** `[heads]`: the key/value head each query head reads (grouped-query attention shares them; else head h reads h). */
   kvHead?: Int32Array;
   /** With `topK`. */

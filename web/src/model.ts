@@ -20,12 +20,13 @@ import type {
 } from './types.js';
 import { MAP_ARRAYS, checkInto, checkOptions, checkTensor, typeName } from './checks.js';
 import { generate, generatePair } from './generate.js';
-import { selfMaps } from './map-sets.js';
-import { summariesOf } from './analysis.js';
+import { mapSetsOf } from './map-sets.js';
 import {
   type RawEngine,
   type RawGenerationHandle,
+  type RawInput,
   type RawModelHandle,
+  type RawRun,
   type RawTokenizerHandle,
   orThrow,
   utf8,
@@ -42,6 +43,9 @@ const RUN_OPTIONS = {
   mapLayers: 'other',
   headSummaries: 'boolean',
   into: 'other',
+  tokenNorms: 'boolean',
+  rollout: 'other',
+  flow: 'other',
 } as const;
 
 /** Token ids as an Int32Array, or an Error naming the first bad one. */
@@ -136,6 +140,81 @@ function prepareText(op: string, text: unknown, normalization: string): string {
   return normalization ? wellFormed.normalize(normalization as 'NFKC' | 'NFD') : wellFormed;
 }
 
+/** A run of one text or ids: its one sequence and its `self` set, with what the stack and the heads made. */
+function textResult(r: RawRun): ModelRunResult {
+  const [sequence] = r.sequences;
+  const [self] = r.maps;
+  const [stack] = r.stacks;
+  const maps = mapSetsOf(r.maps, r.sequences);
+  return {
+    tokens: sequence.tokens,
+    special: sequence.special,
+    ids: sequence.ids,
+    attentions: self.attentions.data,
+    shape: self.attentions.shape as ModelRunResult['shape'],
+    mapLayers: self.mapLayers,
+    maps,
+    hidden: stack.hidden,
+    ...(r.embedding && { embedding: r.embedding }),
+    totalTokens: sequence.totalTokens,
+    truncated: sequence.truncated,
+    ...(stack.q && { q: stack.q, k: stack.k, v: stack.v, inputs: stack.inputs }),
+    ...(stack.tokenNorms && { tokenNorms: stack.tokenNorms }),
+    kvHead: self.kvHead,
+    ...(r.predictions && { predictions: r.predictions }),
+    ...(r.logitLens && { logitLens: r.logitLens }),
+    ...(r.logits && { logits: r.logits }),
+    ...(maps.self!.headSummaries && { headSummaries: maps.self!.headSummaries }),
+    ...(r.reusedTokens !== undefined && { reusedTokens: r.reusedTokens }),
+  };
+}
+
+/** A vision model's run: the image's sequence (its patch grid), its `self` set, and the image heads' outputs. */
+function imageResult(r: RawRun): ImageRunResult {
+  const [sequence] = r.sequences;
+  const [self] = r.maps;
+  const [stack] = r.stacks;
+  const maps = mapSetsOf(r.maps, r.sequences) as ImageRunResult['maps'];
+  return {
+    tokens: sequence.tokens,
+    special: sequence.special,
+    grid: sequence.grid!,
+    pixels: r.pixels!,
+    attentions: self.attentions.data,
+    shape: self.attentions.shape as ImageRunResult['shape'],
+    mapLayers: self.mapLayers,
+    maps,
+    hidden: stack.hidden,
+    tokenNorms: stack.tokenNorms!,
+    ...(r.embedding && { pooled: r.embedding }),
+    ...(r.imageEmbedding && { imageEmbedding: r.imageEmbedding }),
+    ...(r.labelLogits && { logits: r.labelLogits }),
+    labels: r.labels ?? [],
+    ...(maps.self.headSummaries && { headSummaries: maps.self.headSummaries }),
+  };
+}
+
+/** An encoder-decoder's run: the source and the target, the encoder's, decoder's and cross-attention's sets. */
+function pairResult(r: RawRun): PairRunResult {
+  const [source, target] = r.sequences;
+  const [encoder, decoder] = r.stacks;
+  return {
+    sourceTokens: source.tokens,
+    sourceIds: source.ids,
+    sourceSpecial: source.special,
+    targetTokens: target.tokens,
+    targetIds: target.ids,
+    targetSpecial: target.special,
+    maps: mapSetsOf(r.maps, r.sequences) as PairRunResult['maps'],
+    sourceHidden: encoder.hidden,
+    hidden: decoder.hidden,
+    totalSourceTokens: source.totalTokens,
+    truncated: source.truncated,
+    ...(r.predictions && { predictions: r.predictions }),
+    ...(r.logits && { logits: r.logits }),
+  };
+}
+
 export class WasmTokenizer implements Tokenizer {
   readonly info: { vocabSize: number };
   private readonly normalization: string;
@@ -221,119 +300,48 @@ export class WasmModel implements Model {
     input: string | ArrayLike<number> | PairInput | ImageInput,
     options?: RunOptions,
   ): ModelRunResult | PairRunResult | ImageRunResult {
-    if (isPair(input)) return this.runPair(input, options);
-    if (isImage(input)) return this.runImage(input, options);
     const op = 'run';
     const o = checkOptions(op, options, RUN_OPTIONS);
-    if (o.attentionMask !== undefined) o.attentionMask = attentionMaskOf(op, o.attentionMask);
-    checkInto(op, o.into, {}, MAP_ARRAYS);
-    const handle = this.live(op);
-    const r = handle.run(this.engine(), this.prepare(op, input), o);
-    if ('error' in r) throw new Error(r.error);
-    const { attentions, headSummaries, ...rest } = r;
-    const shape = attentions.shape as ModelRunResult['shape'];
-    const self = selfMaps(rest.tokens, attentions.data, shape, rest.mapLayers, this.info.causal);
-    return {
-      ...rest,
-      attentions: attentions.data,
-      shape,
-      maps: { self },
-      ...(headSummaries && { headSummaries: summariesOf(headSummaries, rest.mapLayers) }),
-    };
-  }
-
-  private runImage(input: ImageInput, options?: RunOptions): ImageRunResult {
-    const op = 'run';
-    const o = checkOptions(op, options, RUN_OPTIONS);
-    checkInto(op, o.into, 'pixels' in input ? { pixels: input.pixels } : {}, MAP_ARRAYS);
-    if (!this.info.vision)
-      throw new Error(
-        `${op}: ${this.info.name} (${this.info.architecture}) is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP`,
-      );
-    const handle = this.live(op);
-    let image: Parameters<RawModelHandle['runImage']>[1];
-    if ('pixels' in input) {
-      checkTensor(op, 'pixels', input.pixels);
-      image = { pixels: input.pixels };
-    } else image = rgbaOf(op, input.image);
-    const r = orThrow(handle.runImage(this.engine(), image, o));
-    const { attentions, headSummaries, ids: _ids, embedding: _e, totalTokens: _t, truncated: _tr, ...rest } = r;
-    const shape = attentions.shape as ImageRunResult['shape'];
-    const self = selfMaps(rest.tokens, attentions.data, shape, rest.mapLayers, false);
-    return {
-      tokens: rest.tokens,
-      special: rest.special,
-      grid: rest.grid,
-      pixels: rest.pixels,
-      attentions: attentions.data,
-      shape,
-      mapLayers: rest.mapLayers,
-      maps: { self },
-      hidden: rest.hidden,
-      tokenNorms: rest.tokenNorms,
-      ...(rest.pooled && { pooled: rest.pooled }),
-      ...(rest.imageEmbedding && { imageEmbedding: rest.imageEmbedding }),
-      ...(rest.logits && { logits: rest.logits }),
-      labels: rest.labels,
-      ...(headSummaries && { headSummaries: summariesOf(headSummaries, rest.mapLayers) }),
-    };
-  }
-
-  private runPair(input: PairInput, options?: RunOptions): PairRunResult {
-    const op = 'run';
-    const o = checkOptions(op, options, RUN_OPTIONS);
-    if (!this.info.encoderDecoder)
-      throw new Error(
-        `${op}: ${this.info.name} (${this.info.architecture}) is not an encoder-decoder model; { source, target } needs one such as BART`,
-      );
-    if (o.attentionMask !== undefined) throw new Error(`${op}: attentionMask is for runs of one text`);
-    if (o.into !== undefined)
+    if (o.attentionMask !== undefined) {
+      if (isPair(input)) throw new Error(`${op}: attentionMask is for runs of one text`);
+      o.attentionMask = attentionMaskOf(op, o.attentionMask);
+    }
+    for (const name of ['rollout', 'flow'] as const)
+      if (o[name] !== undefined)
+        checkOptions(
+          `${op}: ${name}`,
+          o[name],
+          name === 'flow'
+            ? { residual: 'boolean', rows: 'other', set: 'other' }
+            : { residual: 'boolean', set: 'other' },
+        );
+    if (isPair(input) && o.into !== undefined)
       throw new Error(`${op}: into is for runs of one text or one image; a pair returns three sets of maps`);
-    const handle = this.live(op);
-    const r = orThrow(
-      handle.runPair(
-        this.engine(),
-        this.prepare(`${op}: source`, input.source),
-        this.prepare(`${op}: target`, input.target),
-        o,
-      ),
-    );
-    const { source, target } = r;
-    const set = (
-      kind: 'self' | 'cross',
-      causal: boolean,
-      rows: string[],
-      cols: string[],
-      t: Tensor,
-      layers: number[],
-    ) => ({
-      kind,
-      causal,
-      queryTokens: rows,
-      keyTokens: cols,
-      attentions: t.data,
-      shape: t.shape as [number, number, number, number],
-      layers,
-    });
-    return {
-      sourceTokens: source.tokens,
-      sourceIds: source.ids,
-      sourceSpecial: source.special,
-      targetTokens: target.tokens,
-      targetIds: target.ids,
-      targetSpecial: target.special,
-      maps: {
-        encoder: set('self', false, source.tokens, source.tokens, source.attentions, source.mapLayers),
-        decoder: set('self', true, target.tokens, target.tokens, target.attentions, target.mapLayers),
-        cross: set('cross', false, target.tokens, source.tokens, r.cross, target.mapLayers),
-      },
-      sourceHidden: source.hidden,
-      hidden: target.hidden,
-      totalSourceTokens: source.totalTokens,
-      truncated: source.truncated,
-      ...(target.predictions && { predictions: target.predictions }),
-      ...(target.logits && { logits: target.logits }),
-    };
+    checkInto(op, o.into, isImage(input) && 'pixels' in input ? { pixels: input.pixels } : {}, MAP_ARRAYS);
+    // An image's run always has its tokens' norms (ImageRunResult.tokenNorms).
+    if (isImage(input)) o.tokenNorms = true;
+    const r = orThrow(this.live(op).run(this.engine(), this.rawInput(op, input), o));
+    if (isPair(input)) return pairResult(r);
+    if (isImage(input)) return imageResult(r);
+    return textResult(r);
+  }
+
+  /** The input as the engine reads it: text normalized, ids checked, an image's RGBA bytes. */
+  private rawInput(op: string, input: string | ArrayLike<number> | PairInput | ImageInput): RawInput {
+    if (isPair(input))
+      return {
+        source: this.prepare(`${op}: source`, input.source),
+        target: this.prepare(`${op}: target`, input.target),
+      };
+    if (isImage(input)) {
+      if ('pixels' in input) {
+        checkTensor(op, 'pixels', input.pixels);
+        return { pixels: input.pixels };
+      }
+      return { image: rgbaOf(op, input.image) };
+    }
+    const prepared = this.prepare(op, input);
+    return typeof prepared === 'string' ? { text: prepared } : { ids: prepared };
   }
 
   logits(hidden: Tensor): Tensor {

@@ -22,43 +22,80 @@ export interface RawEngine {
   delete(): void;
 }
 
-/** A run as the bindings return it: `ModelRunResult` with `attentions` a tensor. */
-export type RawRun = Omit<import('./types.js').ModelRunResult, 'attentions' | 'shape' | 'maps' | 'headSummaries'> & {
+/** One sequence of a raw run: the tokens of a map set's rows or columns. */
+export interface RawSequence {
+  name: 'text' | 'image' | 'source' | 'target';
+  tokens: string[];
+  special: boolean[];
+  ids: Int32Array;
+  totalTokens: number;
+  truncated: boolean;
+  /** An image's patch grid. */
+  grid?: [number, number];
+}
+
+/** One map set of a raw run: its sequences by their index in `sequences`. */
+export interface RawMapSet {
+  name: 'self' | 'encoder' | 'decoder' | 'cross';
+  queries: number;
+  keys: number;
+  causal: boolean;
   attentions: Tensor;
+  mapLayers: number[];
+  kvHead: Int32Array;
   /** With `headSummaries`: `[held layers, heads, 6]`. */
   headSummaries?: Tensor;
-};
+  rollout?: Tensor;
+  flow?: Tensor;
+}
+
+/** What one stack of a raw run computed besides its maps. */
+export interface RawStack {
+  name: 'encoder' | 'decoder';
+  sequence: number;
+  hidden: Tensor;
+  q?: Tensor[];
+  k?: Tensor[];
+  v?: Tensor[];
+  inputs?: Tensor[];
+  tokenNorms?: Tensor;
+}
+
+/** A run as the bindings return it (cpp/bindings/results.cpp). */
+export interface RawRun {
+  sequences: RawSequence[];
+  maps: RawMapSet[];
+  stacks: RawStack[];
+  embedding?: Float32Array;
+  predictions?: import('./types.js').Predictions;
+  logitLens?: import('./types.js').LogitLens;
+  logits?: Tensor;
+  reusedTokens?: number;
+  pixels?: Tensor;
+  imageEmbedding?: Float32Array;
+  labelLogits?: Float32Array;
+  labels?: import('./types.js').ImageLabel[];
+}
+
+/** What a raw run reads: text (normalized), ids, a source and a target, an image's RGBA bytes, or a model's input. */
+export type RawInput =
+  | { text: string }
+  | { ids: Int32Array }
+  | { source: string | Int32Array; target: string | Int32Array }
+  | { image: { rgba: Uint8Array | Uint8ClampedArray; width: number; height: number } }
+  | { pixels: Tensor };
 
 export interface RawModelHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
   tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
-  /** `RunOptions` checked, with `attentionMask` as bytes; the result is `ModelRunResult` with `attentions` a tensor. */
+  /** The one run (cpp/bindings/model_handle.cpp): `RunOptions` checked, with `attentionMask` as bytes. */
   run(
     engine: RawEngine,
-    input: string | Int32Array,
+    input: RawInput,
     options: Omit<RunOptions, 'attentionMask'> & { attentionMask?: Uint8Array },
   ): { error: string } | RawRun;
-  /** An encoder-decoder's source and target: each `run()`'s raw result (the encoder's, the decoder's) and `cross`. */
-  runPair(
-    engine: RawEngine,
-    source: string | Int32Array,
-    target: string | Int32Array,
-    options: Omit<RunOptions, 'attentionMask'>,
-  ): { error: string } | { source: RawRun; target: RawRun; cross: Tensor };
-  /** A vision model's image (RGBA bytes) or input pixels: `run()`'s raw result with the image's own fields. */
-  runImage(
-    engine: RawEngine,
-    image: { rgba: Uint8Array | Uint8ClampedArray; width: number; height: number } | { pixels: Tensor },
-    options: Omit<RunOptions, 'attentionMask'>,
-  ):
-    | { error: string }
-    | (RawRun &
-        Pick<
-          import('./types.js').ImageRunResult,
-          'grid' | 'pixels' | 'tokenNorms' | 'pooled' | 'imageEmbedding' | 'labels'
-        > & { logits?: Float32Array });
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;
@@ -73,7 +110,7 @@ export interface RawStep {
   crossRows?: Float32Array;
 }
 
-/** A generation in progress (cpp/bindings/models.cpp): the KV cache and the maps' rows. */
+/** A generation in progress (cpp/bindings/generation_handle.cpp): the KV cache and the maps' rows. */
 export interface RawGenerationHandle {
   start(
     model: RawModelHandle,
@@ -124,16 +161,9 @@ export interface RawGenerationHandle {
         special: boolean[];
         reusedTokens: number;
         attentions?: { data: Float32Array; shape: number[] };
-        /** Encoder-decoders: the source as the encoder ran it (its maps when every row was kept). */
-        source?: {
-          ids: Int32Array;
-          tokens: string[];
-          special: boolean[];
-          mapLayers: number[];
-          totalTokens: number;
-          truncated: boolean;
-          attentions?: { data: Float32Array; shape: number[] };
-        };
+        /** Encoder-decoders: the source as the encoder ran it, and its maps when every row was kept. */
+        source?: RawSequence;
+        encoder?: RawMapSet;
         /** Encoder-decoders that kept every row: the cross maps of the whole target. */
         cross?: { data: Float32Array; shape: number[] };
       };

@@ -9,7 +9,7 @@
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
 #include "models/config.hpp"
-#include "models/transformer.hpp"
+#include "models/spec.hpp"
 
 namespace attnscope::transformer {
 
@@ -17,6 +17,18 @@ namespace {
 
 enum class Bias { none, qkv, attention_bias, llama };          // Qwen 2: q, k, v always; attention_bias: q, k, v, o
 enum class Windows { none, all, qwen, every_other, pattern };  // which layers attend through a sliding window
+// What reads the last stack: an LM head, nothing, a pooler, a classifier on [CLS] (with DeiT's distillation head
+// too: teacher), or CLIP's projection.
+enum class Output { lm, none, pooler, classifier, teacher, projection };
+// What else a row's name decides.
+enum Trait : unsigned {
+  kGemma = 1,    // (1 + w) norms, sandwich norms, √d embedding scale, query_pre_attn_scalar, tied by default
+  kQkNorm = 2,   // Qwen 3, Gemma 3
+  kPartial = 4,  // transformers applies partial_rotary_factor (Phi-3); the others' classes fail on it or ignore it
+  kSoftcap = 8,  // attention scores soft-capped (Gemma 2; Gemma 3 never caps them)
+  kDistillation = 16,  // DeiT: a distillation token after [CLS]
+  kRegisters = 32,     // DINOv2 with registers: register tokens, and the antialiased position interpolation
+};
 
 struct Row {
   const char* architecture;
@@ -24,61 +36,65 @@ struct Row {
   Family family;
   Bias bias;
   Windows windows;
-  bool gemma;    // (1 + w) norms, sandwich norms, √d embedding scale, query_pre_attn_scalar, tied by default
-  bool qk_norm;  // Qwen 3, Gemma 3
-  bool partial;  // transformers applies partial_rotary_factor (Phi-3); the others' classes fail on it or ignore it
+  unsigned traits;
+  Output output;
+  const char* nested;  // the sub-config that holds the model's settings ("" for config.json itself)
   // The config class's defaults.
   std::int64_t vocab, hidden, ffn, layers, heads, kv_heads, head_dim, max_positions;
   double theta, eps;
   const char* activation;
+
+  bool has(Trait t) const { return traits & t; }
 };
+
+constexpr unsigned kGemma2 = kGemma | kSoftcap, kGemma3 = kGemma | kQkNorm;
 
 // clang-format off
 const Row kRows[] = {
-  // architecture                    model_type     family         bias                  windows               gemma  qk_norm partial vocab   hidden ffn    layers heads kv head_dim max_pos theta eps   activation
-  {"LlamaForCausalLM",               "llama",       Family::llama, Bias::llama,          Windows::none,        false, false,  false,  32000,  4096,  11008, 32,    32,   0, 0,       2048,   1e4,  1e-6, "silu"},
-  {"MistralForCausalLM",             "mistral",     Family::llama, Bias::none,           Windows::all,         false, false,  false,  32000,  4096,  14336, 32,    32,   8, 0,       131072, 1e4,  1e-6, "silu"},
-  {"Qwen2ForCausalLM",               "qwen2",       Family::llama, Bias::qkv,            Windows::qwen,        false, false,  false,  151936, 4096,  22016, 32,    32,   0, 0,       32768,  1e4,  1e-6, "silu"},
-  {"Qwen3ForCausalLM",               "qwen3",       Family::llama, Bias::attention_bias, Windows::qwen,        false, true,   false,  151936, 4096,  22016, 32,    32,   0, 128,     32768,  1e4,  1e-6, "silu"},
-  {"Gemma2ForCausalLM",              "gemma2",      Family::llama, Bias::attention_bias, Windows::every_other, true,  false,  false,  256000, 2304,  9216,  26,    8,    4, 256,     8192,   1e4,  1e-6, "gelu_pytorch_tanh"},
-  {"Gemma3ForCausalLM",              "gemma3_text", Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
-  {"Gemma3ForConditionalGeneration", "gemma3",      Family::llama, Bias::attention_bias, Windows::pattern,     true,  true,   false,  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
-  {"Phi3ForCausalLM",                "phi3",        Family::phi3,  Bias::none,           Windows::all,         false, false,  true,   32064,  3072,  8192,  32,    32,   0, 0,       4096,   1e4,  1e-5, "silu"},
-  {"GPT2LMHeadModel",                "gpt2",        Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
-  {"GPT2Model",                      "gpt2",        Family::gpt2,  Bias::none,           Windows::none,        false, false,  false,  50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
+  // architecture                    model_type     family         bias                  windows               traits    output           nested          vocab   hidden ffn    layers heads kv head_dim max_pos theta eps   activation
+  {"LlamaForCausalLM",               "llama",       Family::llama, Bias::llama,          Windows::none,        0,        Output::lm,      "",             32000,  4096,  11008, 32,    32,   0, 0,       2048,   1e4,  1e-6, "silu"},
+  {"MistralForCausalLM",             "mistral",     Family::llama, Bias::none,           Windows::all,         0,        Output::lm,      "",             32000,  4096,  14336, 32,    32,   8, 0,       131072, 1e4,  1e-6, "silu"},
+  {"Qwen2ForCausalLM",               "qwen2",       Family::llama, Bias::qkv,            Windows::qwen,        0,        Output::lm,      "",             151936, 4096,  22016, 32,    32,   0, 0,       32768,  1e4,  1e-6, "silu"},
+  {"Qwen3ForCausalLM",               "qwen3",       Family::llama, Bias::attention_bias, Windows::qwen,        kQkNorm,  Output::lm,      "",             151936, 4096,  22016, 32,    32,   0, 128,     32768,  1e4,  1e-6, "silu"},
+  {"Gemma2ForCausalLM",              "gemma2",      Family::llama, Bias::attention_bias, Windows::every_other, kGemma2,  Output::lm,      "",             256000, 2304,  9216,  26,    8,    4, 256,     8192,   1e4,  1e-6, "gelu_pytorch_tanh"},
+  {"Gemma3ForCausalLM",              "gemma3_text", Family::llama, Bias::attention_bias, Windows::pattern,     kGemma3,  Output::lm,      "",             262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
+  {"Gemma3ForConditionalGeneration", "gemma3",      Family::llama, Bias::attention_bias, Windows::pattern,     kGemma3,  Output::lm,      "text_config",  262208, 2304,  9216,  26,    8,    4, 256,     131072, 1e6,  1e-6, "gelu_pytorch_tanh"},
+  {"Phi3ForCausalLM",                "phi3",        Family::phi3,  Bias::none,           Windows::all,         kPartial, Output::lm,      "",             32064,  3072,  8192,  32,    32,   0, 0,       4096,   1e4,  1e-5, "silu"},
+  {"GPT2LMHeadModel",                "gpt2",        Family::gpt2,  Bias::none,           Windows::none,        0,        Output::lm,      "",             50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
+  {"GPT2Model",                      "gpt2",        Family::gpt2,  Bias::none,           Windows::none,        0,        Output::lm,      "",             50257,  768,   0,     12,    12,   0, 0,       1024,   0,    1e-5, "gelu_new"},
   // Encoders: every size field is required, as their configs always write them.
-  {"BertModel",                      "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForMaskedLM",                "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForPreTraining",             "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForSequenceClassification",  "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForTokenClassification",     "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForQuestionAnswering",       "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForNextSentencePrediction",  "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"BertForMultipleChoice",          "bert",        Family::bert,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"DistilBertModel",                "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"DistilBertForMaskedLM",          "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"DistilBertForSequenceClassification", "distilbert", Family::distilbert, Bias::none,  Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"DistilBertForTokenClassification", "distilbert", Family::distilbert, Bias::none,     Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"DistilBertForQuestionAnswering", "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"DistilBertForMultipleChoice",    "distilbert",  Family::distilbert, Bias::none,      Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
-  {"UniversalSentenceEncoderLite",   "",            Family::use_lite, Bias::none,        Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-6, "relu"},
+  {"BertModel",                      "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForMaskedLM",                "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForPreTraining",             "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForSequenceClassification",  "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForTokenClassification",     "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForQuestionAnswering",       "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForNextSentencePrediction",  "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"BertForMultipleChoice",          "bert",        Family::bert,  Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertModel",                "distilbert",  Family::distilbert, Bias::none,      Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForMaskedLM",          "distilbert",  Family::distilbert, Bias::none,      Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForSequenceClassification", "distilbert", Family::distilbert, Bias::none,  Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForTokenClassification", "distilbert", Family::distilbert, Bias::none,     Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForQuestionAnswering", "distilbert",  Family::distilbert, Bias::none,      Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"DistilBertForMultipleChoice",    "distilbert",  Family::distilbert, Bias::none,      Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-12, "gelu"},
+  {"UniversalSentenceEncoderLite",   "",            Family::use_lite, Bias::none,        Windows::none,        0,        Output::pooler,  "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-6, "relu"},
   // Encoder-decoders: every size field is required too.
-  {"BartForConditionalGeneration",   "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
-  {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
-  {"MarianMTModel",                  "marian",      Family::marian, Bias::none,          Windows::none,        false, false,  false,  0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
-  {"T5ForConditionalGeneration",     "t5",          Family::t5,    Bias::none,           Windows::none,        false, false,  false,  32128,  512,   2048,  6,     8,    0, 64,      512,    0,    1e-6, "relu"},
-  // Vision transformers: an image's patches in, no vocabulary (vision_model.cpp). The defaults are ViTConfig's,
+  {"BartForConditionalGeneration",   "bart",        Family::bart,  Bias::none,           Windows::none,        0,        Output::lm,      "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
+  {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
+  {"MarianMTModel",                  "marian",      Family::marian, Bias::none,          Windows::none,        0,        Output::lm,      "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
+  {"T5ForConditionalGeneration",     "t5",          Family::t5,    Bias::none,           Windows::none,        0,        Output::lm,      "",             32128,  512,   2048,  6,     8,    0, 64,      512,    0,    1e-6, "relu"},
+  // Vision transformers: an image's patches in, no vocabulary (the patch front end). The defaults are ViTConfig's,
   // Dinov2Config's (its FFN from mlp_ratio) and CLIPVisionConfig's; read_vision has their image and patch sizes.
-  {"ViTModel",                       "vit",         Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
-  {"ViTForImageClassification",      "vit",         Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
-  {"DeiTModel",                      "deit",        Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
-  {"DeiTForImageClassification",     "deit",        Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
-  {"DeiTForImageClassificationWithTeacher", "deit", Family::vit,   Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
-  {"Dinov2Model",                    "dinov2",      Family::dinov2, Bias::none,          Windows::none,        false, false,  false,  0,      768,   0,     12,    12,   0, 0,       0,      0,    1e-6, "gelu"},
-  {"Dinov2WithRegistersModel",       "dinov2_with_registers", Family::dinov2, Bias::none, Windows::none,       false, false,  false,  0,      768,   0,     12,    12,   0, 0,       0,      0,    1e-6, "gelu"},
-  {"CLIPVisionModel",                "clip_vision_model", Family::clip, Bias::none,      Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
-  {"CLIPVisionModelWithProjection",  "clip_vision_model", Family::clip, Bias::none,      Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
-  {"CLIPModel",                      "clip",        Family::clip,  Bias::none,           Windows::none,        false, false,  false,  0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
+  {"ViTModel",                       "vit",         Family::vit,   Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"ViTForImageClassification",      "vit",         Family::vit,   Bias::none,           Windows::none,        0,        Output::classifier, "",          0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"DeiTModel",                      "deit",        Family::vit,   Bias::none,           Windows::none,        kDistillation, Output::pooler, "",         0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"DeiTForImageClassification",     "deit",        Family::vit,   Bias::none,           Windows::none,        kDistillation, Output::classifier, "",     0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"DeiTForImageClassificationWithTeacher", "deit", Family::vit,   Bias::none,           Windows::none,        kDistillation, Output::teacher, "",        0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
+  {"Dinov2Model",                    "dinov2",      Family::dinov2, Bias::none,          Windows::none,        0,        Output::none,    "",             0,      768,   0,     12,    12,   0, 0,       0,      0,    1e-6, "gelu"},
+  {"Dinov2WithRegistersModel",       "dinov2_with_registers", Family::dinov2, Bias::none, Windows::none,       kRegisters, Output::none,  "",             0,      768,   0,     12,    12,   0, 0,       0,      0,    1e-6, "gelu"},
+  {"CLIPVisionModel",                "clip_vision_model", Family::clip, Bias::none,      Windows::none,        0,        Output::none,    "",             0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
+  {"CLIPVisionModelWithProjection",  "clip_vision_model", Family::clip, Bias::none,      Windows::none,        0,        Output::projection, "",          0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
+  {"CLIPModel",                      "clip",        Family::clip,  Bias::none,           Windows::none,        0,        Output::projection, "vision_config", 0,   768,   3072,  12,    12,   0, 0,       0,      0,    1e-5, "quick_gelu"},
 };
 // clang-format on
 
@@ -213,8 +229,18 @@ std::vector<std::int64_t> windows_of(const Row& row, const Json& c, std::int64_t
   return window;
 }
 
-Config read_gpt2(const Row& row, const Json& c) {
-  Config k;
+// A decoder's LM head: tied to the token embedding, or its own.
+HeadConfig lm_head(std::int64_t vocab, bool tied) {
+  HeadConfig h;
+  h.language_model = true;
+  h.vocab = vocab;
+  h.tied = tied;
+  return h;
+}
+
+Spec read_gpt2(const Row& row, const Json& c) {
+  Spec s;
+  Config& k = s.stacks.emplace_back();
   k.d_model = optional_int(c, "n_embd", row.hidden, 1, 65536);
   k.layers = optional_int(c, "n_layer", row.layers, 1, 512);
   k.heads = optional_int(c, "n_head", row.heads, 1, 1024);
@@ -223,24 +249,26 @@ Config read_gpt2(const Row& row, const Json& c) {
     throw Error(context("n_head=" + std::to_string(k.heads) + " does not divide n_embd=" + std::to_string(k.d_model)));
   k.head_dim = k.d_model / k.heads;
   k.ffn = optional_int(c, "n_inner", 4 * k.d_model, 1, 1 << 20);
-  k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+  const std::int64_t vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
   k.max_tokens = optional_int(c, "n_positions", row.max_positions, 1, 1'000'000);
   k.norm = Norm::layer;
   k.eps = static_cast<float>(optional_number(c, "layer_norm_epsilon", 1e-5, 0, 1));
-  k.qkv_bias = k.o_bias = k.mlp_bias = true;
+  s.checkpoint.qkv_bias = s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
   k.gated = false;
   k.act = activation_of(optional_string(c, "activation_function", row.activation));
-  k.positions = Positions::learned;
+  k.positions = Positions::none;
+  s.tokens = {vocab, k.d_model, k.max_tokens, TokenPositions::learned, 1.0f, k.eps};
   k.scale = optional_bool(c, "scale_attn_weights", true) ? 1.0f / std::sqrt(static_cast<float>(k.head_dim)) : 1.0f;
   if (optional_bool(c, "scale_attn_by_inverse_layer_idx", false))
     throw Error(context("scale_attn_by_inverse_layer_idx is not supported"));
   k.window.assign(static_cast<std::size_t>(k.layers), 0);
-  k.tied = true;
-  return k;
+  s.head = lm_head(vocab, true);
+  return s;
 }
 
-Config read_llama_family(const Row& row, const Json& c) {
-  Config k;
+Spec read_llama_family(const Row& row, const Json& c) {
+  Spec s;
+  Config& k = s.stacks.emplace_back();
   k.d_model = optional_int(c, "hidden_size", row.hidden, 1, 65536);
   k.layers = optional_int(c, "num_hidden_layers", row.layers, 1, 512);
   k.heads = optional_int(c, "num_attention_heads", row.heads, 1, 1024);
@@ -255,36 +283,34 @@ Config read_llama_family(const Row& row, const Json& c) {
   k.head_dim = optional_int(c, "head_dim", row.head_dim ? row.head_dim : k.d_model / k.heads, 2, 4096);
   if (k.head_dim % 2) throw Error(context("head_dim=" + std::to_string(k.head_dim) + " must be even for RoPE"));
   k.ffn = optional_int(c, "intermediate_size", row.ffn, 1, 1 << 20);
-  k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+  const std::int64_t vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
   k.max_tokens = optional_int(c, "max_position_embeddings", row.max_positions, 1, 100'000'000);
   k.eps = static_cast<float>(optional_number(c, "rms_norm_eps", row.eps, 0, 1));
-  k.stacked = row.family == Family::phi3;
+  const bool gemma = row.has(kGemma);
+  s.checkpoint.stacked = row.family == Family::phi3;
   const bool attention_bias = optional_bool(c, "attention_bias", false);
-  k.qkv_bias =
+  s.checkpoint.qkv_bias =
       row.bias == Bias::qkv || ((row.bias == Bias::attention_bias || row.bias == Bias::llama) && attention_bias);
-  k.o_bias = (row.bias == Bias::attention_bias || row.bias == Bias::llama) && attention_bias;
-  k.mlp_bias = row.bias == Bias::llama && optional_bool(c, "mlp_bias", false);
-  k.act = activation_of(optional_string(c, row.gemma ? "hidden_activation" : "hidden_act",
-                                        optional_string(c, "hidden_act", row.activation)));
-  k.qk_norm = row.qk_norm;
-  k.norm_plus_one = row.gemma;
-  if (row.gemma) k.placement = Placement::sandwich;
-  k.tied = optional_bool(c, "tie_word_embeddings", row.gemma);
+  s.checkpoint.o_bias = (row.bias == Bias::attention_bias || row.bias == Bias::llama) && attention_bias;
+  s.checkpoint.mlp_bias = row.bias == Bias::llama && optional_bool(c, "mlp_bias", false);
+  k.act = activation_of(
+      optional_string(c, gemma ? "hidden_activation" : "hidden_act", optional_string(c, "hidden_act", row.activation)));
+  k.qk_norm = row.has(kQkNorm);
+  s.checkpoint.norm_plus_one = gemma;
+  if (gemma) k.placement = Placement::sandwich;
+  s.head = lm_head(vocab, optional_bool(c, "tie_word_embeddings", gemma));
+  s.tokens = {vocab, k.d_model, k.max_tokens, TokenPositions::none, 1.0f, k.eps};
   k.scale = 1.0f / std::sqrt(static_cast<float>(k.head_dim));
-  if (row.gemma) {
-    k.embed_scale = std::sqrt(static_cast<float>(k.d_model));
+  if (gemma) {
+    s.tokens.embed_scale = std::sqrt(static_cast<float>(k.d_model));
     const double scalar = optional_number(c, "query_pre_attn_scalar", 256, 1e-6, 1e9);
     k.scale = static_cast<float>(1.0 / std::sqrt(scalar));
+    s.head.final_softcap = static_cast<float>(optional_number(c, "final_logit_softcapping", 0, 0, 1e9));
   }
-  if (std::string(row.architecture) == "Gemma2ForCausalLM") {  // Gemma 3 never caps its attention scores
-    k.attn_softcap = static_cast<float>(optional_number(c, "attn_logit_softcapping", 0, 0, 1e9));
-    k.final_softcap = static_cast<float>(optional_number(c, "final_logit_softcapping", 0, 0, 1e9));
-  } else if (row.gemma) {
-    k.final_softcap = static_cast<float>(optional_number(c, "final_logit_softcapping", 0, 0, 1e9));
-  }
+  if (row.has(kSoftcap)) k.attn_softcap = static_cast<float>(optional_number(c, "attn_logit_softcapping", 0, 0, 1e9));
   // transformers: rotary dims = int(head_dim × partial_rotary_factor), the rest of each head unrotated.
   const double partial = optional_number(c, "partial_rotary_factor", 1.0, 0, 1);
-  if (partial != 1.0 && !row.partial)
+  if (partial != 1.0 && !row.has(kPartial))
     throw Error(context("partial_rotary_factor is not supported for " + std::string(row.architecture) +
                         ": transformers rotates the whole head for it (v4 fails on a factor below 1, v5 ignores it)"));
   const std::int64_t dims = static_cast<std::int64_t>(double(k.head_dim) * partial);
@@ -313,7 +339,8 @@ Config read_llama_family(const Row& row, const Json& c) {
     k.inv_freq_local = k.inv_freq_global;
   }
   k.window = windows_of(row, c, k.layers);
-  return k;
+  s.tokens.max_tokens = k.max_tokens;
+  return s;
 }
 
 // The settings every encoder row shares: bidirectional, LayerNorm, biases everywhere, a plain FFN, no LM head.
@@ -324,9 +351,9 @@ Config encoder_defaults(std::int64_t layers, std::int64_t heads, std::int64_t d_
     throw Error(context(std::string(heads_key) + "=" + std::to_string(k.heads) + " does not divide the width " +
                         std::to_string(k.d_model)));
   k.head_dim = k.d_model / k.heads;
-  k.causal = k.language_model = false;
+  k.causal = false;
   k.norm = Norm::layer;
-  k.qkv_bias = k.o_bias = k.mlp_bias = true;
+  k.positions = Positions::none;
   k.gated = false;
   k.scale = 1.0f / std::sqrt(static_cast<float>(k.head_dim));
   k.window.assign(static_cast<std::size_t>(k.layers), 0);
@@ -334,59 +361,64 @@ Config encoder_defaults(std::int64_t layers, std::int64_t heads, std::int64_t d_
 }
 
 // BERT: post-LN, learned positions, an embedding LayerNorm, the [CLS] pooler.
-Config read_bert(const Row& row, const Json& c) {
-  Config k = encoder_defaults(config_int(c, "num_hidden_layers", 1, 256), config_int(c, "num_attention_heads", 1, 1024),
-                              config_int(c, "hidden_size", 1, 65536), "num_attention_heads");
+Spec read_bert(const Row& row, const Json& c) {
+  Spec s;
+  Config& k = s.stacks.emplace_back(encoder_defaults(config_int(c, "num_hidden_layers", 1, 256),
+                                                     config_int(c, "num_attention_heads", 1, 1024),
+                                                     config_int(c, "hidden_size", 1, 65536), "num_attention_heads"));
+  s.checkpoint.qkv_bias = s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
   k.ffn = config_int(c, "intermediate_size", 1, 262144);
-  k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
   k.max_tokens = config_int(c, "max_position_embeddings", 1, 1'000'000);
   k.eps = static_cast<float>(optional_number(c, "layer_norm_eps", row.eps, 0, 1));
   k.act = activation_of(optional_string(c, "hidden_act", row.activation));
   const std::string pe = optional_string(c, "position_embedding_type", "absolute");
   if (pe != "absolute") throw Error(context("position_embedding_type " + quote(pe) + " is not supported (absolute)"));
   k.placement = Placement::post;
-  k.positions = Positions::learned;
-  k.pooler = Pooler::first_tanh;
-  return k;
+  s.tokens = {config_int(c, "vocab_size", 1, 1'000'000), k.d_model, k.max_tokens, TokenPositions::learned, 1.0f, k.eps};
+  if (row.output == Output::pooler) s.head.pooler = Pooler::first_tanh;
+  return s;
 }
 
 // DistilBERT: BERT without token types or pooler, under other names.
-Config read_distilbert(const Row& row, const Json& c) {
-  Config k = encoder_defaults(config_int(c, "n_layers", 1, 256), config_int(c, "n_heads", 1, 1024),
-                              config_int(c, "dim", 1, 65536), "n_heads");
+Spec read_distilbert(const Row& row, const Json& c) {
+  Spec s;
+  Config& k = s.stacks.emplace_back(encoder_defaults(
+      config_int(c, "n_layers", 1, 256), config_int(c, "n_heads", 1, 1024), config_int(c, "dim", 1, 65536), "n_heads"));
+  s.checkpoint.qkv_bias = s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
   k.ffn = config_int(c, "hidden_dim", 1, 262144);
-  k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
   k.max_tokens = config_int(c, "max_position_embeddings", 1, 1'000'000);
-  k.eps = row.eps;
+  k.eps = static_cast<float>(row.eps);
   k.act = activation_of(optional_string(c, "activation", row.activation));
   k.placement = Placement::post;
-  k.positions = Positions::learned;
-  return k;
+  s.tokens = {config_int(c, "vocab_size", 1, 1'000'000), k.d_model, k.max_tokens, TokenPositions::learned, 1.0f, k.eps};
+  return s;
 }
 
 // USE-lite: pre-LN, sinusoidal timing added to 2 · the embedding, a first block that widens the stream, ReLU, the
 // mean pooler. web/models/convert-default.mjs writes its config.
-Config read_use_lite(const Row&, const Json& c) {
+Spec read_use_lite(const Row&, const Json& c) {
   const std::int64_t embed = config_int(c, "embedding_size", 2, 16384);
-  Config k = encoder_defaults(config_int(c, "num_hidden_layers", 1, 64), config_int(c, "num_attention_heads", 1, 256),
-                              config_int(c, "hidden_size", 1, 16384), "num_attention_heads");
+  Spec s;
+  Config& k = s.stacks.emplace_back(encoder_defaults(config_int(c, "num_hidden_layers", 1, 64),
+                                                     config_int(c, "num_attention_heads", 1, 256),
+                                                     config_int(c, "hidden_size", 1, 16384), "num_attention_heads"));
   if (embed % 2) throw Error(context("embedding_size must be even (sin and cos halves)"));
   if (embed % k.heads)
     throw Error(context("num_attention_heads=" + std::to_string(k.heads) +
                         " does not divide embedding_size=" + std::to_string(embed)));
   k.ffn = config_int(c, "intermediate_size", 1, 65536);
-  k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
   k.max_tokens = config_int(c, "max_position_embeddings", 1, 100000);
   k.eps = static_cast<float>(config_number(c, "layer_norm_eps", 0, 1));
   k.act = Activation::relu;
-  k.positions = Positions::sinusoidal;
-  k.embed_scale = 2.0f;  // the graph adds the embedding to AddTimingSignal's output, which already holds it
   k.first_width = embed == k.d_model ? 0 : embed;
-  k.pooler = Pooler::mean_tanh_l2;
-  k.tokenizer_required = true;
+  // the graph adds the embedding to AddTimingSignal's output, which already holds it: 2 · the embedding
+  s.tokens = {config_int(c, "vocab_size", 1, 1'000'000), embed, k.max_tokens, TokenPositions::sinusoidal, 2.0f, k.eps};
+  s.checkpoint.qkv_bias = s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
+  s.head.pooler = Pooler::mean_tanh_l2;
+  s.tokenizer_required = true;
   const std::string name = optional_string(c, "name", "");
-  k.name = !name.empty() && name.size() <= 200 ? name : "Universal Sentence Encoder lite";
-  return k;
+  s.name = !name.empty() && name.size() <= 200 ? name : "Universal Sentence Encoder lite";
+  return s;
 }
 
 // A token id field of config.json or generation_config.json (null or absent: `fallback`).
@@ -418,7 +450,7 @@ BeamOptions read_search(const Json* generation, const Json& c, std::int64_t voca
 // of each stack's embeddings, GELU, the shared embedding (× √d_model with scale_embedding) and the LM head tied to it.
 // Marian is BART with static sinusoidal positions, no embedding LayerNorm (both in checkpoints.cpp) and its own
 // defaults: decoding starts at <pad>, and no BOS is forced.
-Config read_bart(const Row& row, const Json& c, const Json* generation) {
+Spec read_bart(const Row& row, const Json& c, const Json* generation) {
   const std::int64_t d = config_int(c, "d_model", 1, 65536);
   const bool marian = row.family == Family::marian;
   if (marian) {
@@ -432,52 +464,55 @@ Config read_bart(const Row& row, const Json& c, const Json* generation) {
   for (const char* key : {"normalize_before", "add_final_layer_norm"})
     if (optional_bool(c, key, false))
       throw Error(context(std::string(key) + " is not supported for " + row.architecture + " (mBART's pre-LN)"));
+  Spec s;
+  const std::int64_t vocab = config_int(c, "vocab_size", 1, 1'000'000);
   const auto stack = [&](const char* layers, const char* heads, const char* ffn) {
     Config k = encoder_defaults(config_int(c, layers, 1, 256), config_int(c, heads, 1, 1024), d, heads);
     k.ffn = config_int(c, ffn, 1, 262144);
-    k.vocab = config_int(c, "vocab_size", 1, 1'000'000);
     k.max_tokens = config_int(c, "max_position_embeddings", 1, 1'000'000);
     k.eps = static_cast<float>(row.eps);
     k.act = activation_of(optional_string(c, "activation_function", row.activation));
     k.placement = Placement::post;
-    k.positions = Positions::learned;
-    if (optional_bool(c, "scale_embedding", false)) k.embed_scale = std::sqrt(static_cast<float>(d));
     return k;
   };
-  auto encoder = std::make_shared<Config>(stack("encoder_layers", "encoder_attention_heads", "encoder_ffn_dim"));
-  Config k = stack("decoder_layers", "decoder_attention_heads", "decoder_ffn_dim");
+  s.stacks.push_back(stack("encoder_layers", "encoder_attention_heads", "encoder_ffn_dim"));
+  Config& k = s.stacks.emplace_back(stack("decoder_layers", "decoder_attention_heads", "decoder_ffn_dim"));
   k.causal = k.cross_attention = true;
-  k.language_model = std::string(row.architecture) != "BartModel";  // BartModel has no LM head
-  k.tied = true;
+  s.checkpoint.qkv_bias = s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
+  const float scale = optional_bool(c, "scale_embedding", false) ? std::sqrt(static_cast<float>(d)) : 1.0f;
+  s.tokens = {vocab, d, k.max_tokens, TokenPositions::learned, scale, k.eps};
+  s.target_tokens = s.tokens;
+  s.head.vocab = vocab;
+  s.head.language_model = row.output == Output::lm;  // BartModel has no LM head
+  s.head.tied = true;
   const Json& g = generation && generation->is_object() ? *generation : c;
-  const std::int32_t start = marian ? token_field(c, "pad_token_id", 58100, k.vocab) : 2;
-  k.decoder_start =
-      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", start, k.vocab), k.vocab);
-  k.forced_bos = token_field(g, "forced_bos_token_id", token_field(c, "forced_bos_token_id", -1, k.vocab), k.vocab);
-  k.search = read_search(generation, c, k.vocab);
-  encoder->architecture = row.architecture;
-  encoder->family = row.family;
-  k.encoder = std::move(encoder);
-  return k;
+  const std::int32_t start = marian ? token_field(c, "pad_token_id", 58100, vocab) : 2;
+  s.generation.decoder_start =
+      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", start, vocab), vocab);
+  s.generation.forced_bos =
+      token_field(g, "forced_bos_token_id", token_field(c, "forced_bos_token_id", -1, vocab), vocab);
+  s.generation.search = read_search(generation, c, vocab);
+  return s;
 }
 
 // T5: pre-norm blocks with RMS norm and no biases, no 1/√d scaling, a relative position bias per stack (layer 0's
 // table, shared by its layers; none in cross-attention), ReLU or gated FFN (feed_forward_proj), and a head tied to the
 // shared embedding reading the hidden state × d_model^-0.5 (an untied head reads it as it is).
-Config read_t5(const Row& row, const Json& c, const Json* generation) {
+Spec read_t5(const Row& row, const Json& c, const Json* generation) {
   const std::int64_t d = optional_int(c, "d_model", row.hidden, 1, 65536);
   const std::int64_t heads = optional_int(c, "num_heads", row.heads, 1, 1024);
   const std::int64_t head_dim = optional_int(c, "d_kv", row.head_dim, 1, 4096);
   const std::string proj = optional_string(c, "feed_forward_proj", row.activation);
   const bool gated = proj.rfind("gated-", 0) == 0;
   const std::string act = gated ? proj.substr(6) : proj;
+  const std::int64_t vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+  // Relative positions have no table to run out of: the page's own limits apply.
+  const std::int64_t max_tokens = optional_int(c, "n_positions", row.max_positions, 1, 1'000'000);
   const auto stack = [&](std::int64_t layers) {
     Config k;
     k.layers = layers, k.heads = k.kv_heads = heads, k.head_dim = head_dim, k.d_model = d;
     k.ffn = optional_int(c, "d_ff", row.ffn, 1, 1 << 20);
-    k.vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
-    // Relative positions have no table to run out of: the page's own limits apply.
-    k.max_tokens = optional_int(c, "n_positions", row.max_positions, 1, 1'000'000);
+    k.max_tokens = max_tokens;
     k.eps = static_cast<float>(optional_number(c, "layer_norm_epsilon", row.eps, 0, 1));
     k.norm = Norm::rms;
     k.gated = gated;
@@ -489,21 +524,21 @@ Config read_t5(const Row& row, const Json& c, const Json* generation) {
     k.window.assign(static_cast<std::size_t>(layers), 0);
     return k;
   };
+  Spec s;
   const std::int64_t layers = optional_int(c, "num_layers", row.layers, 1, 256);
-  auto encoder = std::make_shared<Config>(stack(layers));
-  encoder->causal = encoder->language_model = false;
-  Config k = stack(optional_int(c, "num_decoder_layers", layers, 1, 256));
-  k.causal = k.cross_attention = k.language_model = true;
-  k.tied = optional_bool(c, "tie_word_embeddings", true);
-  if (k.tied) k.head_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  Config& encoder = s.stacks.emplace_back(stack(layers));
+  encoder.causal = false;
+  Config& k = s.stacks.emplace_back(stack(optional_int(c, "num_decoder_layers", layers, 1, 256)));
+  k.causal = k.cross_attention = true;
+  s.tokens = {vocab, d, max_tokens, TokenPositions::none, 1.0f, k.eps};
+  s.target_tokens = s.tokens;
+  s.head = lm_head(vocab, optional_bool(c, "tie_word_embeddings", true));
+  if (s.head.tied) s.head.head_scale = 1.0f / std::sqrt(static_cast<float>(d));
   const Json& g = generation && generation->is_object() ? *generation : c;
-  k.decoder_start =
-      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 0, k.vocab), k.vocab);
-  k.search = read_search(generation, c, k.vocab);
-  encoder->architecture = row.architecture;
-  encoder->family = row.family;
-  k.encoder = std::move(encoder);
-  return k;
+  s.generation.decoder_start =
+      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 0, vocab), vocab);
+  s.generation.search = read_search(generation, c, vocab);
+  return s;
 }
 
 // A vision config's image_size: one side, or [height, width].
@@ -552,25 +587,23 @@ std::vector<std::string> labels_of(const Json& c) {
 
 // ViT, DeiT, DINOv2 and CLIP's vision tower: pre-LN encoders of LayerNorm blocks with biased q, k, v (CLIP always,
 // the others unless qkv_bias is false), a plain FFN, GELU (CLIP: quick GELU), over an image's patches (VisionConfig).
-// CLIPModel's vision settings are its vision_config; its text tower is not read.
-Config read_vision(const Row& row, const Json& config) {
-  const std::string arch = row.architecture;
-  const Json* nested = arch == "CLIPModel" ? config.find("vision_config") : nullptr;
-  if (arch == "CLIPModel" && (!nested || !nested->is_object()))
-    throw Error(context("vision_config is missing (CLIPModel)"));
-  const Json& c = nested ? *nested : config;
+// CLIPModel's vision settings are its vision_config (the row's nested config, `c`); its text tower is not read.
+Spec read_vision(const Row& row, const Json& config, const Json& c) {
   const std::int64_t d = optional_int(c, "hidden_size", row.hidden, 1, 65536);
-  Config k = encoder_defaults(optional_int(c, "num_hidden_layers", row.layers, 1, 256),
-                              optional_int(c, "num_attention_heads", row.heads, 1, 1024), d, "num_attention_heads");
-  k.vocab = 0;
+  Spec s;
+  s.input = InputKind::image;
+  Config& k = s.stacks.emplace_back(encoder_defaults(optional_int(c, "num_hidden_layers", row.layers, 1, 256),
+                                                     optional_int(c, "num_attention_heads", row.heads, 1, 1024), d,
+                                                     "num_attention_heads"));
   k.eps = static_cast<float>(optional_number(c, "layer_norm_eps", row.eps, 0, 1));
   k.act = activation_of(optional_string(c, "hidden_act", row.activation));
-  k.positions = Positions::none;  // the front end adds them
-  k.qkv_bias = row.family == Family::clip || optional_bool(c, "qkv_bias", true);
-  VisionConfig& v = k.vision;
+  s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
+  s.checkpoint.qkv_bias = row.family == Family::clip || optional_bool(c, "qkv_bias", true);
+  VisionConfig& v = s.vision;
   const std::int64_t default_patch = row.family == Family::dinov2 ? 14 : row.family == Family::clip ? 32 : 16;
   v.patch = optional_int(c, "patch_size", default_patch, 1, 1024);
   v.channels = optional_int(c, "num_channels", 3, 3, 3);
+  v.eps = k.eps;
   std::tie(v.image_height, v.image_width) = image_size(c, 224);
   if (v.image_height < v.patch || v.image_width < v.patch)
     throw Error(context("image_size is smaller than patch_size=" + std::to_string(v.patch)));
@@ -580,36 +613,39 @@ Config read_vision(const Row& row, const Json& config) {
     const double ratio = optional_number(c, "mlp_ratio", 4.0, 1e-3, 64);
     k.ffn = static_cast<std::int64_t>(double(d) * ratio);
     k.layer_scale = true;
-    if (arch == "Dinov2WithRegistersModel") {
-      v.registers = optional_int(c, "num_register_tokens", 4, 0, 1024);
-      v.antialias = true;
-    }
   } else {
     k.ffn = optional_int(c, "intermediate_size", row.ffn, 1, 262144);
   }
-  if (row.family == Family::vit && std::string(row.model_type) == "deit") v.prefix = 2;  // [CLS], distillation
-  if (arch == "ViTModel" || arch == "DeiTModel") {
-    k.pooler = Pooler::first_tanh;
+  if (row.has(kRegisters)) {
+    v.registers = optional_int(c, "num_register_tokens", 4, 0, 1024);
+    v.antialias = true;
+  }
+  if (row.has(kDistillation)) v.prefix = 2;  // [CLS], distillation
+  HeadConfig& h = s.head;
+  h.pool_eps = k.eps;
+  if (row.output == Output::pooler) {
+    h.pooler = Pooler::first_tanh;
     const std::string act = optional_string(c, "pooler_act", "tanh");
     if (act != "tanh") throw Error(context("pooler_act " + quote(act) + " is not supported (tanh)"));
     if (optional_int(c, "pooler_output_size", d, 1, 65536) != d)
       throw Error(context("a pooler_output_size other than hidden_size is not supported"));
   }
-  if (arch == "ViTForImageClassification" || arch == "DeiTForImageClassification") v.head = VisionHead::cls;
-  if (arch == "DeiTForImageClassificationWithTeacher") v.head = VisionHead::cls_distillation;
-  if (v.head != VisionHead::none) v.labels = labels_of(config);
-  if (arch == "CLIPModel") v.projection = optional_int(config, "projection_dim", 512, 1, 65536);
-  if (arch == "CLIPVisionModelWithProjection") v.projection = optional_int(c, "projection_dim", 512, 1, 65536);
+  if (row.output == Output::classifier) h.classifier = Classifier::cls;
+  if (row.output == Output::teacher) h.classifier = Classifier::cls_distillation;
+  if (h.classifier != Classifier::none) h.labels = labels_of(config);
+  // projection_dim: CLIPModel's at its top level; CLIPVisionModelWithProjection's config is that level
+  if (row.output == Output::projection) h.projection = optional_int(config, "projection_dim", 512, 1, 65536);
   const std::int64_t grid = (v.image_height / v.patch) * (v.image_width / v.patch);
   k.max_tokens = v.prefix + v.registers + grid;  // at the trained size; other sizes interpolate the positions
-  return k;
+  return s;
 }
 
-// The text model's part of a Gemma 3 image-text checkpoint: its config is text_config.
-const Json& text_config(const Row& row, const Json& c) {
-  if (std::string(row.architecture) != "Gemma3ForConditionalGeneration") return c;
-  const Json* t = c.find("text_config");
-  if (!t || !t->is_object()) throw Error(context("text_config is missing (Gemma3ForConditionalGeneration)"));
+// The config that holds the model's settings: config.json itself, or the row's nested one (Gemma 3's image-text
+// checkpoints' text_config, CLIPModel's vision_config).
+const Json& settings_of(const Row& row, const Json& c) {
+  if (!*row.nested) return c;
+  const Json* t = c.find(row.nested);
+  if (!t || !t->is_object()) throw Error(context(std::string(row.nested) + " is missing (" + row.architecture + ")"));
   return *t;
 }
 
@@ -637,59 +673,62 @@ std::string supported_architectures() {
   return list;
 }
 
-Config read_config(const std::string& architecture, const Json& config, const Json* generation) {
+Spec read_spec(const std::string& architecture, const Json& config, const Json* generation) {
   const Row* row = row_of(architecture);
   if (!row) throw Error("loadModel: architecture " + quote(architecture) + " is not one AttnScope runs");
   const std::string model_type = optional_string(config, "model_type", "");
   if (!model_type.empty() && *row->model_type && model_type != row->model_type)
     throw Error(context("model_type " + quote(model_type) + " contradicts architectures[0] " + quote(architecture) +
                         " (whose model_type is " + quote(row->model_type) + ")"));
-  const Json& c = text_config(*row, config);
-  Config k;
+  const Json& c = settings_of(*row, config);
+  Spec s;
   switch (row->family) {
     case Family::gpt2:
-      k = read_gpt2(*row, c);
+      s = read_gpt2(*row, c);
       break;
     case Family::llama:
     case Family::phi3:
-      k = read_llama_family(*row, c);
+      s = read_llama_family(*row, c);
       break;
     case Family::bert:
-      k = read_bert(*row, c);
+      s = read_bert(*row, c);
       break;
     case Family::distilbert:
-      k = read_distilbert(*row, c);
+      s = read_distilbert(*row, c);
       break;
     case Family::use_lite:
-      k = read_use_lite(*row, c);
+      s = read_use_lite(*row, c);
       break;
     case Family::bart:
     case Family::marian:
-      k = read_bart(*row, c, generation);
+      s = read_bart(*row, c, generation);
       break;
     case Family::t5:
-      k = read_t5(*row, c, generation);
+      s = read_t5(*row, c, generation);
       break;
     case Family::vit:
     case Family::dinov2:
     case Family::clip:
-      k = read_vision(*row, c);
+      s = read_vision(*row, config, c);
       break;
   }
-  k.architecture = architecture;
-  if (static_cast<double>(k.heads) * static_cast<double>(k.head_dim) > 1e6 ||
-      k.d_model * k.ffn > (std::int64_t{1} << 34))
-    throw Error(context("the layer sizes are too large (hidden_size " + std::to_string(k.d_model) +
-                        ", heads × head_dim " + std::to_string(k.heads * k.head_dim) + ", intermediate_size " +
-                        std::to_string(k.ffn) + ")"));
-  k.family = row->family;
-  if (k.language_model)
-    k.eos =
-        eos_ids(generation && generation->is_object() && generation->find("eos_token_id") ? *generation : c, k.vocab);
-  if (k.language_model && k.eos.empty() && &c != &config) k.eos = eos_ids(config, k.vocab);
+  s.architecture = architecture;
+  for (const Config& k : s.stacks)
+    if (static_cast<double>(k.heads) * static_cast<double>(k.head_dim) > 1e6 ||
+        k.d_model * k.ffn > (std::int64_t{1} << 34))
+      throw Error(context("the layer sizes are too large (hidden_size " + std::to_string(k.d_model) +
+                          ", heads × head_dim " + std::to_string(k.heads * k.head_dim) + ", intermediate_size " +
+                          std::to_string(k.ffn) + ")"));
+  s.family = row->family;
+  s.checkpoint.image_text = std::string(row->nested) == "text_config";
+  const std::int64_t vocab = s.head.vocab ? s.head.vocab : s.tokens.vocab;
+  if (s.head.language_model)
+    s.generation.eos =
+        eos_ids(generation && generation->is_object() && generation->find("eos_token_id") ? *generation : c, vocab);
+  if (s.head.language_model && s.generation.eos.empty() && &c != &config) s.generation.eos = eos_ids(config, vocab);
   const std::string name = optional_string(config, "_name_or_path", "");
-  if (k.name.empty()) k.name = !name.empty() && name.size() <= 200 ? name : architecture;
-  return k;
+  if (s.name.empty()) s.name = !name.empty() && name.size() <= 200 ? name : architecture;
+  return s;
 }
 
 }  // namespace attnscope::transformer

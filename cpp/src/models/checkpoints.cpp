@@ -1,12 +1,12 @@
-// Reading a checkpoint's tensors, in its own names, into the canonical transformer::Weights: one reader per naming
-// family. The Llama family's (Llama, Mistral, Qwen, Gemma, and Phi-3, which stacks q, k, v in one tensor and gate, up
-// in another), GPT-2's, BERT's and DistilBERT's (with or without a task model's prefix), and USE-lite's as
-// web/models/convert-default.mjs writes them, and BART's (both stacks). The x·W layout throughout: Linear weights [out,
-// in] are read transposed.
+// Reading a checkpoint's tensors, in its own names, into the canonical ModelWeights (spec.hpp: the front end's,
+// each stack's, the heads'): one reader per naming family. The Llama family's (Llama, Mistral, Qwen, Gemma, and Phi-3,
+// which stacks q, k, v in one tensor and gate, up in another), GPT-2's, BERT's and DistilBERT's (with or without a task
+// model's prefix), and USE-lite's as web/models/convert-default.mjs writes them, and BART's (both stacks). The x·W
+// layout throughout: Linear weights [out, in] are read transposed.
 #include <cmath>
 
 #include "attnscope/error.hpp"
-#include "models/transformer.hpp"
+#include "models/spec.hpp"
 #include "models/weights.hpp"
 
 namespace attnscope::transformer {
@@ -14,45 +14,56 @@ namespace attnscope::transformer {
 namespace {
 
 // A norm's weight [d] as the forward pass multiplies by it: (1 + w) for Gemma's.
-Tensor norm_weight(const Config& k, const WeightStore& w, const std::string& name, std::int64_t width) {
+Tensor norm_weight(const Spec& s, const WeightStore& w, const std::string& name, std::int64_t width) {
   Tensor t = w.read(name, {width});
-  if (k.norm_plus_one)
+  if (s.checkpoint.norm_plus_one)
     for (float& x : t.data) x += 1.0f;
   return t;
 }
 
-// Where the text model's tensors live: "model." (a causal LM), "" (a bare model), or Gemma 3
-// image-text checkpoints' "language_model.model." / "model.language_model.".
-std::string llama_prefix(const WeightStore& w) {
-  for (const char* p : {"model.", "language_model.model.", "model.language_model.", ""})
-    if (w.contains(std::string(p) + "embed_tokens.weight")) return p;
-  throw Error("loadModel: tensor \"model.embed_tokens.weight\" is missing from the model's weights");
+// Where a text model's tensors live, and its LM head's: a causal LM's "model." (or a bare model's ""), or Gemma 3's
+// image-text checkpoints' text model, in their older and newer layouts.
+struct Layout {
+  const char *prefix, *head;
+};
+constexpr Layout kCausalLm[] = {{"model.", "lm_head.weight"}, {"", "lm_head.weight"}};
+constexpr Layout kImageText[] = {{"language_model.model.", "language_model.lm_head.weight"},
+                                 {"model.language_model.", "lm_head.weight"}};
+
+template <std::size_t N>
+Layout layout_of(const WeightStore& w, const Layout (&layouts)[N]) {
+  for (const Layout& l : layouts)
+    if (w.contains(std::string(l.prefix) + "embed_tokens.weight")) return l;
+  throw Error("loadModel: tensor " + quote(std::string(layouts[0].prefix) + "embed_tokens.weight") +
+              " is missing from the model's weights");
 }
 
-Weights read_llama_weights(const Config& k, const WeightStore& w) {
-  Weights m;
-  const std::string p = llama_prefix(w);
-  const std::int64_t d = k.d_model, q = k.heads * k.head_dim, kv = k.kv_heads * k.head_dim;
-  m.embed = w.matrix(p + "embed_tokens.weight", k.vocab, d, /*transposed=*/true);
-  m.dtype = w.dtype(p + "embed_tokens.weight");
-  m.final_norm = norm_weight(k, w, p + "norm.weight", d);
-  const std::string head = p == "language_model.model." ? "language_model.lm_head.weight" : "lm_head.weight";
-  if (w.contains(head))  // present even when tied (Qwen3-0.6B): transformers v5 then uses it
-    m.lm_head = w.matrix(head, k.vocab, d, /*transposed=*/true);
-  else if (!k.tied)
+ModelWeights read_llama_weights(const Spec& s, const WeightStore& w) {
+  const Config& k = s.stacks[0];
+  ModelWeights out;
+  Weights& m = out.stacks.emplace_back();
+  const Layout layout = s.checkpoint.image_text ? layout_of(w, kImageText) : layout_of(w, kCausalLm);
+  const std::string p = layout.prefix;
+  const std::int64_t d = k.d_model, q = k.heads * k.head_dim, kv = k.kv_heads * k.head_dim, vocab = s.tokens.vocab;
+  out.tokens.embed = w.matrix(p + "embed_tokens.weight", vocab, d, /*transposed=*/true);
+  out.dtype = w.dtype(p + "embed_tokens.weight");
+  m.final_norm = norm_weight(s, w, p + "norm.weight", d);
+  if (w.contains(layout.head))  // present even when tied (Qwen3-0.6B): transformers v5 then uses it
+    out.head.lm_head = w.matrix(layout.head, vocab, d, /*transposed=*/true);
+  else if (!s.head.tied)
     throw Error("loadModel: tensor \"lm_head.weight\" is missing, and config.json's tie_word_embeddings is false");
   for (std::int64_t l = 0; l < k.layers; ++l) {
     const std::string b = p + "layers." + std::to_string(l) + ".";
     Block B;
-    B.attn_norm = norm_weight(k, w, b + "input_layernorm.weight", d);
+    B.attn_norm = norm_weight(s, w, b + "input_layernorm.weight", d);
     if (k.placement == Placement::sandwich) {
-      B.post_attn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
-      B.ffn_norm = norm_weight(k, w, b + "pre_feedforward_layernorm.weight", d);
-      B.post_ffn_norm = norm_weight(k, w, b + "post_feedforward_layernorm.weight", d);
+      B.post_attn_norm = norm_weight(s, w, b + "post_attention_layernorm.weight", d);
+      B.ffn_norm = norm_weight(s, w, b + "pre_feedforward_layernorm.weight", d);
+      B.post_ffn_norm = norm_weight(s, w, b + "post_feedforward_layernorm.weight", d);
     } else {
-      B.ffn_norm = norm_weight(k, w, b + "post_attention_layernorm.weight", d);
+      B.ffn_norm = norm_weight(s, w, b + "post_attention_layernorm.weight", d);
     }
-    if (k.stacked) {
+    if (s.checkpoint.stacked) {
       const std::string qkv = b + "self_attn.qkv_proj.weight";
       B.wq = w.linear_rows(qkv, d, q + 2 * kv, 0, q);
       B.wk = w.linear_rows(qkv, d, q + 2 * kv, q, kv);
@@ -63,17 +74,17 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
       B.wv = w.linear(b + "self_attn.v_proj.weight", d, kv);
     }
     B.wo = w.linear(b + "self_attn.o_proj.weight", q, d);
-    if (k.qkv_bias) {
+    if (s.checkpoint.qkv_bias) {
       B.bq = w.read(b + "self_attn.q_proj.bias", {q});
       B.bk = w.read(b + "self_attn.k_proj.bias", {kv});
       B.bv = w.read(b + "self_attn.v_proj.bias", {kv});
     }
-    if (k.o_bias) B.bo = w.read(b + "self_attn.o_proj.bias", {d});
+    if (s.checkpoint.o_bias) B.bo = w.read(b + "self_attn.o_proj.bias", {d});
     if (k.qk_norm) {
-      B.q_norm = norm_weight(k, w, b + "self_attn.q_norm.weight", k.head_dim);
-      B.k_norm = norm_weight(k, w, b + "self_attn.k_norm.weight", k.head_dim);
+      B.q_norm = norm_weight(s, w, b + "self_attn.q_norm.weight", k.head_dim);
+      B.k_norm = norm_weight(s, w, b + "self_attn.k_norm.weight", k.head_dim);
     }
-    if (k.stacked) {
+    if (s.checkpoint.stacked) {
       B.w_gate = w.linear_rows(b + "mlp.gate_up_proj.weight", d, 2 * k.ffn, 0, k.ffn);
       B.w_up = w.linear_rows(b + "mlp.gate_up_proj.weight", d, 2 * k.ffn, k.ffn, k.ffn);
     } else {
@@ -81,14 +92,14 @@ Weights read_llama_weights(const Config& k, const WeightStore& w) {
       B.w_up = w.linear(b + "mlp.up_proj.weight", d, k.ffn);
     }
     B.w_down = w.linear(b + "mlp.down_proj.weight", k.ffn, d);
-    if (k.mlp_bias) {
+    if (s.checkpoint.mlp_bias) {
       B.b_gate = w.read(b + "mlp.gate_proj.bias", {k.ffn});
       B.b_up = w.read(b + "mlp.up_proj.bias", {k.ffn});
       B.b_down = w.read(b + "mlp.down_proj.bias", {d});
     }
     m.blocks.push_back(std::move(B));
   }
-  return m;
+  return out;
 }
 
 // A float32 matrix packed for the GEMM (GPT-2's q, k and v, cut from c_attn as float32).
@@ -109,13 +120,15 @@ Tensor columns(const Tensor& t, std::int64_t begin, std::int64_t width) {
   return out;
 }
 
-Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
-  Weights m;
+ModelWeights read_gpt2_weights(const Spec& s, const WeightStore& w) {
+  const Config& k = s.stacks[0];
+  ModelWeights out;
+  Weights& m = out.stacks.emplace_back();
   const std::string p = w.contains("transformer.wte.weight") ? "transformer." : "";
   const std::int64_t d = k.d_model;
-  m.embed = w.matrix(p + "wte.weight", k.vocab, d, /*transposed=*/true);
-  m.dtype = w.dtype(p + "wte.weight");
-  m.position = w.read(p + "wpe.weight", {k.max_tokens, d});
+  out.tokens.embed = w.matrix(p + "wte.weight", s.tokens.vocab, d, /*transposed=*/true);
+  out.dtype = w.dtype(p + "wte.weight");
+  out.tokens.position = w.read(p + "wpe.weight", {k.max_tokens, d});
   m.final_norm = w.read(p + "ln_f.weight", {d});
   m.final_norm_bias = w.read(p + "ln_f.bias", {d});
   for (std::int64_t l = 0; l < k.layers; ++l) {
@@ -137,7 +150,7 @@ Weights read_gpt2_weights(const Config& k, const WeightStore& w) {
     B.b_down = w.read(b + "mlp.c_proj.bias", {d});
     m.blocks.push_back(std::move(B));
   }
-  return m;
+  return out;
 }
 
 // "bert." when the checkpoint comes from a task model (BertForMaskedLM, ...), else "".
@@ -147,12 +160,11 @@ std::string task_prefix(const WeightStore& w, const std::string& prefix) {
 
 // The embeddings BERT and DistilBERT share: words, positions, a LayerNorm (old checkpoints name its parameters gamma
 // and beta, as they do every LayerNorm's).
-Weights read_bert_embeddings(const Config& k, const WeightStore& w, const std::string& p) {
-  Weights m;
-  const std::int64_t d = k.d_model;
-  m.embed = w.matrix(p + "embeddings.word_embeddings.weight", k.vocab, d, /*transposed=*/true);
-  m.dtype = w.dtype(p + "embeddings.word_embeddings.weight");
-  m.position = w.read(p + "embeddings.position_embeddings.weight", {k.max_tokens, d});
+TokenWeights read_bert_embeddings(const Spec& s, const WeightStore& w, const std::string& p) {
+  TokenWeights m;
+  const std::int64_t d = s.tokens.width;
+  m.embed = w.matrix(p + "embeddings.word_embeddings.weight", s.tokens.vocab, d, /*transposed=*/true);
+  m.position = w.read(p + "embeddings.position_embeddings.weight", {s.tokens.max_tokens, d});
   // Every token is of type 0 (one segment): its embedding is a constant, added to each position's.
   if (w.contains(p + "embeddings.token_type_embeddings.weight")) {
     const Tensor types = w.read(p + "embeddings.token_type_embeddings.weight", {-1, d});
@@ -196,11 +208,15 @@ const BertNames kDistilBert{"distilbert.",     "transformer.layer.", "attention.
                             "ffn.lin2",        "output_layer_norm"};
 
 // BERT and DistilBERT: post-LN blocks, the embeddings' LayerNorm, and BERT's pooler where the checkpoint has one.
-Weights read_bert_family(const Config& k, const WeightStore& w, const BertNames& names) {
+ModelWeights read_bert_family(const Spec& s, const WeightStore& w, const BertNames& names) {
+  const Config& k = s.stacks[0];
   const std::string p = task_prefix(w, names.prefix);
   const std::int64_t d = k.d_model;
-  Weights m = read_bert_embeddings(k, w, p);
-  read_layer_norm(w, p + "embeddings.LayerNorm", d, m.embed_norm, m.embed_norm_bias);
+  ModelWeights out;
+  out.tokens = read_bert_embeddings(s, w, p);
+  out.dtype = w.dtype(p + "embeddings.word_embeddings.weight");
+  read_layer_norm(w, p + "embeddings.LayerNorm", d, out.tokens.norm, out.tokens.norm_bias);
+  Weights& m = out.stacks.emplace_back();
   for (std::int64_t l = 0; l < k.layers; ++l) {
     const std::string b = p + names.layer + std::to_string(l) + ".";
     Block B;
@@ -214,18 +230,20 @@ Weights read_bert_family(const Config& k, const WeightStore& w, const BertNames&
     read_layer_norm(w, b + names.ffn_norm, d, B.ffn_norm, B.ffn_norm_bias);
     m.blocks.push_back(std::move(B));
   }
-  if (k.pooler != Pooler::none && w.contains(p + "pooler.dense.weight"))
-    read_linear(w, p + "pooler.dense", d, d, m.pool, m.pool_bias);
-  return m;
+  if (s.head.pooler != Pooler::none && w.contains(p + "pooler.dense.weight"))
+    read_linear(w, p + "pooler.dense", d, d, out.head.pool, out.head.pool_bias);
+  return out;
 }
 
 // USE-lite in the names web/models/convert-default.mjs writes, every matrix already [in, out].
-Weights read_use_lite_weights(const Config& k, const WeightStore& w) {
-  Weights m;
+ModelWeights read_use_lite_weights(const Spec& s, const WeightStore& w) {
+  const Config& k = s.stacks[0];
+  ModelWeights out;
+  Weights& m = out.stacks.emplace_back();
   const std::int64_t hidden = k.d_model;
-  m.embed = w.matrix("embeddings.word", k.vocab, k.width_of(0), /*transposed=*/true);
-  m.dtype = w.dtype("embeddings.word");
-  m.inv_timescales = w.read("embeddings.inv_timescales", {k.width_of(0) / 2});
+  out.tokens.embed = w.matrix("embeddings.word", s.tokens.vocab, k.width_of(0), /*transposed=*/true);
+  out.dtype = w.dtype("embeddings.word");
+  out.tokens.inv_timescales = w.read("embeddings.inv_timescales", {k.width_of(0) / 2});
   for (std::int64_t l = 0; l < k.layers; ++l) {
     const std::string b = "layers." + std::to_string(l) + ".";
     const std::int64_t width = k.width_of(l);
@@ -251,9 +269,9 @@ Weights read_use_lite_weights(const Config& k, const WeightStore& w) {
     B.b_down = w.read(b + "ffn.down.bias", {hidden});
     m.blocks.push_back(std::move(B));
   }
-  m.pool = w.matrix("pooler.weight", hidden, hidden, /*transposed=*/false);
-  m.pool_bias = w.read("pooler.bias", {hidden});
-  return m;
+  out.head.pool = w.matrix("pooler.weight", hidden, hidden, /*transposed=*/false);
+  out.head.pool_bias = w.read("pooler.bias", {hidden});
+  return out;
 }
 
 // BART's q, k, v and out projections of one attention (self_attn, encoder_attn).
@@ -280,22 +298,23 @@ Tensor sinusoids(std::int64_t n, std::int64_t d) {
   return t;
 }
 
-// One stack of BART or Marian ("encoder" or "decoder"), its token embedding the shared one.
-Weights read_bart_stack(const Config& k, const WeightStore& w, const std::string& p, const Weight& embed) {
+// One stack of BART or Marian ("encoder" or "decoder") and its token front end, whose embedding is the shared one.
+Weights read_bart_stack(const Spec& s, const Config& k, const WeightStore& w, const std::string& p,
+                        TokenWeights& tokens) {
   Weights m;
   const std::int64_t d = k.d_model, width = k.heads * k.head_dim;
-  m.embed = embed;
-  if (k.family == Family::marian) {
+  if (s.family == Family::marian) {
     // Marian's checkpoints leave the table out (transformers computes it); where one holds it, it is used.
-    m.position = w.contains(p + ".embed_positions.weight") ? w.read(p + ".embed_positions.weight", {k.max_tokens, d})
-                                                           : sinusoids(k.max_tokens, d);
+    tokens.position = w.contains(p + ".embed_positions.weight")
+                          ? w.read(p + ".embed_positions.weight", {k.max_tokens, d})
+                          : sinusoids(k.max_tokens, d);
   } else {
     // Position p is row p + 2 of the table (fairseq's offset, kept by transformers): the first two rows are never
     // read.
     const Tensor table = w.read(p + ".embed_positions.weight", {k.max_tokens + 2, d});
-    m.position = Tensor({k.max_tokens, d});
-    std::copy(table.data.begin() + 2 * d, table.data.end(), m.position.data.begin());
-    read_layer_norm(w, p + ".layernorm_embedding", d, m.embed_norm, m.embed_norm_bias);
+    tokens.position = Tensor({k.max_tokens, d});
+    std::copy(table.data.begin() + 2 * d, table.data.end(), tokens.position.data.begin());
+    read_layer_norm(w, p + ".layernorm_embedding", d, tokens.norm, tokens.norm_bias);
   }
   for (std::int64_t l = 0; l < k.layers; ++l) {
     const std::string b = p + ".layers." + std::to_string(l) + ".";
@@ -317,28 +336,29 @@ Weights read_bart_stack(const Config& k, const WeightStore& w, const std::string
 // BART: "model." before every name in BartForConditionalGeneration's checkpoints, none in BartModel's. The shared
 // embedding is model.shared (or, where a checkpoint kept only the tied copies, encoder.embed_tokens); the LM head is
 // tied to it, and final_logits_bias (zeros when absent, as transformers starts it) is added to the logits.
-Weights read_bart_weights(const Config& k, const WeightStore& w) {
+ModelWeights read_bart_weights(const Spec& s, const WeightStore& w) {
   const std::string p =
       w.contains("model.shared.weight") || w.contains("model.encoder.embed_tokens.weight") ? "model." : "";
   const std::string shared = w.contains(p + "shared.weight") ? p + "shared.weight" : p + "encoder.embed_tokens.weight";
-  const Weight embed = w.matrix(shared, k.vocab, k.d_model, /*transposed=*/true);
-  Weights m = read_bart_stack(k, w, p + "decoder", embed);
-  m.encoder = std::make_shared<Weights>(read_bart_stack(*k.encoder, w, p + "encoder", embed));
-  m.dtype = w.dtype(shared);
-  if (k.language_model && w.contains("final_logits_bias")) {
-    m.logits_bias = w.read("final_logits_bias", {1, k.vocab});
-    m.logits_bias.shape = {k.vocab};
+  const std::int64_t vocab = s.tokens.vocab;
+  ModelWeights out;
+  out.tokens.embed = out.target_tokens.embed = w.matrix(shared, vocab, s.tokens.width, /*transposed=*/true);
+  out.stacks.push_back(read_bart_stack(s, s.stacks[0], w, p + "encoder", out.tokens));
+  out.stacks.push_back(read_bart_stack(s, s.stacks[1], w, p + "decoder", out.target_tokens));
+  out.dtype = w.dtype(shared);
+  if (s.head.language_model && w.contains("final_logits_bias")) {
+    out.head.logits_bias = w.read("final_logits_bias", {1, vocab});
+    out.head.logits_bias.shape = {vocab};
   }
-  return m;
+  return out;
 }
 
 // One stack of T5 ("encoder" or "decoder"): blocks of sublayers layer.0 (self-attention), layer.1 (cross-attention,
 // the decoder's) and the FFN after them, each with the RMS norm before it; block 0's relative_attention_bias serves
 // the stack's every layer.
-Weights read_t5_stack(const Config& k, const WeightStore& w, const std::string& p, const Weight& embed) {
+Weights read_t5_stack(const Config& k, const WeightStore& w, const std::string& p) {
   Weights m;
   const std::int64_t d = k.d_model, width = k.heads * k.head_dim;
-  m.embed = embed;
   m.relative_bias =
       w.read(p + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight", {k.relative_buckets, k.heads});
   m.final_norm = w.read(p + ".final_layer_norm.weight", {d});
@@ -372,20 +392,22 @@ Weights read_t5_stack(const Config& k, const WeightStore& w, const std::string& 
 }
 
 // T5: the shared embedding (or its tied copy), both stacks, and lm_head where the head is not tied.
-Weights read_t5_weights(const Config& k, const WeightStore& w) {
+ModelWeights read_t5_weights(const Spec& s, const WeightStore& w) {
   const std::string shared = w.contains("shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
-  const Weight embed = w.matrix(shared, k.vocab, k.d_model, /*transposed=*/true);
-  Weights m = read_t5_stack(k, w, "decoder", embed);
-  m.encoder = std::make_shared<Weights>(read_t5_stack(*k.encoder, w, "encoder", embed));
-  m.dtype = w.dtype(shared);
-  if (!k.tied) m.lm_head = w.matrix("lm_head.weight", k.vocab, k.d_model, /*transposed=*/true);
-  return m;
+  const std::int64_t vocab = s.tokens.vocab, d = s.tokens.width;
+  ModelWeights out;
+  out.tokens.embed = out.target_tokens.embed = w.matrix(shared, vocab, d, /*transposed=*/true);
+  out.stacks.push_back(read_t5_stack(s.stacks[0], w, "encoder"));
+  out.stacks.push_back(read_t5_stack(s.stacks[1], w, "decoder"));
+  out.dtype = w.dtype(shared);
+  if (!s.head.tied) out.head.lm_head = w.matrix("lm_head.weight", vocab, d, /*transposed=*/true);
+  return out;
 }
 
 // A patch embedding's Conv2d weight [d, channels, patch, patch] as the GEMM's B [channels · patch², d]: a patch's
 // values flattened in the same (channel, row, column) order multiply it.
-Weight patch_weight(const Config& k, const WeightStore& w, const std::string& name) {
-  const std::int64_t d = k.d_model, c = k.vision.channels, p = k.vision.patch;
+Weight patch_weight(const Spec& s, const WeightStore& w, const std::string& name) {
+  const std::int64_t d = s.stacks[0].d_model, c = s.vision.channels, p = s.vision.patch;
   const Tensor conv = w.read(name, {d, c, p, p});
   Tensor t({c * p * p, d});
   t.head(0) = ConstMatrixMap(conv.data.data(), d, c * p * p).transpose();
@@ -428,49 +450,53 @@ void read_linear_maybe_biased(const WeightStore& w, const std::string& base, std
 // the patch embedding, the prefix tokens, registers and position table, pre-LN blocks (with DINOv2's layer scale),
 // the final LayerNorm (CLIP's post_layernorm is the pooler's), and the pooler, projection and classifiers their task
 // models add.
-Weights read_vision_weights(const Config& k, const WeightStore& w) {
-  const VisionConfig& v = k.vision;
+ModelWeights read_vision_weights(const Spec& s, const WeightStore& w) {
+  const Config& k = s.stacks[0];
+  const VisionConfig& v = s.vision;
   const std::int64_t d = k.d_model;
   const std::int64_t table = k.max_tokens - v.registers;  // prefix + the trained grid's patches
-  Weights m;
+  ModelWeights out;
+  PatchWeights& f = out.patches;
+  HeadWeights& h = out.head;
+  Weights& m = out.stacks.emplace_back();
   std::string p;
   const VisionNames* names = &kViT;
-  if (k.family == Family::clip) {
+  if (s.family == Family::clip) {
     p = "vision_model.";
     names = &kClip;
-    m.patch = patch_weight(k, w, p + "embeddings.patch_embedding.weight");
-    m.dtype = w.dtype(p + "embeddings.patch_embedding.weight");
-    m.prefix = rows_of(w, p + "embeddings.class_embedding", 1, d, false);
-    m.position = rows_of(w, p + "embeddings.position_embedding.weight", table, d, false);
-    read_layer_norm(w, p + "pre_layrnorm", d, m.embed_norm, m.embed_norm_bias);
-    read_layer_norm(w, p + "post_layernorm", d, m.pool_norm, m.pool_norm_bias);
-    if (v.projection) m.projection = w.linear("visual_projection.weight", d, v.projection);
+    f.patch = patch_weight(s, w, p + "embeddings.patch_embedding.weight");
+    out.dtype = w.dtype(p + "embeddings.patch_embedding.weight");
+    f.prefix = rows_of(w, p + "embeddings.class_embedding", 1, d, false);
+    f.position = rows_of(w, p + "embeddings.position_embedding.weight", table, d, false);
+    read_layer_norm(w, p + "pre_layrnorm", d, f.norm, f.norm_bias);
+    read_layer_norm(w, p + "post_layernorm", d, h.pool_norm, h.pool_norm_bias);
+    if (s.head.projection) h.projection = w.linear("visual_projection.weight", d, s.head.projection);
   } else {
     for (const char* task : {"vit.", "deit.", "dinov2."})
       if (w.contains(std::string(task) + "embeddings.cls_token")) p = task;
-    if (k.family == Family::dinov2) names = &kDinov2;
+    if (s.family == Family::dinov2) names = &kDinov2;
     const std::string e = p + "embeddings.";
-    m.patch = patch_weight(k, w, e + "patch_embeddings.projection.weight");
-    m.patch_bias = w.read(e + "patch_embeddings.projection.bias", {d});
-    m.dtype = w.dtype(e + "patch_embeddings.projection.weight");
-    m.prefix = rows_of(w, e + "cls_token", 1, d, true);
+    f.patch = patch_weight(s, w, e + "patch_embeddings.projection.weight");
+    f.patch_bias = w.read(e + "patch_embeddings.projection.bias", {d});
+    out.dtype = w.dtype(e + "patch_embeddings.projection.weight");
+    f.prefix = rows_of(w, e + "cls_token", 1, d, true);
     if (v.prefix == 2) {  // DeiT: [CLS] then the distillation token
       const Tensor distillation = rows_of(w, e + "distillation_token", 1, d, true);
-      m.prefix.data.append(distillation.data.begin(), distillation.data.end());
-      m.prefix.shape = {2, d};
+      f.prefix.data.append(distillation.data.begin(), distillation.data.end());
+      f.prefix.shape = {2, d};
     }
-    if (v.registers) m.registers = rows_of(w, e + "register_tokens", v.registers, d, true);
-    m.position = rows_of(w, e + "position_embeddings", table, d, true);
+    if (v.registers) f.registers = rows_of(w, e + "register_tokens", v.registers, d, true);
+    f.position = rows_of(w, e + "position_embeddings", table, d, true);
     read_layer_norm(w, p + "layernorm", d, m.final_norm, m.final_norm_bias);
   }
-  const std::string layers = p + (k.family == Family::clip ? "encoder.layers." : "encoder.layer.");
+  const std::string layers = p + (s.family == Family::clip ? "encoder.layers." : "encoder.layer.");
   for (std::int64_t l = 0; l < k.layers; ++l) {
     const std::string b = layers + std::to_string(l) + ".";
     Block B;
     read_layer_norm(w, b + names->attn_norm, d, B.attn_norm, B.attn_norm_bias);
-    read_linear_maybe_biased(w, b + names->q, d, d, k.qkv_bias, B.wq, B.bq);
-    read_linear_maybe_biased(w, b + names->k, d, d, k.qkv_bias, B.wk, B.bk);
-    read_linear_maybe_biased(w, b + names->v, d, d, k.qkv_bias, B.wv, B.bv);
+    read_linear_maybe_biased(w, b + names->q, d, d, s.checkpoint.qkv_bias, B.wq, B.bq);
+    read_linear_maybe_biased(w, b + names->k, d, d, s.checkpoint.qkv_bias, B.wk, B.bk);
+    read_linear_maybe_biased(w, b + names->v, d, d, s.checkpoint.qkv_bias, B.wv, B.bv);
     read_linear(w, b + names->o, d, d, B.wo, B.bo);
     read_layer_norm(w, b + names->ffn_norm, d, B.ffn_norm, B.ffn_norm_bias);
     read_linear(w, b + names->up, d, k.ffn, B.w_up, B.b_up);
@@ -481,43 +507,43 @@ Weights read_vision_weights(const Config& k, const WeightStore& w) {
     }
     m.blocks.push_back(std::move(B));
   }
-  if (k.pooler == Pooler::first_tanh && w.contains(p + "pooler.dense.weight"))
-    read_linear(w, p + "pooler.dense", d, d, m.pool, m.pool_bias);
-  const std::int64_t labels = static_cast<std::int64_t>(v.labels.size());
-  if (v.head == VisionHead::cls) read_linear(w, "classifier", d, labels, m.classifier, m.classifier_bias);
-  if (v.head == VisionHead::cls_distillation) {
-    read_linear(w, "cls_classifier", d, labels, m.classifier, m.classifier_bias);
-    read_linear(w, "distillation_classifier", d, labels, m.distillation_classifier, m.distillation_classifier_bias);
+  if (s.head.pooler == Pooler::first_tanh && w.contains(p + "pooler.dense.weight"))
+    read_linear(w, p + "pooler.dense", d, d, h.pool, h.pool_bias);
+  const std::int64_t labels = static_cast<std::int64_t>(s.head.labels.size());
+  if (s.head.classifier == Classifier::cls) read_linear(w, "classifier", d, labels, h.classifier, h.classifier_bias);
+  if (s.head.classifier == Classifier::cls_distillation) {
+    read_linear(w, "cls_classifier", d, labels, h.classifier, h.classifier_bias);
+    read_linear(w, "distillation_classifier", d, labels, h.distillation_classifier, h.distillation_classifier_bias);
   }
-  return m;
+  return out;
 }
 
 }  // namespace
 
-Weights read_weights(const Config& config, const WeightStore& store) {
-  switch (config.family) {
+ModelWeights read_weights(const Spec& spec, const WeightStore& store) {
+  switch (spec.family) {
     case Family::gpt2:
-      return read_gpt2_weights(config, store);
+      return read_gpt2_weights(spec, store);
     case Family::bert:
-      return read_bert_family(config, store, kBert);
+      return read_bert_family(spec, store, kBert);
     case Family::distilbert:
-      return read_bert_family(config, store, kDistilBert);
+      return read_bert_family(spec, store, kDistilBert);
     case Family::use_lite:
-      return read_use_lite_weights(config, store);
+      return read_use_lite_weights(spec, store);
     case Family::bart:
     case Family::marian:
-      return read_bart_weights(config, store);
+      return read_bart_weights(spec, store);
     case Family::t5:
-      return read_t5_weights(config, store);
+      return read_t5_weights(spec, store);
     case Family::vit:
     case Family::dinov2:
     case Family::clip:
-      return read_vision_weights(config, store);
+      return read_vision_weights(spec, store);
     case Family::llama:
     case Family::phi3:
       break;
   }
-  return read_llama_weights(config, store);
+  return read_llama_weights(spec, store);
 }
 
 }  // namespace attnscope::transformer

@@ -1,9 +1,9 @@
-// The decoder in plain loops and float64, one token at a time, written the way decoder.hpp's
+// The decoder in plain loops and float64, one token at a time, written the way transformer.hpp's and spec.hpp's
 // formulas read: no GEMM, no cache layout, no threads. Tests hold TransformerModel to it.
 #include <cmath>
 
 #include "attnscope/error.hpp"
-#include "models/transformer.hpp"
+#include "models/transformer_model.hpp"
 
 namespace attnscope::transformer {
 
@@ -86,9 +86,16 @@ struct Matrices {
         w_down(b.w_down->unpack()) {}
 };
 
-ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vector<std::int32_t>& ids) {
-  if (!c.causal || !c.language_model || c.placement == Placement::post || c.positions == Positions::sinusoidal ||
-      c.positions == Positions::relative || c.cross_attention || c.layer_scale)
+ReferenceRun reference_forward(const TransformerModel& model, const std::vector<std::int32_t>& ids) {
+  const Spec& spec = model.spec();
+  const Config& c = model.last().config();
+  const Weights& w = model.last().weights();
+  const TokenConfig& tc = model.tokens().config();
+  const TokenWeights& tw = model.tokens().weights();
+  const HeadConfig& hc = spec.head;
+  if (spec.encoder_decoder() || !c.causal || !hc.language_model || c.placement == Placement::post ||
+      tc.positions == TokenPositions::sinusoidal || c.positions == Positions::relative || c.cross_attention ||
+      c.layer_scale)
     throw Error(
         "reference_forward: written for decoders (causal, pre- or sandwich-normed, with an LM head; no relative "
         "positions, cross-attention or layer scale: tests/cpp/block_test.cpp holds those to PyTorch)");
@@ -96,12 +103,13 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
   const std::int64_t H = c.heads, KV = c.kv_heads;
   ReferenceRun r;
   r.attentions.assign(static_cast<std::size_t>(c.layers * H * n * n), 0.0);
-  const Tensor embed = w.embed->unpack();  // Eᵀ [d, vocab]
+  const std::int64_t vocab = tc.vocab;
+  const Tensor embed = tw.embed->unpack();  // Eᵀ [d, vocab]
   std::vector<Vec> x(static_cast<std::size_t>(n), Vec(static_cast<std::size_t>(d)));
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < d; ++j)
-      x[i][j] = double(embed.data[j * c.vocab + ids[i]]) * c.embed_scale +
-                (c.positions == Positions::learned ? w.position.data[i * d + j] : 0.0);
+      x[i][j] = double(embed.data[j * vocab + ids[i]]) * tc.embed_scale +
+                (tc.positions == TokenPositions::learned ? tw.position.data[i * d + j] : 0.0);
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w.blocks[static_cast<std::size_t>(l)];
     const Matrices m(b);
@@ -157,13 +165,13 @@ ReferenceRun reference_forward(const Config& c, const Weights& w, const std::vec
       for (std::int64_t j = 0; j < d; ++j) x[i][j] += f[j];
     }
   }
-  const Tensor head = w.head()->unpack();  // [d, vocab]
+  const Tensor head = model.heads().head()->unpack();  // [d, vocab]
   for (std::int64_t i = 0; i < n; ++i) {
     const Vec h = normalize(c, x[i], w.final_norm, w.final_norm_bias);
-    for (std::int64_t t = 0; t < c.vocab; ++t) {
+    for (std::int64_t t = 0; t < vocab; ++t) {
       double logit = 0.0;
-      for (std::int64_t j = 0; j < d; ++j) logit += h[j] * head.data[j * c.vocab + t];
-      if (c.final_softcap > 0) logit = c.final_softcap * std::tanh(logit / c.final_softcap);
+      for (std::int64_t j = 0; j < d; ++j) logit += h[j] * head.data[j * vocab + t];
+      if (hc.final_softcap > 0) logit = hc.final_softcap * std::tanh(logit / hc.final_softcap);
       r.logits.push_back(logit);
     }
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "attnscope/error.hpp"
+#include "models/ops.hpp"
 #include "models/sampling.hpp"
 #include "models/transformer_model.hpp"
 
@@ -15,9 +16,20 @@ namespace {
 
 class DecoderGeneration final : public Generation {
  public:
+  // `memory` and `source`: an encoder-decoder's encoder output, as cross-attention reads it, and its run; null for
+  // a language model, whose prompt may extend the model's last run.
   DecoderGeneration(const TransformerModel& model, const Runtime& rt, const std::vector<std::int32_t>& prompt,
-                    std::uint64_t seed, GenerationMaps maps, std::shared_ptr<const Memory> memory)
-      : m_(model), c_(model.config()), cache_(c_), rng_(seed), maps_(maps), memory_(std::move(memory)) {
+                    std::uint64_t seed, GenerationMaps maps, std::shared_ptr<const Memory> memory,
+                    std::shared_ptr<const RunResult> source)
+      : m_(model),
+        stack_(model.last()),
+        c_(stack_.config()),
+        vocab_(model.spec().head.vocab),
+        cache_(c_),
+        rng_(seed),
+        maps_(maps),
+        memory_(std::move(memory)),
+        source_(std::move(source)) {
     if (prompt.empty()) throw Error("generate: the prompt has no tokens; give it some text");
     check_room("generate", static_cast<std::int64_t>(prompt.size()));
     for (std::size_t i = 0; i < prompt.size(); ++i) check_id(prompt[i], i);
@@ -38,15 +50,15 @@ class DecoderGeneration final : public Generation {
                suppressing = sampling.no_repeat_ngram > 0 || !sampling.banned.empty();
     std::int64_t id = -1;
     if (greedy && logits_.empty())  // the screen, with the tokens suppress() would set to −∞ left out
-      id = m_.greedy(rt, hidden_, sampling::suppressed(ids_, sampling.banned, sampling.no_repeat_ngram));
+      id = m_.heads().greedy(rt, hidden_, sampling::suppressed(ids_, sampling.banned, sampling.no_repeat_ngram));
     if (id < 0) {
       const std::vector<float>& logits = logits_of(rt);
       if (suppressing) {
         std::vector<float> kept = logits;
-        sampling::suppress(kept.data(), c_.vocab, ids_, sampling);
-        id = sampling::draw(kept.data(), c_.vocab, sampling, rng_);
+        sampling::suppress(kept.data(), vocab_, ids_, sampling);
+        id = sampling::draw(kept.data(), vocab_, sampling, rng_);
       } else {
-        id = sampling::draw(logits.data(), c_.vocab, sampling, rng_);
+        id = sampling::draw(logits.data(), vocab_, sampling, rng_);
       }
     }
     // A greedy step is most likely followed by another: its logits wait until something asks for them.
@@ -66,7 +78,7 @@ class DecoderGeneration final : public Generation {
 
   std::vector<float> next_probabilities(const Runtime& rt) const override {
     std::vector<float> p = logits_of(rt);
-    sampling::softmax(p.data(), c_.vocab);
+    sampling::softmax(p.data(), vocab_);
     return p;
   }
 
@@ -80,6 +92,8 @@ class DecoderGeneration final : public Generation {
     t.data.assign(last_.begin(), last_.end());
     return t;
   }
+
+  const RunResult* source() const override { return source_.get(); }
 
   Tensor last_cross_rows() const override {
     if (cross_last_.empty()) return Tensor();
@@ -117,16 +131,16 @@ class DecoderGeneration final : public Generation {
   }
 
   void check_id(std::int32_t id, std::size_t at) const {
-    if (id < 0 || id >= c_.vocab)
+    if (id < 0 || id >= vocab_)
       throw Error("generate: id " + std::to_string(id) + " at position " + std::to_string(at) +
-                  " is outside the vocabulary [0, " + std::to_string(c_.vocab) + ")");
+                  " is outside the vocabulary [0, " + std::to_string(vocab_) + ")");
   }
 
   // The logits after the last token [vocab], computed now if the last run left them for later.
   const std::vector<float>& logits_of(const Runtime& rt) const {
     if (logits_.empty()) {
-      const Matrix logits = m_.logits(rt, hidden_);
-      logits_.assign(logits.data(), logits.data() + c_.vocab);
+      const Matrix logits = m_.heads().logits(rt, hidden_);
+      logits_.assign(logits.data(), logits.data() + vocab_);
     }
     return logits_;
   }
@@ -141,11 +155,12 @@ class DecoderGeneration final : public Generation {
     std::vector<float> weights(static_cast<std::size_t>(maps * n * total));  // [layers, heads, n, total]
     const std::int64_t m = memory_ ? memory_->length : 0;
     std::vector<float> cross(static_cast<std::size_t>(maps * n * m));  // [layers, heads, n, m]
-    Extras e;
-    e.weights = with_maps ? weights.data() : nullptr;
-    e.memory = memory_.get();
-    e.cross_weights = with_maps && memory_ ? cross.data() : nullptr;
-    const Matrix hidden = m_.extend(rt, cache_, ids.data(), n, e);
+    Pass pass;
+    if (with_maps) pass.maps = Pass::every_layer(weights.data(), c_.layers, c_.heads * n * total);
+    pass.memory = memory_.get();
+    pass.stack = memory_ ? 1 : 0;
+    if (with_maps && memory_) pass.cross_maps = Pass::every_layer(cross.data(), c_.layers, c_.heads * n * m);
+    const Matrix hidden = stack_.run(rt, cache_, m_.tokens().embed(ids.data(), n, p0), pass);
     last_.clear();
     cross_last_.clear();
     for (std::int64_t k = 0; k < maps && m > 0; ++k)  // the last token's row of each cross map
@@ -169,11 +184,14 @@ class DecoderGeneration final : public Generation {
   }
 
   const TransformerModel& m_;
+  const Stack& stack_;  // the last: the decoder
   const Config& c_;
+  std::int64_t vocab_;
   Cache cache_;
   sampling::Rng rng_;
   GenerationMaps maps_;
-  std::shared_ptr<const Memory> memory_;  // what cross-attention reads, or null
+  std::shared_ptr<const Memory> memory_;     // what cross-attention reads, or null
+  std::shared_ptr<const RunResult> source_;  // the encoder's run, or null (shared by the beams a search forks)
   std::int64_t reused_ = 0;
   std::vector<std::int32_t> ids_;
   std::vector<std::vector<float>> rows_;        // per token i: [layers, heads, i + 1] (GenerationMaps::all)
@@ -186,18 +204,60 @@ class DecoderGeneration final : public Generation {
 
 }  // namespace
 
-std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
-                                                       std::uint64_t seed, GenerationMaps maps) const {
-  if (!config_.language_model) return Model::generate(rt, ids, seed, maps);  // its error
-  if (config_.cross_attention) throw Error("generate: this decoder reads an encoder's output: generate_pair");
-  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps, nullptr);
+std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> TransformerModel::encode(
+    const Runtime& rt, const SequenceInput& source, bool maps) const {
+  const Stack& encoder = stacks_[0];
+  const Config& c = encoder.config();
+  Reading reading = read(source, 0);
+  auto run = std::make_shared<RunResult>();
+  const std::int64_t n = static_cast<std::int64_t>(reading.sequence.ids.size());
+  Pass pass;  // the encoder's maps kept only when asked; else attention runs fused
+  if (maps) {
+    check_budget("generate", 4.0 * double(c.layers * c.heads) * double(n) * double(n));
+    MapSet& set = run->maps.emplace_back();
+    set.name = "encoder";
+    set.causal = c.causal;
+    set.attentions = Tensor::unfilled({c.layers, c.heads, n, n});
+    for (std::int64_t l = 0; l < c.layers; ++l) set.map_layers.push_back(l);
+    pass.maps = Pass::every_layer(set.attentions.data.data(), c.layers, c.heads * n * n);
+  }
+  Cache cache(c);
+  const Matrix encoded = encoder.run(rt, cache, front_->embed(rt, reading, 0), pass);
+  run->sequences.push_back(std::move(reading.sequence));
+  StackRun& s = run->stacks.emplace_back();
+  s.name = "encoder";
+  s.hidden = ops::to_tensor(encoded);
+  return {run, std::make_shared<const Memory>(stacks_[1].memory(rt, encoded))};
 }
 
-std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const std::vector<std::int32_t>& ids,
-                                                       std::uint64_t seed, GenerationMaps maps,
-                                                       std::shared_ptr<const Memory> memory) const {
-  if (!config_.language_model) return Model::generate(rt, ids, seed, maps);  // its error
-  return std::make_unique<DecoderGeneration>(*this, rt, ids, seed, maps, std::move(memory));
+std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const Input& input, std::uint64_t seed,
+                                                       GenerationMaps maps) const {
+  const std::string name = info_.name + " (" + info_.architecture + ")";
+  if (!spec_.head.language_model)
+    throw Error("generate: " + name +
+                (spec_.encoder_decoder()
+                     ? " has no LM head to generate with, as BartForConditionalGeneration has"
+                     : " is not a language model; generate needs a decoder such as GPT-2, Llama, Qwen or Gemma"));
+  if (spec_.encoder_decoder()) {
+    if (!input.target)
+      throw Error("generate: " + name + " is an encoder-decoder model: it generates a target from a source");
+    if (input.target->form != SequenceInput::Form::ids)
+      throw Error("generate: the target's start tokens are ids (the decoder's start token, then any forced)");
+    auto [source, memory] = encode(rt, input.sequence, maps == GenerationMaps::all);
+    return std::make_unique<DecoderGeneration>(*this, rt, input.target->ids, seed, maps, std::move(memory),
+                                               std::move(source));
+  }
+  if (input.target)
+    throw Error("generate: " + name +
+                " is not an encoder-decoder model; a source to generate from needs one such as BART");
+  const SequenceInput& prompt = input.sequence;
+  if (prompt.form == SequenceInput::Form::text) {
+    if (!tokenizer_)
+      throw Error("generate: this model's files hold no tokenizer AttnScope reads; give it token ids instead");
+    return std::make_unique<DecoderGeneration>(*this, rt, tokenizer_->encode(prompt.text).ids, seed, maps, nullptr,
+                                               nullptr);
+  }
+  return std::make_unique<DecoderGeneration>(*this, rt, prompt.ids, seed, maps, nullptr, nullptr);
 }
 
 }  // namespace attnscope::transformer

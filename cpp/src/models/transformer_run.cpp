@@ -1,9 +1,10 @@
-// TransformerModel::run: a run keeps its keys, values and queries, rows of every map and per-token outputs, so
-// that the next run on text that extends it (a person typing at the end) computes only the new
-// tokens: its cost grows with the new tokens × n, not with n². Rows of a token depend only on the
-// tokens up to it, so the kept rows are exactly what a fresh run computes (tests hold them equal).
-// A run that asks for some layers' maps (map_layers) computes the rest fused, and those layers' maps from the
-// kept queries and keys: another layer's maps of the same text cost that layer's attention alone.
+// The run of a model of one stack. A causal stack on tokens (a decoder) keeps its keys, values and queries, rows of
+// every map and per-token outputs, so that the next run on text that extends it (a person typing at the end)
+// computes only the new tokens: its cost grows with the new tokens × n, not with n². Rows of a token depend only on
+// the tokens up to it, so the kept rows are exactly what a fresh run computes (tests hold them equal).
+// A decoder's run that asks for some layers' maps (map_layers) computes every layer fused, and those layers' maps
+// from the kept queries and keys, as a later run on the same tokens computes another layer's: that layer's attention
+// alone. An encoder's writes the other layers' maps into one layer's scratch.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -27,68 +28,90 @@ bool same_outputs(const RunOptions& a, const RunOptions& b) {
 
 }  // namespace
 
-void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions& o) const {
-  const Config& c = config_;
-  const std::int64_t n = static_cast<std::int64_t>(r.ids.size()), vocab = c.vocab, maps = c.layers * c.heads;
+void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOptions& o, RunResult& r) const {
+  const Stack& stack = stacks_[0];
+  const Config& c = stack.config();
+  const std::int64_t n = static_cast<std::int64_t>(reading.sequence.tokens.size()), maps = c.layers * c.heads;
+  const std::int64_t vocab = spec_.head.vocab;
+  MapSet& set = r.maps.emplace_back();
+  set.name = "self";
+  set.causal = c.causal;
   const bool every_map = !o.map_layers;
   if (every_map) {
-    r.map_layers.resize(static_cast<std::size_t>(c.layers));
-    std::iota(r.map_layers.begin(), r.map_layers.end(), 0);
+    set.map_layers.resize(static_cast<std::size_t>(c.layers));
+    std::iota(set.map_layers.begin(), set.map_layers.end(), 0);
   } else {
-    r.map_layers = *o.map_layers;
+    set.map_layers = *o.map_layers;
   }
-  if (!c.language_model && (o.top_k || o.logit_lens || o.return_logits))
-    throw Error("run: " + c.name + " (" + c.architecture +
-                ") is not a language model: topK, logitLens and returnLogits need a decoder such as GPT-2 or Llama");
   const double logit_bytes = 4.0 * double(n) * double(vocab);
-  check_budget("run", 4.0 * double(r.map_layers.size() * c.heads) * double(n) * double(n) +
-                          (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0));
-  for (std::int64_t h = 0; h < c.heads; ++h) r.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
+  check_budget("run", 4.0 * double(set.map_layers.size() * c.heads) * double(n) * double(n) +
+                          (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0) +
+                          (spec_.input == InputKind::image ? 8.0 * double(n) * double(c.ffn) : 0.0));
+  for (std::int64_t h = 0; h < c.heads; ++h)
+    set.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
+  StackRun& out = r.stacks.emplace_back();
+  out.name = c.causal ? "decoder" : "encoder";
+  if (o.token_norms) out.token_norms = Tensor({c.layers + 1, n});
 
   // Reuse needs a token's rows to depend on the tokens up to it alone (causal), the same keys and values (no padding,
-  // no ablation) and the same outputs kept.
+  // no ablation) and the same outputs kept (no tap but the lens, which the run keeps).
   const bool padded = std::find(o.attention_mask.begin(), o.attention_mask.end(), 0) != o.attention_mask.end();
-  const bool reusable = c.causal && o.reuse_prefix && !padded && o.ablate_heads.empty() && !o.return_projections;
+  const bool reusable = c.causal && spec_.input == InputKind::text && o.reuse_prefix && !padded &&
+                        o.ablate_heads.empty() && !o.return_projections && !o.token_norms && !o.tap;
   // A run that cannot be reused leaves the last reusable one in place, for the next to extend.
   std::unique_ptr<Previous> previous = reusable ? std::move(previous_) : nullptr;
   std::int64_t p = 0;  // rows kept from the previous run
+  const std::vector<std::int32_t>& ids = reading.sequence.ids;
   // Every map's rows come from the previous run's triangles, which it kept only when it too returned every map.
   if (reusable && previous && same_outputs(previous->options, o) && (!every_map || !previous->options.map_layers)) {
     const std::int64_t common = std::min<std::int64_t>(n, static_cast<std::int64_t>(previous->ids.size()));
-    while (p < common && previous->ids[p] == r.ids[p]) ++p;
+    while (p < common && previous->ids[p] == ids[p]) ++p;
   }
   if (p == 0) previous.reset();
   const std::int64_t m = n - p;  // rows to compute
   r.reused_tokens = p;
 
-  Cache cache = previous ? std::move(previous->cache) : Cache(c, /*queries=*/true);
+  // A decoder computes the asked layers' maps after the run, from the kept queries and keys.
+  const bool maps_after = !every_map && c.causal;
+  Cache cache = previous ? std::move(previous->cache) : Cache(c, /*queries=*/reusable || maps_after);
   cache.length = std::min(cache.length, p);  // keys and values past the shared prefix are stale
   // Not zeroed: the kernels write every value of a map's rows, kept rows are completed below.
-  r.attentions = Tensor::unfilled({static_cast<std::int64_t>(r.map_layers.size()), c.heads, n, n});
-  TensorData fresh;  // [layers, heads, m, n]: the new rows, when they do not fill r.attentions (all written)
+  set.attentions = Tensor::unfilled({static_cast<std::int64_t>(set.map_layers.size()), c.heads, n, n});
+  TensorData fresh;  // [layers, heads, m, n]: the new rows, when they do not fill the set's maps (all written)
   if (p > 0 && every_map) fresh.resize(static_cast<std::size_t>(maps * m * n));
   LogitLens lens;
   if (o.logit_lens) lens.ids.resize(static_cast<std::size_t>(c.layers * m)), lens.probs.resize(lens.ids.size());
-  Extras e;
-  const std::vector<std::uint8_t> padding = padding_mask(o, static_cast<std::size_t>(n));  // checks its length too
-  if (padded) e.mask = Mask::keep_mask(padding.data(), {n, n});  // [n, n]: padding runs fresh (p = 0)
-  e.weights = !every_map ? nullptr : p > 0 ? fresh.data() : r.attentions.data.data();
+  const std::vector<std::uint8_t> padding = padding_mask(o.attention_mask, static_cast<std::size_t>(n));
+  Pass pass;
+  if (padded) pass.mask = Mask::keep_mask(padding.data(), {n, n});  // [n, n]: padding runs fresh (p = 0)
+  std::vector<float> scratch;  // an encoder's maps of the layers not asked for, one layer at a time
+  if (every_map) {
+    pass.maps = Pass::every_layer(p > 0 ? fresh.data() : set.attentions.data.data(), c.layers, c.heads * m * n);
+  } else if (!maps_after) {
+    // The layers asked for in place, the others into one layer's scratch: the same kernel for every layer, so the
+    // maps are those of a run of every layer, bit for bit, in the memory of the layers asked for and one more.
+    if (set.map_layers.size() < static_cast<std::size_t>(c.layers))
+      scratch.resize(static_cast<std::size_t>(c.heads * n * n));
+    pass.maps.assign(static_cast<std::size_t>(c.layers), scratch.data());
+    for (std::size_t i = 0; i < set.map_layers.size(); ++i)
+      pass.maps[set.map_layers[i]] = set.attentions.data.data() + static_cast<std::int64_t>(i) * c.heads * n * n;
+  }
   if (o.maps_ready && every_map && p == 0)
-    e.maps_ready = [&](std::int64_t layer) { o.maps_ready(r.attentions, layer); };
-  e.options = &o;
-  e.run = &r;
-  e.lens = o.logit_lens ? &lens : nullptr;
-  const Matrix computed = m > 0 ? extend(rt, cache, r.ids.data() + p, m, e) : Matrix(0, c.d_model);
+    pass.maps_ready = [&](std::int64_t layer) { o.maps_ready(set.attentions, layer); };
+  pass.ablate = &o.ablate_heads;
+  RunTaps taps(rt, o, r, heads_, stack, 0, o.logit_lens ? &lens : nullptr);
+  pass.tap = taps.any() ? &taps : nullptr;
+  const Matrix computed = m > 0 ? stack.run(rt, cache, front_->embed(rt, reading, p), pass) : Matrix(0, c.d_model);
 
   Matrix hidden(n, c.d_model);
-  if (!every_map)
-    for (std::size_t i = 0; i < r.map_layers.size(); ++i)
-      layer_maps(rt, cache, r.map_layers[i], e.mask,
-                 r.attentions.data.data() + static_cast<std::int64_t>(i) * c.heads * n * n);
+  if (maps_after)  // the asked layers' whole maps, from the kept queries and keys
+    for (std::size_t i = 0; i < set.map_layers.size(); ++i)
+      stack.layer_maps(rt, cache, set.map_layers[i], pass.mask,
+                       set.attentions.data.data() + static_cast<std::int64_t>(i) * c.heads * n * n);
   if (p > 0) {
     for (std::int64_t map = 0; every_map && map < maps; ++map)
       for (std::int64_t i = 0; i < n; ++i) {
-        float* row = r.attentions.data.data() + (map * n + i) * n;
+        float* row = set.attentions.data.data() + (map * n + i) * n;
         if (i < p) {  // kept: row i sees keys 0 .. i
           std::copy_n(previous->maps.begin() + maps * triangle(i) + map * (i + 1), i + 1, row);
           std::fill(row + i + 1, row + n, 0.0f);
@@ -98,8 +121,10 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
     hidden.topRows(p) = previous->hidden.topRows(p);
   }
   hidden.bottomRows(m) = computed;
-  r.hidden = ops::to_tensor(hidden);
-  pool(rt, hidden, r);
+  out.hidden = ops::to_tensor(hidden);
+  heads_.read_out(rt, hidden, r);
+  r.pixels = std::move(reading.pixels);
+  r.sequences.push_back(std::move(reading.sequence));
   if (o.logit_lens) {
     r.logit_lens.ids.resize(static_cast<std::size_t>(c.layers * n));
     r.logit_lens.probs.resize(r.logit_lens.ids.size());
@@ -115,7 +140,7 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
   if (o.top_k || o.return_logits) {
     logits_all = Matrix(n, vocab);
     if (p > 0 && o.return_logits) logits_all.topRows(p) = previous->logits.topRows(p);
-    if (m > 0) logits_all.bottomRows(m) = logits(rt, computed);
+    if (m > 0) logits_all.bottomRows(m) = heads_.logits(rt, computed);
   }
   if (o.return_logits) r.logits = ops::to_tensor(logits_all);
   if (o.top_k) {
@@ -136,7 +161,7 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
   }
   if (!reusable) return;
   // Kept for the next run: the keys and values, the maps' lower triangles, the per-token outputs.
-  auto next = std::make_unique<Previous>(Previous{r.ids,
+  auto next = std::make_unique<Previous>(Previous{r.sequences[0].ids,
                                                   o,
                                                   std::move(cache),
                                                   {},
@@ -152,20 +177,10 @@ void TransformerModel::forward(const Runtime& rt, ModelRun& r, const RunOptions&
     next->maps.resize(static_cast<std::size_t>(maps * triangle(n)));  // rows from p on, stale after an edit, rewritten
     for (std::int64_t i = p; i < n; ++i)
       for (std::int64_t map = 0; map < maps; ++map)
-        std::copy_n(r.attentions.data.begin() + (map * n + i) * n, i + 1,
+        std::copy_n(set.attentions.data.begin() + (map * n + i) * n, i + 1,
                     next->maps.begin() + maps * triangle(i) + map * (i + 1));
   }
   previous_ = std::move(next);
-}
-
-void TransformerModel::pool(const Runtime& rt, const Matrix& hidden, ModelRun& r) const {
-  if (config_.pooler == Pooler::none || !w_.pool) return;  // BERT checkpoints may leave the pooler out
-  const Matrix reduced =
-      config_.pooler == Pooler::first_tanh ? Matrix(hidden.topRows(1)) : Matrix(hidden.colwise().mean());
-  Matrix e = linear(rt, reduced, w_.pool, w_.pool_bias).array().tanh().matrix();
-  if (config_.pooler == Pooler::mean_tanh_l2) e /= std::sqrt(std::max(e.squaredNorm(), 1e-12f));
-  r.embedding = Tensor({e.cols()});
-  std::copy(e.data(), e.data() + e.size(), r.embedding.data.begin());
 }
 
 std::int64_t TransformerModel::resume(const std::vector<std::int32_t>& ids, Cache& cache,
@@ -178,8 +193,9 @@ std::int64_t TransformerModel::resume(const std::vector<std::int32_t>& ids, Cach
   std::int64_t p = 0;
   while (p < common && before.ids[p] == ids[p]) ++p;
   if (p == 0) return 0;
-  cache.take_prefix(config_, before.cache, p);
-  const std::int64_t maps = config_.layers * config_.heads;
+  const Config& c = stacks_[0].config();
+  cache.take_prefix(c, before.cache, p);
+  const std::int64_t maps = c.layers * c.heads;
   for (std::int64_t i = 0; rows && i < p; ++i) {  // token i's rows of all maps sit together from maps · triangle(i)
     const auto from = before.maps.begin() + maps * triangle(i);
     rows->emplace_back(from, from + maps * (i + 1));

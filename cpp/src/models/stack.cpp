@@ -1,35 +1,30 @@
-// The forward pass (see transformer.hpp), run on new tokens after those already in a
-// KV cache: a whole prompt (or an encoder's whole text) at once, or one generated token at a time.
-#include "models/transformer.hpp"
+// The forward pass of a stack (see transformer.hpp), run on new rows after those already in a KV cache: a whole
+// text or image at once, or one generated token at a time.
+#include "models/stack.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <new>
 
 #include "attnscope/error.hpp"
-#include "io/json.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
-#include "models/encoder_decoder.hpp"
 #include "models/ops.hpp"
-#include "models/sampling.hpp"
-#include "models/transformer_model.hpp"
-#include "models/vision_model.hpp"
-#include "models/weights.hpp"
 
 namespace attnscope::transformer {
 
 namespace {
 
-// y = x / √(mean(x²) + eps) · w, per row of x [rows, width], in place.
-void rms_norm(float* x, std::int64_t rows, std::int64_t width, const Tensor& w, float eps) {
+// y = x / √(mean(x²) + eps) · w, per row of x [rows, width], in place; `scale`, when given, gets each row's
+// 1 / √(mean(x²) + eps).
+void rms_norm(float* x, std::int64_t rows, std::int64_t width, const Tensor& w, float eps, float* scale = nullptr) {
   for (std::int64_t i = 0; i < rows; ++i) {
     float* r = x + i * width;
     double sum = 0.0;
     for (std::int64_t j = 0; j < width; ++j) sum += double(r[j]) * r[j];
     const float inv = static_cast<float>(1.0 / std::sqrt(sum / double(width) + eps));
     for (std::int64_t j = 0; j < width; ++j) r[j] = r[j] * inv * w.data[j];
+    if (scale) scale[i] = inv;
   }
 }
 
@@ -83,6 +78,17 @@ void scale_columns(Matrix& x, const Tensor& gamma) {
   x.array().rowwise() *= Eigen::Map<const Eigen::RowVectorXf>(gamma.data.data(), x.cols()).array();
 }
 
+// Zeroes the columns of the heads of layer `layer` that `ablate` names, in the concatenated head outputs
+// [n, heads·d_v].
+void ablate_heads(const std::vector<std::pair<std::int64_t, std::int64_t>>& ablate, std::int64_t layer,
+                  std::int64_t heads, Tensor& concatenated) {
+  const std::int64_t n = concatenated.rows(), width = concatenated.cols(), d = width / heads;
+  for (const auto& [l, h] : ablate) {
+    if (l != layer) continue;
+    for (std::int64_t i = 0; i < n; ++i) std::fill_n(concatenated.data.begin() + i * width + h * d, d, 0.0f);
+  }
+}
+
 }  // namespace
 
 std::int64_t relative_bucket(std::int64_t distance, bool bidirectional, std::int64_t buckets,
@@ -102,6 +108,23 @@ std::int64_t relative_bucket(std::int64_t distance, bool bidirectional, std::int
                           static_cast<float>(std::log(double(max_distance) / double(exact)));
   const auto large = exact + static_cast<std::int64_t>(log_ratio * static_cast<float>(buckets - exact));
   return bucket + std::min(large, buckets - 1);
+}
+
+std::vector<std::uint8_t> padding_mask(const std::vector<std::uint8_t>& attention_mask, std::size_t n) {
+  if (attention_mask.empty()) return {};
+  if (attention_mask.size() < n)
+    throw Error("run: attentionMask has " + std::to_string(attention_mask.size()) + " entries but there are " +
+                std::to_string(n) + " tokens");
+  std::vector<std::uint8_t> keep(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) keep[i * n + j] = attention_mask[j] ? 1 : 0;
+  return keep;
+}
+
+std::vector<float*> Pass::every_layer(float* base, std::int64_t layers, std::int64_t per_layer) {
+  std::vector<float*> maps(static_cast<std::size_t>(layers));
+  for (std::int64_t l = 0; l < layers; ++l) maps[l] = base + l * per_layer;
+  return maps;
 }
 
 Cache::Cache(const Config& c, bool queries)
@@ -135,119 +158,71 @@ void Cache::take_prefix(const Config& c, const Cache& from, std::int64_t rows) {
   length = rows;
 }
 
-TransformerModel::TransformerModel(Config config, Weights weights, std::unique_ptr<Tokenizer> tokenizer)
-    : config_(std::move(config)), w_(std::move(weights)) {
-  tokenizer_ = std::move(tokenizer);
-  info_.name = config_.name;
-  info_.architecture = config_.architecture;
-  info_.layers = config_.layers;
-  info_.heads = config_.heads;
-  info_.kv_heads = config_.kv_heads;
-  info_.head_dim = config_.head_dim;
-  info_.d_model = config_.d_model;
-  info_.max_tokens = config_.max_tokens;
-  info_.vocab_size = config_.vocab;
-  info_.causal = config_.causal;
-  info_.language_model = config_.language_model;
-  info_.weights_dtype = w_.dtype;
-  info_.window = config_.window;
-  info_.eos = config_.eos;
-}
+Stack::Stack(Config config, Weights weights) : c_(std::move(config)), w_(std::move(weights)) {}
 
-MultiHeadParams TransformerModel::attention_weights(std::int64_t layer) const {
+MultiHeadParams Stack::attention_weights(std::int64_t layer) const {
   const Block& b = w_.blocks.at(static_cast<std::size_t>(layer));
-  // The packed matrices unpacked to float32 on first request; the views stay valid while the model lives.
+  // The packed matrices unpacked to float32 on first request; the views stay valid while the stack lives.
   auto& u = unpacked_[layer];
   if (u.empty())
     for (const Weight* w : {&b.wq, &b.wk, &b.wv, &b.wo}) u.push_back((*w)->unpack());
   return {u[0].view(), u[1].view(), u[2].view(), u[3].view(), b.bq.view(), b.bk.view(), b.bv.view(), b.bo.view()};
 }
 
-Matrix TransformerModel::linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) const {
+Matrix Stack::linear(const Runtime& rt, const Matrix& x, const Weight& w, const Tensor& b) {
   Matrix out(x.rows(), w->n());
   kernels::gemm(rt.pool(), ConstMatrixMap(x.data(), x.rows(), x.cols()), ConstMatrixMap(w->matrix(), w->k(), w->n()),
                 b.empty() ? nullptr : b.data.data(), MatrixMap(out.data(), out.rows(), out.cols()), w.get());
   return out;
 }
 
-void TransformerModel::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b) const {
+void Stack::norm(const Runtime& rt, Matrix& x, const Tensor& w, const Tensor& b, NormScales* scales) const {
   if (w.empty()) return;  // a model without this norm (BERT's final, post-normed blocks)
+  if (scales) {
+    scales->scale.resize(static_cast<std::size_t>(x.rows()));
+    if (c_.norm == Norm::layer) scales->mean.resize(scales->scale.size());
+  }
   rt.parallel_rows(x.rows(), [&](std::int64_t begin, std::int64_t end) {
-    if (config_.norm == Norm::rms) {
-      rms_norm(x.row(begin).data(), end - begin, x.cols(), w, config_.eps);
+    if (c_.norm == Norm::rms) {
+      rms_norm(x.row(begin).data(), end - begin, x.cols(), w, c_.eps, scales ? scales->scale.data() + begin : nullptr);
     } else {
       Matrix rows = x.middleRows(begin, end - begin);
-      x.middleRows(begin, end - begin) = ops::layer_norm(rows, w, b, config_.eps);
+      for (std::int64_t i = begin; scales && i < end; ++i) {  // as ops::layer_norm computes them
+        const float mean = x.row(i).mean();
+        const float var = (x.row(i).array() - mean).square().mean();
+        scales->mean[i] = mean;
+        scales->scale[i] = 1.0f / std::sqrt(var + c_.eps);
+      }
+      x.middleRows(begin, end - begin) = ops::layer_norm(rows, w, b, c_.eps);
     }
   });
 }
 
-Matrix TransformerModel::logits(const Runtime& rt, const Matrix& normed) const {
-  Matrix out = config_.head_scale == 1.0f ? linear(rt, normed, w_.head(), w_.logits_bias)
-                                          : linear(rt, normed * config_.head_scale, w_.head(), w_.logits_bias);
-  if (config_.final_softcap > 0.0f) out = (out.array() / config_.final_softcap).tanh() * config_.final_softcap;
-  return out;
+void Stack::final_norm(const Runtime& rt, Matrix& x, NormScales* scales) const {
+  norm(rt, x, w_.final_norm, w_.final_norm_bias, scales);
 }
 
-std::int64_t TransformerModel::greedy(const Runtime& rt, const Matrix& normed,
-                                      const std::vector<std::int32_t>& excluded) const {
-  // Natively Eigen multiplies the head, in an order the screen's panels do not repeat.
-  if (!kernels::kPacksB || config_.final_softcap > 0.0f || w_.head()->precision() != kernels::Precision::f32 ||
-      w_.head()->n() != config_.vocab)  // every column of the head a token's logit
-    return -1;
-  const float* bias = w_.logits_bias.empty() ? nullptr : w_.logits_bias.data.data();
-  std::call_once(screen_once_, [&] {
-    try {
-      screen_ = std::make_unique<kernels::ScreenedArgmax>(rt.pool(), *w_.head(), bias);
-    } catch (const std::bad_alloc&) {  // no room for the 8-bit copy: every greedy step takes the whole logits
-    }
-  });
-  if (!screen_) return -1;
-  if (config_.head_scale == 1.0f) return screen_->argmax(rt.pool(), normed.data(), excluded);
-  const Matrix scaled = normed * config_.head_scale;  // as logits() scales it
-  return screen_->argmax(rt.pool(), scaled.data(), excluded);
-}
-
-Tensor TransformerModel::logits(const Runtime& rt, const Tensor& hidden) const {
-  if (!config_.language_model) return Model::logits(rt, hidden);  // its error
-  const std::int64_t d = config_.d_model;
-  if (hidden.shape.size() != 2 || hidden.shape[0] < 1 || hidden.shape[1] != d)
-    throw Error("logits: hidden must be [rows, " + std::to_string(d) + "] (rows ≥ 1, the model's width), got " +
-                format_shape(hidden.shape));
-  check_budget("logits", 4.0 * double(hidden.shape[0]) * double(config_.vocab + d));
-  for (float x : hidden.data)
-    if (!std::isfinite(x)) throw Error("logits: hidden holds a value that is not finite");
-  const Matrix normed = ConstMatrixMap(hidden.data.data(), hidden.shape[0], d);
-  return ops::to_tensor(logits(rt, normed));
-}
-
-Matrix TransformerModel::extend(const Runtime& rt, Cache& cache, const std::int32_t* ids, std::int64_t n,
-                                const Extras& e) const {
-  return stack(rt, cache, embed(ids, n, cache.length), e);
-}
-
-Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const Extras& e) const {
-  const Config& c = config_;
+Matrix Stack::run(const Runtime& rt, Cache& cache, Matrix x, const Pass& pass) const {
+  const Config& c = c_;
   const std::int64_t n = x.rows(), p0 = cache.length, total = p0 + n;
   if (x.cols() != c.width_of(0))
     throw Error("the stack's input must be [n, " + std::to_string(c.width_of(0)) + "], got [" + std::to_string(n) +
                 ", " + std::to_string(x.cols()) + "]");
-  if (c.cross_attention && !e.memory) throw Error("a stack with cross-attention needs the memory it attends to");
+  if (c.cross_attention && !pass.memory) throw Error("a stack with cross-attention needs the memory it attends to");
   cache.reserve(c, total);
   ThreadPool& pool = rt.pool();
   std::vector<float> bias;  // relative positions' [H, n, total], the same for every layer
-  const Mask mask = self_mask(p0, n, e.mask, bias);
-  const auto row_norms = [&](std::int64_t layer) {  // [layers + 1, n]: row `layer` of e.norms
-    for (std::int64_t i = 0; e.norms && i < n; ++i) e.norms[layer * n + i] = x.row(i).norm();
-  };
-  row_norms(0);
+  const Mask mask = self_mask(p0, n, pass.mask, bias);
+  LayerTap* tap = pass.tap;
+  LayerScales scales;
+  LayerScales* s = tap && tap->scales() ? &scales : nullptr;
   for (std::int64_t l = 0; l < c.layers; ++l) {
     const Block& b = w_.blocks[static_cast<std::size_t>(l)];
     const std::int64_t hd = c.head_dim_of(l);
+    const Matrix input = tap ? x : Matrix();  // the tap's view of the layer's input
     Matrix h = x;
-    if (c.placement != Placement::post) norm(rt, h, b.attn_norm, b.attn_norm_bias);
-    const bool projections = e.run && e.options && e.options->return_projections;
-    if (projections) e.run->inputs.push_back(ops::to_tensor(h));
+    if (c.placement != Placement::post) norm(rt, h, b.attn_norm, b.attn_norm_bias, s ? &s->attn : nullptr);
+    const Matrix normed = tap ? h : Matrix();  // the tap's view of what the projections multiply
     Tensor q({c.heads, n, hd}), k({c.kv_heads, n, hd}), v({c.kv_heads, n, hd});
     const auto projection = [&](std::int64_t heads, const Weight& w, const Tensor& bias, Tensor& out) {
       return kernels::HeadProjection{heads,
@@ -260,8 +235,12 @@ Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const 
     kernels::project_heads(pool, {projection(c.heads, b.wq, b.bq, q), projection(c.kv_heads, b.wk, b.bk, k),
                                   projection(c.kv_heads, b.wv, b.bv, v)});
     if (c.qk_norm) {
-      rms_norm(q.data.data(), c.heads * n, hd, b.q_norm, c.eps);
-      rms_norm(k.data.data(), c.kv_heads * n, hd, b.k_norm, c.eps);
+      if (s) {
+        s->q.scale.resize(static_cast<std::size_t>(c.heads * n));
+        s->k.scale.resize(static_cast<std::size_t>(c.kv_heads * n));
+      }
+      rms_norm(q.data.data(), c.heads * n, hd, b.q_norm, c.eps, s ? s->q.scale.data() : nullptr);
+      rms_norm(k.data.data(), c.kv_heads * n, hd, b.k_norm, c.eps, s ? s->k.scale.data() : nullptr);
     }
     if (c.positions == Positions::rope) {
       const std::vector<double>& inv_freq = c.window[l] ? c.inv_freq_local : c.inv_freq_global;
@@ -276,29 +255,29 @@ Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const 
       for (std::int64_t g = 0; g < c.heads; ++g)
         std::copy_n(q.data.begin() + g * n * hd, n * hd, cache.q[l].begin() + (g * cache.capacity + p0) * hd);
     Tensor concat({n, c.heads * hd});  // the heads side by side, as W_O multiplies them
-    attend(pool, cache, l, q.view(), p0, mask, concat.data.data(),
-           e.weights ? e.weights + l * c.heads * n * total : nullptr);
-    if (e.maps_ready) e.maps_ready(l);
-    if (e.options) ablate_heads(*e.options, l, c.heads, concat);
+    attend(pool, cache, l, q.view(), p0, mask, concat.data.data(), pass.maps.empty() ? nullptr : pass.maps[l]);
+    if (pass.maps_ready) pass.maps_ready(l);
+    if (pass.ablate) ablate_heads(*pass.ablate, l, c.heads, concat);
     Matrix a = linear(rt, concat.matrix(), b.wo, b.bo);
-    if (c.placement == Placement::sandwich) norm(rt, a, b.post_attn_norm, {});
+    if (c.placement == Placement::sandwich) norm(rt, a, b.post_attn_norm, {}, s ? &s->attn_out : nullptr);
     if (c.layer_scale) scale_columns(a, b.attn_scale);
     if (b.w_residual) x = linear(rt, x, b.w_residual, b.b_residual);  // the stream widens (USE-lite's first block)
     x += a;
-    if (c.placement == Placement::post) norm(rt, x, b.attn_norm, b.attn_norm_bias);
+    if (c.placement == Placement::post) norm(rt, x, b.attn_norm, b.attn_norm_bias, s ? &s->attn : nullptr);
+    Matrix crossed;
     if (c.cross_attention) {
       h = x;
-      if (c.placement != Placement::post) norm(rt, h, b.cross_norm, b.cross_norm_bias);
+      if (c.placement != Placement::post) norm(rt, h, b.cross_norm, b.cross_norm_bias, s ? &s->cross : nullptr);
       Tensor cq({c.heads, n, hd});
       kernels::project_heads(pool, {projection(c.heads, b.wcq, b.bcq, cq)});
-      const std::int64_t m = e.memory->length;
-      cross_attend(pool, *e.memory, l, cq.view(), concat.data.data(),
-                   e.cross_weights ? e.cross_weights + l * c.heads * n * m : nullptr);
-      x += linear(rt, concat.matrix(), b.wco, b.bco);
-      if (c.placement == Placement::post) norm(rt, x, b.cross_norm, b.cross_norm_bias);
+      cross_attend(pool, *pass.memory, l, cq.view(), concat.data.data(),
+                   pass.cross_maps.empty() ? nullptr : pass.cross_maps[l]);
+      crossed = linear(rt, concat.matrix(), b.wco, b.bco);
+      x += crossed;
+      if (c.placement == Placement::post) norm(rt, x, b.cross_norm, b.cross_norm_bias, s ? &s->cross : nullptr);
     }
     h = x;
-    if (c.placement != Placement::post) norm(rt, h, b.ffn_norm, b.ffn_norm_bias);
+    if (c.placement != Placement::post) norm(rt, h, b.ffn_norm, b.ffn_norm_bias, s ? &s->ffn : nullptr);
     Matrix f = linear(rt, h, b.w_up, b.b_up);
     if (c.gated) {
       Matrix gate = linear(rt, h, b.w_gate, b.b_gate);
@@ -312,44 +291,48 @@ Matrix TransformerModel::stack(const Runtime& rt, Cache& cache, Matrix x, const 
           n, [&](std::int64_t begin, std::int64_t end) { activate(c.act, f.middleRows(begin, end - begin)); });
     }
     Matrix down = linear(rt, f, b.w_down, b.b_down);
-    if (c.placement == Placement::sandwich) norm(rt, down, b.post_ffn_norm, {});
+    if (c.placement == Placement::sandwich) norm(rt, down, b.post_ffn_norm, {}, s ? &s->mlp_out : nullptr);
     if (c.layer_scale) scale_columns(down, b.ffn_scale);
     x += down;
-    if (c.placement == Placement::post) norm(rt, x, b.ffn_norm, b.ffn_norm_bias);
-    if (projections) {
-      e.run->q.push_back(std::move(q));
-      e.run->k.push_back(std::move(k));
-      e.run->v.push_back(std::move(v));
+    if (c.placement == Placement::post) norm(rt, x, b.ffn_norm, b.ffn_norm_bias, s ? &s->ffn : nullptr);
+    if (tap) {
+      // Post-LN stacks normalize the sums after the sublayers: their scales say by how much.
+      LayerView view;
+      view.stack = pass.stack;
+      view.layer = l;
+      view.p0 = p0;
+      view.input = &input;
+      view.normed = &normed;
+      view.q = &q, view.k = &k, view.v = &v;
+      view.heads = &concat;
+      view.attention = &a;
+      view.cross = c.cross_attention ? &crossed : nullptr;
+      view.mlp = &down;
+      view.output = &x;
+      view.scales = s;
+      tap->layer(view);
     }
-    if (e.lens) lens_row(rt, x, l, *e.lens);
-    row_norms(l + 1);
   }
   cache.length = total;
-  norm(rt, x, w_.final_norm, w_.final_norm_bias);
-  return x;
-}
-
-Matrix TransformerModel::embed(const std::int32_t* ids, std::int64_t n, std::int64_t p0) const {
-  const Config& c = config_;
-  Matrix x(n, c.width_of(0));
-  for (std::int64_t i = 0; i < n; ++i) {
-    w_.embed->column(ids[i], x.row(i).data());  // token ids[i]'s embedding: a column of Eᵀ
-    x.row(i) *= c.embed_scale;
-    if (c.positions == Positions::learned) x.row(i) += w_.position.head(0).row(p0 + i);
-    const std::int64_t half = static_cast<std::int64_t>(w_.inv_timescales.data.size());
-    for (std::int64_t j = 0; c.positions == Positions::sinusoidal && j < half; ++j) {
-      const float t = static_cast<float>(p0 + i) * w_.inv_timescales.data[j];
-      x(i, j) += std::sin(t);
-      x(i, half + j) += std::cos(t);
-    }
+  if (!tap) {
+    final_norm(rt, x);
+    return x;
   }
-  if (!w_.embed_norm.empty()) x = ops::layer_norm(x, w_.embed_norm, w_.embed_norm_bias, c.eps);
+  const Matrix before = x;
+  NormScales end_scales;
+  final_norm(rt, x, &end_scales);
+  StackEnd end;
+  end.stack = pass.stack;
+  end.output = &before;
+  end.normed = &x;
+  end.scales = &end_scales;
+  tap->end(end);
   return x;
 }
 
-void TransformerModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q,
-                              std::int64_t p0, const Mask& mask, float* concat, float* weights) const {
-  const Config& c = config_;
+void Stack::attend(ThreadPool& pool, const Cache& cache, std::int64_t l, const TensorView& q, std::int64_t p0,
+                   const Mask& mask, float* concat, float* weights) const {
+  const Config& c = c_;
   const std::int64_t n = q.shape[1], total = p0 + n, hd = c.head_dim_of(l);
   AttentionDims dims{c.heads, n, total, hd, hd, true};
   dims.group = c.heads / c.kv_heads;
@@ -366,9 +349,8 @@ void TransformerModel::attend(ThreadPool& pool, const Cache& cache, std::int64_t
                      kernels::OutputLayout::side_by_side(dims), weights);
 }
 
-Mask TransformerModel::self_mask(std::int64_t p0, std::int64_t n, const Mask& padding,
-                                 std::vector<float>& storage) const {
-  const Config& c = config_;
+Mask Stack::self_mask(std::int64_t p0, std::int64_t n, const Mask& padding, std::vector<float>& storage) const {
+  const Config& c = c_;
   if (c.positions != Positions::relative) return padding;
   const std::int64_t total = p0 + n, heads = c.heads;
   // bias by distance j − i, from −(total − 1) to n − 1, per head: [H, total + n − 1]
@@ -394,9 +376,9 @@ Mask TransformerModel::self_mask(std::int64_t p0, std::int64_t n, const Mask& pa
   return Mask::additive_mask(storage.data(), {heads, n, total});
 }
 
-void TransformerModel::cross_attend(ThreadPool& pool, const Memory& memory, std::int64_t l, const TensorView& q,
-                                    float* concat, float* weights) const {
-  const Config& c = config_;
+void Stack::cross_attend(ThreadPool& pool, const Memory& memory, std::int64_t l, const TensorView& q, float* concat,
+                         float* weights) const {
+  const Config& c = c_;
   const std::int64_t n = q.shape[1], m = memory.length, hd = c.head_dim_of(l);
   AttentionDims dims{c.heads, n, m, hd, hd, true};
   kernels::ScoreRule rule;
@@ -406,8 +388,8 @@ void TransformerModel::cross_attend(ThreadPool& pool, const Memory& memory, std:
                      kernels::OutputLayout::side_by_side(dims), weights);
 }
 
-Memory TransformerModel::memory(const Runtime& rt, const Matrix& encoded) const {
-  const Config& c = config_;
+Memory Stack::memory(const Runtime& rt, const Matrix& encoded) const {
+  const Config& c = c_;
   if (!c.cross_attention) throw Error("this stack has no cross-attention to give a memory to");
   if (encoded.cols() != c.d_model)
     throw Error("the memory must be [m, " + std::to_string(c.d_model) + "], got [" + std::to_string(encoded.rows()) +
@@ -433,9 +415,8 @@ Memory TransformerModel::memory(const Runtime& rt, const Matrix& encoded) const 
   return memory;
 }
 
-void TransformerModel::layer_maps(const Runtime& rt, const Cache& cache, std::int64_t l, const Mask& mask,
-                                  float* out) const {
-  const Config& c = config_;
+void Stack::layer_maps(const Runtime& rt, const Cache& cache, std::int64_t l, const Mask& mask, float* out) const {
+  const Config& c = c_;
   const std::int64_t n = cache.length, hd = c.head_dim_of(l);
   Tensor q({c.heads, n, hd});  // the cached queries [H, capacity, hd], packed to n rows
   for (std::int64_t g = 0; g < c.heads; ++g)
@@ -443,43 +424,6 @@ void TransformerModel::layer_maps(const Runtime& rt, const Cache& cache, std::in
   Tensor concat({n, c.heads * hd});
   std::vector<float> bias;
   attend(rt.pool(), cache, l, q.view(), 0, self_mask(0, n, mask, bias), concat.data.data(), out);
-}
-
-void TransformerModel::lens_row(const Runtime& rt, const Matrix& x, std::int64_t layer, LogitLens& lens) const {
-  Matrix normed = x;
-  norm(rt, normed, w_.final_norm, w_.final_norm_bias);
-  Matrix p = logits(rt, normed);
-  const std::int64_t n = x.rows();
-  rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      sampling::top_k_probabilities(p.row(i).data(), config_.vocab, 1, &lens.ids[layer * n + i],
-                                    &lens.probs[layer * n + i]);
-    }
-  });
-}
-
-std::unique_ptr<Model> make_model(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                  const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer) {
-  const auto generation_file = files.find("generation_config.json");
-  const Json generation =
-      generation_file == files.end() ? Json() : Json::parse(generation_file->second, "generation_config.json");
-  Config c = read_config(architecture, config, &generation);
-  if (c.tokenizer_required && !tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
-  Weights w = read_weights(c, WeightStore(files, large));
-  if (c.encoder) return std::make_unique<EncoderDecoderModel>(c, w, std::move(tokenizer));
-  if (c.vision.patch) {
-    const auto file = files.find("preprocessor_config.json");
-    const Json preprocessor = file == files.end() ? Json() : Json::parse(file->second, "preprocessor_config.json");
-    vision::Preprocess steps = vision::read_preprocess(file == files.end() ? nullptr : &preprocessor,
-                                                       c.vision.image_height, c.vision.image_width);
-    return std::make_unique<VisionModel>(std::move(c), std::move(w), std::move(steps));
-  }
-  return std::make_unique<TransformerModel>(std::move(c), std::move(w), std::move(tokenizer));
-}
-
-Parts parts_of(const Model& model) {
-  const auto* m = dynamic_cast<const TransformerModel*>(&model);
-  return m ? Parts{&m->config(), &m->weights()} : Parts{nullptr, nullptr};
 }
 
 }  // namespace attnscope::transformer

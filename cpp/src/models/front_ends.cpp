@@ -1,0 +1,166 @@
+#include "models/front_ends.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attnscope/error.hpp"
+#include "models/ops.hpp"
+#include "models/stack.hpp"
+#include "vision/interpolate.hpp"
+
+namespace attnscope::transformer {
+
+namespace {
+
+// "Name (Architecture)", as errors name the model.
+std::string named(const ModelInfo& info) { return info.name + " (" + info.architecture + ")"; }
+
+}  // namespace
+
+TokenEmbedding::TokenEmbedding(TokenConfig config, TokenWeights weights)
+    : c_(std::move(config)), w_(std::move(weights)) {}
+
+void TokenEmbedding::check_form(const SequenceInput& input, const ModelInfo& info) const {
+  if (input.form == SequenceInput::Form::image || input.form == SequenceInput::Form::pixels)
+    throw Error("run: " + named(info) + " is not a vision model; an image needs one such as ViT, DeiT, DINOv2 or CLIP");
+}
+
+Reading TokenEmbedding::read(const SequenceInput& input, const ReadContext& context) const {
+  const std::string& what = context.name;
+  check_form(input, *context.info);
+  const Tokenizer* t = context.tokenizer;
+  Encoding e;
+  if (input.form == SequenceInput::Form::text) {
+    if (!t) throw Error("run: this model's files hold no tokenizer AttnScope reads; run it on token ids instead");
+    e = t->encode(input.text);
+  } else {
+    e.ids = input.ids;
+    for (auto id : e.ids) {
+      const bool known = t && id >= 0 && id < t->vocab_size();
+      e.tokens.push_back(known ? t->token(id) : "#" + std::to_string(id));
+    }
+  }
+  Reading r;
+  Sequence& s = r.sequence;
+  s.name = what;
+  s.total_tokens = static_cast<std::int64_t>(e.ids.size());
+  if (e.ids.empty()) throw Error("run: the " + what + " has no tokens; give it some text");
+  if (s.total_tokens > context.max_tokens) {
+    s.truncated = true;
+    e.ids.resize(static_cast<std::size_t>(context.max_tokens));
+    e.tokens.resize(static_cast<std::size_t>(context.max_tokens));
+  }
+  for (std::size_t i = 0; i < e.ids.size(); ++i)
+    if (e.ids[i] < 0 || e.ids[i] >= c_.vocab)
+      throw Error("run: id " + std::to_string(e.ids[i]) + " at position " + std::to_string(i) +
+                  (what == "text" ? "" : " of the " + what) + " is outside the vocabulary [0, " +
+                  std::to_string(c_.vocab) + ")");
+  s.ids = std::move(e.ids);
+  s.tokens = std::move(e.tokens);
+  for (std::int32_t id : s.ids) s.special.push_back(t && t->is_special(id) ? 1 : 0);
+  return r;
+}
+
+Matrix TokenEmbedding::embed(const Runtime&, const Reading& reading, std::int64_t p0) const {
+  const std::vector<std::int32_t>& ids = reading.sequence.ids;
+  return embed(ids.data() + p0, static_cast<std::int64_t>(ids.size()) - p0, p0);
+}
+
+Matrix TokenEmbedding::embed(const std::int32_t* ids, std::int64_t n, std::int64_t p0) const {
+  Matrix x(n, c_.width);
+  const std::int64_t half = static_cast<std::int64_t>(w_.inv_timescales.data.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    w_.embed->column(ids[i], x.row(i).data());  // token ids[i]'s embedding: a column of Eᵀ
+    x.row(i) *= c_.embed_scale;
+    if (c_.positions == TokenPositions::learned) x.row(i) += w_.position.head(0).row(p0 + i);
+    for (std::int64_t j = 0; c_.positions == TokenPositions::sinusoidal && j < half; ++j) {
+      const float t = static_cast<float>(p0 + i) * w_.inv_timescales.data[j];
+      x(i, j) += std::sin(t);
+      x(i, half + j) += std::cos(t);
+    }
+  }
+  if (!w_.norm.empty()) x = ops::layer_norm(x, w_.norm, w_.norm_bias, c_.eps);
+  return x;
+}
+
+PatchEmbedding::PatchEmbedding(VisionConfig config, PatchWeights weights, vision::Preprocess preprocess,
+                               std::int64_t d_model)
+    : c_(std::move(config)), w_(std::move(weights)), preprocess_(std::move(preprocess)), d_(d_model) {}
+
+void PatchEmbedding::check_form(const SequenceInput& input, const ModelInfo& info) const {
+  if (input.form == SequenceInput::Form::text || input.form == SequenceInput::Form::ids)
+    throw Error("run: " + named(info) + " is a vision model: run it on an image, run({ image })");
+}
+
+Reading PatchEmbedding::read(const SequenceInput& input, const ReadContext& context) const {
+  check_form(input, *context.info);
+  Reading r;
+  if (input.form == SequenceInput::Form::image) {
+    if (!input.image.rgba) throw Error("run: no image was given");
+    r.pixels = vision::preprocess(preprocess_, input.image.rgba, input.image.width, input.image.height).pixels;
+  } else {
+    r.pixels = input.pixels;
+  }
+  const Tensor& pixels = r.pixels;
+  if (pixels.rank() != 3 || pixels.shape[0] != c_.channels || pixels.shape[1] < c_.patch || pixels.shape[2] < c_.patch)
+    throw Error("run: pixels must be [" + std::to_string(c_.channels) +
+                ", H, W] with H and W at least the patch size " + std::to_string(c_.patch) + ", got " +
+                format_shape(pixels.shape));
+  for (std::size_t i = 0; i < pixels.data.size(); ++i)
+    if (!std::isfinite(pixels.data[i]))
+      throw Error("run: pixels hold " + std::to_string(pixels.data[i]) + " at index " + std::to_string(i));
+  Sequence& s = r.sequence;
+  s.name = context.name;
+  s.rows = pixels.shape[1] / c_.patch;  // a Conv2d of stride patch: the last partial patch of each side is dropped
+  s.cols = pixels.shape[2] / c_.patch;
+  s.tokens.push_back("[CLS]");
+  if (c_.prefix == 2) s.tokens.push_back("distillation");
+  for (std::int64_t i = 0; i < c_.registers; ++i) s.tokens.push_back("register " + std::to_string(i + 1));
+  s.special.assign(s.tokens.size(), 1);
+  for (std::int64_t y = 0; y < s.rows; ++y)
+    for (std::int64_t x = 0; x < s.cols; ++x)
+      s.tokens.push_back("patch " + std::to_string(y) + "," + std::to_string(x));
+  s.special.resize(s.tokens.size(), 0);
+  s.total_tokens = static_cast<std::int64_t>(s.tokens.size());
+  return r;
+}
+
+std::vector<float> PatchEmbedding::patch_positions(std::int64_t rows, std::int64_t cols) const {
+  const std::int64_t side_h = c_.image_height / c_.patch, side_w = c_.image_width / c_.patch;
+  const float* trained = w_.position.data.data() + c_.prefix * d_;  // [side_h, side_w, d]
+  // At the trained grid the interpolation is the identity (Hugging Face skips it for square images): the table.
+  if (rows == side_h && cols == side_w) return std::vector<float>(trained, trained + rows * cols * d_);
+  vision::BicubicCall call;
+  call.scale_y = double(side_h) / double(rows);
+  call.scale_x = double(side_w) / double(cols);
+  call.antialias = c_.antialias;
+  return vision::bicubic(trained, side_h, side_w, d_, rows, cols, call);
+}
+
+Matrix PatchEmbedding::embed(const Runtime& rt, const Reading& reading, std::int64_t p0) const {
+  if (p0 != 0) throw Error("an image's patches run whole");
+  const Tensor& pixels = reading.pixels;
+  const std::int64_t rows = reading.sequence.rows, cols = reading.sequence.cols;
+  const std::int64_t d = d_, p = c_.patch, height = pixels.shape[1], width = pixels.shape[2];
+  const std::int64_t patches = rows * cols, values = c_.channels * p * p;
+  // Each patch's values in (channel, row, column) order, as the Conv2d's weight flattens: [patches, channels · p²].
+  Matrix cut(patches, values);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t q = 0; q < cols; ++q) {
+      float* out = cut.row(r * cols + q).data();
+      for (std::int64_t ch = 0; ch < c_.channels; ++ch)
+        for (std::int64_t y = 0; y < p; ++y)
+          std::copy_n(pixels.data.data() + (ch * height + r * p + y) * width + q * p, p, out + (ch * p + y) * p);
+    }
+  const Matrix embedded = Stack::linear(rt, cut, w_.patch, w_.patch_bias);
+  const std::vector<float> positions = patch_positions(rows, cols);
+  const std::int64_t first_patch = c_.prefix + c_.registers;
+  Matrix x(first_patch + patches, d);
+  for (std::int64_t i = 0; i < c_.prefix; ++i) x.row(i) = w_.prefix.head(0).row(i) + w_.position.head(0).row(i);
+  for (std::int64_t i = 0; i < c_.registers; ++i) x.row(c_.prefix + i) = w_.registers.head(0).row(i);  // no position
+  x.bottomRows(patches) = embedded + ConstMatrixMap(positions.data(), patches, d);
+  if (!w_.norm.empty()) x = ops::layer_norm(x, w_.norm, w_.norm_bias, c_.eps);  // CLIP's pre_layrnorm
+  return x;
+}
+
+}  // namespace attnscope::transformer
