@@ -273,7 +273,7 @@ for (const { name, isolated, start } of targets) {
     async () => {
       const text = 'Attention is all you need.';
       const second = 'The cat sat on the mat because it was warm.';
-      await page.check('input[value="cross"]');
+      await page.check('input[value="two-texts"]');
       await page.waitForSelector('#context-row:not([hidden])');
       await page.fill('#context', second);
       // The engine's own cross-attention: each text's layer inputs, then multiHeadAttention with the second as context.

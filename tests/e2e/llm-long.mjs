@@ -95,7 +95,15 @@ export async function longChecks({ page, engine, shots }) {
         assert(typed.mapLayers.join() === '9' && typed.reused >= n - 2, JSON.stringify(typed));
         // Rollout combines every layer's maps: the map pane says why it cannot, and offers the way out.
         await page.check('input[name=view][value=rollout]');
-        await page.waitForFunction(() => !document.getElementById('map-empty').hidden, null, { timeout: 30_000 });
+        // (The run the view asks for says why, once it is back.)
+        await page.waitForFunction(
+          () => {
+            const empty = document.getElementById('map-empty');
+            return !empty.hidden && !empty.textContent.startsWith('Computing');
+          },
+          null,
+          { timeout: 30_000 },
+        );
         const why = await page.textContent('#map-empty');
         assert(why.includes("Rollout reads every layer's maps") && why.includes('shorten it'), why);
         await page.check('input[name=view][value=head]');

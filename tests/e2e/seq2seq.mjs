@@ -220,9 +220,17 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     await check(
       "seq2seq: the tabs, by keyboard: the encoder's maps (source × source), the decoder's (causal)",
       async () => {
+        const before = await page.evaluate(() => window.__attnscope.state().result.run);
         await page.focus('#stack-cross');
         await press('ArrowLeft', 'decoder');
         await shows(targetLabels);
+        // One run brought every set: the tab shows another without running the pair again.
+        await page.waitForTimeout(300);
+        const after = await page.evaluate(() => {
+          const r = window.__attnscope.state().result;
+          return { run: r.run, set: r.set };
+        });
+        assert(after.run === before && after.set === 'decoder', `tab switch: run ${before} → ${JSON.stringify(after)}`);
         const dec = await cell(0, 2, n - 1, 1);
         const wantDec = r.maps.decoder.attentions[((0 * 4 + 2) * n + n - 1) * n + 1];
         assert(Math.abs(dec - wantDec) < 1e-6, `decoder: page ${dec}, library ${wantDec}`);

@@ -7,7 +7,7 @@
 // reusing the prompt's keys and values, for everything a run gives (the heads' measures, the logit lens).
 // Typing or loading a model first keeps what was generated, then stops it: its later tokens no longer count
 // (channel.ts), so none of them is ever shown.
-import { slotOf } from './map-rows.js';
+import { layerMaps, slotOf } from './map-rows.js';
 import type { RunResult, TokenMessage } from './protocol.js';
 import type { Data, Generating } from './state.js';
 import type { Page } from './views/view.js';
@@ -80,12 +80,10 @@ export function grow(r: RunResult, t: TokenMessage, store: RowStore): RunResult 
 
 /** The same run holding only `layer`'s maps (a copy of that layer's blocks). */
 function onlyLayer(r: RunResult, layer: number): RunResult {
-  const slot = slotOf(r, layer);
   const [, heads, n] = r.shape;
-  const size = heads * n * n;
   return {
     ...r,
-    attentions: r.attentions.slice(slot * size, (slot + 1) * size),
+    attentions: layerMaps(r, slotOf(r, layer)).slice(),
     mapLayers: [layer],
     shape: [1, heads, n, n],
     trimmed: true,
@@ -98,7 +96,7 @@ export function cannotGenerate(page: Page): string | null {
   const r = s.result;
   const cap = s.limit?.tokens;
   if (!r || cap === undefined) return null;
-  if (r.mode === 'cross')
+  if (r.mode === 'two-texts')
     return `Generate: a language model continues the text with its own self-attention; choose "The model's learned heads" first.`;
   if (r.truncated)
     return `Generate: the text is cut at ${r.tokens.length} of its ${r.totalTokens} tokens, this page's limit; generating would continue from the cut, not from the end of your text. Shorten the text first.`;

@@ -7,6 +7,7 @@ import { readShared, writeShared } from './share.js';
 import { Store } from './state.js';
 import { createViews, exportTable, renderAll } from './views/index.js';
 import { $ } from './views/view.js';
+import { kindIn } from './kinds/page.js';
 
 const store = new Store();
 const restore = location.hash.length > 1 ? readShared(location.hash) : null;
@@ -51,9 +52,9 @@ function writeLink(): void {
   $<HTMLInputElement>('share-link').value = location.href;
   // A model from files cannot travel in a link: the link says so, and asks for the files where it is opened.
   const note = $('share-note');
-  const fileImage = !!s.model?.vision && !!s.image && !s.image.sample;
+  const fileImage = kindIn(s) === 'image' && !!s.image && !s.image.sample;
   note.hidden = s.modelId !== 'files' && !fileImage;
-  const what = s.model?.vision ? 'the view' : 'the text and view';
+  const what = kindIn(s) === 'image' ? 'the view' : 'the text and view';
   note.textContent =
     s.modelId === 'files'
       ? `The model came from files: the link carries ${what}, and asks for the same files.` +
@@ -85,7 +86,7 @@ let chrome = 0;
 const imageMode = createSplits();
 store.subscribe((s, changed) => {
   if (changed.has('main') || changed.has('tools')) tabs(s);
-  if (changed.has('model')) imageMode(!!s.model?.vision);
+  if (changed.has('model')) imageMode(kindIn(s) === 'image');
   renderAll(views, s);
   chrome ||= requestAnimationFrame(() => {
     chrome = 0;

@@ -29,8 +29,8 @@ const baseColumns = (maps: Maps) => (maps.grown?.length ? baseTokens(maps) : map
  * of one model share the rows of the ids they begin with (sharedRows). Not an encoder-decoder's decoder rows,
  * which see the whole source too, nor the parameter-free or cross-attention maps.
  */
-export const ownRows = (r: RunResult, encoderDecoder: boolean) =>
-  r.causal && r.mode === 'model' && !encoderDecoder && r.ids.length === r.shape[2];
+export const ownRows = (r: RunResult) =>
+  r.causal && r.mode === 'model' && r.set === 'self' && r.ids.length === r.shape[2];
 
 /** The slot of `layer` among the layers the maps hold, or -1. */
 export function slotOf(maps: Maps, layer: number): number {
@@ -49,6 +49,14 @@ export function rowOf(maps: Maps, slot: number, head: number, i: number): Float3
   const width = i + 1;
   const at = (slot * heads + head) * width;
   return maps.grown![i - base].subarray(at, at + width);
+}
+
+/** Column j of the head in `slot` over the run's rows: how much each query token gives key token j. */
+export function columnOf(maps: Maps, slot: number, head: number, j: number): Float32Array {
+  const n = baseTokens(maps);
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = rowOf(maps, slot, head, i)[j];
+  return out;
 }
 
 /** (layer, head)'s map as rows, or null when the maps do not hold that layer. */
@@ -85,6 +93,13 @@ export function heldMap(maps: Maps, slot: number, head: number): Float32Array {
   if (maps.grown?.length) throw new Error('heldMap: these maps are still growing (generation); read them by rows');
   const at = (slot * heads + head) * n * m;
   return maps.attentions.subarray(at, at + n * m);
+}
+
+/** Every head's map of the layer in `slot`, `[heads, n, n_k]` (a view of the run's blocks). */
+export function layerMaps(maps: Maps, slot: number): Float32Array {
+  const [, heads, n, m] = maps.shape;
+  if (maps.grown?.length) throw new Error('layerMaps: these maps are still growing (generation); read them by rows');
+  return maps.attentions.subarray(slot * heads * n * m, (slot + 1) * heads * n * m);
 }
 
 /** The same (layer, head) in maps with fewer layers or heads: the nearest one they have. */

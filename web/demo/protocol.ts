@@ -4,12 +4,24 @@
 import type { EngineInfo, HeadSummary, ImageLabel, LogitLens, ModelInfo, Tensor } from 'attnscope';
 
 /**
- * Which attention the page shows: the model's heads on the text; the parameter-free softmax(s · X Xᵀ) X; or
- * cross-attention, the model's heads with queries from the text and keys and values from a second text.
+ * Which attention the page shows: the model's heads on its input; the parameter-free softmax(s · X Xᵀ) X; or the
+ * model's heads across two texts, queries from the text and keys and values from a second text.
  */
-export type Mode = 'model' | 'parameter-free' | 'cross';
-/** An encoder-decoder's three sets of maps: the source's, the target's (causal), and the target's over the source. */
-export type Stack = 'encoder' | 'decoder' | 'cross';
+export type Mode = 'model' | 'parameter-free' | 'two-texts';
+/**
+ * An encoder-decoder's three sets of maps: its encoder's (the source's), its decoder's (the target's, causal), and
+ * the cross-attention's (the target's over the source).
+ */
+export type PairSet = 'encoder' | 'decoder' | 'cross';
+/** Which map set a run's maps are: a model of one stack's, one of an encoder-decoder's, or two texts' ('cross'). */
+export type SetName = 'self' | PairSet;
+
+/**
+ * Flow of every output token (a max-flow per token pair and layer) while it stays quick; past that, of the chosen
+ * token only. The page and the worker both decide by it.
+ */
+export const FLOW_BUDGET = 2e7;
+export const flowWhole = (n: number, layers: number) => n * n * n * n * layers <= FLOW_BUDGET;
 export type Across = 'rollout' | 'flow';
 export type Source =
   { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
@@ -64,7 +76,7 @@ export interface VisionRun {
    * the picture the maps are over, patch for patch.
    */
   picture: { data: Uint8ClampedArray; width: number; height: number };
-  /** Whether the mean and std came from preprocessor_config.json (else the image processor's defaults). */
+  /** Where the mean and std came from: preprocessor_config.json, or the image processor's defaults. */
   normalization: string;
   /** [layers + 1, n]: each token's hidden-state norm at the input and after each layer. */
   tokenNorms: Float32Array;
@@ -109,11 +121,12 @@ interface Asks {
     lens: boolean;
     layer: number;
     across?: AcrossAsk;
-    /** Cross-attention: the second text, whose tokens are the keys; an encoder-decoder's target. */
+    /** Across two texts: the second text, whose tokens are the keys; an encoder-decoder's target. */
     context?: string;
-    /** Encoder-decoders: which set of maps to return; the target's ids when generated (else `context` is tokenized). */
-    stack?: Stack;
+    /** Encoder-decoders: the target's ids when generated (else `context` is tokenized). */
     contextIds?: number[];
+    /** Encoder-decoders: the set rollout or flow is asked for (the one shown). */
+    set?: PairSet;
     /** Vision models: the image to run, sent before (`image`). */
     image?: number;
   };
@@ -142,7 +155,6 @@ interface Asks {
   stop: Record<never, never>;
   /** The induction test: random tokens repeated twice, every head scored. */
   induction: { length: number; seed: number };
-  across: AcrossAsk & { run: number; attentions: Float32Array };
   /** One head's steps; `scale` and `causal` are the math view's switches. */
   math: { run: number; layer: number; head: number; scale: boolean; causal: boolean };
   compare: {
@@ -277,8 +289,17 @@ export interface RunResult {
   text?: string;
   /** Where the maps came from: the text, generation (grown a row per token), or the induction test. */
   origin: 'text' | 'generation' | 'induction';
-  /** Rollout or flow, when the run asked for it: the same as an `across` reply. */
-  across?: { id: number; kind: 'across' } & AcrossResult;
+  /** Rollout or flow, when the run asked for it, computed in the engine with the run. */
+  across?: AcrossResult;
+  /** Why the rollout or flow asked for is not there (a long text's run holds one layer's maps). */
+  acrossError?: string;
+  /** Which of the run's map sets these maps are. */
+  set: SetName;
+  /**
+   * An encoder-decoder's run: every set, each as the page shows it (this result is one of them), so that choosing
+   * another set shows it without running the pair again.
+   */
+  sets?: Partial<Record<PairSet, RunResult>>;
   /** Vision models: the image's grid, picture, token norms and rollout. */
   vision?: VisionRun;
 }
@@ -328,7 +349,6 @@ interface Replies {
   /** The generated target: its text for the box, and its ids (the decoder's start token first), which run as they are. */
   translate: { text: string; ids: number[]; stopReason: 'maxNewTokens' | 'eos' | 'stop' | 'aborted' };
   induction: InductionResult;
-  across: AcrossResult;
   math: MathSteps;
   compare: { modelB: string } & Contrast;
   intervene: { description: string } & Contrast;

@@ -1,12 +1,14 @@
 // What the page asks the worker, and what it does with the answers. Replies land in the state
 // (the channel has already dropped the stale ones); requests follow from the state: a run when
-// the text (or the ids it stands for), the mode, the model or the logit lens changes, rollout/flow
-// when the map or its pane needs one, a head's math when the math pane is open, and one position's
-// next-token distribution when that pane is open. A shared link's layer and head wait for its model's run.
+// what the model reads (its kind says what: kinds/), the mode, the model, the logit lens or the
+// rollout or flow shown changes (the engine computes them with the run), a head's math when the
+// math pane is open, and one position's next-token distribution when that pane is open. A shared
+// link's layer and head wait for its model's run.
 import { Channel } from './channel.js';
 import { download } from './export.js';
 import { generationHandlers } from './generation.js';
-import type { Ask, Kind } from './protocol.js';
+import { kindIn, pageKind } from './kinds/page.js';
+import { flowWhole, type Ask, type Kind } from './protocol.js';
 import { hubOf, type Shared } from './share.js';
 import { beamCount, MAX_BEAMS, type Data, type State, type Store } from './state.js';
 import { load } from './views/picker.js';
@@ -20,6 +22,17 @@ export const FILES_LINK =
   'to see its maps, or load another model.';
 
 /**
+ * The rollout or flow a run computes, as its key holds it: flow of every row needs no run per chosen token, flow of
+ * one token's does, and of the set shown. Null in the head view.
+ */
+const acrossKey = (s: Readonly<State>) => {
+  if (s.view === 'head') return null;
+  const r = s.result;
+  const perToken = s.view === 'flow' && (!r || !flowWhole(r.tokens.length, r.shape[0]));
+  return [s.view, s.residual, perToken ? s.barToken : null, pairs(s) && s.view === 'flow' ? s.pairSet : null];
+};
+
+/**
  * What a run depends on: a change asks for a new one. A text too long for every layer's maps comes back with the
  * shown layer's maps only: then the layer is part of what the run depends on, and choosing another asks for it.
  */
@@ -28,22 +41,13 @@ const runKey = (s: Readonly<State>, lens: boolean) => {
   // for a generation (`trimmed`) are not the run's choice.
   const r = s.result;
   const partial = r && !r.trimmed && r.mapLayers.length < r.layers;
-  const context = s.mode === 'cross' || pairs(s) ? (s.contextIds ?? s.context) : null;
-  const stack = pairs(s) ? s.stack : null;
-  // A vision model runs on the image, whatever the text box holds.
-  const vision = s.mode === 'model' && !!s.model?.vision;
-  return JSON.stringify([
-    s.mode,
-    vision ? `image ${s.image?.id ?? 'none'}` : (s.ids ?? s.text),
-    context,
-    stack,
-    lens,
-    partial ? (s.generation?.layer ?? s.layer) : null,
-  ]);
+  const input =
+    s.mode === 'model' && s.model ? pageKind(s.model).input(s) : [s.text, s.mode === 'two-texts' ? s.context : null];
+  return JSON.stringify([s.mode, input, lens, partial ? (s.generation?.layer ?? s.layer) : null, acrossKey(s)]);
 };
 
 /** An encoder-decoder in the model's mode: the text is the source, `context` the target. */
-export const pairs = (s: Readonly<State>) => s.mode === 'model' && !!s.model?.encoderDecoder;
+export const pairs = (s: Readonly<State>) => s.mode === 'model' && !!s.model && pageKind(s.model).id === 'pair';
 
 export function connect(
   store: Store,
@@ -71,28 +75,14 @@ export function connect(
       const { engine, model, causal, isolated, id, heapInUse, limit } = reply;
       lens = false;
       askedRun = ''; // the new model runs the text (the state changes below ask for it)
-      // A language model that follows one of another kind opens on its next-token pane, unless a link being
-      // restored names its own pane.
-      const linked = pending && !pending.ready && pending.tools;
-      const opens = model.languageModel && !store.get().model?.languageModel && !linked;
+      // The panes its kind opens on (kinds/), those a link being restored names first; a model after a vision model
+      // gives its image pane back for the head view.
+      const linked = pending && !pending.ready ? { main: pending.main, tools: pending.tools } : {};
+      const opened = pageKind(model).opened(model, store.get().model, linked);
+      const main = opened.main ?? (store.get().main === 'image' ? 'lines' : undefined);
       // Beams start at the model's own num_beams (generation_config.json), within what the page lets through.
       const beams = beamCount(Math.min(model.generation?.numBeams ?? 1, MAX_BEAMS)) ?? 1;
-      // A vision model opens the image pane (its model's heads on the image: no text modes); a text model after one
-      // leaves it for the head view.
-      const main = model.vision
-        ? (pending && !pending.ready && pending.main) || 'image'
-        : store.get().main === 'image'
-          ? 'lines'
-          : undefined;
-      const mode = model.vision ? { mode: 'model' as const } : {};
-      store.select({
-        causal,
-        ids: null,
-        beams,
-        ...mode,
-        ...(main && { main }),
-        ...(opens && { tools: 'next' as const }),
-      });
+      store.select({ causal, ids: null, beams, ...opened, ...(main && { main }) });
       // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else
       // until a model the person chooses has loaded.
       const waiting = id === 0 && pending?.model === 'files';
@@ -120,14 +110,20 @@ export function connect(
     run(reply) {
       // Nothing asked during a generation runs (Generate waits for the runs asked before it): a late reply is stale.
       if (store.get().generation) return;
+      // An encoder-decoder's reply holds every set: the page shows the one its tabs choose.
+      const shown =
+        store.get().model && reply.mode === 'model' ? pageKind(store.get().model!).shown(reply, store.get()) : reply;
       // A run with the shown layer's maps answers the key it makes with them, not only the one it was asked under.
-      if (reply.mapLayers.includes(store.get().layer)) askedRun = runKey({ ...store.get(), result: reply }, lens);
+      if (shown.mapLayers.includes(store.get().layer)) askedRun = runKey({ ...store.get(), result: shown }, lens);
       const before = store.get().result?.tokens;
-      const same = before?.length === reply.tokens.length && before.every((t, i) => t === reply.tokens[i]);
+      const same = before?.length === shown.tokens.length && before.every((t, i) => t === shown.tokens[i]);
       // A refusal to generate or add a token, or why a generation ended, was about the tokens shown before.
       const errors = { ...store.get().errors };
       if (!same) delete errors.generate;
-      store.put({ result: reply, runError: null, errors, ...(reply.across && { across: reply.across }) });
+      // Rollout and flow came with the run, or why not.
+      delete errors.across;
+      if (shown.acrossError) errors.across = shown.acrossError;
+      store.put({ result: shown, runError: null, errors, ...(shown.across && { across: shown.across }) });
       // A candidate's ids come back with their text: the box shows it. (A generation's text is in the box already,
       // as it streamed: the run of its ids does not write over the person's prompt.)
       const s = store.get();
@@ -140,7 +136,6 @@ export function connect(
         store.select({ ...(layer !== undefined && { layer }), ...(head !== undefined && { head }) });
       }
     },
-    across: (reply) => settle('across', { across: reply }),
     math: (reply) => settle('math', { math: reply }),
     compare: (reply) => settle('compare', { compare: reply }),
     intervene: (reply) => settle('intervene', { intervene: reply }),
@@ -211,7 +206,7 @@ export function connect(
     },
     loadBeside(source, transfer = []) {
       const s = store.get();
-      if (!s.image || !s.model?.vision) return;
+      if (!s.image || !s.model || kindIn(s) !== 'image') return;
       askedBeside = s.image.id;
       channel.send({ kind: 'beside', source, image: s.image.id }, transfer);
       const name = source.kind === 'hub' ? source.id : 'the files';
@@ -243,24 +238,16 @@ export function connect(
   function run(): void {
     const s = store.get();
     askedRun = runKey(s, lens);
-    const vision = s.mode === 'model' && !!s.model?.vision;
-    // A vision model waits for its image (the side panel draws a sample at once).
-    if (vision && !s.image) return;
-    // The image went to the worker when it was decoded (sendImage): the run names it.
-    const image = vision ? { image: s.image!.id } : {};
+    // What the model reads, as its kind says (kinds/); nothing while there is nothing to read (a vision model's
+    // image not chosen yet: the side panel draws a sample at once).
+    const input =
+      s.mode === 'model' && s.model
+        ? pageKind(s.model).ask(s)
+        : { text: s.text, ...(s.mode === 'two-texts' && { context: s.context }) };
+    if (!input) return;
+    // Rollout or flow, computed in the engine with the run's maps.
     const across = s.view === 'head' ? undefined : { view: s.view, residual: s.residual, token: s.barToken };
-    const ask = {
-      text: s.text,
-      ...(s.ids && { ids: s.ids }),
-      ...((s.mode === 'cross' || pairs(s)) && { context: s.context }),
-      ...(pairs(s) && { stack: s.stack, ...(s.contextIds && { contextIds: s.contextIds }) }),
-      mode: s.mode,
-      lens,
-      layer: s.layer,
-      across,
-      ...image,
-    };
-    lastRun = channel.send({ kind: 'run', ...ask });
+    lastRun = channel.send({ kind: 'run', text: s.text, ...input, mode: s.mode, lens, layer: s.layer, across });
   }
 
   /** Typing while it generates: its tokens stop counting now, and the worker stops it after the current one. */
@@ -270,7 +257,6 @@ export function connect(
     queueMicrotask(() => store.put({ generation: null }));
   }
 
-  let askedAcross = '';
   /** The image the second model (beside) was last asked to run. */
   let askedBeside = 0;
   let askedMath = '';
@@ -296,25 +282,29 @@ export function connect(
       if (s.generated && s.ids !== s.generated.ids) queueMicrotask(() => store.put({ generated: null }));
       return run();
     }
+    // An encoder-decoder's tabs choose among the sets its run returned: no run.
+    const r0 = s.result;
+    if (r0?.sets && r0.set !== s.pairSet && r0.sets[s.pairSet]) {
+      const other = { ...r0.sets[s.pairSet]!, sets: r0.sets };
+      const errors = { ...s.errors };
+      delete errors.across;
+      if (other.acrossError) errors.across = other.acrossError;
+      return store.put({ result: other, errors, ...(other.across && { across: other.across }) });
+    }
     // The second vision model follows the image.
-    if (s.beside && s.image && s.model?.vision && s.beside.vision.image !== s.image.id && askedBeside !== s.image.id) {
+    if (
+      s.beside &&
+      s.image &&
+      kindIn(s) === 'image' &&
+      s.beside.vision.image !== s.image.id &&
+      askedBeside !== s.image.id
+    ) {
       askedBeside = s.image.id;
       channel.send({ kind: 'beside', image: s.image.id });
     }
     const r = s.result;
     // Grown maps (generation) and the induction test have no run of the text in the worker to analyse.
     if (!r || r.run < 0 || s.generation) return;
-    if (s.view !== 'head') {
-      const a = s.across;
-      const key = JSON.stringify([r.run, s.view, s.residual, s.barToken]);
-      const current = a && a.run === r.run && a.view === s.view && a.residual === s.residual && a.token === s.barToken;
-      if (!current && key !== askedAcross) {
-        askedAcross = key;
-        const ask = { run: r.run, view: s.view, residual: s.residual, token: s.barToken };
-        const attentions = r.attentions.slice(); // the page keeps its maps; the worker gets a copy
-        channel.send({ kind: 'across', ...ask, attentions }, [attentions.buffer]);
-      }
-    }
     if (s.main === 'math') {
       const m = s.math;
       const ask = { run: r.run, layer: s.layer, head: s.head, scale: s.scale, causal: s.causal };

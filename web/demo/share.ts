@@ -4,8 +4,11 @@
 // (its overlay, opacity, norms' layer, which way hovering reads) and the sample image, when the image is one of
 // the page's (an image from the person's computer stays there: the link asks for it). A link restores all of them; the
 // page keeps its own URL up to date as the state changes (history.replaceState, no new entries).
+import type { ModelInfo } from 'attnscope';
+
 import type { Sampling } from './protocol.js';
 import type { MainPane, Overlay, State, ToolPane, View } from './state.js';
+import { kindIn } from './kinds/page.js';
 
 export interface Shared {
   text?: string;
@@ -101,7 +104,7 @@ export function writeShared(
     | 'normLayer'
     | 'hoverShows'
     | 'image'
-  > & { model?: { vision?: boolean } | null },
+  > & { model: Pick<ModelInfo, 'input' | 'stacks'> | null },
   model: string,
 ): string {
   const p = new URLSearchParams({
@@ -117,7 +120,7 @@ export function writeShared(
     p: String(s.sampling.topP),
     seed: String(s.seed),
   });
-  if (s.model?.vision) {
+  if (kindIn(s) === 'image') {
     p.set('ov', s.overlay);
     p.set('op', String(s.opacity));
     if (s.normLayer !== null) p.set('nl', String(s.normLayer));

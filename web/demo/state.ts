@@ -3,7 +3,7 @@
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
 import type { EngineInfo, ModelInfo } from 'attnscope';
 
-import type { BesideRun, Mode, PageLimit, Reply, RunResult, Sampling, Stack } from './protocol.js';
+import type { AcrossResult, BesideRun, Mode, PageLimit, Reply, RunResult, Sampling, PairSet } from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
 /**
@@ -47,7 +47,7 @@ export interface Choice {
   ids: number[] | null;
   mode: Mode;
   /** Encoder-decoders: which maps the page shows (the text is the source, `context` the target). */
-  stack: Stack;
+  pairSet: PairSet;
   /** Encoder-decoders' cross-attention map: one head, or the layer's heads taken together. */
   aggregate: Aggregate;
   /** From 0; the page shows them from 1. */
@@ -137,7 +137,7 @@ export interface Data {
   result: RunResult | null;
   /** The last run's error, cleared by the next result. */
   runError: string | null;
-  across: Reply<'across'> | null;
+  across: AcrossResult | null;
   math: Reply<'math'> | null;
   compare: Reply<'compare'> | null;
   intervene: Reply<'intervene'> | null;
@@ -184,7 +184,7 @@ export function initialState(): State {
     contextIds: null,
     ids: null,
     mode: 'model',
-    stack: 'cross',
+    pairSet: 'cross',
     aggregate: 'head',
     layer: 0,
     head: 0,

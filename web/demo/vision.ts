@@ -9,6 +9,7 @@
 //            deviation from the median), the rule docs/analysis.md gives.
 // Hovering a patch shows, in the head and heads overlays the selected head's, in rollout rollout's: its row (what
 // it attends to) or its column (what attends to it).
+import { columnOf, rowOf, slotOf } from './map-rows.js';
 import type { Shape, VisionRun } from './protocol.js';
 import type { Overlay } from './state.js';
 
@@ -61,13 +62,8 @@ export const firstPatch = (v: VisionRun) => v.prefix + v.registers;
 
 /** Row `i` of (layer, head)'s map, or column `i` with `column`. */
 function line(run: FigureRun, layer: number, head: number, i: number, column = false): Float32Array {
-  const [, heads, n] = run.shape;
-  const slot = Math.max(0, run.mapLayers.indexOf(layer));
-  const at = (slot * heads + head) * n * n;
-  if (!column) return run.attentions.subarray(at + i * n, at + (i + 1) * n);
-  const out = new Float32Array(n);
-  for (let q = 0; q < n; q++) out[q] = run.attentions[at + q * n + i];
-  return out;
+  const slot = Math.max(0, slotOf(run, layer));
+  return column ? columnOf(run, slot, head, i) : rowOf(run, slot, head, i);
 }
 
 /** Rollout's row i (what token i draws on, through every layer) or its column. */

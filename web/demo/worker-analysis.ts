@@ -1,11 +1,22 @@
 // The worker's analyses of a run the page shows: rollout and flow, one head's math, compare,
 // intervene and head ablation. Each reads the run the worker kept (tokens, ids, hidden state,
 // q, k, v) and, where it needs them, the maps the page sent back; every array it returns is new.
-import type { Comparison, Engine, Model, ModelRunResult, MultiHeadParams, Tensor } from 'attnscope';
+import type { Comparison, Engine, MapSet, Model, ModelRunResult, MultiHeadParams, RunOptions, Tensor } from 'attnscope';
 
 import { clampHead, headMap } from './map-rows.js';
 import { headMeasures } from './measures.js';
-import type { Contrast, Matrix, Mode, Reply, Request, RunResult, Shape, Summary } from './protocol.js';
+import {
+  flowWhole,
+  type AcrossAsk,
+  type Contrast,
+  type Matrix,
+  type Mode,
+  type Reply,
+  type Request,
+  type RunResult,
+  type Shape,
+  type Summary,
+} from './protocol.js';
 
 /** A run as the worker keeps it: the maps are the page's (empty here until sent back). */
 export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
@@ -32,9 +43,8 @@ export interface Session {
   layerCache: Map<string, MultiHeadParams | Tensor>;
   /** The generation in progress, to stop. */
   generation: AbortController | null;
-  /** A vision model's normalization (to draw its input again), and the second vision model beside it. */
-  normalization: import('./worker-vision.js').Normalization | null;
-  beside: { model: Model; normalization: import('./worker-vision.js').Normalization } | null;
+  /** A vision model's second model beside it. */
+  beside: Model | null;
   /** The images the page sent, by id: the last two. */
   images: Map<number, ImageBitmap>;
   kept(run: number, what: string): Kept;
@@ -90,7 +100,7 @@ export function crossAttention(request: Request<'run'>, s: Session): { kept: Kep
     attentions.set(r.weights.data, l * heads * n * m);
   }
   const kept: Kept = {
-    mode: 'cross',
+    mode: 'two-texts',
     tokens: a.tokens,
     special: a.special,
     ids: a.ids,
@@ -114,39 +124,81 @@ function projections(kept: Kept, s: Session): void {
 /** Analyses that combine every layer's maps cannot run on a long text's run, which holds one layer's. */
 function needsEveryLayer(kept: Kept, s: Session, what: string): void {
   if (kept.shape[0] < (s.model && kept.mode === 'model' ? s.model.info.layers : kept.shape[0]))
-    throw new Error(
-      `${what} reads every layer's maps, and this text's ${kept.tokens.length} tokens are more than the page holds ` +
-        `every layer's maps of: shorten it, or look at one layer's heads`,
-    );
+    throw new Error(everyLayer(what, kept.tokens.length));
 }
 
-// Flow is one max-flow per (row, input token): every row when that stays quick, else the chosen token's.
-const FLOW_BUDGET = 2e7;
+const everyLayer = (what: string, n: number) =>
+  `${what} reads every layer's maps, and this text's ${n} tokens are more than the page holds every layer's maps ` +
+  `of: shorten it, or look at one layer's heads`;
 
-/** Rollout or flow over a run's maps, as a token × token map and the chosen token's bar. */
-export function across(request: Request<'across'>, kept: Kept, s: Session): Reply<'across'> {
-  needsEveryLayer(kept, s, request.view === 'rollout' ? 'Rollout' : 'Flow');
-  // Its kind lets the engine refuse cross-attention even when the two texts have as many tokens.
-  const run = { ...kept, attentions: request.attentions, kind: kept.mode === 'cross' ? 'cross' : 'self' } as const;
-  const [layers, , n] = run.shape;
-  const token = Math.min(request.token, n - 1);
-  const options = { residual: request.residual };
-  let matrix: Float32Array | undefined;
-  let note: string;
-  if (request.view === 'rollout') {
-    matrix = s.engine.rollout(run, options).data.slice((layers - 1) * n * n);
-    note = `Rollout over ${layers} layer${layers > 1 ? 's' : ''}: each row sums to 1 over the input tokens.`;
-  } else if (n * n * n * n * layers <= FLOW_BUDGET) {
-    matrix = s.engine.attentionFlow(run, options).data;
-    note = `Flow: the maximum flow from each token in the last layer to each input token (${n * n} max-flow problems).`;
-  } else {
-    note = `Flow for ${n} tokens × ${layers} layers is shown for the chosen token only (every row would take long).`;
-  }
-  const bar = matrix
-    ? matrix.slice(token * n, (token + 1) * n)
-    : s.engine.attentionFlow(run, { ...options, rows: [token] }).data;
-  const { id, run: runId, view, residual } = request;
-  return { id, kind: 'across', run: runId, view, residual, token, matrix, bar, note };
+/** Why rollout and flow are not shown for a run that holds one layer's maps of its `n` tokens. */
+export const oneLayerOnly = (ask: AcrossAsk, n: number): Pick<RunResult, 'acrossError'> => ({
+  acrossError: everyLayer(ask.view === 'rollout' ? 'Rollout' : 'Flow', n),
+});
+
+/** Why rollout and flow are not shown on cross-attention maps of `shape` (two texts', an encoder-decoder's). */
+export const notAcross = (ask: AcrossAsk | undefined, shape: Shape): Pick<RunResult, 'acrossError'> =>
+  ask
+    ? {
+        acrossError:
+          `${ask.view}: not defined here: these are cross-attention maps (${shape[2]} queries × ${shape[3]} keys): ` +
+          'rollout and flow follow attention back through the layers of one sequence attending to itself, and ' +
+          "cross-attention's keys are another sequence's tokens",
+      }
+    : {};
+
+/**
+ * The run options that compute the rollout or flow the page shows with the run, in the engine, where the maps are:
+ * every row, or the chosen token's where flow of every row would take long. `n`: the set's tokens; `set`: its name
+ * when the run makes several.
+ */
+export function acrossOptions(
+  ask: AcrossAsk | undefined,
+  n: number,
+  layers: number,
+  set?: string,
+): Pick<RunOptions, 'rollout' | 'flow'> {
+  if (!ask) return {};
+  const options = { residual: ask.residual, ...(set && { set }) };
+  if (ask.view === 'rollout') return { rollout: options };
+  return { flow: flowWhole(n, layers) ? options : { ...options, rows: [Math.max(0, Math.min(ask.token, n - 1))] } };
+}
+
+/** The page's rollout or flow, from a map set the run computed it for (acrossOptions). */
+export function acrossReply(
+  ask: AcrossAsk | undefined,
+  set: Pick<MapSet, 'shape' | 'rollout' | 'flow'>,
+  run: number,
+): Pick<RunResult, 'across'> {
+  const t = ask && (ask.view === 'rollout' ? set.rollout : set.flow);
+  if (!ask || !t) return {};
+  const [layers, , n] = set.shape;
+  const token = Math.min(ask.token, n - 1);
+  const whole = t.shape[0] === n;
+  const note =
+    ask.view === 'rollout'
+      ? `Rollout over ${layers} layer${layers > 1 ? 's' : ''}: each row sums to 1 over the input tokens.`
+      : whole
+        ? `Flow: the maximum flow from each token in the last layer to each input token (${n * n} max-flow problems).`
+        : `Flow for ${n} tokens × ${layers} layers is shown for the chosen token only (every row would take long).`;
+  const { view, residual } = ask;
+  const bar = whole ? t.data.slice(token * n, (token + 1) * n) : t.data.slice(0, n);
+  return { across: { view, residual, token, run, matrix: whole ? t.data : undefined, bar, note } };
+}
+
+/**
+ * Rollout and flow of one layer's one map (the parameter-free form): both are the map itself, with the residual
+ * (Â = (A + I) / 2) where asked: one layer has no other to multiply into, and the most that flows from an output
+ * token to an input token through it is the one edge between them.
+ */
+export function oneMapAcross(ask: AcrossAsk | undefined, map: Float32Array, n: number, run: number) {
+  if (!ask) return {};
+  const a = ask.residual ? map.map((w, at) => (w + (at % (n + 1) === 0 ? 1 : 0)) / 2) : map.slice();
+  return acrossReply(
+    ask,
+    { shape: [1, 1, n, n], rollout: { data: a, shape: [n, n] }, flow: { data: a, shape: [n, n] } },
+    run,
+  );
 }
 
 const matrix = (t: Tensor): Matrix => ({ data: t.data.slice(), rows: t.shape[0], cols: t.shape[1] });
@@ -199,7 +251,7 @@ function cached<T extends MultiHeadParams | Tensor>(s: Session, key: string, mak
  */
 export function math(request: Request<'math'>, kept: Kept, s: Session): Reply<'math'> {
   const { id, run, layer, head, scale, causal } = request;
-  if (kept.mode === 'cross')
+  if (kept.mode === 'two-texts')
     throw new Error(
       'The math view walks through one text\'s self-attention, from its own X: choose "The model\'s learned heads"',
     );

@@ -72,26 +72,10 @@ export function tokenLimit(info: ModelInfo, maxCallBytes: number): PageLimit {
   return { tokens, why, everyLayer: Math.min(tokens, fit(info.layers)) };
 }
 
-function languageModel(s: Session, what: string): Model {
+export function languageModel(s: Session, what: string): Model {
   if (!s.model?.info.languageModel)
     throw new Error(`${what} needs a language model; ${s.model?.info.name ?? 'no model'} does not predict tokens`);
   return s.model;
-}
-
-/** A run of a language model: the text's tokens (or the ids asked for), cut to the page's limit. */
-export function runLanguageModel(request: Request<'run'>, s: Session): { kept: Kept; extra: Partial<RunResult> } {
-  const model = languageModel(s, 'This run');
-  const all = request.ids ? Int32Array.from(request.ids) : model.tokenize(request.text).ids;
-  const limit = tokenLimit(model.info, s.engine.info().maxCallBytes);
-  const ids = all.subarray(0, limit.tokens);
-  if (!ids.length) throw new Error('the text has no tokens; give it some text');
-  const layer = Math.max(0, Math.min(request.layer, model.info.layers - 1));
-  const mapLayers = ids.length > limit.everyLayer ? [layer] : undefined;
-  const result = model.run(ids, { logitLens: request.lens, reusePrefix: true, mapLayers, headSummaries: true });
-  const truncated = all.length > ids.length;
-  const kept: Kept = { mode: 'model', ...result, causal: true, truncated, totalTokens: all.length };
-  const text = request.ids ? model.decode(ids, { skipSpecialTokens: true }) : undefined;
-  return { kept, extra: { text, limit: truncated ? limit : undefined } };
 }
 
 /**

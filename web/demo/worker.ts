@@ -6,21 +6,24 @@ import { createEngine, type Engine, type HubProgress, type Model, type Tensor } 
 import { defaultModelFiles } from 'attnscope/models/default'; // the embedded model, which the demo opens with
 
 import { embed, tokenize } from './embed.js';
-import type { Drawn, Kind, Message, Recycle, Reply, Request, RunResult } from './protocol.js';
+import { workerKind } from './kinds/worker.js';
+import type { Drawn, Kind, Message, Recycle, Reply, Request, RunResult, SetName } from './protocol.js';
 import {
   ablate,
-  across,
   compare,
   crossAttention,
   intervene,
   math,
+  notAcross,
+  oneMapAcross,
   summarize,
   type Kept,
   type Session,
 } from './worker-analysis.js';
-import { drawn, generate, induction, labelsOf, next, recycle, runLanguageModel, tokenLimit } from './worker-llm.js';
-import { runPair, translate } from './worker-seq2seq.js';
-import { ablateImage, beside, normalizationOf, preprocessorText, refuseImage, runImage } from './worker-vision.js';
+import { drawn, generate, induction, labelsOf, next, recycle, tokenLimit } from './worker-llm.js';
+import { translate } from './worker-seq2seq.js';
+import { ablateImage, beside, refuseImage } from './worker-vision.js';
+import { kindOf } from './kinds/kind.js';
 
 const DIM = 64;
 // Rows have norm √DIM, so a token's score against itself is SCALE·DIM = 4: enough
@@ -36,7 +39,6 @@ const w: Session = {
   runs: new Map(),
   layerCache: new Map(),
   generation: null,
-  normalization: null,
   beside: null,
   images: new Map(),
   kept(run: number, what: string): Kept {
@@ -91,8 +93,6 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
   }
   w.runs.clear();
   w.layerCache.clear();
-  // A vision model's input is drawn again from its pixels: how they were normalized, from its preprocessor_config.json.
-  w.normalization = next.info.vision ? normalizationOf(await preprocessorText(source)) : null;
   const info = w.engine.info();
   return {
     id,
@@ -100,7 +100,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
     engine: info,
     // The page's language-model panes (next token, lens, generation) continue one text: an encoder-decoder's
     // target is written from its source, by the target box's own Generate.
-    model: next.info.encoderDecoder ? { ...next.info, languageModel: false } : next.info,
+    model: kindOf(next.info) === 'pair' ? { ...next.info, languageModel: false } : next.info,
     causal: next.info.causal,
     isolated: crossOriginIsolated,
     heapInUse: w.engine.memory().allocatedBytes,
@@ -108,23 +108,22 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
   };
 }
 
+/**
+ * The one run: the model's, through its kind's module (kinds/), which reads what the request names, asks for the
+ * rollout or flow the page shows with it, and returns every map set it made; or the parameter-free form's, or the
+ * model's heads across two texts. The page gets each set's maps (an encoder-decoder's three), the worker keeps the
+ * rest of the run for later analyses.
+ */
 function run(request: Request<'run'>): Reply<'run'> {
   const { id, text, mode } = request;
   const start = performance.now();
-  let kept: Kept;
-  let extra: Partial<RunResult> = {};
-  if (mode === 'cross') {
-    ({ kept, extra } = crossAttention(request, w));
-  } else if (mode === 'model' && w.model?.info.vision) {
-    ({ kept, extra } = runImage(request, w));
-  } else if (mode === 'model' && w.model?.info.encoderDecoder) {
-    ({ kept, extra } = runPair(request, w));
-  } else if (mode === 'model' && w.model?.info.languageModel) {
-    ({ kept, extra } = runLanguageModel(request, w));
+  let made: Array<{ set: SetName; kept: Kept; extra: Partial<RunResult> }>;
+  if (mode === 'two-texts') {
+    const { kept, extra } = crossAttention(request, w);
+    made = [{ set: 'cross', kept, extra: { ...extra, ...notAcross(request.across, kept.shape) } }];
   } else if (mode === 'model') {
     if (!w.model) throw new Error('no model is loaded yet');
-    const result = w.model.run(text, { returnProjections: true, headSummaries: true });
-    kept = { mode, ...result, causal: w.model.info.causal };
+    made = workerKind(w.model.info).run(request, w);
   } else {
     const tokens = tokenize(text);
     if (tokens.length === 0) throw new Error('the text has no tokens; give it some text');
@@ -134,7 +133,7 @@ function run(request: Request<'run'>): Reply<'run'> {
     // The parameter-free form's q, k and v are all X itself.
     const xs: Tensor = { data: x.data, shape: [1, n, DIM] };
     const special = tokens.map(() => false);
-    kept = {
+    const kept: Kept = {
       mode,
       tokens,
       special,
@@ -148,23 +147,26 @@ function run(request: Request<'run'>): Reply<'run'> {
       truncated: false,
       totalTokens: n,
     };
+    made = [{ set: 'self', kept, extra: oneMapAcross(request.across, attentions, n, id) }];
   }
   const ms = performance.now() - start;
-  const attentions = kept.attentions;
-  let acrossResult: Reply<'across'> | undefined;
-  try {
-    if (request.across) acrossResult = across({ ...request.across, id, kind: 'across', run: id, attentions }, kept, w);
-  } catch {
-    // The map still shows; the page asks for rollout or flow on its own and shows that error there.
-  }
-  return { ...reply(id, kept, ms, 'text'), ...extra, kind: 'run', across: acrossResult };
+  const replies = made.map(({ set, kept, extra }) => ({ ...reply(id, kept, ms, 'text', set), ...extra }));
+  // The first set is the run's reply; an encoder-decoder's carries every set, and the page shows the one it chose.
+  const sets = replies.length > 1 ? Object.fromEntries(replies.map((r) => [r.set, r])) : undefined;
+  return { ...replies[0], kind: 'run', ...(sets && { sets }) };
 }
 
 /** A run as the page receives it (its maps move there), kept here without them for later analyses. */
-function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']): RunResult & { id: number } {
+function reply(
+  id: number,
+  kept: Kept,
+  ms: number,
+  origin: RunResult['origin'],
+  set: SetName,
+): RunResult & { id: number } {
   const { attentions } = kept;
   // Head summaries measure positions within one sequence: cross-attention has none (the heads pane says why).
-  const summaries = kept.mode === 'cross' ? [] : summarize(w.engine, kept, attentions);
+  const summaries = set === 'cross' ? [] : summarize(w.engine, kept, attentions);
   remember(id, kept);
   // A model's tokens as a person reads them; the pieces as its vocabulary spells them go along for tooltips.
   const model = kept.mode !== 'parameter-free' && kept.ids ? w.model : null;
@@ -177,6 +179,7 @@ function reply(id: number, kept: Kept, ms: number, origin: RunResult['origin']):
     id,
     run: id,
     mode: kept.mode,
+    set,
     tokens: labels,
     pieces: kept.tokens,
     special: kept.special,
@@ -259,7 +262,6 @@ function buffersOf(value: object): ArrayBuffer[] {
 const HANDLERS: { [K in Kind]: Handler<K> } = {
   load,
   run,
-  across: (request) => across(request, w.kept(request.run, 'Rollout and flow'), w),
   math: (request) => {
     const kept = w.kept(request.run, 'The math view');
     if (kept.bitmap)
@@ -300,11 +302,11 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
     return { id, kind: 'stop' };
   },
   induction: (request) => {
-    if (w.model?.info.vision)
+    if (w.model?.info.input === 'image')
       refuseImage('The induction test', 'runs random tokens of a vocabulary, which a vision model has not');
     const start = performance.now();
     const { kept, result } = induction(request, w);
-    return { ...result, run: reply(request.id, kept, performance.now() - start, 'induction') };
+    return { ...result, run: reply(request.id, kept, performance.now() - start, 'induction', 'self') };
   },
 };
 

@@ -1,17 +1,22 @@
 // Rollout and flow through all layers (Abnar & Zuidema, 2020): the map shows every output token's
-// row; this pane, the chosen token's, as bars over the input tokens. The worker computes them
-// with the run (or on request, see requests.ts); this view only draws what arrived.
+// row; this pane, the chosen token's, as bars over the input tokens. The engine computes them with
+// the run (the run a change of view asks for, requests.ts); this view only draws what arrived.
 import { drawBars } from '../draw/charts.js';
 import type { State } from '../state.js';
 import { $, changes, fillTokenOptions, fitWidth, roomIn, type Page, type View } from './view.js';
 
-/** The rollout or flow reply that answers what the page shows now, if it has arrived. */
+/**
+ * The rollout or flow that answers what the page shows now, if it has come (with the run that shows it): its chosen
+ * token's bar, from every token's rows where they came, else the one token's.
+ */
 export function currentAcross(s: Readonly<State>): State['across'] {
   const a = s.across;
   const r = s.result;
-  return a && r && a.run === r.run && a.view === s.view && a.residual === s.residual && a.token === s.barToken
-    ? a
-    : null;
+  if (!a || !r || a.run !== r.run || a.view !== s.view || a.residual !== s.residual) return null;
+  const n = r.tokens.length;
+  if (!a.matrix) return a.token === s.barToken ? a : null;
+  const token = Math.min(s.barToken, n - 1);
+  return a.token === token ? a : { ...a, token, bar: a.matrix.subarray(token * n, (token + 1) * n) };
 }
 
 export function acrossView(page: Page): View {

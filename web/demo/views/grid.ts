@@ -190,7 +190,7 @@ export function gridView(page: Page): View & { thumbnails(): ReturnType<Thumbnai
           ids: r.ids,
           layers: r.layers,
           key: JSON.stringify([loads, r.mode, r.shape[1]]),
-          ownRows: ownRows(r, !!s.model?.encoderDecoder),
+          ownRows: ownRows(r),
           fresh: r.fresh,
         });
       state = { result: r, layer: s.layer, head: s.head };

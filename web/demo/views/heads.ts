@@ -5,6 +5,7 @@
 import { download } from '../export.js';
 import type { Summary } from '../protocol.js';
 import { $, changes, setProp, type Page, type View } from './view.js';
+import { kindIn } from '../kinds/page.js';
 
 type Measure = Exclude<keyof Summary, 'layer' | 'head'>;
 
@@ -116,10 +117,9 @@ export function headsView(page: Page): View {
       const r = s.result;
       setProp(csvButton, 'disabled', !r?.summaries.length);
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
-      if (r.mode === 'cross') {
-        const instead = s.model?.encoderDecoder
-          ? "choose the encoder's or the decoder's maps"
-          : 'choose "The model\'s learned heads"';
+      if (r.set === 'cross') {
+        const instead =
+          kindIn(s) === 'pair' ? "choose the encoder's or the decoder's maps" : 'choose "The model\'s learned heads"';
         note.textContent =
           "These measures (distance, previous token, the token itself) compare a query's position with its keys' in " +
           `one text, and cross-attention's keys are the second text's tokens: ${instead} to measure each head.`;

@@ -5,6 +5,7 @@
 import { decodeImage, sampleImage, SAMPLES } from '../images.js';
 import type { PageImage } from '../state.js';
 import { $, setProp, setText, type Page, type View } from './view.js';
+import { kindIn } from '../kinds/page.js';
 
 const IMAGE_FILE = /\.(png|jpe?g|gif|webp|bmp|avif|ico|svg)$/i;
 const isImage = (f: File) => f.type.startsWith('image/') || IMAGE_FILE.test(f.name);
@@ -62,7 +63,7 @@ export function imageInputView(page: Page): View {
     'drop',
     (e) => {
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (!page.store.get().model?.vision || !files.length || !files.every(isImage)) return;
+      if (kindIn(page.store.get()) !== 'image' || !files.length || !files.every(isImage)) return;
       e.preventDefault();
       e.stopPropagation();
       void useFile(files[0]);
@@ -70,14 +71,14 @@ export function imageInputView(page: Page): View {
     { capture: true },
   );
   document.addEventListener('paste', (e) => {
-    if (!page.store.get().model?.vision) return;
+    if (kindIn(page.store.get()) !== 'image') return;
     const file = [...(e.clipboardData?.files ?? [])].find(isImage);
     if (!file) return;
     e.preventDefault();
     void useFile(file);
   });
 
-  const vision = () => !!page.store.get().model?.vision;
+  const vision = () => kindIn(page.store.get()) === 'image';
   return {
     id: 'image-input',
     render(s) {

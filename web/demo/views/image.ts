@@ -8,11 +8,12 @@ import type { Source } from '../protocol.js';
 import type { Overlay, State } from '../state.js';
 import { firstPatch, shownOf, type FigureRun } from '../vision.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
+import { kindIn } from '../kinds/page.js';
 
 /** The runs the pane draws: the loaded model's, and the second model's when it ran on the same image. */
 function runsOf(s: Readonly<State>): FigureRun[] {
   const r = s.result;
-  if (!r?.vision || !s.model?.vision) return [];
+  if (!r?.vision || !s.model || kindIn(s) !== 'image') return [];
   const runs: FigureRun[] = [
     {
       title: s.model.name,
@@ -265,7 +266,7 @@ export function imageView(page: Page): View {
     id: 'image',
     pane: 'image',
     render(s) {
-      const vision = !!s.model?.vision;
+      const vision = kindIn(s) === 'image';
       const next = runsOf(s);
       const hasRun = next.length > 0;
       setProp(empty, 'hidden', hasRun);

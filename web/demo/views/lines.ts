@@ -12,7 +12,7 @@ import { $, changes, setText, type Page, type View } from './view.js';
 const rowsOf = (r: NonNullable<State['result']>) => Math.max(r.tokens.length, r.keyTokens?.length ?? 0);
 
 /** An encoder-decoder's cross-attention: source (keys) on the left, target (queries) on the right. */
-const flipped = (s: Readonly<State>) => s.mode === 'model' && !!s.model?.encoderDecoder && s.result?.mode === 'cross';
+const flipped = (s: Readonly<State>) => s.mode === 'model' && s.result?.set === 'cross';
 
 const NOTE =
   'Lines run from each token (left) to the tokens it attends to (right). Hover a token to see only its lines; click ' +

@@ -8,11 +8,11 @@ import type { MapRows } from '../draw/pooled.js';
 import { Viewport } from '../draw/viewport.js';
 import { headRows, matrixRows, ownRows } from '../map-rows.js';
 import type { Aggregate, State, View as Shows } from '../state.js';
+import { currentAcross } from './across.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
 /** An encoder-decoder's cross-attention, where the map may take the layer's heads together (alignment.ts). */
-const aligns = (s: Readonly<State>) =>
-  s.view === 'head' && s.mode === 'model' && !!s.model?.encoderDecoder && s.result?.mode === 'cross';
+const aligns = (s: Readonly<State>) => s.view === 'head' && s.mode === 'model' && s.result?.set === 'cross';
 
 /** The matrix the map shows now, or why it shows none; `align`: the alignment it shows, if any. */
 function shown(s: Readonly<State>, align: Alignment | null): { map: MapRows } | { empty: string } | null {
@@ -28,9 +28,8 @@ function shown(s: Readonly<State>, align: Alignment | null): { map: MapRows } | 
         : `Computing layer ${s.layer + 1}'s maps…`,
     };
   }
-  const a = s.across;
-  if (!a || a.run !== r.run || a.view !== s.view || a.residual !== s.residual)
-    return { empty: s.errors.across ?? `Computing ${s.view} through all ${r.shape[0]} layers…` };
+  const a = currentAcross(s);
+  if (!a) return { empty: s.errors.across ?? `Computing ${s.view} through all ${r.shape[0]} layers…` };
   return a.matrix ? { map: matrixRows(a.matrix, r.tokens.length) } : { empty: a.note };
 }
 
@@ -297,7 +296,7 @@ export function mapView(page: Page): View {
           ? `Layer ${s.layer + 1} is local: each token sees itself and the ${window - 1} before it (sliding window of ${window}); the dashed line marks the edge.`
           : '',
       );
-      const source = s.view === 'head' ? r.attentions : s.across?.matrix;
+      const source = s.view === 'head' ? r.attentions : currentAcross(s)?.matrix;
       const key = `${s.layer}:${shownHead}:${s.view}:${align?.aggregate ?? ''}`;
       if (
         !dirty(
@@ -342,7 +341,7 @@ export function mapView(page: Page): View {
         cursor,
         colours: page.colours(),
         window,
-        lineage: s.view === 'head' && ownRows(r, !!s.model?.encoderDecoder) ? { of: s.model, ids: r.ids } : undefined,
+        lineage: s.view === 'head' && ownRows(r) ? { of: s.model, ids: r.ids } : undefined,
       };
       // The cell read out under the pointer, of the same tokens, is read again from what the map now shows (another
       // head, layer or aggregate).

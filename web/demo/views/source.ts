@@ -2,7 +2,7 @@
 // time, what it reused of the previous run and why it was cut short, and the engine's build. Every change the
 // page makes to the text (a candidate added, a generation kept, shuffled words, a run's text) is one edit of
 // the part that differs, which the browser's undo takes back; the person's own typing is theirs.
-import type { Mode, RunResult, Stack } from '../protocol.js';
+import type { Mode, RunResult, PairSet } from '../protocol.js';
 import { pairs } from '../requests.js';
 import { beamCount, MAX_BEAMS, type State } from '../state.js';
 import { $, setProp, setText, type Page, type View } from './view.js';
@@ -112,7 +112,8 @@ export function sourceView(page: Page): View {
   // Encoder, decoder and cross-attention as tabs (the WAI-ARIA pattern): arrow keys, Home and End move along them
   // and choose the one they reach.
   const tabs = [...document.querySelectorAll<HTMLButtonElement>('#stack-tabs [role=tab]')];
-  for (const tab of tabs) tab.addEventListener('click', () => page.store.select({ stack: tab.dataset.stack as Stack }));
+  for (const tab of tabs)
+    tab.addEventListener('click', () => page.store.select({ pairSet: tab.dataset.stack as PairSet }));
   $('stack-tabs').addEventListener('keydown', (e) => {
     const at = tabs.indexOf(document.activeElement as HTMLButtonElement);
     const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
@@ -120,7 +121,7 @@ export function sourceView(page: Page): View {
     e.preventDefault();
     const next = tabs[(to + tabs.length) % tabs.length];
     next.focus();
-    page.store.select({ stack: next.dataset.stack as Stack });
+    page.store.select({ pairSet: next.dataset.stack as PairSet });
   });
   const beams = $<HTMLInputElement>('beams');
   /** The state's beam count the box shows: the box is written only when that changes, so a bad count stays in view. */
@@ -195,13 +196,13 @@ export function sourceView(page: Page): View {
       const texts = $('texts');
       if (texts.classList.contains('pair') !== pair) texts.classList.toggle('pair', pair);
       setText($('text-label'), pair ? 'Source' : 'Text');
-      setProp($('context-row'), 'hidden', s.mode !== 'cross' && !pair);
-      setProp($('context-note'), 'hidden', s.mode !== 'cross' && !pair);
+      setProp($('context-row'), 'hidden', s.mode !== 'two-texts' && !pair);
+      setProp($('context-note'), 'hidden', s.mode !== 'two-texts' && !pair);
       setProp($('stack-row'), 'hidden', !pair);
       const failed = pair ? s.errors.translate : undefined;
       setText($('context-note'), failed ? `Generate the target: ${failed}` : pair ? TARGET_NOTE : CONTEXT_NOTE);
       for (const tab of tabs) {
-        const selected = tab.dataset.stack === s.stack;
+        const selected = tab.dataset.stack === s.pairSet;
         if (tab.getAttribute('aria-selected') !== String(selected)) tab.setAttribute('aria-selected', String(selected));
         setProp(tab, 'tabIndex', selected ? 0 : -1);
       }
