@@ -1,5 +1,6 @@
 // The documentation's shape (issue 37): a short README that links one page per topic, and pages that say what
 // AttnScope does now, without the history of how it got there (that is in the git log).
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,7 @@ const TOPICS = ['api', 'models', 'analysis', 'performance', 'architecture', 'tes
 const PAGES = [
   'README.md',
   'bench/README.md',
-  ...['api', 'models', 'analysis', 'performance', 'testing', 'cpp'].map((t) => `docs/${t}.md`),
+  ...['api', 'models', 'analysis', 'performance', 'testing', 'cpp', 'architecture'].map((t) => `docs/${t}.md`),
 ];
 
 describe('README.md', () => {
@@ -39,6 +40,19 @@ describe.each(PAGES)('%s', (page) => {
       )
       .map(({ line, n }) => `line ${n}: ${line}`);
     expect(found).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md', () => {
+  const text = read('docs/architecture.md');
+  it('names only files that are there (but in the worked example of an input kind to come)', () => {
+    const files = execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' }).split('\n');
+    const [before, after = ''] = text.split('## Adding an input kind');
+    const rest = after.slice(after.indexOf('\n## '));
+    const named = [...(before + rest).matchAll(/`([\w./-]+\.(?:ts|cpp|hpp|mjs|py|css|html))`/g)].map(([, f]) => f);
+    expect(named.length).toBeGreaterThan(20);
+    const missing = named.filter((f) => !files.some((path) => path === f || path.endsWith(`/${f}`)));
+    expect(missing).toEqual([]);
   });
 });
 
