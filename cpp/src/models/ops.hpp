@@ -8,25 +8,12 @@
 
 namespace attnscope::ops {
 
-// y = (x − mean) / sqrt(var + eps) · scale + bias, per row.
-inline Matrix layer_norm(const Matrix& x, const Tensor& scale, const Tensor& bias, float eps) {
-  Matrix y(x.rows(), x.cols());
-  const auto g = Eigen::Map<const Eigen::RowVectorXf>(scale.data.data(), x.cols());
-  const auto b = Eigen::Map<const Eigen::RowVectorXf>(bias.data.data(), x.cols());
-  for (Eigen::Index i = 0; i < x.rows(); ++i) {
-    const float mean = x.row(i).mean();
-    const float var = (x.row(i).array() - mean).square().mean();
-    y.row(i) = ((x.row(i).array() - mean) / std::sqrt(var + eps)).matrix().cwiseProduct(g) + b;
-  }
-  return y;
-}
+// y = (x − mean) / sqrt(var + eps) · scale + bias, per row. Out of line (ops.cpp), like to_tensor: a size-optimized
+// file that inlined these would instantiate Eigen's loops for them, and the linker may keep that copy for every caller.
+Matrix layer_norm(const Matrix& x, const Tensor& scale, const Tensor& bias, float eps);
 
 // A copy of `m` as a [rows, cols] tensor, for results that leave the model.
-inline Tensor to_tensor(const Matrix& m) {
-  Tensor t({m.rows(), m.cols()});
-  t.head(0) = m;
-  return t;
-}
+Tensor to_tensor(const Matrix& m);
 
 inline void relu(Eigen::Ref<Matrix> x) { x = x.cwiseMax(0.0f); }
 
