@@ -181,6 +181,13 @@ export function gridView(page: Page): View & { thumbnails(): ReturnType<Thumbnai
   return {
     id: 'grid',
     render(s: Readonly<State>) {
+      // A paint held back while a generation streamed goes at the next frame once it ends: the last tokens' rows
+      // show at once, not up to a second later.
+      if (timer && !s.generation) {
+        clearTimeout(timer);
+        timer = 0;
+        redraw();
+      }
       if (!s.result || !dirty(s.result, s.layer, s.head, page.colours().fg)) return;
       if (s.model !== model) [model, loads] = [s.model, loads + 1];
       const r = s.result;
