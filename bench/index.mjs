@@ -6,6 +6,7 @@
 //   prefill    its prefill rows alone (section 5)
 //   decode     its decode rows alone (section 6)
 //   typing     its typing rows alone (section 7)
+//   explain    the Why pane's score and logit at n = 128 (section 7b)
 //   page       the demo in Chromium: long tasks while typing, panning and generating (bench/page.mjs, section 9)
 //   blocks     every family on the one block, A/B against another checkout (bench/blocks.mjs, section 10)
 //   translation  an opus-mt-en-de-shaped encoder-decoder: encode 64, write 32 with every map (bench/seq2seq.mjs, 11)
@@ -24,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { attention } from './attention.mjs';
 import { blocks } from './blocks.mjs';
 import { measure } from './harness.mjs';
-import { languageModel, llmDecode, llmPrefill, llmTyping } from './language-model.mjs';
+import { languageModel, llmDecode, llmExplain, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { pageBench } from './page.mjs';
 import { translation } from './seq2seq.mjs';
@@ -40,6 +41,7 @@ const SECTIONS = {
   prefill: llmPrefill,
   decode: llmDecode,
   typing: llmTyping,
+  explain: llmExplain,
   blocks,
   translation,
 };

@@ -4,7 +4,8 @@
 //      onnxruntime-web on an ONNX graph of the same weights (float32, as ORT-web has no BF16
 //      kernels), and llama.cpp native (BF16, no maps, last position's logits only) as the ceiling;
 //   6. decode with the KV cache, against this machine's memory bandwidth and llama.cpp;
-//   7. typing: one token appended to 128, reusing the previous run's keys and values, against a fresh run.
+//   7. typing: one token appended to 128, reusing the previous run's keys and values, against a fresh run;
+//   7b. the Why pane at 128: one score and one logit taken apart after the run, each under 100 ms on one thread.
 import { faster, fmt, ratio, speedup, target, vsOrt } from './harness.mjs';
 import { ATTNSCOPE_BUILDS as VARIANTS, EngineProcess, nodeEngine, prepareLlm } from './processes.mjs';
 import { median } from './stats.mjs';
@@ -29,13 +30,15 @@ function cacheBytes(context, bytes) {
 }
 
 /** Sections 5-7 and their targets (see `attention` for the arguments). */
-export const languageModel = (args) => llmSections(args, ['prefill', 'decode', 'typing']);
+export const languageModel = (args) => llmSections(args, ['prefill', 'decode', 'typing', 'explain']);
 /** Section 5 alone: `npm run bench -- prefill`. */
 export const llmPrefill = (args) => llmSections(args, ['prefill']);
 /** Section 6 alone: `npm run bench -- decode`. */
 export const llmDecode = (args) => llmSections(args, ['decode']);
 /** Section 7 alone: `npm run bench -- typing`. */
 export const llmTyping = (args) => llmSections(args, ['typing']);
+/** Section 7b alone: `npm run bench -- explain`. */
+export const llmExplain = (args) => llmSections(args, ['explain']);
 
 async function llmSections({ engines, measure }, parts) {
   prepareLlm();
@@ -153,8 +156,33 @@ async function llmSections({ engines, measure }, parts) {
     );
   }
 
+  // 7b. The Why pane
+  const explained = {};
+  for (const what of parts.includes('explain') ? ['score', 'logit'] : [])
+    explained[what] = await measure(
+      `LLM explain ${what} n=128`,
+      { work: `llm-explain-${what}`, n: 128 },
+      { rounds: 7 },
+      attnscope,
+      REFERENCE,
+    );
+  if (parts.includes('explain')) {
+    console.log('\n7b. The Why pane at n = 128: one score, one next-token logit taken apart after the run (median ms)');
+    console.table(
+      ours.map((name) => ({
+        engine: name,
+        score: fmt(explained.score[name]?.ms),
+        logit: fmt(explained.logit[name]?.ms),
+      })),
+    );
+  }
+
   for (const { name, build } of VARIANTS) {
     console.log(`\nLLM targets, AttnScope's ${build} builds ("${name}"):`);
+    for (const what of Object.keys(explained)) {
+      const ms = explained[what][`AttnScope ${name} ×1`]?.ms;
+      target(`explain ${what} at n=128: ${name} ×1 within 100 ms (${fmt(ms)} ms)`, ms <= 100);
+    }
     for (const n of Object.keys(prefill))
       for (const t of [1, 2])
         faster(

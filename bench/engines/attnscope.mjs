@@ -130,6 +130,23 @@ serveEngine(
         const head0 = r.attentions.subarray((layers - 1) * heads * (n + 1) * (n + 1));
         return { ms, sample: llmSample(head0, n + 1, r.predictions.probs.subarray(n * 5, (n + 1) * 5)) };
       };
+    } else if (work === 'llm-explain-score' || work === 'llm-explain-logit') {
+      // The Why pane's clicks after the page's run on n tokens: one score (the last layer's head 4, from the last
+      // token to the one in the middle) or one next-token logit (the likeliest after the last token), each replayed
+      // against the run's keys and values.
+      const model = await loadLlm();
+      const ids = llmIds(n);
+      const run = model.run(ids, { topK: 5 });
+      const { layers } = model.info;
+      const token = run.predictions.ids[(n - 1) * 5];
+      return () => {
+        const start = performance.now();
+        const value =
+          work === 'llm-explain-score'
+            ? model.explainScore(run, { layer: layers - 1, head: 4, query: n - 1, key: n >> 1 }).score
+            : model.explainLogit(run, { position: n - 1, token }).logit;
+        return { ms: performance.now() - start, sample: [value] };
+      };
     } else if (work === 'llm-decode') {
       // Greedy tokens after `context` tokens with the KV cache, no maps kept: the median time per token.
       const model = await loadLlm();

@@ -71,6 +71,19 @@ std::optional<AcrossLayers> across_arg(const char* name, const val& v) {
   return a;
 }
 
+// The one input of a run: { text } | { ids } | { source, target } | { image } | { pixels }; an image's bytes go to
+// `rgba`, which must outlive the run.
+Input input_arg(const val& input, std::vector<std::uint8_t>& rgba) {
+  Input in;
+  if (!input["source"].isUndefined())
+    in = Input::pair(tokens_arg(input["source"]), tokens_arg(input["target"]));
+  else if (!input["image"].isUndefined() || !input["pixels"].isUndefined())
+    in.sequence = image_arg(input, rgba);
+  else
+    in.sequence = tokens_arg(input["text"].isUndefined() ? input["ids"] : input["text"]);
+  return in;
+}
+
 // run()'s options, each checked (the model checks them against its layers and heads).
 RunOptions run_options(val opts) {
   RunOptions o;
@@ -185,13 +198,7 @@ ModelHandle::val ModelHandle::run(const Engine& engine, val input, val opts) con
     if (!model_) throw Error("run: no model is loaded");
     RunOptions o = run_options(opts);
     std::vector<std::uint8_t> rgba;  // an image's bytes, read during the run
-    Input in;
-    if (!input["source"].isUndefined())
-      in = Input::pair(tokens_arg(input["source"]), tokens_arg(input["target"]));
-    else if (!input["image"].isUndefined() || !input["pixels"].isUndefined())
-      in.sequence = image_arg(input, rgba);
-    else
-      in.sequence = tokens_arg(input["text"].isUndefined() ? input["ids"] : input["text"]);
+    const Input in = input_arg(input, rgba);
     // The first map set's maps leave during the run, unless the caller gave an array for them: a model of one
     // stack's ("self"; causal ones as their lower triangles).
     const bool causal = !model_->info().encoder_decoder && model_->info().causal;
@@ -202,6 +209,35 @@ ModelHandle::val ModelHandle::run(const Engine& engine, val input, val opts) con
     val attentions =
         model_->info().encoder_decoder ? weights_to_js(first.attentions, first.causal) : maps.finish(first.attentions);
     return run_to_js(*model_, r, o, attentions);
+  });
+}
+
+ModelHandle::val ModelHandle::explainScore(const Engine& engine, val input, val opts, val query) const {
+  const char* op = "explainScore";
+  return guard(op, [&] {
+    if (!model_) throw Error("explainScore: no model is loaded");
+    std::vector<std::uint8_t> rgba;
+    const Input in = input_arg(input, rgba);
+    ScoreQuery q;
+    if (query["set"].isString()) q.set = query["set"].as<std::string>();
+    q.layer = whole_number(op, "layer", query["layer"], 0, kMaxDimension);
+    q.head = whole_number(op, "head", query["head"], 0, kMaxDimension);
+    q.query = whole_number(op, "query", query["query"], 0, 1e9);
+    q.key = whole_number(op, "key", query["key"], 0, 1e9);
+    return score_explanation_to_js(model_->explain_score(engine.runtime(), in, run_options(opts), q));
+  });
+}
+
+ModelHandle::val ModelHandle::explainLogit(const Engine& engine, val input, val opts, val query) const {
+  const char* op = "explainLogit";
+  return guard(op, [&] {
+    if (!model_) throw Error("explainLogit: no model is loaded");
+    std::vector<std::uint8_t> rgba;
+    const Input in = input_arg(input, rgba);
+    LogitQuery q;
+    q.position = whole_number(op, "position", query["position"], 0, 1e9);
+    q.token = static_cast<std::int32_t>(whole_number(op, "token", query["token"], 0, 2147483647.0));
+    return logit_explanation_to_js(model_->explain_logit(engine.runtime(), in, run_options(opts), q));
   });
 }
 
@@ -216,6 +252,8 @@ EMSCRIPTEN_BINDINGS(attnscope_models) {
       .function("tokenize", &ModelHandle::tokenize)
       .function("attentionWeights", &ModelHandle::attentionWeights)
       .function("run", &ModelHandle::run)
+      .function("explainScore", &ModelHandle::explainScore)
+      .function("explainLogit", &ModelHandle::explainLogit)
       .function("logits", &ModelHandle::logits)
       .function("decode", &ModelHandle::decode)
       .function("labels", &ModelHandle::labels);

@@ -36,6 +36,10 @@ class ModelHandle {
   // { image: { rgba, width, height } } | { pixels: { data, shape: [channels, H, W] } }; opts: RunOptions
   // (model-types.ts) → RawRunResult (raw.ts)
   val run(const bindings::Engine& engine, val input, val opts) const;
+  // A score or a logit of the run on `input` with `opts` (as run() takes them) taken apart by its sources.
+  // query: { set, layer, head, query, key } → RawScoreExplanation; { position, token } → RawLogitExplanation.
+  val explainScore(const bindings::Engine& engine, val input, val opts, val query) const;
+  val explainLogit(const bindings::Engine& engine, val input, val opts, val query) const;
 
   const std::shared_ptr<const Model>& model() const { return model_; }
 

@@ -189,4 +189,83 @@ val run_to_js(const Model& model, const RunResult& r, const RunOptions& o, val f
   return out;
 }
 
+namespace {
+
+const char* kind_name(Source::Kind k) {
+  switch (k) {
+    case Source::Kind::token:
+      return "token";
+    case Source::Kind::position:
+      return "position";
+    case Source::Kind::prefix:
+      return "prefix";
+    case Source::Kind::register_token:
+      return "register";
+    case Source::Kind::patch:
+      return "patch";
+    case Source::Kind::patch_bias:
+      return "patchBias";
+    case Source::Kind::head:
+      return "head";
+    case Source::Kind::attention_bias:
+      return "attentionBias";
+    case Source::Kind::cross:
+      return "cross";
+    case Source::Kind::mlp:
+      return "mlp";
+    case Source::Kind::norm_bias:
+      return "normBias";
+    case Source::Kind::widen_bias:
+      return "widenBias";
+    case Source::Kind::query_bias:
+      return "queryBias";
+    case Source::Kind::key_bias:
+      return "keyBias";
+    case Source::Kind::logit_bias:
+      return "logitBias";
+  }
+  return "";
+}
+
+val sources_to_js(const std::vector<Source>& sources) {
+  val out = val::array();
+  for (const Source& s : sources) {
+    val one = val::object();
+    one.set("kind", kind_name(s.kind));
+    one.set("stack", static_cast<double>(s.stack));
+    one.set("layer", static_cast<double>(s.layer));
+    one.set("head", static_cast<double>(s.head));
+    one.set("position", static_cast<double>(s.position));
+    out.call<void>("push", one);
+  }
+  return out;
+}
+
+// A new Float64Array of the values (copied out of the heap).
+val float64s(const std::vector<double>& v) {
+  return val::global("Float64Array").new_(emscripten::typed_memory_view(v.size(), v.data())).call<val>("slice");
+}
+
+}  // namespace
+
+val score_explanation_to_js(const ScoreExplanation& e) {
+  val out = val::object();
+  out.set("querySources", sources_to_js(e.query_sources));
+  out.set("keySources", sources_to_js(e.key_sources));
+  out.set("terms", float64s(e.terms));
+  out.set("score", e.score);
+  out.set("positionBias", e.position_bias);
+  out.set("softcap", e.softcap);
+  return out;
+}
+
+val logit_explanation_to_js(const LogitExplanation& e) {
+  val out = val::object();
+  out.set("sources", sources_to_js(e.sources));
+  out.set("terms", float64s(e.terms));
+  out.set("logit", e.logit);
+  out.set("softcap", e.softcap);
+  return out;
+}
+
 }  // namespace attnscope::bindings

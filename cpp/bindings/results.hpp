@@ -19,5 +19,10 @@ val map_set_to_js(const MapSet& set, val attentions);
 // A whole run: { sequences, maps, stacks, embedding?, predictions?, logitLens?, logits?, reusedTokens?, pixels?,
 // imageEmbedding?, labelLogits?, labels? }. `first`: the first map set's attentions, as the caller copied them out.
 val run_to_js(const Model& model, const RunResult& r, const RunOptions& o, val first);
+// { querySources, keySources, terms: Float64Array [query sources × key sources], score, positionBias, softcap };
+// each source { kind, stack, layer, head, position } (raw.ts: RawSource).
+val score_explanation_to_js(const ScoreExplanation& e);
+// { sources, terms: Float64Array, logit, softcap }
+val logit_explanation_to_js(const LogitExplanation& e);
 
 }  // namespace attnscope::bindings

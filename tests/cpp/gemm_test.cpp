@@ -69,6 +69,11 @@ TEST(Gemm, SixteenBitWeightsStaySixteenBitAndWidenExactly) {
     for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(widened[i], (*values)[i]) << i;
     ASSERT_NE(w.matrix(), nullptr);  // natively Eigen multiplies a float32 copy
     for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(w.matrix()[i], (*values)[i]);
+    // Each row of x through its own row of B (blocks of one row), read from the 16-bit panels.
+    std::vector<float> x(k), rows(k * n);
+    for (std::int64_t p = 0; p < k; ++p) x[p] = 0.25f * float(p + 1);
+    w.block_rows(x.data(), 1, rows.data());
+    for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(rows[i], x[i / n] * (*values)[i]) << i;
   }
 }
 

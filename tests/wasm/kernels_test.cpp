@@ -3,11 +3,13 @@
 // tested directly. Element-wise exp, GELU (exact, tanh and quick) and SiLU against libm, score masking, the softmax of
 // a row without a mask against the same row masked by ones, the GEMM on float32 and on 16-bit weight panels, the top-k
 // probabilities of a row of logits against the softmax of the whole row, the few-row attention of a decoding step
-// against the float64 reference, and the screened greedy argmax against the whole product's. Prints the largest errors;
+// against the float64 reference, the screened greedy argmax against the whole product's, and a packed weight's blocks
+// of rows (heads through W_O) against a float64 loop. Prints the largest errors;
 // exits 1 if one is over its bound.
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -437,6 +439,46 @@ double few_rows_error() {
   return worst;
 }
 
+// PackedWeight::block_rows (each block of x's rows through its own rows of B: one head's output through its rows of
+// W_O) against a float64 loop over the same values, on float32, BF16 and F16 panels, with a last panel that is not
+// full. Returns the largest error relative to the sum of the terms' magnitudes.
+double block_rows_error() {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  double worst = 0;
+  for (k::Precision precision : {k::Precision::f32, k::Precision::bf16, k::Precision::f16})
+    for (auto [blocks, block, n] : {std::array<std::int64_t, 3>{9, 64, 576}, {4, 8, 13}, {1, 3, 7}, {32, 64, 40}}) {
+      const std::int64_t depth = blocks * block;
+      std::vector<std::uint16_t> raw(static_cast<std::size_t>(depth * n));  // [depth, n] as stored
+      for (auto& h : raw) {
+        h = static_cast<std::uint16_t>(rng());
+        if (precision != k::Precision::f16)
+          h = (h & 0x807f) | (0x3c00 + (h & 0x0380));
+        else
+          h = (h & 0x83ff) | (0x2000 + (h & 0x1c00));
+      }
+      const k::Precision bits = precision == k::Precision::f16 ? k::Precision::f16 : k::Precision::bf16;
+      std::vector<float> wide(raw.size());
+      k::widen(raw.data(), bits, static_cast<std::int64_t>(raw.size()), wide.data());
+      const void* source = precision == k::Precision::f32 ? static_cast<const void*>(wide.data()) : raw.data();
+      const k::PackedWeight w(k::MatrixSource{source, precision, depth, n, false});
+      std::vector<float> x(static_cast<std::size_t>(depth)), out(static_cast<std::size_t>(blocks * n));
+      for (float& v : x) v = uniform(rng);
+      w.block_rows(x.data(), block, out.data());
+      for (std::int64_t b = 0; b < blocks; ++b)
+        for (std::int64_t j = 0; j < n; ++j) {
+          double exact = 0, magnitude = 1e-30;
+          for (std::int64_t r = b * block; r < (b + 1) * block; ++r) {
+            const double term = double(x[r]) * wide[r * n + j];
+            exact += term, magnitude += std::abs(term);
+          }
+          worst = std::max(worst, std::abs(out[b * n + j] - exact) / magnitude);
+        }
+    }
+  return worst;
+}
+
 }  // namespace
 
 int main() {
@@ -498,6 +540,7 @@ int main() {
   expect_below("softmax without a mask: rows differing", plain_softmax_mismatches(), 0);
   expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);
   expect_below("gemm on float32: error / sum |terms|", float32_gemm_error(), 1e-6);
+  expect_below("block rows (heads through W_O): error / sum |terms|", block_rows_error(), 1e-6);
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);
   expect_below("top-k probabilities: tokens chosen otherwise", ids_differ, 0);

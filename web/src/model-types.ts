@@ -3,6 +3,7 @@
  * @packageDocumentation
  */
 import type { MultiHeadParams, Tensor } from './attention-types.js';
+import type { LogitExplanation, LogitQuery, ScoreExplanation, ScoreQuery } from './explain-types.js';
 
 /** One stack of the transformer block, as {@link ModelInfo.stacks} lists them. */
 export interface StackInfo {
@@ -742,6 +743,19 @@ export interface Model {
    * {@link RunOptions.returnLogits} for every position. The same numbers as `returnLogits` gives for those rows.
    */
   logits(hidden: Tensor): Tensor;
+  /**
+   * One pre-softmax score of a run taken apart by its sources (explain-types.ts): query sources × key sources, which
+   * add up to the score. `run` is a result of this model's `run()`; its input, attention mask and ablated heads are
+   * explained as they ran. A decoder whose last run holds the tokens replays only the two tokens against that run's
+   * keys and values; other models run the input again, following the two tokens. A cell the head cannot see (a
+   * later key, one outside a sliding window, padding) is an Error.
+   */
+  explainScore(run: ModelRunResult | PairRunResult | ImageRunResult, query: ScoreQuery): ScoreExplanation;
+  /**
+   * Language models: one next-token logit of a run taken apart by its sources (direct logit attribution): each
+   * head's and each MLP's output, the embeddings and the biases, through the final norm frozen at the run's scale.
+   */
+  explainLogit(run: ModelRunResult | PairRunResult, query: LogitQuery): LogitExplanation;
   /**
    * Language models: continues the text (or token ids) token by token. The prompt runs once; then each new token
    * runs through the model alone, reading the keys and values kept for the tokens before it (a KV cache).

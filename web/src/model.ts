@@ -6,6 +6,8 @@ import type {
   ImageInput,
   ImageLike,
   ImageRunResult,
+  LogitExplanation,
+  LogitQuery,
   Model,
   ModelInfo,
   ModelRunResult,
@@ -14,15 +16,19 @@ import type {
   PairInput,
   PairRunResult,
   RunOptions,
+  ScoreExplanation,
+  ScoreQuery,
   Tensor,
   TokenizeOptions,
   Tokenizer,
 } from './types.js';
 import { MAP_ARRAYS, checkInto, checkOptions, checkTensor, typeName } from './checks.js';
+import { type Naming, logitExplanation, scoreExplanation } from './explain.js';
 import { generate, generatePair } from './generate.js';
 import { mapSetsOf } from './map-sets.js';
 import {
   type RawEngine,
+  type RawExplainOptions,
   type RawGenerationHandle,
   type RawInput,
   type RawModelHandle,
@@ -47,6 +53,9 @@ const RUN_OPTIONS = {
   rollout: 'other',
   flow: 'other',
 } as const;
+
+/** Each run's model and what of its options an explanation of it needs: the mask and the ablated heads. */
+const RUNS = new WeakMap<object, { model: object; options: RawExplainOptions }>();
 
 /** Token ids as an Int32Array, or an Error naming the first bad one. */
 export function idsOf(op: string, input: unknown): Int32Array {
@@ -321,9 +330,75 @@ export class WasmModel implements Model {
     // An image's run always has its tokens' norms (ImageRunResult.tokenNorms).
     if (isImage(input)) o.tokenNorms = true;
     const r = orThrow(this.live(op).run(this.engine(), this.rawInput(op, input), o));
-    if (isPair(input)) return pairResult(r);
-    if (isImage(input)) return imageResult(r);
-    return textResult(r);
+    const result = isPair(input) ? pairResult(r) : isImage(input) ? imageResult(r) : textResult(r);
+    const kept: RawExplainOptions = {};
+    if (o.attentionMask) kept.attentionMask = o.attentionMask as Uint8Array;
+    if (o.ablateHeads) kept.ablateHeads = (o.ablateHeads as Array<[number, number]>).map(([l, h]) => [l, h]);
+    RUNS.set(result, { model: this, options: kept });
+    return result;
+  }
+
+  explainScore(run: ModelRunResult | PairRunResult | ImageRunResult, query: ScoreQuery): ScoreExplanation {
+    const op = 'explainScore';
+    const handle = this.live(op);
+    const q = checkOptions(op, query, {
+      set: 'other',
+      layer: 'number',
+      head: 'number',
+      query: 'number',
+      key: 'number',
+    });
+    for (const name of ['layer', 'head', 'query', 'key'] as const)
+      if (q[name] === undefined) throw new Error(`${op}: query.${name} is missing`);
+    if (q.set !== undefined && typeof q.set !== 'string')
+      throw new Error(`${op}: query.set must be a map set's name, got ${typeName(q.set)}`);
+    const { input, options, naming } = this.explained(op, run);
+    return scoreExplanation(orThrow(handle.explainScore(this.engine(), input, options, query)), naming);
+  }
+
+  explainLogit(run: ModelRunResult | PairRunResult, query: LogitQuery): LogitExplanation {
+    const op = 'explainLogit';
+    const handle = this.live(op);
+    const q = checkOptions(op, query, { position: 'number', token: 'number' });
+    for (const name of ['position', 'token'] as const)
+      if (q[name] === undefined) throw new Error(`${op}: query.${name} is missing`);
+    const { input, options, naming } = this.explained(op, run);
+    return logitExplanation(orThrow(handle.explainLogit(this.engine(), input, options, query)), naming);
+  }
+
+  /** A run's input as the engine reads it again (its ids, or the image's model input), its options and its tokens. */
+  private explained(
+    op: string,
+    run: ModelRunResult | PairRunResult | ImageRunResult,
+  ): { input: RawInput; options: RawExplainOptions; naming: Naming } {
+    if (typeof run !== 'object' || run === null)
+      throw new Error(`${op}: run must be a result of this model's run(), got ${typeName(run)}`);
+    const kept = RUNS.get(run);
+    if (kept && kept.model !== this) throw new Error(`${op}: this run is another model's; explain it with that model`);
+    const stacks = this.info.stacks;
+    const naming = (tokens: string[][]): Naming => ({
+      tokens,
+      layers: stacks.map((s) => s.layers),
+      heads: stacks.map((s) => s.heads),
+    });
+    const options = kept?.options ?? {};
+    // Tokens as a person reads them (labels()), where the model has a tokenizer.
+    const read = (ids: Int32Array, tokens: string[]) => (this.hasTokenizer ? this.labels(ids) : tokens);
+    if ('sourceIds' in run && 'targetIds' in run) {
+      const [source, target] = [idsOf(op, run.sourceIds), idsOf(op, run.targetIds)];
+      return {
+        input: { source, target },
+        options,
+        naming: naming([read(source, run.sourceTokens), read(target, run.targetTokens)]),
+      };
+    }
+    if ('pixels' in run && 'grid' in run)
+      return { input: { pixels: run.pixels }, options, naming: naming([run.tokens]) };
+    if ('ids' in run && 'tokens' in run) {
+      const ids = idsOf(op, run.ids);
+      return { input: { ids }, options, naming: naming([read(ids, run.tokens)]) };
+    }
+    throw new Error(`${op}: run must be a result of this model's run(): text, a pair or an image`);
   }
 
   /** The input as the engine reads it: text normalized, ids checked, an image's RGBA bytes. */

@@ -85,6 +85,37 @@ export type RawInput =
   | { image: { rgba: Uint8Array | Uint8ClampedArray; width: number; height: number } }
   | { pixels: Tensor };
 
+/** What of a run's options changes the stream an explanation takes apart. */
+export interface RawExplainOptions {
+  attentionMask?: Uint8Array;
+  ablateHeads?: Array<[number, number]>;
+}
+
+/** A source as the engine names it (cpp/bindings/results.cpp); `stack` is the sequence's index. */
+export interface RawSource {
+  kind: import('./types.js').SourceKind;
+  stack: number;
+  layer: number;
+  head: number;
+  position: number;
+}
+
+export interface RawScoreExplanation {
+  querySources: RawSource[];
+  keySources: RawSource[];
+  terms: Float64Array;
+  score: number;
+  positionBias: number;
+  softcap: number;
+}
+
+export interface RawLogitExplanation {
+  sources: RawSource[];
+  terms: Float64Array;
+  logit: number;
+  softcap: number;
+}
+
 export interface RawModelHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
@@ -96,6 +127,19 @@ export interface RawModelHandle {
     input: RawInput,
     options: Omit<RunOptions, 'attentionMask'> & { attentionMask?: Uint8Array },
   ): { error: string } | RawRun;
+  /** A score or a logit of the run on `input` with `options` taken apart by its sources (explain-types.ts). */
+  explainScore(
+    engine: RawEngine,
+    input: RawInput,
+    options: RawExplainOptions,
+    query: import('./types.js').ScoreQuery,
+  ): { error: string } | RawScoreExplanation;
+  explainLogit(
+    engine: RawEngine,
+    input: RawInput,
+    options: RawExplainOptions,
+    query: import('./types.js').LogitQuery,
+  ): { error: string } | RawLogitExplanation;
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   logits(engine: RawEngine, hidden: import('./types.js').Tensor): { error: string } | import('./types.js').Tensor;
@@ -186,6 +230,19 @@ export interface RawTokenizerHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
   tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
+  /** A score or a logit of the run on `input` with `options` taken apart by its sources (explain-types.ts). */
+  explainScore(
+    engine: RawEngine,
+    input: RawInput,
+    options: RawExplainOptions,
+    query: import('./types.js').ScoreQuery,
+  ): { error: string } | RawScoreExplanation;
+  explainLogit(
+    engine: RawEngine,
+    input: RawInput,
+    options: RawExplainOptions,
+    query: import('./types.js').LogitQuery,
+  ): { error: string } | RawLogitExplanation;
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   delete(): void;

@@ -30,6 +30,7 @@ import type {
 
 export type * from './attention-types.js';
 export type * from './model-types.js';
+export type * from './explain-types.js';
 
 /** An attention engine backed by one WebAssembly instance. */
 export interface Engine {

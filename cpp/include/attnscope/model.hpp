@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attnscope/attention.hpp"
+#include "attnscope/explain.hpp"
 #include "attnscope/files.hpp"
 #include "attnscope/generation.hpp"
 #include "attnscope/taps.hpp"
@@ -263,6 +264,16 @@ class Model {
   // Layer `layer`'s attention weights of the last stack, x·W layout: wq, wk [d_in, heads·d_k], wv
   // [d_in, heads·d_v], wo [heads·d_v, d_out] and their biases. Views into the model: valid while it lives.
   virtual MultiHeadParams attention_weights(std::int64_t layer) const = 0;
+
+  // One score of a run on `input` with `options` (their attention mask and ablated heads; the rest is ignored) taken
+  // apart by its sources (explain.hpp). It runs again what the two tokens need: a decoder whose last run holds their
+  // prefix replays the two tokens against that run's keys and values; another model runs the input again with a tap
+  // that follows the two tokens.
+  virtual ScoreExplanation explain_score(const Runtime& runtime, const Input& input, const RunOptions& options,
+                                         const ScoreQuery& query) const = 0;
+  // Language models: one next-token logit of such a run taken apart by its sources, as explain_score does.
+  virtual LogitExplanation explain_logit(const Runtime& runtime, const Input& input, const RunOptions& options,
+                                         const LogitQuery& query) const = 0;
 
   // Language models: the next-token logits [rows, vocab] of final-normed hidden rows [rows, d_model], as a
   // run's hidden() holds them (soft-capped where the model caps): one position's whole distribution without

@@ -10,6 +10,7 @@
 //     heads      softmax(q·kᵀ …)·v, head by head            [n, H·hd]    before W_O (after ablation)
 //     attention  heads·W_O (+b), post-norm, layer scale    [n, d]       as added to the stream
 //     cross      the cross-attention sublayer's output     [n, d]       as added (decoders of encoder-decoders)
+//     cross_q    its queries                               [H, n, hd]
 //     mlp        the MLP's output                          [n, d]       as added
 //     output     x after the layer                         [n, d]
 #pragma once
@@ -45,7 +46,8 @@ struct LayerView {
   const Tensor *q = nullptr, *k = nullptr, *v = nullptr;
   const Tensor* heads = nullptr;
   const Matrix* attention = nullptr;
-  const Matrix* cross = nullptr;  // null without cross-attention
+  const Matrix* cross = nullptr;    // null without cross-attention
+  const Tensor* cross_q = nullptr;  // the cross-attention's queries [H, n, hd], with it
   const Matrix* mlp = nullptr;
   const Matrix* output = nullptr;
   const LayerScales* scales = nullptr;  // null unless the tap asks
@@ -55,6 +57,7 @@ struct LayerView {
 // norm), before and after that norm.
 struct StackEnd {
   std::int64_t stack = 0;
+  std::int64_t p0 = 0;             // the rows' first position
   const Matrix* output = nullptr;  // [n, d] before the final norm
   const Matrix* normed = nullptr;  // [n, d] after it: the stack's hidden state
   const NormScales* scales = nullptr;

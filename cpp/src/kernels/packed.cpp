@@ -268,12 +268,83 @@ void PackedWeight::column(std::int64_t j, float* out) const {
 
 Tensor PackedWeight::unpack() const {
   Tensor t({k_, n_});
-  std::vector<float> col(static_cast<std::size_t>(k_));
-  for (std::int64_t j = 0; j < n_; ++j) {
-    column(j, col.data());
-    for (std::int64_t p = 0; p < k_; ++p) t.data[p * n_ + j] = col[p];
+  if (source_) panels();
+  if (b_) {
+    std::copy_n(b_, k_ * n_, t.data.begin());
+    return t;
+  }
+  // Row by row: each row of B is its eight columns' slots in one row of every panel, so the writes run along t.
+  const std::int64_t size = bytes_of(precision_), panels = (n_ + kPanelColumns - 1) / kPanelColumns;
+  for (std::int64_t p = 0; p < k_; ++p) {
+    float* out = t.data.data() + p * n_;
+    for (std::int64_t c = 0; c < panels; ++c) {
+      const std::uint8_t* row = panels_.data() + (packed_size(k_, c * kPanelColumns) + p * kPanelColumns) * size;
+      const std::int64_t columns = std::min(kPanelColumns, n_ - c * kPanelColumns);
+      for (std::int64_t j = 0; j < columns; ++j) {
+        const std::uint8_t* at = row + panel_slot(j, precision_) * size;
+        if (precision_ == Precision::f32) {
+          std::memcpy(out + c * kPanelColumns + j, at, 4);
+        } else {
+          std::uint16_t h;
+          std::memcpy(&h, at, 2);
+          out[c * kPanelColumns + j] = widen(h, precision_);
+        }
+      }
+    }
   }
   return t;
+}
+
+void PackedWeight::block_rows(const float* x, std::int64_t block, float* out) const {
+  if (source_) panels();
+  const std::int64_t blocks = k_ / block;
+  std::fill_n(out, blocks * n_, 0.0f);
+  if (b_) {
+    for (std::int64_t r = 0; r < k_; ++r)
+      for (std::int64_t j = 0; j < n_; ++j) out[r / block * n_ + j] += x[r] * b_[r * n_ + j];
+    return;
+  }
+  const std::int64_t size = bytes_of(precision_), panels = (n_ + kPanelColumns - 1) / kPanelColumns;
+  for (std::int64_t c = 0; c < panels; ++c) {
+    const std::uint8_t* panel = panels_.data() + packed_size(k_, c * kPanelColumns) * size;
+    const std::int64_t columns = std::min(kPanelColumns, n_ - c * kPanelColumns);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      float sums[kPanelColumns] = {};  // the panel's eight columns, in column order
+#ifdef __wasm_simd128__
+      v128_t lo = wasm_f32x4_splat(0), hi = lo;
+      for (std::int64_t r = b * block; r < (b + 1) * block; ++r) {
+        const std::uint8_t* row = panel + r * kPanelColumns * size;
+        v128_t b0, b1;
+        if (precision_ == Precision::f32)
+          b0 = wasm_v128_load(row), b1 = wasm_v128_load(row + 16);
+        else if (precision_ == Precision::bf16)
+          widen_panel_row<Precision::bf16>(reinterpret_cast<const std::uint16_t*>(row), b0, b1);
+        else
+          widen_panel_row<Precision::f16>(reinterpret_cast<const std::uint16_t*>(row), b0, b1);
+        const v128_t a = wasm_f32x4_splat(x[r]);
+        lo = wasm_f32x4_add(lo, wasm_f32x4_mul(a, b0));
+        hi = wasm_f32x4_add(hi, wasm_f32x4_mul(a, b1));
+      }
+      wasm_v128_store(sums, lo);
+      wasm_v128_store(sums + 4, hi);
+#else
+      for (std::int64_t r = b * block; r < (b + 1) * block; ++r)
+        for (std::int64_t j = 0; j < kPanelColumns; ++j) {
+          const std::uint8_t* at = panel + (r * kPanelColumns + panel_slot(j, precision_)) * size;
+          float v;
+          if (precision_ == Precision::f32) {
+            std::memcpy(&v, at, 4);
+          } else {
+            std::uint16_t h;
+            std::memcpy(&h, at, 2);
+            v = widen(h, precision_);
+          }
+          sums[j] += x[r] * v;
+        }
+#endif
+      std::copy_n(sums, columns, out + b * n_ + c * kPanelColumns);
+    }
+  }
 }
 
 std::int64_t PackedWeight::bytes() const { return static_cast<std::int64_t>(panels_.size() + matrix_.size() * 4); }

@@ -142,6 +142,10 @@ class PackedWeight {
   void column(std::int64_t j, float* out) const;
   // B [k, n] as float32.
   Tensor unpack() const;
+  // x [k] cut into blocks of `block` rows (k a multiple of it), each through its own rows of B:
+  // out [k / block, n], row b = x[b·block, (b+1)·block) · B[b·block, (b+1)·block). One head's output through its
+  // rows of W_O, for every head at once, reading B once in its own precision.
+  void block_rows(const float* x, std::int64_t block, float* out) const;
   // Heap bytes held.
   std::int64_t bytes() const;
 

@@ -83,6 +83,42 @@ Matrix TokenEmbedding::embed(const std::int32_t* ids, std::int64_t n, std::int64
   return x;
 }
 
+Stream TokenEmbedding::decompose(const Runtime&, const Reading& reading, std::int64_t position,
+                                 std::int64_t stack) const {
+  return decompose(reading.sequence.ids[static_cast<std::size_t>(position)], position, stack);
+}
+
+Stream TokenEmbedding::decompose(std::int32_t id, std::int64_t position, std::int64_t stack) const {
+  Stream s(c_.width);
+  const auto source = [&](Source::Kind kind) {
+    Source src;
+    src.kind = kind;
+    src.stack = stack;
+    src.position = position;
+    return src;
+  };
+  std::vector<float> row(static_cast<std::size_t>(c_.width));
+  w_.embed->column(id, row.data());
+  for (float& x : row) x *= c_.embed_scale;
+  s.add(source(Source::Kind::token), row.data());
+  if (c_.positions == TokenPositions::learned)
+    s.add(source(Source::Kind::position), w_.position.data.data() + position * c_.width);
+  if (c_.positions == TokenPositions::sinusoidal) {
+    const std::int64_t half = static_cast<std::int64_t>(w_.inv_timescales.data.size());
+    std::fill(row.begin(), row.end(), 0.0f);
+    for (std::int64_t j = 0; j < half; ++j) {
+      const float t = static_cast<float>(position) * w_.inv_timescales.data[j];
+      row[j] = std::sin(t);
+      row[half + j] = std::cos(t);
+    }
+    s.add(source(Source::Kind::position), row.data());
+  }
+  if (!w_.norm.empty())
+    freeze_norm(s, Norm::layer, norm_scale(Norm::layer, s.sum(), c_.eps), w_.norm, w_.norm_bias,
+                source(Source::Kind::norm_bias));
+  return s;
+}
+
 PatchEmbedding::PatchEmbedding(VisionConfig config, PatchWeights weights, vision::Preprocess preprocess,
                                std::int64_t d_model)
     : c_(std::move(config)), w_(std::move(weights)), preprocess_(std::move(preprocess)), d_(d_model) {}
@@ -141,18 +177,11 @@ Matrix PatchEmbedding::embed(const Runtime& rt, const Reading& reading, std::int
   if (p0 != 0) throw Error("an image's patches run whole");
   const Tensor& pixels = reading.pixels;
   const std::int64_t rows = reading.sequence.rows, cols = reading.sequence.cols;
-  const std::int64_t d = d_, p = c_.patch, height = pixels.shape[1], width = pixels.shape[2];
+  const std::int64_t d = d_, p = c_.patch;
   const std::int64_t patches = rows * cols, values = c_.channels * p * p;
-  // Each patch's values in (channel, row, column) order, as the Conv2d's weight flattens: [patches, channels · p²].
-  Matrix cut(patches, values);
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t q = 0; q < cols; ++q) {
-      float* out = cut.row(r * cols + q).data();
-      for (std::int64_t ch = 0; ch < c_.channels; ++ch)
-        for (std::int64_t y = 0; y < p; ++y)
-          std::copy_n(pixels.data.data() + (ch * height + r * p + y) * width + q * p, p, out + (ch * p + y) * p);
-    }
-  const Matrix embedded = Stack::linear(rt, cut, w_.patch, w_.patch_bias);
+  Matrix patched(patches, values);
+  for (std::int64_t t = 0; t < patches; ++t) cut(pixels, cols, t, patched.row(t).data());
+  const Matrix embedded = Stack::linear(rt, patched, w_.patch, w_.patch_bias);
   const std::vector<float> positions = patch_positions(rows, cols);
   const std::int64_t first_patch = c_.prefix + c_.registers;
   Matrix x(first_patch + patches, d);
@@ -161,6 +190,46 @@ Matrix PatchEmbedding::embed(const Runtime& rt, const Reading& reading, std::int
   x.bottomRows(patches) = embedded + ConstMatrixMap(positions.data(), patches, d);
   if (!w_.norm.empty()) x = ops::layer_norm(x, w_.norm, w_.norm_bias, c_.eps);  // CLIP's pre_layrnorm
   return x;
+}
+
+void PatchEmbedding::cut(const Tensor& pixels, std::int64_t cols, std::int64_t patch, float* out) const {
+  // The patch's values in (channel, row, column) order, as the Conv2d's weight flattens: [channels · p²].
+  const std::int64_t p = c_.patch, height = pixels.shape[1], width = pixels.shape[2];
+  const std::int64_t r = patch / cols, q = patch % cols;
+  for (std::int64_t ch = 0; ch < c_.channels; ++ch)
+    for (std::int64_t y = 0; y < p; ++y)
+      std::copy_n(pixels.data.data() + (ch * height + r * p + y) * width + q * p, p, out + (ch * p + y) * p);
+}
+
+Stream PatchEmbedding::decompose(const Runtime& rt, const Reading& reading, std::int64_t position,
+                                 std::int64_t stack) const {
+  Stream s(d_);
+  const auto source = [&](Source::Kind kind) {
+    Source src;
+    src.kind = kind;
+    src.stack = stack;
+    src.position = position;
+    return src;
+  };
+  const std::int64_t first_patch = c_.prefix + c_.registers;
+  if (position < c_.prefix) {
+    s.add(source(Source::Kind::prefix), w_.prefix.data.data() + position * d_);
+    s.add(source(Source::Kind::position), w_.position.data.data() + position * d_);
+  } else if (position < first_patch) {
+    s.add(source(Source::Kind::register_token), w_.registers.data.data() + (position - c_.prefix) * d_);
+  } else {
+    const std::int64_t rows = reading.sequence.rows, cols = reading.sequence.cols, t = position - first_patch;
+    Matrix values(1, c_.channels * c_.patch * c_.patch);
+    cut(reading.pixels, cols, t, values.row(0).data());
+    const Matrix projected = Stack::linear(rt, values, w_.patch, Tensor());
+    s.add(source(Source::Kind::patch), projected.data());
+    if (!w_.patch_bias.empty()) s.add(source(Source::Kind::patch_bias), w_.patch_bias.data.data());
+    s.add(source(Source::Kind::position), patch_positions(rows, cols).data() + t * d_);
+  }
+  if (!w_.norm.empty())
+    freeze_norm(s, Norm::layer, norm_scale(Norm::layer, s.sum(), c_.eps), w_.norm, w_.norm_bias,
+                source(Source::Kind::norm_bias));
+  return s;
 }
 
 }  // namespace attnscope::transformer

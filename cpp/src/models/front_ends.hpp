@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attnscope/model.hpp"
+#include "models/sources.hpp"
 #include "models/spec.hpp"
 #include "vision/image.hpp"
 
@@ -36,6 +37,10 @@ class FrontEnd {
   virtual void check_form(const SequenceInput& input, const ModelInfo& info) const = 0;
   // The stack's input rows for the reading's tokens from position `p0` on: [n − p0, width].
   virtual Matrix embed(const Runtime& rt, const Reading& reading, std::int64_t p0) const = 0;
+  // The row embed() makes for the reading's token `position`, by its sources (explain.hpp): what the stack `stack`'s
+  // stream of that token starts with.
+  virtual Stream decompose(const Runtime& rt, const Reading& reading, std::int64_t position,
+                           std::int64_t stack) const = 0;
 };
 
 class TokenEmbedding final : public FrontEnd {
@@ -46,6 +51,9 @@ class TokenEmbedding final : public FrontEnd {
   Matrix embed(const Runtime& rt, const Reading& reading, std::int64_t p0) const override;
   // Tokens ids[0 .. n) at positions p0 … embedded: [n, width].
   Matrix embed(const std::int32_t* ids, std::int64_t n, std::int64_t p0) const;
+  Stream decompose(const Runtime& rt, const Reading& reading, std::int64_t position, std::int64_t stack) const override;
+  // Token `id` at `position`, by its sources.
+  Stream decompose(std::int32_t id, std::int64_t position, std::int64_t stack) const;
 
   const TokenConfig& config() const { return c_; }
   const TokenWeights& weights() const { return w_; }
@@ -62,12 +70,15 @@ class PatchEmbedding final : public FrontEnd {
   Reading read(const SequenceInput& input, const ReadContext& context) const override;
   void check_form(const SequenceInput& input, const ModelInfo& info) const override;
   Matrix embed(const Runtime& rt, const Reading& reading, std::int64_t p0) const override;
+  Stream decompose(const Runtime& rt, const Reading& reading, std::int64_t position, std::int64_t stack) const override;
 
   const vision::Preprocess& preprocess() const { return preprocess_; }
 
  private:
   // The position table's patch rows [rows · cols, d] for a grid: as trained, or interpolated to it.
   std::vector<float> patch_positions(std::int64_t rows, std::int64_t cols) const;
+  // Patch `patch` (row-major in the grid) of the image's pixels, its values in the order the projection reads them.
+  void cut(const Tensor& pixels, std::int64_t cols, std::int64_t patch, float* out) const;
 
   VisionConfig c_;
   PatchWeights w_;

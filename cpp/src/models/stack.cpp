@@ -265,14 +265,17 @@ Matrix Stack::run(const Runtime& rt, Cache& cache, Matrix x, const Pass& pass) c
     x += a;
     if (c.placement == Placement::post) norm(rt, x, b.attn_norm, b.attn_norm_bias, s ? &s->attn : nullptr);
     Matrix crossed;
+    Tensor cq;
     if (c.cross_attention) {
       h = x;
       if (c.placement != Placement::post) norm(rt, h, b.cross_norm, b.cross_norm_bias, s ? &s->cross : nullptr);
-      Tensor cq({c.heads, n, hd});
+      cq = Tensor({c.heads, n, hd});
       kernels::project_heads(pool, {projection(c.heads, b.wcq, b.bcq, cq)});
-      cross_attend(pool, *pass.memory, l, cq.view(), concat.data.data(),
+      // Its heads apart from the self-attention's, which the tap still shows.
+      Tensor cross_heads({n, c.heads * hd});
+      cross_attend(pool, *pass.memory, l, cq.view(), cross_heads.data.data(),
                    pass.cross_maps.empty() ? nullptr : pass.cross_maps[l]);
-      crossed = linear(rt, concat.matrix(), b.wco, b.bco);
+      crossed = linear(rt, cross_heads.matrix(), b.wco, b.bco);
       x += crossed;
       if (c.placement == Placement::post) norm(rt, x, b.cross_norm, b.cross_norm_bias, s ? &s->cross : nullptr);
     }
@@ -307,6 +310,7 @@ Matrix Stack::run(const Runtime& rt, Cache& cache, Matrix x, const Pass& pass) c
       view.heads = &concat;
       view.attention = &a;
       view.cross = c.cross_attention ? &crossed : nullptr;
+      view.cross_q = c.cross_attention ? &cq : nullptr;
       view.mlp = &down;
       view.output = &x;
       view.scales = s;
@@ -323,6 +327,7 @@ Matrix Stack::run(const Runtime& rt, Cache& cache, Matrix x, const Pass& pass) c
   final_norm(rt, x, &end_scales);
   StackEnd end;
   end.stack = pass.stack;
+  end.p0 = p0;
   end.output = &before;
   end.normed = &x;
   end.scales = &end_scales;

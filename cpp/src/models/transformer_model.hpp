@@ -9,6 +9,7 @@
 
 #include "models/front_ends.hpp"
 #include "models/heads.hpp"
+#include "models/sources.hpp"
 #include "models/spec.hpp"
 #include "models/stack.hpp"
 
@@ -41,6 +42,10 @@ class TransformerModel final : public Model {
                                        GenerationMaps maps) const override;
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;
+  ScoreExplanation explain_score(const Runtime& runtime, const Input& input, const RunOptions& options,
+                                 const ScoreQuery& query) const override;
+  LogitExplanation explain_logit(const Runtime& runtime, const Input& input, const RunOptions& options,
+                                 const LogitQuery& query) const override;
 
   const Spec& spec() const { return spec_; }
   const FrontEnd& front_end() const { return *front_; }
@@ -73,6 +78,15 @@ class TransformerModel final : public Model {
   void check(const RunOptions& o) const;
   // Summaries, rollout and flow of the self-attention sets, where the options ask.
   void analyse(const RunOptions& o, RunResult& r) const;
+  // Each stack's sequence of the input read, checked as run() checks it (explain.cpp).
+  std::vector<Reading> read_all(const Input& input, const RunOptions& o, const char* op) const;
+  // The stream of token `position` of stack `stack` as its front end starts it.
+  Stream start(const Runtime& rt, const std::vector<Reading>& readings, std::int64_t stack,
+               std::int64_t position) const;
+  // Runs what the trackers need to reach their stops: a decoder whose last run holds each tracked token's prefix
+  // replays that token alone against the run's keys and values; any other run is run again whole, with the tap.
+  void follow(const Runtime& rt, const Input& input, const RunOptions& o, std::vector<Reading> readings,
+              const std::vector<StreamTracker*>& trackers) const;
   // The language model's outputs over the last stack's final-normed rows: predictions and logits where asked.
   void predict(const Runtime& rt, const Matrix& hidden, const RunOptions& o, RunResult& r) const;
 
@@ -116,6 +130,31 @@ const TransformerModel* transformer_of(const Model& model);
 struct ReferenceRun {
   std::vector<double> attentions, logits;
 };
-ReferenceRun reference_forward(const TransformerModel& model, const std::vector<std::int32_t>& ids);
+// What each layer wrote, per token, for the reference's decompositions: the norms' scales, each head's output
+// through its rows of W_O (before a sandwich's post-norm), the MLP's output as added, and q, k after RoPE.
+struct ReferenceParts {
+  struct Row {
+    double attn_scale = 0, attn_out_scale = 0;
+    std::vector<double> q_scales, k_scales, q, k, mlp;
+    std::vector<std::vector<double>> heads;
+  };
+  std::vector<std::vector<Row>> layers;  // [layers][tokens]
+  std::vector<double> final_scales;
+  std::vector<std::vector<double>> final_hidden;  // [tokens][d]: after the final norm
+};
+ReferenceRun reference_forward(const TransformerModel& model, const std::vector<std::int32_t>& ids,
+                               ReferenceParts* parts = nullptr);
+// A score (query sources × key sources) or a logit (query_sources, one term each; score the logit, before any
+// soft-cap) taken apart by sources in float64, in the order explain_score and explain_logit give them.
+struct ReferenceExplanation {
+  std::vector<Source> query_sources, key_sources;
+  std::vector<double> terms;
+  double score = 0;
+};
+ReferenceExplanation reference_explain_score(const TransformerModel& model, const std::vector<std::int32_t>& ids,
+                                             std::int64_t layer, std::int64_t head, std::int64_t query,
+                                             std::int64_t key);
+ReferenceExplanation reference_explain_logit(const TransformerModel& model, const std::vector<std::int32_t>& ids,
+                                             std::int64_t position, std::int32_t token);
 
 }  // namespace attnscope::transformer

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,12 +15,16 @@ struct CodePointRange {
   std::uint32_t first, last;
 };
 
-// cp maps to `length` code points starting at `offset` in the table's pool.
+// cp maps to `length` code points starting at `offset` in the table's pool. 8 bytes, not 12: the tables are in every
+// build's .wasm, and their pools hold fewer than 2^16 code points.
 struct CodePointMapping {
-  std::uint32_t cp, offset, length;
+  std::uint32_t cp;
+  std::uint16_t offset, length;
 };
 
 #include "tokenizers/unicode_tables.inc"
+
+static_assert(std::size(kLowercasePool) < 65536 && std::size(kNfdPool) < 65536, "a pool outgrew CodePointMapping");
 
 template <std::size_t N>
 bool in(const CodePointRange (&table)[N], std::uint32_t cp) {
