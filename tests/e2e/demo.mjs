@@ -15,6 +15,7 @@ import { analysisChecks } from './analysis.mjs';
 import { downloadChecks } from './downloads.mjs';
 import { assert, check, chooseTinyBert, finish, hover, launch, mapAndButtons, open, serve } from './harness.mjs';
 import { llmChecks } from './llm.mjs';
+import { whyChecks } from './why.mjs';
 import { seq2seqChecks } from './seq2seq.mjs';
 import { visionChecks } from './vision.mjs';
 import { workspaceChecks } from './workspace.mjs';
@@ -484,6 +485,7 @@ for (const { name, isolated, start } of targets) {
 await analysisChecks(browser, site, engine, shots);
 await workspaceChecks(browser, site, shots);
 await llmChecks(browser, site, engine, shots);
+await whyChecks(browser, site, engine, shots);
 await seq2seqChecks(browser, site, engine, shots);
 await visionChecks(browser, site, engine, shots);
 engine.dispose();

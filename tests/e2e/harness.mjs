@@ -99,6 +99,60 @@ export async function hover(page, i, j) {
   await page.mouse.move(box.x + at.x0 + (j + 0.5) * at.cell, box.y + at.y0 + (i + 0.5) * at.cell);
 }
 
+/**
+ * Clicks the centre of cell (i, j) of the large map (its Why pane then takes that score apart). The map's edges
+ * follow its labels and can move just after a run is drawn, so it hovers until the layout it aimed with is still the
+ * one drawn and the page reads (i, j) under the pointer.
+ */
+export async function clickCell(page, i, j) {
+  const layout = () => page.$eval('#map', (c) => [c.dataset.x0, c.dataset.y0, c.dataset.cell].join());
+  for (let tries = 0; tries < 10; tries++) {
+    const aimed = await layout();
+    await hover(page, i, j);
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    const under = await page.$eval('#cell', (e) => [e.dataset.row, e.dataset.col].join());
+    if ((await layout()) === aimed && under === `${i},${j}`) break;
+  }
+  await page.mouse.down();
+  await page.mouse.up();
+}
+
+/**
+ * The Why pane once it shows the answer whose data attributes are `want` (what, layer, head, query, key, …): its
+ * numbers (score, sum), its title, its list of the largest terms and the pane open.
+ */
+export async function why(page, want) {
+  await page
+    .waitForFunction(
+      (w) => {
+        const body = document.getElementById('why-body');
+        return !body.hidden && Object.entries(w).every(([k, v]) => body.dataset[k] === String(v));
+      },
+      want,
+      { timeout: 30_000 },
+    )
+    .catch(async (e) => {
+      const shown = await page.evaluate(() => ({
+        hidden: document.getElementById('why-body').hidden,
+        data: { ...document.getElementById('why-body').dataset },
+        note: document.getElementById('why-note').textContent,
+        main: window.__attnscope.state().main,
+        view: window.__attnscope.state().view,
+        mode: window.__attnscope.state().result?.mode,
+        agg: window.__attnscope.state().aggregate,
+        under: { ...document.getElementById('cell').dataset },
+      }));
+      throw new Error(`the Why pane did not show ${JSON.stringify(want)}: ${JSON.stringify(shown)} (${e.message})`);
+    });
+  return page.evaluate(() => ({
+    ...document.getElementById('why-body').dataset,
+    terms: [...document.querySelectorAll('#why-terms li')].map((li) => li.textContent),
+    said: document.getElementById('why-sum').textContent,
+    title: document.getElementById('why-title').textContent,
+    main: window.__attnscope.state().main,
+  }));
+}
+
 /** In page pixels: the large map's zoom buttons, and the map with the band above it where its keys' labels stand. */
 export async function mapAndButtons(page) {
   return page.evaluate(() => {

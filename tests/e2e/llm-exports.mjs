@@ -39,7 +39,7 @@ export async function exportChecks(page, context, engine, shots) {
       n,
       { timeout: 20_000 },
     );
-    const shown = await page.$$eval('#candidates button', (bs) =>
+    const shown = await page.$$eval('#candidates button[data-id]', (bs) =>
       bs.map((b) => [Number(b.dataset.id), Number(b.dataset.p)]),
     );
     const p = gpt2.run(TEXT, { topK: 10 }).predictions;

@@ -17,7 +17,9 @@ export function softmax(row, t = 1) {
 
 /** The bars as the page shows them: [{ id, p }] best first. */
 export const bars = (page) =>
-  page.$$eval('#candidates button', (bs) => bs.map((b) => ({ id: Number(b.dataset.id), p: Number(b.dataset.p) })));
+  page.$$eval('#candidates button[data-id]', (bs) =>
+    bs.map((b) => ({ id: Number(b.dataset.id), p: Number(b.dataset.p) })),
+  );
 
 /** The best `k` of a distribution, best first, ties in id order (as the page and the engine rank them). */
 export const top = (p, k) =>

@@ -12,7 +12,7 @@ import { deflateSync } from 'node:zlib';
 
 import { hubListing } from '../golden-models.mjs';
 import { dinov2Files, testImage } from '../vision.mjs';
-import { assert, check, serve } from './harness.mjs';
+import { assert, check, clickCell, why, serve } from './harness.mjs';
 
 const asFiles = (files) =>
   Object.entries(files).map(([name, bytes]) => ({
@@ -432,6 +432,22 @@ export async function visionChecks(browser, site, engine, shots) {
       const rows = await page.$$eval('#summaries tbody tr', (trs) => trs.length);
       assert(rows === 18, `${rows} heads in the table`);
     });
+
+    await check(
+      "vision: a cell of the [CLS] row takes its score apart, as the library's run of the image",
+      async () => {
+        const { r } = await libraryRun();
+        await clickCell(page, 0, 17);
+        const got = await why(page, { what: 'score', layer: 2, head: 5, query: 0, key: 17 });
+        const want = plain.explainScore(r, { layer: 2, head: 5, query: 0, key: 17 });
+        const near = (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b));
+        assert(near(+got.score, want.score) && near(+got.sum, want.score), `${got.score}, ${got.sum}: ${want.score}`);
+        assert(want.keySources[0].kind === 'patch' && want.querySources[0].kind === 'prefix', 'the first sources');
+        assert(got.title.includes('“[CLS]”') && got.title.includes('“patch 1,0”'), got.title);
+        await page.screenshot({ path: join(shots, 'vision-why.png') });
+        await page.click('#tab-image');
+      },
+    );
 
     await check(
       'vision: head ablation runs the image again without the head; the text-only panes say why',

@@ -1,7 +1,16 @@
 // Everything the page and the worker say to each other: one request type per kind, and the reply
 // the worker sends for it (of the same kind), plus load progress and errors. Both sides import
 // this file and nothing else of each other.
-import type { EngineInfo, HeadSummary, ImageLabel, LogitLens, ModelInfo, Tensor } from 'attnscope';
+import type {
+  EngineInfo,
+  HeadSummary,
+  ImageLabel,
+  LogitExplanation,
+  LogitLens,
+  ModelInfo,
+  ScoreExplanation,
+  Tensor,
+} from 'attnscope';
 
 /**
  * Which attention the page shows: the model's heads on its input; the parameter-free softmax(s · X Xᵀ) X; or the
@@ -175,12 +184,27 @@ interface Asks {
     head: number;
   };
   ablate: { run: number; layer: number; head: number };
+  /** Why a head attends here (one score taken apart), or what pushes a next token (one logit taken apart). */
+  explain: ExplainAsk;
   npy: { attentions: Float32Array; shape: Shape };
   cost: Record<never, never>;
 }
 export type Kind = keyof Asks;
 export type Ask<K extends Kind = Kind> = { [P in K]: { kind: P } & Asks[P] }[K];
 export type Request<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Asks[P] }[K];
+
+/**
+ * What the Why pane explains: one cell of a run's map set (query row, key column of a layer's head), or one
+ * next-token logit (the token after a position).
+ */
+export type ExplainAsk =
+  | { what: 'score'; run: number; set: SetName; layer: number; head: number; query: number; key: number }
+  | { what: 'logit'; run: number; position: number; token: number };
+
+/** The explanation of an ExplainAsk, as the engine computed it, with the cell's weight in the run's map. */
+export type Explained =
+  | ({ what: 'score'; ask: ExplainAsk; ms: number } & ScoreExplanation)
+  | ({ what: 'logit'; ask: ExplainAsk; ms: number; text: string } & LogitExplanation);
 
 /** Two runs' maps for one layer and head, aligned where their tokens are. */
 export interface Contrast {
@@ -353,6 +377,7 @@ interface Replies {
   compare: { modelB: string } & Contrast;
   intervene: { description: string } & Contrast;
   ablate: { layer: number; head: number; tokens: string[]; cosines: Float32Array; mean: number };
+  explain: { explained: Explained };
   npy: { bytes: Uint8Array };
   beside: BesideRun;
   image: Record<never, never>;

@@ -2,7 +2,8 @@
 // (the channel has already dropped the stale ones); requests follow from the state: a run when
 // what the model reads (its kind says what: kinds/), the mode, the model, the logit lens or the
 // rollout or flow shown changes (the engine computes them with the run), a head's math when the
-// math pane is open, and one position's next-token distribution when that pane is open. A shared
+// math pane is open, a score or a logit taken apart when the Why pane is, and one position's next-token
+// distribution when that pane is open. A shared
 // link's layer and head wait for its model's run.
 import { Channel } from './channel.js';
 import { download } from './export.js';
@@ -10,7 +11,7 @@ import { generationHandlers } from './generation.js';
 import { kindIn, pageKind } from './kinds/page.js';
 import { flowWhole, type Ask, type Kind } from './protocol.js';
 import { hubOf, type Shared } from './share.js';
-import { beamCount, MAX_BEAMS, type Data, type State, type Store } from './state.js';
+import { beamCount, explainAsk, MAX_BEAMS, type Data, type State, type Store } from './state.js';
 import { load } from './views/picker.js';
 import type { Page } from './views/view.js';
 
@@ -95,7 +96,7 @@ export function connect(
           ? { state: 'waiting', message: FILES_LINK }
           : { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
         // What was computed with the previous model is retired with it: the panes say so, and offer to run again.
-        ...{ across: null, math: null, compare: null, intervene: null, ablate: null, cost: null },
+        ...{ across: null, math: null, compare: null, intervene: null, ablate: null, explained: null, cost: null },
         ...{ next: null, induction: null, generated: null, translation: null, errors: {} },
       });
       const hub = pending && !pending.ready && id === 0 ? hubOf(pending) : null;
@@ -140,6 +141,7 @@ export function connect(
     compare: (reply) => settle('compare', { compare: reply }),
     intervene: (reply) => settle('intervene', { intervene: reply }),
     ablate: (reply) => settle('ablate', { ablate: reply }),
+    explain: (reply) => settle('explain', { explained: reply }),
     cost: (reply) => settle('cost', { cost: reply }),
     next: (reply) => settle('next', { next: reply }),
     generate: (reply) => generation.finish(reply),
@@ -261,6 +263,7 @@ export function connect(
   let askedBeside = 0;
   let askedMath = '';
   let askedNext = '';
+  let askedExplain = '';
   store.subscribe((s: Readonly<State>) => {
     lens ||= s.tools === 'lens' && !!s.model?.languageModel && s.mode === 'model';
     if (s.loading.state === 'waiting') return;
@@ -314,6 +317,21 @@ export function connect(
       if (!current && key !== askedMath) {
         askedMath = key;
         channel.send({ kind: 'math', ...ask });
+      }
+    }
+    const why = explainAsk(s);
+    if (s.main === 'why' && why) {
+      const key = JSON.stringify(why);
+      const e = s.explained?.explained;
+      if ((!e || JSON.stringify(e.ask) !== key) && key !== askedExplain) {
+        askedExplain = key;
+        channel.send({ kind: 'explain', ...why });
+        // An error was about the question before.
+        if (s.errors.explain) {
+          const errors = { ...s.errors };
+          delete errors.explain;
+          store.put({ errors });
+        }
       }
     }
     if (s.tools === 'next' && s.model?.languageModel && r.mode === 'model') {

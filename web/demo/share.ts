@@ -32,7 +32,7 @@ export interface Shared {
 }
 
 const VIEWS: readonly View[] = ['head', 'rollout', 'flow'];
-const MAIN: readonly MainPane[] = ['image', 'lines', 'math'];
+const MAIN: readonly MainPane[] = ['image', 'lines', 'math', 'why'];
 const OVERLAYS: readonly Overlay[] = ['head', 'heads', 'rollout', 'norms'];
 const SAMPLE = /^[a-z]{1,20}$/;
 const TOOLS: readonly ToolPane[] = [

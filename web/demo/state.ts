@@ -3,7 +3,17 @@
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
 import type { EngineInfo, ModelInfo } from 'attnscope';
 
-import type { AcrossResult, BesideRun, Mode, PageLimit, Reply, RunResult, Sampling, PairSet } from './protocol.js';
+import type {
+  AcrossResult,
+  BesideRun,
+  ExplainAsk,
+  Mode,
+  PageLimit,
+  Reply,
+  RunResult,
+  Sampling,
+  PairSet,
+} from './protocol.js';
 
 export type View = 'head' | 'rollout' | 'flow';
 /**
@@ -12,7 +22,7 @@ export type View = 'head' | 'rollout' | 'flow';
  */
 export type Aggregate = 'head' | 'mean' | 'entropy';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
-export type MainPane = 'image' | 'lines' | 'math';
+export type MainPane = 'image' | 'lines' | 'math' | 'why';
 /**
  * What the image pane lays over the picture: the selected head's [CLS] attention, every head of the layer at once
  * (one colour per head), rollout's [CLS] row, or each token's norm.
@@ -61,6 +71,11 @@ export interface Choice {
   barToken: number;
   /** Which heads the head view draws. */
   activeHeads: boolean[];
+  /**
+   * What the Why pane takes apart: the score of the map's cell (query row, key column) for the layer and head shown,
+   * or the logit of a next-token candidate after a position. Null until a cell or a candidate is clicked.
+   */
+  explain: { what: 'score'; query: number; key: number } | { what: 'logit'; position: number; token: number } | null;
   /** The math view's switches. */
   scale: boolean;
   causal: boolean;
@@ -142,6 +157,7 @@ export interface Data {
   compare: Reply<'compare'> | null;
   intervene: Reply<'intervene'> | null;
   ablate: Reply<'ablate'> | null;
+  explained: Reply<'explain'> | null;
   cost: Reply<'cost'> | null;
   next: Reply<'next'> | null;
   induction: Reply<'induction'> | null;
@@ -162,6 +178,7 @@ export interface Data {
       | 'compare'
       | 'intervene'
       | 'ablate'
+      | 'explain'
       | 'cost'
       | 'next'
       | 'generate'
@@ -193,6 +210,7 @@ export function initialState(): State {
     residual: true,
     barToken: 0,
     activeHeads: [],
+    explain: null,
     scale: true,
     causal: false,
     main: 'lines',
@@ -218,6 +236,7 @@ export function initialState(): State {
     compare: null,
     intervene: null,
     ablate: null,
+    explained: null,
     cost: null,
     next: null,
     induction: null,
@@ -287,4 +306,17 @@ export const MAX_BEAMS = 8;
 export function beamCount(v: string | number | undefined): number | null {
   const n = typeof v === 'string' ? (v.trim() ? Number(v) : NaN) : (v ?? NaN);
   return Number.isInteger(n) && n >= 1 && n <= MAX_BEAMS ? n : null;
+}
+
+/**
+ * The Why pane's question about the run shown: the clicked cell of the layer and head shown, in the set shown, or
+ * the clicked candidate's logit. Null when there is none, or the run is not a model's own (a generation's grown
+ * maps, the parameter-free form, two texts).
+ */
+export function explainAsk(s: Readonly<State>): ExplainAsk | null {
+  const r = s.result,
+    e = s.explain;
+  if (!e || !r || r.run < 0 || r.mode !== 'model') return null;
+  if (e.what === 'logit') return { what: 'logit', run: r.run, position: e.position, token: e.token };
+  return { what: 'score', run: r.run, set: r.set, layer: s.layer, head: s.head, query: e.query, key: e.key };
 }

@@ -1,7 +1,18 @@
 // The worker's analyses of a run the page shows: rollout and flow, one head's math, compare,
 // intervene and head ablation. Each reads the run the worker kept (tokens, ids, hidden state,
 // q, k, v) and, where it needs them, the maps the page sent back; every array it returns is new.
-import type { Comparison, Engine, MapSet, Model, ModelRunResult, MultiHeadParams, RunOptions, Tensor } from 'attnscope';
+import type {
+  Comparison,
+  Engine,
+  ImageRunResult,
+  MapSet,
+  Model,
+  ModelRunResult,
+  MultiHeadParams,
+  PairRunResult,
+  RunOptions,
+  Tensor,
+} from 'attnscope';
 
 import { clampHead, headMap } from './map-rows.js';
 import { headMeasures } from './measures.js';
@@ -32,6 +43,8 @@ export interface Kept extends Partial<Omit<ModelRunResult, 'shape'>> {
   layers?: number;
   /** A vision model's run: the image it ran on (ablation runs it again). */
   bitmap?: ImageBitmap;
+  /** The model's own result of the run (the Why pane explains it, with the options it ran with). */
+  result?: ModelRunResult | PairRunResult | ImageRunResult;
 }
 
 export interface Session {

@@ -268,7 +268,14 @@ export function induction(
     // Uniform attention over the keys each query may see.
     let baseline = 0;
     for (let t = 0; t < length; t++) baseline += 1 / (model.info.causal ? lead + length + t + 1 : n);
-    const kept: Kept = { mode: 'model', ...result, causal: model.info.causal, truncated: false, totalTokens: n };
+    const kept: Kept = {
+      mode: 'model',
+      ...result,
+      result,
+      causal: model.info.causal,
+      truncated: false,
+      totalTokens: n,
+    };
     return { kept, result: { id: request.id, kind: 'induction', length, ranking, baseline: baseline / length } };
   }
   throw new Error('Find induction heads: could not draw tokens that are not special');

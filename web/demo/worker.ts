@@ -21,6 +21,7 @@ import {
   type Session,
 } from './worker-analysis.js';
 import { drawn, generate, induction, labelsOf, next, recycle, tokenLimit } from './worker-llm.js';
+import { explain } from './worker-explain.js';
 import { translate } from './worker-seq2seq.js';
 import { ablateImage, beside, refuseImage } from './worker-vision.js';
 import { kindOf } from './kinds/kind.js';
@@ -286,6 +287,7 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
     const kept = w.kept(request.run, 'Head ablation');
     return kept.bitmap ? ablateImage(request, kept, w) : ablate(request, kept, w);
   },
+  explain: (request) => explain(request, w.kept(request.run, 'Why'), w),
   beside: (request) => beside(request, w),
   image: ({ id, image }) => {
     w.images.set(image.id, image.bitmap);

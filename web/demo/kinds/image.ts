@@ -41,6 +41,7 @@ export const imageWorker: WorkerKind = {
       truncated: false,
       totalTokens: r.tokens.length,
       bitmap,
+      result: r,
     };
     const extra = {
       vision: visionOf(model, r, request.image!),

@@ -61,6 +61,7 @@ export const pairWorker: WorkerKind = {
         truncated: r.truncated,
         totalTokens: source ? r.totalSourceTokens : r.targetTokens.length,
         headSummaries: maps.headSummaries,
+        result: r,
       };
       const why = set === 'cross' ? notAcross(asked, maps.shape) : acrossReply(asked, maps, request.id);
       return { set, kept, extra: { ...(set === 'cross' && { keyTokens: sources }), ...why } };

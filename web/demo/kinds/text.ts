@@ -42,7 +42,7 @@ export const textWorker: WorkerKind = {
         ...across,
       });
       const truncated = all.length > ids.length;
-      const kept: Kept = { mode: 'model', ...result, causal: true, truncated, totalTokens: all.length };
+      const kept: Kept = { mode: 'model', ...result, result, causal: true, truncated, totalTokens: all.length };
       const text = request.ids ? model.decode(ids, { skipSpecialTokens: true }) : undefined;
       const shown =
         one && request.across
@@ -56,7 +56,7 @@ export const textWorker: WorkerKind = {
       headSummaries: true,
       ...acrossOptions(request.across, n, info.layers),
     });
-    const kept: Kept = { mode: 'model', ...result, causal: info.causal };
+    const kept: Kept = { mode: 'model', ...result, result, causal: info.causal };
     return [{ set: 'self', kept, extra: acrossReply(request.across, result.maps.self!, request.id) }];
   },
 };

@@ -19,6 +19,7 @@ import { pickerView } from './picker.js';
 import { sourceView } from './source.js';
 import { tokensView } from './tokens.js';
 import type { Export, Page, View } from './view.js';
+import { whyView } from './why.js';
 
 const VIEWS: Array<(page: Page) => View> = [
   pickerView,
@@ -30,6 +31,7 @@ const VIEWS: Array<(page: Page) => View> = [
   imageView,
   linesView,
   mathView,
+  whyView,
   nextView,
   lensView,
   headsView,

@@ -1,6 +1,7 @@
 // The large map: the selected head's weights (or rollout/flow through all layers), with the exact
 // weight under the pointer. It zooms (wheel, + −, buttons) and pans (drag, shift + arrows) about a
-// viewport; the arrow keys move a cell cursor through it, which is also the token in focus. Every change
+// viewport; the arrow keys move a cell cursor through it, which is also the token in focus. A click on a cell (or
+// Enter at the cursor) takes its score apart in the Why pane. Every change
 // asks for a frame, and at most one frame is drawn per animation frame, from the cells in view (draw/map-canvas.ts).
 import { alignment, describe, type Alignment } from '../alignment.js';
 import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map-canvas.js';
@@ -170,11 +171,37 @@ export function mapView(page: Page): View {
     drag = { ...p, x0: p.x, y0: p.y, moved: false };
     canvas.setPointerCapture(e.pointerId);
   });
+  /** Whether the pointer that just went up dragged the map (then its click explains nothing). */
+  let dragged = false;
   const endDrag = () => {
+    dragged = !!drag?.moved;
     drag = null;
     canvas.classList.remove('dragging');
   };
-  canvas.addEventListener('pointerup', endDrag);
+  /**
+   * A cell of a head's own map (not rollout, flow or the heads taken together) opens the Why pane on it: its score
+   * taken apart by its sources.
+   */
+  function explain(i: number, j: number): void {
+    const s = page.store.get();
+    const whole = aligns(s) && s.aggregate !== 'head';
+    if (s.view !== 'head' || s.result?.mode !== 'model' || whole) return;
+    page.store.select({ explain: { what: 'score', query: i, key: j }, main: 'why' });
+  }
+  // The cell where the pointer went up: a click event's coordinates are whole pixels, which on a map of 257 tokens
+  // can fall in the next cell, or off the map above its first row.
+  let up: { x: number; y: number } | null = null;
+  canvas.addEventListener('click', (e) => {
+    const p = up ?? point(e);
+    up = null;
+    if (!frame || dragged) return;
+    const at = vp.cellAt(p.x, p.y);
+    if (at) explain(at.i, at.j);
+  });
+  canvas.addEventListener('pointerup', (e) => {
+    up = point(e);
+    endDrag();
+  });
   canvas.addEventListener('pointercancel', endDrag);
   canvas.addEventListener(
     'wheel',
@@ -210,6 +237,7 @@ export function mapView(page: Page): View {
   };
   canvas.addEventListener('keydown', (e) => {
     if (!frame) return;
+    if (e.key === 'Enter' && cursor) return explain(cursor.i, cursor.j);
     const zoom = { '+': 2, '=': 2, '-': 0.5, _: 0.5, '0': 'fit' as const }[e.key];
     if (zoom) {
       e.preventDefault();

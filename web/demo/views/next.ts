@@ -1,6 +1,7 @@
 // The next-token pane: after the token in focus (or the last), the tokens the model would pick next, as bars of
 // the distribution the sampler draws from. The worker sends that position's every logit once; temperature, top-k
-// and top-p re-rank here as they move (sampling.ts). Clicking a candidate adds it after that position. Generate
+// and top-p re-rank here as they move (sampling.ts). Clicking a candidate adds it after that position; its "why?"
+// takes its logit apart in the Why pane. Generate
 // continues the text with the same sampling and the seed shown (the link keeps it); Stop ends it.
 import { startGeneration } from '../generation.js';
 import { best, distribution } from '../sampling.js';
@@ -95,8 +96,17 @@ export function nextView(page: Page): View {
   generate.addEventListener('click', () => startGeneration(page));
   stop.addEventListener('click', () => page.stopGeneration());
   $('next-choose').addEventListener('click', () => $('model-pick').focus());
-  // A candidate is added after the position it follows (what came after that position goes).
+  // A candidate is added after the position it follows (what came after that position goes); its "why?" opens the
+  // Why pane on its logit instead.
   list.addEventListener('click', (e) => {
+    const why = (e.target as Element).closest<HTMLButtonElement>('button[data-why]');
+    if (why && shown) {
+      page.store.select({
+        explain: { what: 'logit', position: shown.position, token: Number(why.dataset.why) },
+        main: 'why',
+      });
+      return;
+    }
     const button = (e.target as Element).closest<HTMLButtonElement>('button[data-id]');
     const s = page.store.get();
     if (!button || !shown || !s.result || s.generation) return;
@@ -154,7 +164,7 @@ export function nextView(page: Page): View {
       const last = c.position === r.tokens.length - 1;
       note.textContent =
         `After “${c.after}” (token ${c.position + 1} of ${r.tokens.length}): the distribution the sampler draws from. ` +
-        `Click one to add it${last ? '' : ', in place of what follows'}.`;
+        `Click one to add it${last ? '' : ', in place of what follows'}; “why?” shows what pushes it.`;
       list.dataset.position = String(c.position);
       list.dataset.run = String(r.run);
       list.replaceChildren(
@@ -174,7 +184,13 @@ export function nextView(page: Page): View {
           value.className = 'value';
           value.textContent = `${(p * 100).toFixed(2)}%`;
           b.append(label, bar, value);
-          li.append(b);
+          const why = document.createElement('button');
+          why.type = 'button';
+          why.className = 'why';
+          why.dataset.why = String(id);
+          why.textContent = 'why?';
+          why.title = `What pushes “${visible(text)}”: each head's and MLP's direct contribution to its logit`;
+          li.append(b, why);
           return li;
         }),
       );
