@@ -192,23 +192,30 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     await check(
       "seq2seq: a cross-attention cell's Why: query sources from the decoder, key sources from the encoder's output",
       async () => {
-        const [l, h, i, j] = [2, 1, n - 1, m - 1];
-        await clickCell(page, i, j);
-        const got = await why(page, { what: 'score', layer: l, head: h, query: i, key: j });
-        const want = model.explainScore(r, { set: 'cross', layer: l, head: h, query: i, key: j });
-        const near = (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b));
-        assert(near(+got.score, want.score) && near(+got.sum, want.score), `${got.score}, ${got.sum}: ${want.score}`);
-        assert(new Set(want.keySources.map((s) => s.sequence)).size === 1 && want.keySources[0].sequence === 0, 'keys');
-        assert(
-          got.terms.every((t) => / \(query\) × /.test(t)),
-          got.terms.join('\n'),
-        );
-        assert(
-          got.terms.some((t) => t.includes('(key)') && /encoder|embedding|position/.test(t.split(' × ')[1])),
-          got.terms.join('\n'),
-        );
-        await page.screenshot({ path: join(shots, 'seq2seq-why-cross.png') });
-        await page.click('#tab-lines');
+        // The Head view tab again, whatever happens: the next checks read it.
+        try {
+          const [l, h, i, j] = [2, 1, n - 1, m - 1];
+          await clickCell(page, i, j);
+          const got = await why(page, { what: 'score', layer: l, head: h, query: i, key: j });
+          const want = model.explainScore(r, { set: 'cross', layer: l, head: h, query: i, key: j });
+          const near = (a, b) => Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b));
+          assert(near(+got.score, want.score) && near(+got.sum, want.score), `${got.score}, ${got.sum}: ${want.score}`);
+          assert(
+            new Set(want.keySources.map((s) => s.sequence)).size === 1 && want.keySources[0].sequence === 0,
+            'keys',
+          );
+          assert(
+            got.terms.every((t) => / \(query\) × /.test(t)),
+            got.terms.join('\n'),
+          );
+          assert(
+            got.terms.some((t) => t.includes('(key)') && /encoder|embedding|position/.test(t.split(' × ')[1])),
+            got.terms.join('\n'),
+          );
+          await page.screenshot({ path: join(shots, 'seq2seq-why-cross.png') });
+        } finally {
+          await page.click('#tab-lines');
+        }
       },
     );
 

@@ -165,9 +165,14 @@ export function mapView(page: Page): View {
     redraw();
   });
   let drag: { x: number; y: number; x0: number; y0: number; moved: boolean } | null = null;
+  // The cell the pointer went down on: pressing the map focuses it, and the page may scroll the map into view before
+  // the click, which would then land on another cell (a click's whole-pixel coordinates can also fall off the first
+  // row of a 257-token map).
+  let pressed: { i: number; j: number } | null = null;
   canvas.addEventListener('pointerdown', (e) => {
-    if (e.button !== 0 || (e.pointerType === 'touch' && !vp.zoomed)) return;
     const p = point(e);
+    pressed = vp.cellAt(p.x, p.y);
+    if (e.button !== 0 || (e.pointerType === 'touch' && !vp.zoomed)) return;
     drag = { ...p, x0: p.x, y0: p.y, moved: false };
     canvas.setPointerCapture(e.pointerId);
   });
@@ -188,20 +193,12 @@ export function mapView(page: Page): View {
     if (s.view !== 'head' || s.result?.mode !== 'model' || whole) return;
     page.store.select({ explain: { what: 'score', query: i, key: j }, main: 'why' });
   }
-  // The cell where the pointer went up: a click event's coordinates are whole pixels, which on a map of 257 tokens
-  // can fall in the next cell, or off the map above its first row.
-  let up: { x: number; y: number } | null = null;
-  canvas.addEventListener('click', (e) => {
-    const p = up ?? point(e);
-    up = null;
-    if (!frame || dragged) return;
-    const at = vp.cellAt(p.x, p.y);
-    if (at) explain(at.i, at.j);
+  canvas.addEventListener('click', () => {
+    const at = pressed;
+    pressed = null;
+    if (frame && !dragged && at) explain(at.i, at.j);
   });
-  canvas.addEventListener('pointerup', (e) => {
-    up = point(e);
-    endDrag();
-  });
+  canvas.addEventListener('pointerup', endDrag);
   canvas.addEventListener('pointercancel', endDrag);
   canvas.addEventListener(
     'wheel',
