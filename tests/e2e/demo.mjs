@@ -16,6 +16,7 @@ import { downloadChecks } from './downloads.mjs';
 import { assert, check, chooseTinyBert, finish, hover, launch, mapAndButtons, open, serve } from './harness.mjs';
 import { llmChecks } from './llm.mjs';
 import { whyChecks } from './why.mjs';
+import { honestChecks } from './honest.mjs';
 import { seq2seqChecks } from './seq2seq.mjs';
 import { visionChecks } from './vision.mjs';
 import { workspaceChecks } from './workspace.mjs';
@@ -487,6 +488,7 @@ await workspaceChecks(browser, site, shots);
 await llmChecks(browser, site, engine, shots);
 await whyChecks(browser, site, engine, shots);
 await seq2seqChecks(browser, site, engine, shots);
+await honestChecks(browser, site, engine, shots);
 await visionChecks(browser, site, engine, shots);
 engine.dispose();
 

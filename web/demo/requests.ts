@@ -83,7 +83,8 @@ export function connect(
       const main = opened.main ?? (store.get().main === 'image' ? 'lines' : undefined);
       // Beams start at the model's own num_beams (generation_config.json), within what the page lets through.
       const beams = beamCount(Math.min(model.generation?.numBeams ?? 1, MAX_BEAMS)) ?? 1;
-      store.select({ causal, ids: null, beams, ...opened, ...(main && { main }) });
+      const asked = store.get().loadingModel;
+      store.select({ causal, ids: null, beams, ...opened, ...(main && { main }), ...(asked && { modelId: asked }) });
       // A link made with a model from files cannot bring it: the page waits for the files, and runs nothing else
       // until a model the person chooses has loaded.
       const waiting = id === 0 && pending?.model === 'files';
@@ -92,6 +93,7 @@ export function connect(
         engine: { ...engine, isolated, heapInUse },
         model: { ...model, causal },
         limit,
+        loadingModel: null,
         loading: waiting
           ? { state: 'waiting', message: FILES_LINK }
           : { state: 'ok', message: id === 0 ? '' : 'Loaded.' },
@@ -124,7 +126,13 @@ export function connect(
       // Rollout and flow came with the run, or why not.
       delete errors.across;
       if (shown.acrossError) errors.across = shown.acrossError;
-      store.put({ result: shown, runError: null, errors, ...(shown.across && { across: shown.across }) });
+      store.put({
+        result: shown,
+        resultOf: store.get().model,
+        runError: null,
+        errors,
+        ...(shown.across && { across: shown.across }),
+      });
       // A candidate's ids come back with their text: the box shows it. (A generation's text is in the box already,
       // as it streamed: the run of its ids does not write over the person's prompt.)
       const s = store.get();
@@ -158,7 +166,7 @@ export function connect(
       if (t?.request === id) store.put({ translation: { ...t, text, ids } });
     },
     induction(reply) {
-      settle('induction', { induction: reply, result: reply.run });
+      settle('induction', { induction: reply, result: reply.run, resultOf: store.get().model });
       const best = reply.ranking[0];
       store.select({ layer: best.layer, head: best.head, view: 'head', token: null });
     },
@@ -171,7 +179,10 @@ export function connect(
         holding = false;
         const still = id ? ' The previous model is still loaded.' : '';
         const stop = /[.!?]$/.test(message) ? '' : '.';
-        store.put({ loading: { state: 'error', message: `Could not load the model: ${message}${stop}${still}` } });
+        store.put({
+          loading: { state: 'error', message: `Could not load the model: ${message}${stop}${still}` },
+          loadingModel: null,
+        });
         run(); // what was typed while it loaded was asked of the old model, and retired with the load
       } else if (during === 'run') store.put({ runError: message });
       else if (during === 'generate') generation.failed(message);

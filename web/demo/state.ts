@@ -150,6 +150,10 @@ export interface Data {
   limit: PageLimit | null;
   loading: Loading;
   result: RunResult | null;
+  /** The model, as loaded, that made `result`: after another model loads, the result is not the model's in view. */
+  resultOf: Data['model'];
+  /** The model asked for (a Hub id, 'files', 'default'): the link's `modelId` once it has loaded. */
+  loadingModel: string | null;
   /** The last run's error, cleared by the next result. */
   runError: string | null;
   across: AcrossResult | null;
@@ -230,6 +234,8 @@ export function initialState(): State {
     limit: null,
     loading: { state: 'loading', message: 'Loading the engine and the model…' },
     result: null,
+    resultOf: null,
+    loadingModel: null,
     runError: null,
     across: null,
     math: null,

@@ -8,7 +8,7 @@ import { $, setProp, setText, type Page, type View } from './view.js';
 import { kindIn } from '../kinds/page.js';
 
 const IMAGE_FILE = /\.(png|jpe?g|gif|webp|bmp|avif|ico|svg)$/i;
-const isImage = (f: File) => f.type.startsWith('image/') || IMAGE_FILE.test(f.name);
+export const isImage = (f: File) => f.type.startsWith('image/') || IMAGE_FILE.test(f.name);
 
 export function imageInputView(page: Page): View {
   const samples = $('image-samples');

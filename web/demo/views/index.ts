@@ -4,6 +4,7 @@
 import type { State } from '../state.js';
 import { acrossView } from './across.js';
 import { compareView, interveneView } from './compare.js';
+import { curtainView } from './curtain.js';
 import { gridView } from './grid.js';
 import { headsView } from './heads.js';
 import { imageInputView } from './image-input.js';
@@ -24,6 +25,7 @@ import { whyView } from './why.js';
 const VIEWS: Array<(page: Page) => View> = [
   pickerView,
   sourceView,
+  curtainView,
   imageInputView,
   tokensView,
   gridView,

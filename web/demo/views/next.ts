@@ -128,6 +128,16 @@ export function nextView(page: Page): View {
     render(s) {
       const lm = !!s.model?.languageModel && s.mode === 'model';
       setProp(empty, 'hidden', lm);
+      // Why the model in view predicts no token, from its info.
+      const m = s.model;
+      setText(
+        $('next-why-not'),
+        !m || lm
+          ? ''
+          : m.languageModel
+            ? `${m.name} predicts tokens of its own text: choose “The model's learned heads” above.`
+            : `${m.name} is ${m.input === 'image' ? 'a vision model' : 'an encoder'}: it does not predict tokens.`,
+      );
       setProp(body, 'hidden', !lm);
       setProp(temperature, 'value', String(s.sampling.temperature));
       setText($('temperature-value'), s.sampling.temperature.toFixed(2));

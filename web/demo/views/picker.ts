@@ -3,6 +3,7 @@
 // offline first load); or files chosen or dropped. It says how the load goes: progress, done, or why not.
 import { gib, heapNeeds, LANGUAGE_MODELS, size } from '../catalogue.js';
 import type { Source } from '../protocol.js';
+import { isImage } from './image-input.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
 /** Starts loading a model; the reply (or an error) lands in the state. A generation in progress stops first. */
@@ -16,8 +17,11 @@ export function load(page: Page, source: Source, transfer: Transferable[] = []):
   const message = source.kind === 'hub' ? `Downloading ${source.id}…` : 'Loading…';
   // Downloads show a bar from the start; files chosen here are read at once.
   const progress = source.kind === 'files' ? undefined : 0;
-  page.store.put({ loading: { state: 'loading', message, progress } });
-  page.store.select({ modelId: source.kind === 'hub' ? source.id : source.kind });
+  // The link names the model once it has loaded: a load that fails leaves the link and the header as they were.
+  page.store.put({
+    loading: { state: 'loading', message, progress },
+    loadingModel: source.kind === 'hub' ? source.id : source.kind,
+  });
 }
 
 export function pickerView(page: Page): View {
@@ -48,6 +52,16 @@ export function pickerView(page: Page): View {
   hub.addEventListener('keydown', (e) => e.key === 'Enter' && $('load-hub').click());
 
   async function loadFiles(list: FileList | File[]): Promise<void> {
+    // Images alone are not a model's files: said in the page's words, and nothing loads (with a vision model
+    // loaded, image-input.ts takes them as its image before this).
+    const m = page.store.get().model;
+    if ([...list].every(isImage) && m && m.input !== 'image') {
+      const message =
+        `${m.name} reads text, not images: choose a vision model (ViT, DeiT, DINOv2, CLIP) to look at an image, ` +
+        "or drop a model's files (its config.json, weights and tokenizer) to load another model.";
+      page.store.put({ loading: { state: 'error', message } });
+      return;
+    }
     const files: Record<string, ArrayBuffer> = {};
     for (const f of list) files[f.name] = await f.arrayBuffer();
     load(page, { kind: 'files', files }, Object.values(files));

@@ -5,6 +5,7 @@
 import type { Mode, RunResult, PairSet } from '../protocol.js';
 import { pairs } from '../requests.js';
 import { beamCount, MAX_BEAMS, type State } from '../state.js';
+import { failure } from './curtain.js';
 import { $, setProp, setText, type Page, type View } from './view.js';
 
 /** Keys that edit the text (typed characters, deletions, Enter, paste, cut, undo and redo). */
@@ -239,7 +240,12 @@ export function sourceView(page: Page): View {
         const m = s.model;
         const title = m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
         const cap = s.limit ? Math.min(s.limit.tokens, m.maxTokens) : m.maxTokens;
-        setText(name, `${title}: ${m.layers} layers × ${m.heads} heads, up to ${cap} tokens`);
+        // Each stack's layers where there are two (an encoder-decoder's need not match).
+        const shape =
+          m.stacks.length > 1
+            ? `${m.stacks.map((k) => `${k.name} ${k.layers} layers`).join(', ')}, ${m.heads} heads each`
+            : `${m.layers} layers × ${m.heads} heads`;
+        setText(name, `${title}: ${shape}, up to ${cap} tokens`);
         setProp(
           name,
           'title',
@@ -253,7 +259,8 @@ export function sourceView(page: Page): View {
       const r = s.result;
       const state = s.runError ? 'error' : 'ok';
       if (status.dataset.state !== state) status.dataset.state = state;
-      setText(status, s.runError ? `Error: ${s.runError}` : r ? latency(s, r) : '');
+      // A failure in the page's words here too: on a phone this line is under the boxes where the person typed.
+      setText(status, s.runError ? failure(s) : r ? latency(s, r) : '');
       const e = s.engine;
       if (!e) return;
       const info = $('engine-info');
