@@ -20,16 +20,6 @@ std::string named(const ModelInfo& info) { return info.name + " (" + info.archit
 
 const Tensor kNone;  // where a projection reads the stream as it is (post-normed stacks)
 
-Source source_of(Source::Kind kind, std::int64_t stack, std::int64_t layer, std::int64_t head, std::int64_t position) {
-  Source s;
-  s.kind = kind;
-  s.stack = stack;
-  s.layer = layer;
-  s.head = head;
-  s.position = position;
-  return s;
-}
-
 // One side of a score: its sources and each one's vector in the head's space, [sources, hd].
 struct Side {
   std::vector<Source> sources;

@@ -90,13 +90,7 @@ Stream TokenEmbedding::decompose(const Runtime&, const Reading& reading, std::in
 
 Stream TokenEmbedding::decompose(std::int32_t id, std::int64_t position, std::int64_t stack) const {
   Stream s(c_.width);
-  const auto source = [&](Source::Kind kind) {
-    Source src;
-    src.kind = kind;
-    src.stack = stack;
-    src.position = position;
-    return src;
-  };
+  const auto source = [&](Source::Kind kind) { return source_of(kind, stack, -1, -1, position); };
   std::vector<float> row(static_cast<std::size_t>(c_.width));
   w_.embed->column(id, row.data());
   for (float& x : row) x *= c_.embed_scale;
@@ -204,13 +198,7 @@ void PatchEmbedding::cut(const Tensor& pixels, std::int64_t cols, std::int64_t p
 Stream PatchEmbedding::decompose(const Runtime& rt, const Reading& reading, std::int64_t position,
                                  std::int64_t stack) const {
   Stream s(d_);
-  const auto source = [&](Source::Kind kind) {
-    Source src;
-    src.kind = kind;
-    src.stack = stack;
-    src.position = position;
-    return src;
-  };
+  const auto source = [&](Source::Kind kind) { return source_of(kind, stack, -1, -1, position); };
   const std::int64_t first_patch = c_.prefix + c_.registers;
   if (position < c_.prefix) {
     s.add(source(Source::Kind::prefix), w_.prefix.data.data() + position * d_);

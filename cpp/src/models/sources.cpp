@@ -97,13 +97,7 @@ void StreamTracker::layer(const LayerView& view, const Matrix& heads) {
   const LayerScales& s = *view.scales;
   const std::int64_t l = view.layer, r = position_ - view.p0, n = view.output->rows(), d = c.d_model;
   const auto source = [&](Source::Kind kind, std::int64_t head = -1) {
-    Source src;
-    src.kind = kind;
-    src.stack = stack_index_;
-    src.layer = l;
-    src.head = head;
-    src.position = position_;
-    return src;
+    return source_of(kind, stack_index_, l, head, position_);
   };
   if (l == stop_) {
     if (!s.attn.empty()) at.attn_scale = s.attn.scale[r];

@@ -41,6 +41,18 @@ void freeze_norm(Stream& s, Norm norm, float scale, const Tensor& w, const Tenso
 // (LayerNorm). For the rows a front end normalizes, which no layer view shows.
 float norm_scale(Norm norm, const std::vector<double>& x, float eps);
 
+// A source of the stream of token `position` in stack `stack`: the front end's (`layer` -1) or layer `layer`'s.
+inline Source source_of(Source::Kind kind, std::int64_t stack, std::int64_t layer, std::int64_t head,
+                        std::int64_t position) {
+  Source s;
+  s.kind = kind;
+  s.stack = stack;
+  s.layer = layer;
+  s.head = head;
+  s.position = position;
+  return s;
+}
+
 // Σ a[i] · b[i] in float64, in four running sums (which the compiler keeps in SIMD lanes): plain loops for the
 // explanations' few products, rather than a second GEMM (Eigen's, for float64) in every build's binary.
 inline double dot(const double* a, const double* b, std::int64_t n) {
