@@ -230,19 +230,6 @@ export interface RawTokenizerHandle {
   load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
   tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
-  /** A score or a logit of the run on `input` with `options` taken apart by its sources (explain-types.ts). */
-  explainScore(
-    engine: RawEngine,
-    input: RawInput,
-    options: RawExplainOptions,
-    query: import('./types.js').ScoreQuery,
-  ): { error: string } | RawScoreExplanation;
-  explainLogit(
-    engine: RawEngine,
-    input: RawInput,
-    options: RawExplainOptions,
-    query: import('./types.js').LogitQuery,
-  ): { error: string } | RawLogitExplanation;
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
   labels(ids: Int32Array): { error: string } | string[];
   delete(): void;
