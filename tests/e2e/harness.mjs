@@ -101,20 +101,34 @@ export async function hover(page, i, j) {
 
 /**
  * Clicks the centre of cell (i, j) of the large map (its Why pane then takes that score apart). The map's edges
- * follow its labels and can move just after a run is drawn, so it hovers until the layout it aimed with is still the
- * one drawn and the page reads (i, j) under the pointer.
+ * follow its labels and the page can still shift it just after a run is drawn, so it aims until the map's box and
+ * layout hold still and the page reads (i, j) under the pointer; then, if the page took another cell at pointerdown
+ * (`data-pressed`), it drags off that press (a drag explains nothing) and aims again.
  */
 export async function clickCell(page, i, j) {
-  const layout = () => page.$eval('#map', (c) => [c.dataset.x0, c.dataset.y0, c.dataset.cell].join());
-  for (let tries = 0; tries < 10; tries++) {
-    const aimed = await layout();
-    await hover(page, i, j);
-    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
-    const under = await page.$eval('#cell', (e) => [e.dataset.row, e.dataset.col].join());
-    if ((await layout()) === aimed && under === `${i},${j}`) break;
+  const layout = () =>
+    page.$eval('#map', (c) => {
+      const r = c.getBoundingClientRect();
+      return [r.x, r.y, c.dataset.x0, c.dataset.y0, c.dataset.cell].join();
+    });
+  const frames = () =>
+    page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  for (let tries = 0; ; tries++) {
+    for (let aims = 0; aims < 10; aims++) {
+      const aimed = await layout();
+      await hover(page, i, j);
+      await frames();
+      const under = await page.$eval('#cell', (e) => [e.dataset.row, e.dataset.col].join());
+      if ((await layout()) === aimed && under === `${i},${j}`) break;
+    }
+    await page.mouse.down();
+    const pressed = await page.$eval('#map', (c) => c.dataset.pressed);
+    if (pressed === `${i},${j}` || tries === 4) return page.mouse.up();
+    console.log(`  (clickCell: aimed at ${i},${j}, the page took ${pressed || 'no cell'} at pointerdown: again)`);
+    const at = await page.$eval('#map', (c) => c.getBoundingClientRect().toJSON());
+    await page.mouse.move(at.x + 1, at.y + 1, { steps: 4 });
+    await page.mouse.up();
   }
-  await page.mouse.down();
-  await page.mouse.up();
 }
 
 /**

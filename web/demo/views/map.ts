@@ -172,6 +172,7 @@ export function mapView(page: Page): View {
   canvas.addEventListener('pointerdown', (e) => {
     const p = point(e);
     pressed = vp.cellAt(p.x, p.y);
+    canvas.dataset.pressed = pressed ? `${pressed.i},${pressed.j}` : '';
     if (e.button !== 0 || (e.pointerType === 'touch' && !vp.zoomed)) return;
     drag = { ...p, x0: p.x, y0: p.y, moved: false };
     canvas.setPointerCapture(e.pointerId);
