@@ -104,8 +104,18 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
     async () => {
       await load(page, 'test/deep-llama', 'LlamaForCausalLM');
       await page.fill('#text', 'the cat');
-      await settled(page);
-      const prompt = await state(page, () => window.__attnscope.state().result.ids);
+      // The run of this text, not the one the box held before (settled alone would take either).
+      const tokenizer = await engine.loadModel({ files: deep.files });
+      const prompt = Array.from(tokenizer.tokenize('the cat').ids);
+      tokenizer.dispose();
+      await page.waitForFunction(
+        (ids) => {
+          const s = window.__attnscope.state();
+          return !s.generation && s.result?.origin === 'text' && s.result.ids.join() === ids;
+        },
+        prompt.join(),
+        { timeout: 30_000 },
+      );
       // Every layer's new rows of 600 tokens would take 4 · 12 · 8 · (600² − n²) / 2 bytes, past the page's 64 MB.
       await page.click('#tab-next');
       await set(page, 'max-new', 600);
