@@ -71,14 +71,45 @@ std::optional<AcrossLayers> across_arg(const char* name, const val& v) {
   return a;
 }
 
-// The one input of a run: { text } | { ids } | { source, target } | { image } | { pixels }; an image's bytes go to
-// `rgba`, which must outlive the run.
-Input input_arg(const val& input, std::vector<std::uint8_t>& rgba) {
+// What a run reads from the caller's arrays, copied into the heap: it must outlive the run.
+struct Held {
+  std::vector<std::uint8_t> rgba;  // an image's bytes
+  std::vector<float> samples;      // a voice's
+};
+
+// { audio: Float32Array } or { features: { data, shape: [mel bins, frames] } }, with the target's tokens: a speech
+// model's source and target. The samples are copied into `held`.
+Input audio_arg(const val& input, Held& held) {
+  SequenceInput source;
+  if (!input["features"].isUndefined()) {
+    JsTensor f = tensor_arg("run", "features", input["features"]);
+    if (f.shape.size() != 2 || f.shape[0] * f.shape[1] > (std::int64_t{1} << 24))
+      throw Error("run: features must be [mel bins, frames], got " + format_shape(f.shape));
+    load(f);
+    Tensor t(f.shape);
+    t.data = std::move(f.data);
+    source = SequenceInput::of_features(std::move(t));
+  } else {
+    const val a = input["audio"];
+    const double length = a["length"].as<double>();
+    if (length > 3600.0 * 16000.0) throw Error("run: the audio has more than an hour of samples at 16 kHz");
+    held.samples.resize(static_cast<std::size_t>(length));
+    val(emscripten::typed_memory_view(held.samples.size(), held.samples.data())).call<void>("set", a);
+    source = SequenceInput::of_audio({held.samples.data(), static_cast<std::int64_t>(held.samples.size())});
+  }
+  return Input::pair(std::move(source), tokens_arg(input["target"]));
+}
+
+// The one input of a run: { text } | { ids } | { source, target } | { image } | { pixels } | { audio, target } |
+// { features, target }; what it reads of the caller's arrays goes to `held`.
+Input input_arg(const val& input, Held& held) {
   Input in;
   if (!input["source"].isUndefined())
     in = Input::pair(tokens_arg(input["source"]), tokens_arg(input["target"]));
+  else if (!input["audio"].isUndefined() || !input["features"].isUndefined())
+    in = audio_arg(input, held);
   else if (!input["image"].isUndefined() || !input["pixels"].isUndefined())
-    in.sequence = image_arg(input, rgba);
+    in.sequence = image_arg(input, held.rgba);
   else
     in.sequence = tokens_arg(input["text"].isUndefined() ? input["ids"] : input["text"]);
   return in;
@@ -197,8 +228,8 @@ ModelHandle::val ModelHandle::run(const Engine& engine, val input, val opts) con
   return guard("run", [&] {
     if (!model_) throw Error("run: no model is loaded");
     RunOptions o = run_options(opts);
-    std::vector<std::uint8_t> rgba;  // an image's bytes, read during the run
-    const Input in = input_arg(input, rgba);
+    Held held;  // an image's bytes or a voice's samples, read during the run
+    const Input in = input_arg(input, held);
     // The first map set's maps leave during the run, unless the caller gave an array for them: a model of one
     // stack's ("self"; causal ones as their lower triangles).
     const bool causal = !model_->info().encoder_decoder && model_->info().causal;
@@ -216,8 +247,8 @@ ModelHandle::val ModelHandle::explainScore(const Engine& engine, val input, val 
   const char* op = "explainScore";
   return guard(op, [&] {
     if (!model_) throw Error("explainScore: no model is loaded");
-    std::vector<std::uint8_t> rgba;
-    const Input in = input_arg(input, rgba);
+    Held held;
+    const Input in = input_arg(input, held);
     ScoreQuery q;
     if (query["set"].isString()) q.set = query["set"].as<std::string>();
     q.layer = whole_number(op, "layer", query["layer"], 0, kMaxDimension);
@@ -232,8 +263,8 @@ ModelHandle::val ModelHandle::explainLogit(const Engine& engine, val input, val 
   const char* op = "explainLogit";
   return guard(op, [&] {
     if (!model_) throw Error("explainLogit: no model is loaded");
-    std::vector<std::uint8_t> rgba;
-    const Input in = input_arg(input, rgba);
+    Held held;
+    const Input in = input_arg(input, held);
     LogitQuery q;
     q.position = whole_number(op, "position", query["position"], 0, 1e9);
     q.token = static_cast<std::int32_t>(whole_number(op, "token", query["token"], 0, 2147483647.0));

@@ -26,7 +26,7 @@ val info_to_js(const Model& model) {
   val i = val::object();
   i.set("name", m.name);
   i.set("architecture", m.architecture);
-  i.set("input", m.input == InputKind::image ? "image" : "text");
+  i.set("input", m.input == InputKind::image ? "image" : m.input == InputKind::audio ? "audio" : "text");
   val stacks = val::array();
   for (const StackInfo& s : m.stacks) {
     val one = val::object();
@@ -90,6 +90,18 @@ val info_to_js(const Model& model) {
     n.set("std", doubles(m.normalization.std));
     i.set("imageNormalization", n);
   }
+  if (m.input == InputKind::audio) {
+    const AudioInfo& a = m.audio;
+    val audio = val::object();
+    audio.set("samplingRate", static_cast<double>(a.sampling_rate));
+    audio.set("melBins", static_cast<double>(a.mel_bins));
+    audio.set("nFft", static_cast<double>(a.n_fft));
+    audio.set("hopLength", static_cast<double>(a.hop_length));
+    audio.set("windowSamples", static_cast<double>(a.window_samples));
+    audio.set("frames", static_cast<double>(a.frames));
+    audio.set("positions", static_cast<double>(a.positions));
+    i.set("audio", audio);
+  }
   i.set("window", numbers(m.window));
   const Tokenizer* t = model.tokenizer();
   i.set("normalization", t ? t->normalization() : std::string());
@@ -109,6 +121,7 @@ val sequence_to_js(const Sequence& s) {
   out.set("totalTokens", static_cast<double>(s.total_tokens));
   out.set("truncated", s.truncated);
   if (s.rows) out.set("grid", numbers({s.rows, s.cols}));
+  if (s.seconds > 0) out.set("seconds", s.seconds);
   return out;
 }
 
@@ -173,6 +186,7 @@ val run_to_js(const Model& model, const RunResult& r, const RunOptions& o, val f
   if (o.return_logits) out.set("logits", to_js(r.logits));
   if (model.info().language_model) out.set("reusedTokens", static_cast<double>(r.reused_tokens));
   if (!r.pixels.empty()) out.set("pixels", to_js(r.pixels));
+  if (!r.features.empty()) out.set("features", to_js(r.features));
   if (!r.image_embedding.empty()) out.set("imageEmbedding", to_js(r.image_embedding)["data"]);
   if (!r.label_logits.empty()) out.set("labelLogits", to_js(r.label_logits)["data"]);
   if (model.info().vision) {
@@ -205,6 +219,8 @@ const char* kind_name(Source::Kind k) {
       return "patch";
     case Source::Kind::patch_bias:
       return "patchBias";
+    case Source::Kind::audio:
+      return "audio";
     case Source::Kind::head:
       return "head";
     case Source::Kind::attention_bias:

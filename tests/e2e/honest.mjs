@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
+import { WHISPER_GOLDENS, whisperFiles } from '../whisper.mjs';
 import { assert, check, serve } from './harness.mjs';
 
 /** Whether an element is drawn: in the layout and not hidden by visibility. */
@@ -49,6 +50,29 @@ export async function honestChecks(browser, site, engine, shots) {
       assert(new URLSearchParams(link.hash.slice(1)).get('model') === 'default', link.hash);
       assert(await page.$eval('#share-note', (e) => e.hidden), 'the link says the model came from files');
     });
+
+    await check(
+      'honest: a speech model loads nothing, says the page does not show speech yet, and keeps the model',
+      async () => {
+        const header = await page.textContent('#model-name');
+        const whisper = whisperFiles(WHISPER_GOLDENS[0]);
+        await page.setInputFiles(
+          '#files',
+          Object.entries(whisper).map(([name, bytes]) => ({
+            name,
+            mimeType: 'application/octet-stream',
+            buffer: Buffer.from(bytes),
+          })),
+        );
+        await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'error', null, {
+          timeout: 30_000,
+        });
+        const said = await page.textContent('#load-status');
+        assert(/is a speech model, and this page does not show speech models yet/.test(said), said);
+        assert((await page.textContent('#model-name')) === header, await page.textContent('#model-name'));
+        assert(await drawn(page, '#map'), 'the map of the model before went away');
+      },
+    );
 
     await check(
       'honest: a model that loads but cannot run shows nothing of the model before, and says why where the map was',

@@ -83,6 +83,11 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
             onProgress: (p) => postMessage({ id, kind: 'progress', ...p } satisfies Message),
           })
         : await w.engine.loadModel({ files: source.files });
+  if (next.info.input === 'audio') {
+    const name = `${next.info.name} (${next.info.architecture})`;
+    next.dispose();
+    throw new Error(`${name} is a speech model, and this page does not show speech models yet`);
+  }
   // Only once the new one is ready: a failed load leaves the old model working (and its generation going,
   // unless the page stopped it). A generation on the model that goes stops with it.
   w.generation?.abort();

@@ -99,6 +99,21 @@ const platform: Platform = {
     if (bytes) return bytes;
     throw new Error(`${op}: files["${name}"] is a string; in a browser give a File, Blob, ArrayBuffer or Uint8Array`);
   },
+  // Any format the browser decodes: decodeAudioData resamples to its context's rate, and an OfflineAudioContext
+  // decodes without asking for the speakers (where there is none, as in a worker, this says so).
+  async decodeAudio(op, bytes, rate) {
+    if (typeof OfflineAudioContext === 'undefined')
+      throw new Error(`${op}: this is not a WAV file, and this context cannot decode other formats (no Web Audio)`);
+    const context = new OfflineAudioContext(1, 1, rate);
+    let buffer: AudioBuffer;
+    try {
+      buffer = await context.decodeAudioData(bytes.slice().buffer);
+    } catch (err) {
+      throw new Error(`${op}: the browser could not decode this file as audio (${(err as Error).message})`);
+    }
+    const channels = Array.from({ length: buffer.numberOfChannels }, (_, c) => buffer.getChannelData(c));
+    return { channels, sampleRate: buffer.sampleRate };
+  },
 };
 
 /** True, or why this context cannot have threads. */

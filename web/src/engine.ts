@@ -5,6 +5,7 @@ import type {
   AttentionResult,
   BuildName,
   Comparison,
+  DecodedAudio,
   DefaultSource,
   Engine,
   EngineInfo,
@@ -22,6 +23,7 @@ import type {
   Tokenizer,
 } from './types.js';
 import { Analysis } from './analysis.js';
+import { Audio } from './audio.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
 import { fetchHubModel } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
@@ -57,6 +59,7 @@ class WasmEngine implements Engine {
   private raw: RawEngine | null;
   private readonly owned = new Set<{ dispose(): void }>(); // models and tokenizers, freed with the engine
   private readonly analysis: Analysis;
+  private readonly audio: Audio;
 
   constructor(
     private readonly module: RawModule,
@@ -66,6 +69,7 @@ class WasmEngine implements Engine {
   ) {
     this.raw = raw;
     this.analysis = new Analysis(module);
+    this.audio = new Audio(platform);
     useMessages(module.messages());
   }
 
@@ -97,6 +101,11 @@ class WasmEngine implements Engine {
   toNpy(...args: Parameters<Engine['toNpy']>): Uint8Array {
     this.live('toNpy');
     return this.analysis.toNpy(...args);
+  }
+
+  decodeAudio(...args: Parameters<Engine['decodeAudio']>): Promise<DecodedAudio> {
+    this.live('decodeAudio');
+    return this.audio.decodeAudio(...args);
   }
 
   private async readFiles(op: string, source: unknown): Promise<Record<string, Uint8Array>> {

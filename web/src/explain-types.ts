@@ -16,7 +16,8 @@
  * - `token`: the token's embedding (× the model's embedding scale); `position`: its learned or sinusoidal position
  *   (BERT's token type 0 is part of it);
  * - `prefix`: an image's [CLS] or distillation token; `register`: a register token (DINOv2); `patch`: an image
- *   patch's projection, `patchBias` that projection's bias;
+ *   patch's projection, `patchBias` that projection's bias; `audio`: the sound at a speech model's frame, as its two
+ *   convolutions make it (one source: their GELUs are not linear);
  * - `head`: layer `layer`'s head `head`, its output through its rows of W_O; `attentionBias`: W_O's bias;
  *   `cross`: the layer's cross-attention (an encoder-decoder's decoder); `mlp`: the layer's MLP;
  * - `normBias`: a LayerNorm's bias (`norm` says which), `widenBias`: the bias of USE-lite's widening projection;
@@ -29,6 +30,7 @@ export type SourceKind =
   | 'register'
   | 'patch'
   | 'patchBias'
+  | 'audio'
   | 'head'
   | 'attentionBias'
   | 'cross'

@@ -35,6 +35,9 @@ function sourceOf(raw: RawSource, naming: Naming): Source {
     case 'patchBias':
       source.label = 'patch projection bias';
       break;
+    case 'audio':
+      source.label = `sound at ${token}`;
+      break;
     case 'head':
       source.label = `${L} H${head} at ${token}`;
       break;

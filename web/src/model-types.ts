@@ -26,6 +26,48 @@ export interface StackInfo {
 }
 
 /**
+ * How a speech model hears (Whisper's feature extractor, `preprocessor_config.json`): mono audio at `samplingRate`,
+ * read in windows of `windowSamples` (30 s), each a log-mel spectrogram `[melBins, frames]` (a frame every
+ * `hopLength` samples: 10 ms), which two convolutions halve to the encoder's `positions` (20 ms each).
+ */
+export interface AudioInfo {
+  /** The rate it hears, in Hz (16,000 for Whisper). */
+  samplingRate: number;
+  /** Mel bins of its features: 80, or 128 (large-v3). */
+  melBins: number;
+  /** Samples each frame's FFT reads (400: 25 ms). */
+  nFft: number;
+  /** Samples between frames (160: 10 ms). */
+  hopLength: number;
+  /** Samples a window holds (480,000: 30 s). */
+  windowSamples: number;
+  /** A window's log-mel frames (3,000). */
+  frames: number;
+  /** The encoder's positions: frames halved by the second convolution (1,500: 20 ms each). */
+  positions: number;
+}
+
+/** Options of {@link Engine.decodeAudio}. */
+export interface DecodeAudioOptions {
+  /** The rate to return the samples at, in Hz. Default 16000 (Whisper's). */
+  sampleRate?: number;
+}
+
+/** Sound as {@link Engine.decodeAudio} returns it. */
+export interface DecodedAudio {
+  /** Mono samples in [-1, 1] at `sampleRate`. */
+  samples: Float32Array;
+  /** The rate of `samples`, in Hz: the one asked for. */
+  sampleRate: number;
+  /** `samples.length / sampleRate`. */
+  seconds: number;
+  /** What the file held: its format, rate and channels. */
+  source: { format: string; sampleRate: number; channels: number };
+  /** What was done to it and what was found: resampled, mixed down, clipped, silent, cut short. */
+  notices: string[];
+}
+
+/**
  * How a vision model's engine turns an image's pixels into its input, after its resize and crop: per channel,
  * `v = (p · rescale − mean) / std`. Undo it to draw the model's input ({@link ImageRunResult.pixels}) as a picture.
  */
@@ -51,8 +93,8 @@ export interface ModelInfo {
   name: string;
   /** config.json's `architectures[0]`, e.g. `UniversalSentenceEncoderLite`. */
   architecture: string;
-  /** What it reads: text (as token ids), or an image (as patches). */
-  input: 'text' | 'image';
+  /** What it reads: text (as token ids), an image (as patches), or audio (Whisper: log-mel frames). */
+  input: 'text' | 'image' | 'audio';
   /**
    * Its stacks of the transformer block: one (an encoder, a decoder), or an encoder then a decoder. A run's map sets
    * follow from them: `self` for one stack; `encoder`, `decoder` and `cross` for two.
@@ -121,6 +163,8 @@ export interface ModelInfo {
   labels?: string[];
   /** Vision models: how the engine normalizes an image's pixels (to draw {@link ImageRunResult.pixels} again). */
   imageNormalization?: ImageNormalization;
+  /** Speech models (Whisper): how they hear, from `preprocessor_config.json`. */
+  audio?: AudioInfo;
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -313,7 +357,7 @@ export interface MapSet {
    * @deprecated `layers` is a count everywhere else ({@link ModelInfo.layers}): read `mapLayers`.
    */
   layers: number[];
-  /** The sequence of the rows: `text`, `image`, `source` or `target` (every set a run returns has it). */
+  /** The sequence of the rows: `text`, `image`, `source`, `target` or `audio` (every set a run returns has it). */
   querySequence?: string;
   /** The sequence of the columns: the rows' own in self-attention (every set a run returns has it). */
   keySequence?: string;
@@ -429,6 +473,47 @@ export interface PairRunResult {
   totalSourceTokens: number;
   /** True when the source had more tokens than the encoder's positions and only the first ones ran. */
   truncated: boolean;
+  /** With `topK`: the most likely next target token after each target position. */
+  predictions?: Predictions;
+  /** With `returnLogits`: `[n_target, vocabSize]`. */
+  logits?: Tensor;
+}
+
+/**
+ * A speech model's input to {@link Model.(run:4)}: audio (mono float32 at `info.audio.samplingRate`, as
+ * {@link Engine.decodeAudio} gives it; one window of it is read, the rest of the window silence) or a window's
+ * log-mel `features` `[melBins, frames]`, and the target the decoder reads teacher-forced (token ids, or text run
+ * as a target's tokens are).
+ */
+export type AudioInput =
+  | { audio: Float32Array | ArrayLike<number>; target: string | ArrayLike<number> }
+  | { features: Tensor; target: string | ArrayLike<number> };
+
+/** What {@link Model.(run:4)} returns for audio and a target. */
+export interface AudioRunResult {
+  /** The encoder's positions, named by their time (`"0.42 s"`): 20 ms apart, a whole window's. */
+  audioTokens: string[];
+  /** The seconds of sound the window held (the positions after them hear Whisper's padding). */
+  seconds: number;
+  /** True when the audio was longer than one window and only its first window ran. */
+  truncated: boolean;
+  /** The log-mel features the encoder read, `[melBins, frames]`. */
+  features: Tensor;
+  /** The target's tokens as the decoder read them. */
+  targetTokens: string[];
+  /** The target's token ids. */
+  targetIds: Int32Array;
+  /** Per target token: is it a special token? */
+  targetSpecial: boolean[];
+  /**
+   * `encoder` (positions × positions), `decoder` (target × target, causal) and `cross` (target queries × the
+   * audio's positions, `[layers, heads, n_target, positions]`).
+   */
+  maps: Required<Pick<MapSets, 'encoder' | 'decoder' | 'cross'>>;
+  /** The encoder's output `[positions, dModel]`: what every cross-attention reads. */
+  sourceHidden: Tensor;
+  /** The decoder's final-normed output `[n_target, dModel]`, as {@link Model.logits} takes it. */
+  hidden: Tensor;
   /** With `topK`: the most likely next target token after each target position. */
   predictions?: Predictions;
   /** With `returnLogits`: `[n_target, vocabSize]`. */
@@ -725,6 +810,11 @@ export interface Model {
    */
   run(input: ImageInput, options?: RunOptions): ImageRunResult;
   /**
+   * Speech models (Whisper): a window of audio (or its log-mel features) through the encoder, a target through the
+   * decoder, every encoder, decoder and cross-attention map kept. Options as for a source and a target.
+   */
+  run(input: AudioInput, options?: RunOptions): AudioRunResult;
+  /**
    * Layer `layer`'s attention weights in the `x·W` layout: `wq`, `wk` `[d_in, heads·d_k]`, `wv` `[d_in, heads·d_v]`,
    * `wo` `[heads·d_v, d_out]`, and biases where the model has them. Head h owns columns `h·d … (h+1)·d − 1`.
    */
@@ -750,7 +840,10 @@ export interface Model {
    * keys and values; other models run the input again, following the two tokens. A cell the head cannot see (a
    * later key, one outside a sliding window, padding) is an Error.
    */
-  explainScore(run: ModelRunResult | PairRunResult | ImageRunResult, query: ScoreQuery): ScoreExplanation;
+  explainScore(
+    run: ModelRunResult | PairRunResult | ImageRunResult | AudioRunResult,
+    query: ScoreQuery,
+  ): ScoreExplanation;
   /**
    * Language models: one next-token logit of a run taken apart by its sources (direct logit attribution): each
    * head's and each MLP's output, the embeddings and the biases, through the final norm frozen at the run's scale.

@@ -1,6 +1,8 @@
 // Models and tokenizers over their raw handles: JS-side checks, text prepared for the
 // tokenizer, results unwrapped.
 import type {
+  AudioInput,
+  AudioRunResult,
   GenerateOptions,
   GenerateResult,
   ImageInput,
@@ -22,6 +24,7 @@ import type {
   TokenizeOptions,
   Tokenizer,
 } from './types.js';
+import { samplesOf } from './audio.js';
 import { MAP_ARRAYS, checkInto, checkOptions, checkTensor, typeName } from './checks.js';
 import { type Naming, logitExplanation, scoreExplanation } from './explain.js';
 import { generate, generatePair } from './generate.js';
@@ -82,6 +85,13 @@ function isPair(input: unknown): input is PairInput {
 /** Whether run()'s input is a vision model's { image } or { pixels }. */
 function isImage(input: unknown): input is ImageInput {
   return typeof input === 'object' && input !== null && ('image' in input || 'pixels' in input) && !('length' in input);
+}
+
+/** Whether run()'s input is a speech model's { audio, target } or { features, target }. */
+function isAudio(input: unknown): input is AudioInput {
+  return (
+    typeof input === 'object' && input !== null && ('audio' in input || 'features' in input) && !('length' in input)
+  );
 }
 
 /** The most pixels an image may have (the engine's limit too): above it, scale the image down first. */
@@ -224,6 +234,26 @@ function pairResult(r: RawRun): PairRunResult {
   };
 }
 
+/** A speech model's run: the audio's positions and the target, the encoder's, decoder's and cross-attention's sets. */
+function audioResult(r: RawRun): AudioRunResult {
+  const [audio, target] = r.sequences;
+  const [encoder, decoder] = r.stacks;
+  return {
+    audioTokens: audio.tokens,
+    seconds: audio.seconds ?? 0,
+    truncated: audio.truncated,
+    features: r.features!,
+    targetTokens: target.tokens,
+    targetIds: target.ids,
+    targetSpecial: target.special,
+    maps: mapSetsOf(r.maps, r.sequences) as AudioRunResult['maps'],
+    sourceHidden: encoder.hidden,
+    hidden: decoder.hidden,
+    ...(r.predictions && { predictions: r.predictions }),
+    ...(r.logits && { logits: r.logits }),
+  };
+}
+
 export class WasmTokenizer implements Tokenizer {
   readonly info: { vocabSize: number };
   private readonly normalization: string;
@@ -305,14 +335,16 @@ export class WasmModel implements Model {
   run(input: string | ArrayLike<number>, options?: RunOptions): ModelRunResult;
   run(input: PairInput, options?: RunOptions): PairRunResult;
   run(input: ImageInput, options?: RunOptions): ImageRunResult;
+  run(input: AudioInput, options?: RunOptions): AudioRunResult;
   run(
-    input: string | ArrayLike<number> | PairInput | ImageInput,
+    input: string | ArrayLike<number> | PairInput | ImageInput | AudioInput,
     options?: RunOptions,
-  ): ModelRunResult | PairRunResult | ImageRunResult {
+  ): ModelRunResult | PairRunResult | ImageRunResult | AudioRunResult {
     const op = 'run';
     const o = checkOptions(op, options, RUN_OPTIONS);
+    const twoStacks = isPair(input) || isAudio(input);
     if (o.attentionMask !== undefined) {
-      if (isPair(input)) throw new Error(`${op}: attentionMask is for runs of one text`);
+      if (twoStacks) throw new Error(`${op}: attentionMask is for runs of one text`);
       o.attentionMask = attentionMaskOf(op, o.attentionMask);
     }
     for (const name of ['rollout', 'flow'] as const)
@@ -324,13 +356,19 @@ export class WasmModel implements Model {
             ? { residual: 'boolean', rows: 'other', set: 'other' }
             : { residual: 'boolean', set: 'other' },
         );
-    if (isPair(input) && o.into !== undefined)
+    if (twoStacks && o.into !== undefined)
       throw new Error(`${op}: into is for runs of one text or one image; a pair returns three sets of maps`);
     checkInto(op, o.into, isImage(input) && 'pixels' in input ? { pixels: input.pixels } : {}, MAP_ARRAYS);
     // An image's run always has its tokens' norms (ImageRunResult.tokenNorms).
     if (isImage(input)) o.tokenNorms = true;
     const r = orThrow(this.live(op).run(this.engine(), this.rawInput(op, input), o));
-    const result = isPair(input) ? pairResult(r) : isImage(input) ? imageResult(r) : textResult(r);
+    const result = isPair(input)
+      ? pairResult(r)
+      : isAudio(input)
+        ? audioResult(r)
+        : isImage(input)
+          ? imageResult(r)
+          : textResult(r);
     const kept: RawExplainOptions = {};
     if (o.attentionMask) kept.attentionMask = o.attentionMask as Uint8Array;
     if (o.ablateHeads) kept.ablateHeads = (o.ablateHeads as Array<[number, number]>).map(([l, h]) => [l, h]);
@@ -338,7 +376,10 @@ export class WasmModel implements Model {
     return result;
   }
 
-  explainScore(run: ModelRunResult | PairRunResult | ImageRunResult, query: ScoreQuery): ScoreExplanation {
+  explainScore(
+    run: ModelRunResult | PairRunResult | ImageRunResult | AudioRunResult,
+    query: ScoreQuery,
+  ): ScoreExplanation {
     const op = 'explainScore';
     const handle = this.live(op);
     const q = checkOptions(op, query, {
@@ -369,7 +410,7 @@ export class WasmModel implements Model {
   /** A run's input as the engine reads it again (its ids, or the image's model input), its options and its tokens. */
   private explained(
     op: string,
-    run: ModelRunResult | PairRunResult | ImageRunResult,
+    run: ModelRunResult | PairRunResult | ImageRunResult | AudioRunResult,
   ): { input: RawInput; options: RawExplainOptions; naming: Naming } {
     if (typeof run !== 'object' || run === null)
       throw new Error(`${op}: run must be a result of this model's run(), got ${typeName(run)}`);
@@ -392,6 +433,14 @@ export class WasmModel implements Model {
         naming: naming([read(source, run.sourceTokens), read(target, run.targetTokens)]),
       };
     }
+    if ('audioTokens' in run && 'features' in run) {
+      const target = idsOf(op, run.targetIds);
+      return {
+        input: { features: run.features, target },
+        options,
+        naming: naming([run.audioTokens, read(target, run.targetTokens)]),
+      };
+    }
     if ('pixels' in run && 'grid' in run)
       return { input: { pixels: run.pixels }, options, naming: naming([run.tokens]) };
     if ('ids' in run && 'tokens' in run) {
@@ -401,8 +450,16 @@ export class WasmModel implements Model {
     throw new Error(`${op}: run must be a result of this model's run(): text, a pair or an image`);
   }
 
-  /** The input as the engine reads it: text normalized, ids checked, an image's RGBA bytes. */
-  private rawInput(op: string, input: string | ArrayLike<number> | PairInput | ImageInput): RawInput {
+  /** The input as the engine reads it: text normalized, ids checked, an image's RGBA bytes, a voice's samples. */
+  private rawInput(op: string, input: string | ArrayLike<number> | PairInput | ImageInput | AudioInput): RawInput {
+    if (isAudio(input)) {
+      const target = this.prepare(`${op}: target`, input.target);
+      if ('features' in input) {
+        checkTensor(op, 'features', input.features);
+        return { features: input.features, target };
+      }
+      return { audio: samplesOf(op, input.audio), target };
+    }
     if (isPair(input))
       return {
         source: this.prepare(`${op}: source`, input.source),

@@ -24,7 +24,7 @@ export interface RawEngine {
 
 /** One sequence of a raw run: the tokens of a map set's rows or columns. */
 export interface RawSequence {
-  name: 'text' | 'image' | 'source' | 'target';
+  name: 'text' | 'image' | 'source' | 'target' | 'audio';
   tokens: string[];
   special: boolean[];
   ids: Int32Array;
@@ -32,6 +32,8 @@ export interface RawSequence {
   truncated: boolean;
   /** An image's patch grid. */
   grid?: [number, number];
+  /** Audio: the seconds of sound the window held. */
+  seconds?: number;
 }
 
 /** One map set of a raw run: its sequences by their index in `sequences`. */
@@ -72,6 +74,7 @@ export interface RawRun {
   logits?: Tensor;
   reusedTokens?: number;
   pixels?: Tensor;
+  features?: Tensor;
   imageEmbedding?: Float32Array;
   labelLogits?: Float32Array;
   labels?: import('./types.js').ImageLabel[];
@@ -83,7 +86,9 @@ export type RawInput =
   | { ids: Int32Array }
   | { source: string | Int32Array; target: string | Int32Array }
   | { image: { rgba: Uint8Array | Uint8ClampedArray; width: number; height: number } }
-  | { pixels: Tensor };
+  | { pixels: Tensor }
+  | { audio: Float32Array; target: string | Int32Array }
+  | { features: Tensor; target: string | Int32Array };
 
 /** What of a run's options changes the stream an explanation takes apart. */
 export interface RawExplainOptions {
@@ -243,6 +248,8 @@ export interface Platform {
   hubCache?: import('./hub.js').HubCache;
   /** Bytes of one file value from a `{ files }` source; `op` names the call in errors. */
   read(op: string, name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
+  /** Browsers: audio in a format other than WAV, decoded by the page (`decodeAudioData`), each channel at `rate`. */
+  decodeAudio?(op: string, bytes: Uint8Array, rate: number): Promise<{ channels: Float32Array[]; sampleRate: number }>;
 }
 
 /** The analysis functions (cpp/bindings/analysis.cpp); tensors are `{ data, shape }`. */

@@ -19,6 +19,8 @@ import type {
 import type {
   AttentionMaps,
   Comparison,
+  DecodeAudioOptions,
+  DecodedAudio,
   FlowOptions,
   HeadSummary,
   MapSet,
@@ -75,6 +77,13 @@ export interface Engine {
   cosineSimilarity(a: Tensor, b: Tensor): Float32Array;
   /** A NumPy `.npy` file (float32, C order) holding the tensor with its shape. */
   toNpy(tensor: Tensor): Uint8Array;
+  /**
+   * Sound as a speech model hears it: mono float32 samples at `sampleRate` (default 16 kHz, Whisper's). WAV (integer
+   * PCM of 8 to 32 bits, float of 32 or 64) everywhere; in browsers, any other format the browser decodes. Channels
+   * are averaged and the rate changed with a windowed-sinc filter; `notices` says what was done and what was found
+   * (resampled, mixed down, clipped, silent, a header longer than the file).
+   */
+  decodeAudio(bytes: Uint8Array | ArrayBuffer | Blob, options?: DecodeAudioOptions): Promise<DecodedAudio>;
   /** Keeps multi-head attention weights in the engine for repeated {@link MultiHeadLayer.run} calls. */
   multiHeadLayer(params: MultiHeadParams, options: { heads: number }): MultiHeadLayer;
   /** Keeps `w` `[k, m]` (and `b` `[m]`) in the engine for repeated {@link LinearLayer.run} calls. */

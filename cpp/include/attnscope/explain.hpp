@@ -25,6 +25,7 @@ struct Source {
     register_token,  // an image's register (DINOv2 with registers)
     patch,           // an image patch's projection
     patch_bias,      // the patch projection's bias
+    audio,           // the audio front end's convolutions at the token's frames (GELU makes them one source)
     head,            // layer `layer`, head `head`'s output through its rows of W_O
     attention_bias,  // layer `layer`'s W_O bias
     cross,           // layer `layer`'s cross-attention sublayer (an encoder-decoder's decoder)

@@ -26,8 +26,9 @@
 
 namespace attnscope {
 
-// What a model's first stack reads (its front end): text as token ids, or an image as patches.
-enum class InputKind { text, image };
+// What a model's first stack reads (its front end): text as token ids, an image as patches, or speech as Whisper's
+// log-mel frames through two convolutions.
+enum class InputKind { text, image, audio };
 
 // One stack of the transformer block, as ModelInfo lists them.
 struct StackInfo {
@@ -44,6 +45,15 @@ struct ImageNormalization {
   bool from_file = false;  // read from preprocessor_config.json (else the class's defaults)
   double rescale = 1.0 / 255;
   std::vector<double> mean, std;  // per channel; 0 and 1 where the processor does not normalize
+};
+
+// How a speech model's front end hears: Whisper's feature extractor (preprocessor_config.json) and its encoder's
+// frames. Audio is mono float32 at sampling_rate, read in windows of window_samples (30 s).
+struct AudioInfo {
+  std::int64_t sampling_rate = 0, mel_bins = 0, n_fft = 0, hop_length = 0;
+  std::int64_t window_samples = 0;  // chunk_length · sampling_rate
+  std::int64_t frames = 0;          // a window's log-mel frames (3,000): window_samples / hop_length
+  std::int64_t positions = 0;       // the encoder's positions after the stride-2 convolution (1,500: 20 ms each)
 };
 
 struct ModelInfo {
@@ -78,6 +88,8 @@ struct ModelInfo {
   std::int64_t registers = 0;       // DINOv2 with registers: tokens between the prefix and the patches
   std::vector<std::string> labels;  // a classifier's class names, by id (id2label); empty without one
   ImageNormalization normalization;
+  // Speech models (Whisper): input is InputKind::audio; all zero otherwise.
+  AudioInfo audio;
 };
 
 // An image as RGBA bytes, row by row from the top (ImageData's layout). Alpha is dropped, as Pillow's
@@ -87,19 +99,30 @@ struct ImageInput {
   std::int64_t width = 0, height = 0;
 };
 
-// One sequence a run reads, in one of four forms, as its factories make it.
+// Mono samples at the model's sampling rate (AudioInfo), read during the run: one window's worth or less (the rest of
+// the window is silence, as Whisper pads it).
+struct AudioInput {
+  const float* samples = nullptr;
+  std::int64_t n = 0;
+};
+
+// One sequence a run reads, in one of six forms, as its factories make it.
 struct SequenceInput {
-  enum class Form { text, ids, image, pixels };
+  enum class Form { text, ids, image, pixels, audio, features };
   Form form = Form::ids;
   std::string text;               // normalized as the tokenizer's normalization() says
   std::vector<std::int32_t> ids;  // token ids, run as they are (each in the vocabulary)
   ImageInput image;               // the caller's bytes, read during the run
   Tensor pixels;                  // a vision model's input [channels, H, W], preprocessed elsewhere
+  AudioInput audio;               // the caller's samples, read during the run
+  Tensor features;                // a speech model's log-mel input [mel_bins, frames], computed elsewhere
 
   static SequenceInput of_text(std::string_view text);
   static SequenceInput of_ids(std::vector<std::int32_t> ids);
   static SequenceInput of_image(const ImageInput& image);
   static SequenceInput of_pixels(Tensor pixels);
+  static SequenceInput of_audio(const AudioInput& audio);
+  static SequenceInput of_features(Tensor features);
 };
 
 // What a run reads: its first stack's sequence (a one-stack model's text or image; an encoder-decoder's source), and
@@ -163,6 +186,8 @@ struct Sequence {
   std::int64_t total_tokens = 0;      // before truncation to the stack's positions
   bool truncated = false;
   std::int64_t rows = 0, cols = 0;  // an image's patch grid
+  // Audio: the seconds of sound the window held (the positions after them hear Whisper's padding).
+  double seconds = 0;
 };
 
 // One set of attention maps, with the sequences of its rows (queries) and columns (keys).
@@ -226,6 +251,8 @@ struct RunResult {
   // a classifier's logits [labels] and its five most likely labels, best first.
   Tensor pixels, image_embedding, label_logits;
   std::vector<ImageLabel> labels;
+  // Speech models: the log-mel features the encoder read [mel_bins, frames].
+  Tensor features;
 
   // The sequence or map set of this name, or an Error naming the ones there are.
   const Sequence& sequence(std::string_view name) const;

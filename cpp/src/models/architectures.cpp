@@ -83,6 +83,8 @@ const Row kRows[] = {
   {"BartModel",                      "bart",        Family::bart,  Bias::none,           Windows::none,        0,        Output::none,    "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"MarianMTModel",                  "marian",      Family::marian, Bias::none,          Windows::none,        0,        Output::lm,      "",             0,      0,     0,     0,     0,    0, 0,       0,      0,    1e-5, "gelu"},
   {"T5ForConditionalGeneration",     "t5",          Family::t5,    Bias::none,           Windows::none,        0,        Output::lm,      "",             32128,  512,   2048,  6,     8,    0, 64,      512,    0,    1e-6, "relu"},
+  // Speech: an audio front end on an encoder-decoder (WhisperConfig's defaults: whisper-tiny's sizes).
+  {"WhisperForConditionalGeneration", "whisper",    Family::whisper, Bias::none,         Windows::none,        0,        Output::lm,      "",             51865,  384,   1536,  4,     6,    0, 0,       448,    0,    1e-5, "gelu"},
   // Vision transformers: an image's patches in, no vocabulary (the patch front end). The defaults are ViTConfig's,
   // Dinov2Config's (its FFN from mlp_ratio) and CLIPVisionConfig's; read_vision has their image and patch sizes.
   {"ViTModel",                       "vit",         Family::vit,   Bias::none,           Windows::none,        0,        Output::pooler,  "",             0,      768,   3072,  12,    12,   0, 0,       0,      0,    1e-12, "gelu"},
@@ -541,6 +543,43 @@ Spec read_t5(const Row& row, const Json& c, const Json* generation) {
   return s;
 }
 
+// Whisper: the audio front end (two Conv1d with GELU, the checkpoint's sinusoidal positions) under a pre-LN encoder,
+// a pre-LN decoder with learned positions and cross-attention, a final LayerNorm on each stack, biases on every
+// projection but k_proj (the converter finds none), exact GELU, and the LM head tied to the decoder's embedding.
+// 128-mel checkpoints (large-v3) and distil-whisper's shallower decoders are these fields' values.
+Spec read_whisper(const Row& row, const Json& c, const Json* generation) {
+  const std::int64_t d = optional_int(c, "d_model", row.hidden, 1, 65536);
+  const std::int64_t vocab = optional_int(c, "vocab_size", row.vocab, 1, 1'000'000);
+  const auto stack = [&](const char* layers, const char* heads, const char* ffn, std::int64_t positions) {
+    Config k = encoder_defaults(optional_int(c, layers, row.layers, 1, 256), optional_int(c, heads, row.heads, 1, 1024),
+                                d, heads);
+    k.ffn = optional_int(c, ffn, row.ffn, 1, 262144);
+    k.max_tokens = positions;
+    k.eps = static_cast<float>(row.eps);
+    k.act = activation_of(optional_string(c, "activation_function", row.activation));
+    k.placement = Placement::pre;
+    return k;
+  };
+  Spec s;
+  s.input = InputKind::audio;
+  s.audio.mel_bins = optional_int(c, "num_mel_bins", 80, 1, 512);
+  s.audio.positions = optional_int(c, "max_source_positions", 1500, 1, 1'000'000);
+  s.stacks.push_back(stack("encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", s.audio.positions));
+  Config& k = s.stacks.emplace_back(stack("decoder_layers", "decoder_attention_heads", "decoder_ffn_dim",
+                                          optional_int(c, "max_target_positions", row.max_positions, 1, 1'000'000)));
+  k.causal = k.cross_attention = true;
+  s.checkpoint.qkv_bias = s.checkpoint.o_bias = s.checkpoint.mlp_bias = true;
+  // WhisperDecoder keeps embed_scale but never multiplies by it: scale_embedding changes nothing.
+  s.target_tokens = {vocab, d, k.max_tokens, TokenPositions::learned, 1.0f, k.eps};
+  s.tokens = s.target_tokens;
+  s.head = lm_head(vocab, true);
+  const Json& g = generation && generation->is_object() ? *generation : c;
+  s.generation.decoder_start =
+      token_field(g, "decoder_start_token_id", token_field(c, "decoder_start_token_id", 50257, vocab), vocab);
+  s.generation.search = read_search(generation, c, vocab);
+  return s;
+}
+
 // A vision config's image_size: one side, or [height, width].
 std::pair<std::int64_t, std::int64_t> image_size(const Json& c, std::int64_t fallback) {
   const Json* v = c.find("image_size");
@@ -705,6 +744,9 @@ Spec read_spec(const std::string& architecture, const Json& config, const Json* 
       break;
     case Family::t5:
       s = read_t5(*row, c, generation);
+      break;
+    case Family::whisper:
+      s = read_whisper(*row, c, generation);
       break;
     case Family::vit:
     case Family::dinov2:

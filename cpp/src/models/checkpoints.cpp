@@ -518,6 +518,63 @@ ModelWeights read_vision_weights(const Spec& s, const WeightStore& w) {
   return out;
 }
 
+// A Conv1d's weight [out, in, 3] as the GEMM's B [in · 3, out]: a frame's window of the input in (channel, tap) order.
+Weight conv_weight(const WeightStore& w, const std::string& name, std::int64_t in, std::int64_t out) {
+  const Tensor conv = w.read(name, {out, in, 3});
+  Tensor t({in * 3, out});
+  t.head(0) = ConstMatrixMap(conv.data.data(), out, in * 3).transpose();
+  return packed(t);
+}
+
+// Whisper's q, v and out projections with their biases, and k_proj with none (WhisperAttention's k_proj has bias=False;
+// a checkpoint that holds one anyway has it read).
+void read_whisper_attention(const WeightStore& w, const std::string& base, std::int64_t d, Weight& q, Weight& k,
+                            Weight& v, Weight& o, Tensor& bq, Tensor& bk, Tensor& bv, Tensor& bo) {
+  read_linear(w, base + ".q_proj", d, d, q, bq);
+  read_linear_maybe_biased(w, base + ".k_proj", d, d, w.contains(base + ".k_proj.bias"), k, bk);
+  read_linear(w, base + ".v_proj", d, d, v, bv);
+  read_linear(w, base + ".out_proj", d, d, o, bo);
+}
+
+// WhisperForConditionalGeneration: "model." before the encoder's and decoder's names; the encoder's two convolutions
+// and its position table, pre-LN blocks (BART's names), each stack's final layer_norm, and proj_out, which
+// checkpoints leave out as the tie to the decoder's embedding (read when one holds it).
+ModelWeights read_whisper_weights(const Spec& s, const WeightStore& w) {
+  const std::int64_t d = s.stacks[0].d_model, mels = s.audio.mel_bins, vocab = s.target_tokens.vocab;
+  ModelWeights out;
+  AudioWeights& a = out.audio;
+  a.conv1 = conv_weight(w, "model.encoder.conv1.weight", mels, d);
+  a.conv1_bias = w.read("model.encoder.conv1.bias", {d});
+  a.conv2 = conv_weight(w, "model.encoder.conv2.weight", d, d);
+  a.conv2_bias = w.read("model.encoder.conv2.bias", {d});
+  a.position = w.read("model.encoder.embed_positions.weight", {s.audio.positions, d});
+  out.dtype = w.dtype("model.encoder.conv1.weight");
+  out.target_tokens.embed = w.matrix("model.decoder.embed_tokens.weight", vocab, d, /*transposed=*/true);
+  out.target_tokens.position = w.read("model.decoder.embed_positions.weight", {s.stacks[1].max_tokens, d});
+  for (std::size_t stack = 0; stack < 2; ++stack) {
+    const Config& k = s.stacks[stack];
+    const std::string p = stack ? "model.decoder" : "model.encoder";
+    Weights& m = out.stacks.emplace_back();
+    for (std::int64_t l = 0; l < k.layers; ++l) {
+      const std::string b = p + ".layers." + std::to_string(l) + ".";
+      Block B;
+      read_whisper_attention(w, b + "self_attn", d, B.wq, B.wk, B.wv, B.wo, B.bq, B.bk, B.bv, B.bo);
+      read_layer_norm(w, b + "self_attn_layer_norm", d, B.attn_norm, B.attn_norm_bias);
+      if (k.cross_attention) {
+        read_whisper_attention(w, b + "encoder_attn", d, B.wcq, B.wck, B.wcv, B.wco, B.bcq, B.bck, B.bcv, B.bco);
+        read_layer_norm(w, b + "encoder_attn_layer_norm", d, B.cross_norm, B.cross_norm_bias);
+      }
+      read_linear(w, b + "fc1", d, k.ffn, B.w_up, B.b_up);
+      read_linear(w, b + "fc2", k.ffn, d, B.w_down, B.b_down);
+      read_layer_norm(w, b + "final_layer_norm", d, B.ffn_norm, B.ffn_norm_bias);
+      m.blocks.push_back(std::move(B));
+    }
+    read_layer_norm(w, p + ".layer_norm", d, m.final_norm, m.final_norm_bias);
+  }
+  if (w.contains("proj_out.weight")) out.head.lm_head = w.linear("proj_out.weight", d, vocab);
+  return out;
+}
+
 }  // namespace
 
 ModelWeights read_weights(const Spec& spec, const WeightStore& store) {
@@ -535,6 +592,8 @@ ModelWeights read_weights(const Spec& spec, const WeightStore& store) {
       return read_bart_weights(spec, store);
     case Family::t5:
       return read_t5_weights(spec, store);
+    case Family::whisper:
+      return read_whisper_weights(spec, store);
     case Family::vit:
     case Family::dinov2:
     case Family::clip:

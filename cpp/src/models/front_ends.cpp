@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "attnscope/error.hpp"
 #include "models/ops.hpp"
@@ -217,6 +218,102 @@ Stream PatchEmbedding::decompose(const Runtime& rt, const Reading& reading, std:
   if (!w_.norm.empty())
     freeze_norm(s, Norm::layer, norm_scale(Norm::layer, s.sum(), c_.eps), w_.norm, w_.norm_bias,
                 source(Source::Kind::norm_bias));
+  return s;
+}
+
+AudioEmbedding::AudioEmbedding(AudioConfig config, AudioWeights weights, audio::Features features, std::int64_t d_model)
+    : c_(std::move(config)), w_(std::move(weights)), features_(std::move(features)), d_(d_model) {}
+
+void AudioEmbedding::check_form(const SequenceInput& input, const ModelInfo& info) const {
+  if (input.form != SequenceInput::Form::audio && input.form != SequenceInput::Form::features)
+    throw Error("run: " + named(info) + " is a speech model: run it on audio (mono, " +
+                std::to_string(features_.sampling_rate) + " Hz) and a target, run({ audio, target })");
+}
+
+Reading AudioEmbedding::read(const SequenceInput& input, const ReadContext& context) const {
+  check_form(input, *context.info);
+  const std::int64_t mels = features_.feature_size, frames = features_.frames(), rate = features_.sampling_rate;
+  Reading r;
+  Sequence& s = r.sequence;
+  s.name = context.name;
+  if (input.form == SequenceInput::Form::audio) {
+    const AudioInput& a = input.audio;
+    if (a.n <= 0 || !a.samples) throw Error("run: the audio is empty: give it some sound");
+    if (a.n > audio::kMaxSamples)
+      throw Error("run: the audio has " + std::to_string(a.n) + " samples, more than an hour at 16 kHz");
+    for (std::int64_t i = 0; i < a.n; ++i)
+      if (!std::isfinite(a.samples[i]))
+        throw Error("run: the audio holds " + std::to_string(a.samples[i]) + " at sample " + std::to_string(i));
+    // One window: what is past it is another window's (the package reads long audio window by window).
+    const std::int64_t n = std::min(a.n, features_.n_samples());
+    s.truncated = a.n > n;
+    s.seconds = static_cast<double>(n) / static_cast<double>(rate);
+    r.features = audio::log_mel(features_, a.samples, n);
+  } else {
+    const Tensor& f = input.features;
+    if (f.shape != Shape{mels, frames})
+      throw Error("run: features must be [" + std::to_string(mels) + ", " + std::to_string(frames) +
+                  "] (mel bins × a window's frames), got " + format_shape(f.shape));
+    for (std::size_t i = 0; i < f.data.size(); ++i)
+      if (!std::isfinite(f.data[i]))
+        throw Error("run: features hold " + std::to_string(f.data[i]) + " at index " + std::to_string(i));
+    r.features = f;
+    s.seconds = static_cast<double>(features_.n_samples()) / static_cast<double>(rate);
+  }
+  // Each position is 2 frames of hop_length samples: 20 ms for Whisper.
+  const double step = 2.0 * static_cast<double>(features_.hop_length) / static_cast<double>(rate);
+  for (std::int64_t i = 0; i < c_.positions; ++i) {
+    char label[32];
+    std::snprintf(label, sizeof label, "%.2f s", static_cast<double>(i) * step);
+    s.tokens.push_back(label);
+  }
+  s.special.assign(s.tokens.size(), 0);
+  s.total_tokens = c_.positions;
+  return r;
+}
+
+Matrix AudioEmbedding::convolve(const Runtime& rt, const Tensor& features, std::int64_t first,
+                                std::int64_t count) const {
+  const std::int64_t mels = c_.mel_bins, frames = features.shape[1], d = d_;
+  // conv2's output t reads conv1's frames 2t − 1 … 2t + 1; conv1's frame f reads the features' f − 1 … f + 1. Both
+  // pad with zeros: conv2 pads conv1's GELU output, not the features.
+  const std::int64_t f0 = std::max<std::int64_t>(0, 2 * first - 1);
+  const std::int64_t f1 = std::min<std::int64_t>(frames, 2 * (first + count));
+  Matrix windows = Matrix::Zero(f1 - f0, mels * 3);  // [frames, mel_bins · 3], (mel, tap) order as conv1's weight
+  for (std::int64_t f = f0; f < f1; ++f)
+    for (std::int64_t c = 0; c < mels; ++c)
+      for (std::int64_t k = 0; k < 3; ++k) {
+        const std::int64_t at = f + k - 1;
+        if (at >= 0 && at < frames)
+          windows(f - f0, c * 3 + k) = features.data[static_cast<std::size_t>(c * frames + at)];
+      }
+  Matrix h = Stack::linear(rt, windows, w_.conv1, w_.conv1_bias);  // [f1 − f0, d]
+  ops::gelu(h);
+  Matrix strided = Matrix::Zero(count, d * 3);  // [count, d · 3]
+  for (std::int64_t t = 0; t < count; ++t)
+    for (std::int64_t k = 0; k < 3; ++k) {
+      const std::int64_t at = 2 * (first + t) + k - 1;
+      if (at < 0 || at >= frames) continue;
+      for (std::int64_t c = 0; c < d; ++c) strided(t, c * 3 + k) = h(at - f0, c);
+    }
+  Matrix x = Stack::linear(rt, strided, w_.conv2, w_.conv2_bias);
+  ops::gelu(x);
+  return x;
+}
+
+Matrix AudioEmbedding::embed(const Runtime& rt, const Reading& reading, std::int64_t p0) const {
+  if (p0 != 0) throw Error("a window of audio runs whole");
+  Matrix x = convolve(rt, reading.features, 0, c_.positions);
+  x += w_.position.head(0);
+  return x;
+}
+
+Stream AudioEmbedding::decompose(const Runtime& rt, const Reading& reading, std::int64_t position,
+                                 std::int64_t stack) const {
+  Stream s(d_);
+  const Matrix sound = convolve(rt, reading.features, position, 1);
+  s.add(source_of(Source::Kind::audio, stack, -1, -1, position), sound.data());
+  s.add(source_of(Source::Kind::position, stack, -1, -1, position), w_.position.data.data() + position * d_);
   return s;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "attnscope/model.hpp"
+#include "audio/features.hpp"
 #include "models/sources.hpp"
 #include "models/spec.hpp"
 #include "vision/image.hpp"
@@ -16,14 +17,15 @@ namespace attnscope::transformer {
 // What a front end made of one input: the sequence it stands for, and what embed() turns into rows.
 struct Reading {
   Sequence sequence;
-  Tensor pixels;  // an image's model input [channels, H, W]
+  Tensor pixels;    // an image's model input [channels, H, W]
+  Tensor features;  // a voice's: log-mel [mel_bins, frames]
 };
 
 // What a front end's read() needs of the model: its names (for errors), its tokenizer, and the stack's limit.
 struct ReadContext {
   const ModelInfo* info = nullptr;
   const Tokenizer* tokenizer = nullptr;
-  std::string name;  // the sequence's: "text", "source", "target", "image"
+  std::string name;  // the sequence's: "text", "source", "target", "image", "audio"
   std::int64_t max_tokens = 0;
 };
 
@@ -83,6 +85,27 @@ class PatchEmbedding final : public FrontEnd {
   VisionConfig c_;
   PatchWeights w_;
   vision::Preprocess preprocess_;
+  std::int64_t d_;
+};
+
+class AudioEmbedding final : public FrontEnd {
+ public:
+  // `features`: preprocessor_config.json's feature extractor, whose window's frames are twice config.positions.
+  AudioEmbedding(AudioConfig config, AudioWeights weights, audio::Features features, std::int64_t d_model);
+  Reading read(const SequenceInput& input, const ReadContext& context) const override;
+  void check_form(const SequenceInput& input, const ModelInfo& info) const override;
+  Matrix embed(const Runtime& rt, const Reading& reading, std::int64_t p0) const override;
+  Stream decompose(const Runtime& rt, const Reading& reading, std::int64_t position, std::int64_t stack) const override;
+
+  const audio::Features& features() const { return features_; }
+
+ private:
+  // The two convolutions with their GELUs, for the encoder's positions [first, first + count): [count, d].
+  Matrix convolve(const Runtime& rt, const Tensor& features, std::int64_t first, std::int64_t count) const;
+
+  AudioConfig c_;
+  AudioWeights w_;
+  audio::Features features_;
   std::int64_t d_;
 };
 

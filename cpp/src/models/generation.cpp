@@ -210,7 +210,7 @@ std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> Trans
   const Config& c = encoder.config();
   Reading reading = read(source, 0);
   auto run = std::make_shared<RunResult>();
-  const std::int64_t n = static_cast<std::int64_t>(reading.sequence.ids.size());
+  const std::int64_t n = static_cast<std::int64_t>(reading.sequence.tokens.size());
   Pass pass;  // the encoder's maps kept only when asked; else attention runs fused
   if (maps) {
     check_budget("generate", 4.0 * double(c.layers * c.heads) * double(n) * double(n));
@@ -224,6 +224,7 @@ std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> Trans
   Cache cache(c);
   const Matrix encoded = encoder.run(rt, cache, front_->embed(rt, reading, 0), pass);
   run->sequences.push_back(std::move(reading.sequence));
+  run->features = std::move(reading.features);
   StackRun& s = run->stacks.emplace_back();
   s.name = "encoder";
   s.hidden = ops::to_tensor(encoded);

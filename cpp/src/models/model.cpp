@@ -60,6 +60,20 @@ SequenceInput SequenceInput::of_pixels(Tensor pixels) {
   return s;
 }
 
+SequenceInput SequenceInput::of_audio(const AudioInput& audio) {
+  SequenceInput s;
+  s.form = Form::audio;
+  s.audio = audio;
+  return s;
+}
+
+SequenceInput SequenceInput::of_features(Tensor features) {
+  SequenceInput s;
+  s.form = Form::features;
+  s.features = std::move(features);
+  return s;
+}
+
 namespace {
 
 template <typename T>

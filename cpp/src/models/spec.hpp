@@ -19,7 +19,7 @@ class Json;
 namespace transformer {
 
 // How a checkpoint names its tensors: one converter each (checkpoints.cpp).
-enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, marian, t5, vit, dinov2, clip };
+enum class Family { llama, phi3, gpt2, bert, distilbert, use_lite, bart, marian, t5, vit, dinov2, clip, whisper };
 
 // The token front end: x = embed[ids] · embed_scale (+ position[p] when learned, + sin ‖ cos(p · inv_timescales)
 // when sinusoidal); x = LayerNorm(x) where the model has one (BERT, BART).   [n, width]
@@ -46,6 +46,15 @@ struct VisionConfig {
   // passes antialias=True (a −0.5 cubic filter, normalized), which changes the values even when it enlarges.
   bool antialias = false;
   float eps = 1e-5f;  // the pre-norm's
+};
+
+// The audio front end (front_ends.hpp): Whisper's log-mel features [mel_bins, frames] (attnscope/audio.hpp), then
+//   h = GELU(Conv1d(mel_bins → d, kernel 3, padding 1)(features))                  [frames, d]
+//   x = GELU(Conv1d(d → d, kernel 3, stride 2, padding 1)(h)) + positions          [frames / 2, d]
+// The checkpoint's encoder positions are sinusoids, read as it stores them.
+struct AudioConfig {
+  std::int64_t mel_bins = 80;
+  std::int64_t positions = 1500;  // max_source_positions: a window's frames / 2
 };
 
 // What reads the last stack's output.
@@ -92,6 +101,7 @@ struct Spec {
   // The token front ends: the first stack's (text models) and an encoder-decoder's decoder's (sharing the table).
   TokenConfig tokens, target_tokens;
   VisionConfig vision;         // the image front end (InputKind::image)
+  AudioConfig audio;           // the audio front end (InputKind::audio)
   std::vector<Config> stacks;  // one stack, or an encoder then a decoder with cross-attention
   HeadConfig head;
   GenerationSettings generation;
@@ -118,6 +128,12 @@ struct PatchWeights {
   Tensor norm, norm_bias;  // CLIP's pre_layrnorm, or empty
 };
 
+struct AudioWeights {
+  Weight conv1, conv2;  // a Conv1d's [out, in, 3] as the GEMM's B [in · 3, out]: a frame's window in (in, tap) order
+  Tensor conv1_bias, conv2_bias;
+  Tensor position;  // [positions, d]
+};
+
 struct HeadWeights {
   Weight lm_head;      // [d, vocab], or null when tied to the token embedding
   Tensor logits_bias;  // [vocab] added to the logits (BART's final_logits_bias) or empty
@@ -132,6 +148,7 @@ struct HeadWeights {
 struct ModelWeights {
   TokenWeights tokens, target_tokens;  // an encoder-decoder's share their table
   PatchWeights patches;
+  AudioWeights audio;
   std::vector<Weights> stacks;
   HeadWeights head;
   std::string dtype;  // how the files store them: "f32", "f16", "bf16"

@@ -44,14 +44,17 @@ ImageNormalization normalization_of(const vision::Preprocess& p, bool from_file)
 }  // namespace
 
 TransformerModel::TransformerModel(Spec spec, ModelWeights w, std::unique_ptr<Tokenizer> tokenizer,
-                                   vision::Preprocess preprocess, bool preprocess_from_file)
+                                   Preprocessor preprocessor)
     : spec_(std::move(spec)),
       heads_(spec_.head, std::move(w.head), spec_.encoder_decoder() ? w.target_tokens.embed : w.tokens.embed,
              spec_.last().d_model) {
   tokenizer_ = std::move(tokenizer);
-  const bool image = spec_.input == InputKind::image;
+  const bool image = spec_.input == InputKind::image, audio = spec_.input == InputKind::audio;
+  const std::int64_t d = spec_.stacks[0].d_model;
   if (image)
-    front_ = std::make_unique<PatchEmbedding>(spec_.vision, std::move(w.patches), preprocess, spec_.stacks[0].d_model);
+    front_ = std::make_unique<PatchEmbedding>(spec_.vision, std::move(w.patches), preprocessor.image, d);
+  else if (audio)
+    front_ = std::make_unique<AudioEmbedding>(spec_.audio, std::move(w.audio), preprocessor.audio, d);
   else
     front_ = std::make_unique<TokenEmbedding>(spec_.tokens, std::move(w.tokens));
   if (spec_.encoder_decoder())
@@ -98,15 +101,21 @@ TransformerModel::TransformerModel(Spec spec, ModelWeights w, std::unique_ptr<To
     info_.prefix_tokens = v.prefix;
     info_.registers = v.registers;
     info_.labels = spec_.head.labels;
-    info_.normalization = normalization_of(preprocess, preprocess_from_file);
+    info_.normalization = normalization_of(preprocessor.image, preprocessor.from_file);
+  }
+  if (audio) {
+    const audio::Features& f = preprocessor.audio;
+    info_.audio = {f.sampling_rate, f.feature_size,       f.n_fft, f.hop_length, f.n_samples(),
+                   f.frames(),      spec_.audio.positions};
   }
 }
 
 const TokenEmbedding& TransformerModel::tokens() const {
   if (target_tokens_) return *target_tokens_;
-  const auto* t = dynamic_cast<const TokenEmbedding*>(front_.get());
-  if (!t) throw Error(named(info_) + " reads images, not tokens");
-  return *t;
+  // A model of text's front end is its token embedding (the wasm builds have no RTTI to ask it).
+  if (spec_.input != InputKind::text)
+    throw Error(named(info_) + " reads " + (spec_.input == InputKind::image ? "images" : "audio") + ", not tokens");
+  return static_cast<const TokenEmbedding&>(*front_);
 }
 
 MultiHeadParams TransformerModel::attention_weights(std::int64_t layer) const {
@@ -137,7 +146,7 @@ Reading TransformerModel::read(const SequenceInput& input, std::size_t stack) co
   context.tokenizer = tokenizer_.get();
   context.max_tokens = stacks_[stack].config().max_tokens;
   if (spec_.encoder_decoder())
-    context.name = stack == 0 ? "source" : "target";
+    context.name = stack == 1 ? "target" : spec_.input == InputKind::audio ? "audio" : "source";
   else
     context.name = spec_.input == InputKind::image ? "image" : "text";
   if (stack == 1) {  // the target: a text as the decoder reads it
@@ -207,13 +216,14 @@ void TransformerModel::run_pair(const Runtime& rt, const Input& input, const Run
   if (target.sequence.truncated)
     throw Error("run: the target has " + std::to_string(target.sequence.total_tokens) +
                 " tokens, more than the decoder's " + std::to_string(c.max_tokens) + " positions");
-  const std::int64_t ns = static_cast<std::int64_t>(source.sequence.ids.size());
+  const std::int64_t ns = static_cast<std::int64_t>(source.sequence.tokens.size());
   const std::int64_t nt = static_cast<std::int64_t>(target.sequence.ids.size());
   const bool logits = o.top_k || o.return_logits;
   check_budget("run", 4.0 * double(ce.layers * ce.heads) * double(ns) * double(ns) +
                           4.0 * double(c.layers * c.heads) * double(nt) * double(nt + ns) +
                           (logits ? 4.0 * double(nt) * double(spec_.head.vocab) : 0.0));
   Matrix embedded = front_->embed(rt, source, 0);
+  r.features = std::move(source.features);
   r.sequences = {std::move(source.sequence), std::move(target.sequence)};
   r.stacks.resize(2);
   r.stacks[0].name = "encoder", r.stacks[0].sequence = 0;
@@ -311,17 +321,26 @@ std::unique_ptr<Model> make_model(const std::string& architecture, const Json& c
   Spec spec = read_spec(architecture, config, &generation);
   if (spec.tokenizer_required && !tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
   ModelWeights weights = read_weights(spec, WeightStore(files, large));
-  vision::Preprocess steps;
+  Preprocessor preprocessor;
   const auto file = files.find("preprocessor_config.json");
-  if (spec.input == InputKind::image) {
-    const Json preprocessor = file == files.end() ? Json() : Json::parse(file->second, "preprocessor_config.json");
-    steps = vision::read_preprocess(file == files.end() ? nullptr : &preprocessor, spec.vision.image_height,
-                                    spec.vision.image_width);
+  preprocessor.from_file = file != files.end();
+  const Json json = file == files.end() ? Json() : Json::parse(file->second, "preprocessor_config.json");
+  const Json* given = file == files.end() ? nullptr : &json;
+  if (spec.input == InputKind::image)
+    preprocessor.image = vision::read_preprocess(given, spec.vision.image_height, spec.vision.image_width);
+  if (spec.input == InputKind::audio) {
+    preprocessor.audio = audio::read_features(given, spec.audio.mel_bins);
+    // WhisperEncoder refuses any other length: its convolutions halve a window's frames to its positions.
+    if (preprocessor.audio.frames() != 2 * spec.audio.positions)
+      throw Error("loadModel: a window of " + std::to_string(preprocessor.audio.chunk_length) + " s makes " +
+                  std::to_string(preprocessor.audio.frames()) + " frames, but the encoder reads " +
+                  std::to_string(2 * spec.audio.positions) + " (2 × config.json's max_source_positions)");
   }
-  return std::make_unique<TransformerModel>(std::move(spec), std::move(weights), std::move(tokenizer), std::move(steps),
-                                            file != files.end());
+  return std::make_unique<TransformerModel>(std::move(spec), std::move(weights), std::move(tokenizer),
+                                            std::move(preprocessor));
 }
 
-const TransformerModel* transformer_of(const Model& model) { return dynamic_cast<const TransformerModel*>(&model); }
+// Every Model is a TransformerModel: Model::load makes one (and the wasm builds have no RTTI to check it).
+const TransformerModel* transformer_of(const Model& model) { return static_cast<const TransformerModel*>(&model); }
 
 }  // namespace attnscope::transformer

@@ -31,11 +31,17 @@ struct Previous {
   Matrix logits;            // [n, vocab] when asked for
 };
 
+// What preprocessor_config.json says, or its processor class's defaults where there is no such file: a vision model's
+// image processor, a speech model's feature extractor.
+struct Preprocessor {
+  vision::Preprocess image;
+  audio::Features audio;
+  bool from_file = false;
+};
+
 class TransformerModel final : public Model {
  public:
-  // `preprocess`: a vision model's image processor (its defaults, unless `preprocess_from_file`).
-  TransformerModel(Spec spec, ModelWeights weights, std::unique_ptr<Tokenizer> tokenizer, vision::Preprocess preprocess,
-                   bool preprocess_from_file);
+  TransformerModel(Spec spec, ModelWeights weights, std::unique_ptr<Tokenizer> tokenizer, Preprocessor preprocessor);
 
   RunResult run(const Runtime& runtime, const Input& input, const RunOptions& options) const override;
   std::unique_ptr<Generation> generate(const Runtime& runtime, const Input& input, std::uint64_t seed,

@@ -50,6 +50,8 @@ export function sourceLabel(s: Source, r: RunResult, at = true): string {
       return `${token} pixels`;
     case 'patchBias':
       return 'patch projection bias';
+    case 'audio':
+      return `sound at ${token}`;
     case 'head':
       return `${L} H${s.head + 1}${where}`;
     case 'attentionBias':
