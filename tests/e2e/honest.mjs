@@ -64,9 +64,15 @@ export async function honestChecks(browser, site, engine, shots) {
             buffer: Buffer.from(bytes),
           })),
         );
-        await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'error', null, {
-          timeout: 30_000,
-        });
+        // Until this load starts, the status still holds the image's error from the check before: wait for this one's.
+        await page.waitForFunction(
+          () => {
+            const status = document.getElementById('load-status');
+            return status.dataset.state === 'error' && /speech model/.test(status.textContent);
+          },
+          null,
+          { timeout: 30_000 },
+        );
         const said = await page.textContent('#load-status');
         assert(/is a speech model, and this page does not show speech models yet/.test(said), said);
         assert((await page.textContent('#model-name')) === header, await page.textContent('#model-name'));
