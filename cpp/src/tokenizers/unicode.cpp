@@ -5,13 +5,50 @@ namespace attnscope::unicode {
 
 namespace {
 
-template <std::size_t N, std::size_t P>
-bool map_one(const CodePointMapping (&table)[N], const std::uint32_t (&pool)[P], std::uint32_t cp,
-             std::vector<std::uint32_t>& out) {
-  const auto it = std::lower_bound(std::begin(table), std::end(table), cp,
-                                   [](const CodePointMapping& m, std::uint32_t c) { return m.cp < c; });
-  if (it == std::end(table) || it->cp != cp) return false;
-  out.insert(out.end(), pool + it->offset, pool + it->offset + it->length);
+// Appends cp's lowercase; false when it is its own.
+bool lower_one(std::uint32_t cp, std::vector<std::uint32_t>& out) {
+  const CaseRun* run = std::upper_bound(std::begin(kLowercaseRuns), std::end(kLowercaseRuns), cp,
+                                        [](std::uint32_t c, const CaseRun& r) { return c < r.first; });
+  if (run != std::begin(kLowercaseRuns)) {
+    const CaseRun& r = *(run - 1);
+    const std::uint32_t step = cp - r.first;
+    if (step % r.stride == 0 && step / r.stride < r.count) {
+      out.push_back(static_cast<std::uint32_t>(static_cast<std::int64_t>(cp) + r.delta));
+      return true;
+    }
+  }
+  for (const CodePointMapping& m : kLowercase)
+    if (m.cp == cp) {
+      out.insert(out.end(), kLowercasePool + m.offset, kLowercasePool + m.offset + m.length);
+      return true;
+    }
+  return false;
+}
+
+// Appends cp's canonical decomposition (but a Hangul syllable's); false when it is its own.
+bool decompose_one(std::uint32_t cp, std::vector<std::uint32_t>& out) {
+  std::size_t begin = 0, end = 0;
+  if (cp < 0x10000) {
+    const BmpMapping* it = std::lower_bound(std::begin(kNfdBmp), std::end(kNfdBmp), cp,
+                                            [](const BmpMapping& m, std::uint32_t c) { return m.cp < c; });
+    if (it == std::end(kNfdBmp) || it->cp != cp) return false;
+    begin = it->offset;
+    end = it + 1 != std::end(kNfdBmp) ? (it + 1)->offset : kNfdAstral[0].offset;
+  } else {
+    const AstralMapping* it = std::lower_bound(std::begin(kNfdAstral), std::end(kNfdAstral), cp,
+                                               [](const AstralMapping& m, std::uint32_t c) { return m.cp < c; });
+    if (it == std::end(kNfdAstral) || it->cp != cp) return false;
+    begin = it->offset;
+    end = it + 1 != std::end(kNfdAstral) ? (it + 1)->offset : std::size(kNfdPool);
+  }
+  for (std::size_t i = begin; i < end; ++i) {  // UTF-16, surrogate pairs joined
+    const std::uint32_t u = kNfdPool[i];
+    if (u >= 0xD800 && u < 0xDC00 && i + 1 < end) {
+      out.push_back(0x10000 + ((u - 0xD800) << 10) + (kNfdPool[++i] - 0xDC00));
+    } else {
+      out.push_back(u);
+    }
+  }
   return true;
 }
 
@@ -44,7 +81,7 @@ std::vector<std::uint32_t> to_lower(const std::vector<std::uint32_t>& cps) {
       out.push_back(0x03C2);
       continue;
     }
-    if (!map_one(kLowercase, kLowercasePool, cps[i], out)) out.push_back(cps[i]);
+    if (!lower_one(cps[i], out)) out.push_back(cps[i]);
   }
   return out;
 }
@@ -58,7 +95,7 @@ std::vector<std::uint32_t> decompose(const std::vector<std::uint32_t>& cps) {
       out.push_back(0x1100 + s / 588);
       out.push_back(0x1161 + (s % 588) / 28);
       if (s % 28) out.push_back(0x11A7 + s % 28);
-    } else if (!map_one(kNfd, kNfdPool, cp, out)) {
+    } else if (!decompose_one(cp, out)) {
       out.push_back(cp);
     }
   }

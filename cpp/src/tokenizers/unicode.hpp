@@ -15,22 +15,49 @@ struct CodePointRange {
   std::uint32_t first, last;
 };
 
-// cp maps to `length` code points starting at `offset` in the table's pool. 8 bytes, not 12: the tables are in every
-// build's .wasm, and their pools hold fewer than 2^16 code points.
+// The tables are in every build's .wasm, so they are packed (make_unicode_tables.mjs):
+// A class is its ranges below U+10000 in 16 bits, and those above.
+struct BmpRange {
+  std::uint16_t first, last;
+};
+struct RangeTable {
+  const BmpRange* bmp;
+  std::size_t bmp_count;
+  const CodePointRange* astral;
+  std::size_t astral_count;
+};
+// Code points first, first + stride, … (count of them) that lowercase to the code point `delta` away.
+struct CaseRun {
+  std::uint32_t first;
+  std::int32_t delta;
+  std::uint16_t count;
+  std::uint8_t stride;
+};
+// cp maps to `length` code points starting at `offset` in the table's pool.
 struct CodePointMapping {
   std::uint32_t cp;
   std::uint16_t offset, length;
 };
+// cp decomposes to the UTF-16 in the pool from `offset` to the next entry's offset.
+struct BmpMapping {
+  std::uint16_t cp, offset;
+};
+struct AstralMapping {
+  std::uint32_t cp;
+  std::uint16_t offset;
+};
 
 #include "tokenizers/unicode_tables.inc"
 
-static_assert(std::size(kLowercasePool) < 65536 && std::size(kNfdPool) < 65536, "a pool outgrew CodePointMapping");
+template <typename Range>
+bool in_ranges(const Range* begin, std::size_t count, std::uint32_t cp) {
+  const Range* it =
+      std::upper_bound(begin, begin + count, cp, [](std::uint32_t c, const Range& r) { return c < r.first; });
+  return it != begin && cp <= (it - 1)->last;
+}
 
-template <std::size_t N>
-bool in(const CodePointRange (&table)[N], std::uint32_t cp) {
-  const auto it = std::upper_bound(std::begin(table), std::end(table), cp,
-                                   [](std::uint32_t c, const CodePointRange& r) { return c < r.first; });
-  return it != std::begin(table) && cp <= (it - 1)->last;
+inline bool in(const RangeTable& table, std::uint32_t cp) {
+  return cp < 0x10000 ? in_ranges(table.bmp, table.bmp_count, cp) : in_ranges(table.astral, table.astral_count, cp);
 }
 
 inline bool is_letter(std::uint32_t cp) { return in(kLetter, cp); }
