@@ -29,16 +29,34 @@ class GenerationHandle {
     });
   }
 
-  // An encoder-decoder's generation: source (Int32Array; the encoder runs once, here), target: the decoder's first
-  // tokens (Int32Array), seed and maps as start()'s
+  // An encoder-decoder's generation: source: an Int32Array of ids, or a speech model's { audio } or { features }
+  // (the encoder runs once, here), target: the decoder's first tokens (Int32Array), seed and maps as start()'s;
+  // encoderLayers: undefined, or the encoder layers whose maps "all" keeps
   val startPair(const ModelHandle& model, const Engine& engine, val source, val target, double seed,
-                const std::string& maps) {
+                const std::string& maps, val encoderLayers) {
     return guard("generate", [&] {
       const GenerationMaps kept = begin(model, seed, maps);
-      generation_ = model_->generate(
-          engine.runtime(), Input::pair(SequenceInput::of_ids(ids_arg(source)), SequenceInput::of_ids(ids_arg(target))),
-          static_cast<std::uint64_t>(seed), kept);
+      std::vector<float> samples;  // a voice's, while the encoder reads them
+      SequenceInput from;
+      if (source.instanceof (val::global("Int32Array")))
+        from = SequenceInput::of_ids(ids_arg(source));
+      else
+        from = audio_source("generate", source, samples);
+      std::optional<std::vector<std::int64_t>> layers;
+      if (!encoderLayers.isUndefined()) layers = integers_arg("generate", "encoderMapLayers", encoderLayers, -1e9, 1e9);
+      generation_ =
+          model_->generate(engine.runtime(), Input::pair(std::move(from), SequenceInput::of_ids(ids_arg(target))),
+                           static_cast<std::uint64_t>(seed), kept, layers);
       return val::object();
+    });
+  }
+
+  // The logits after the last token → Float32Array [vocab]
+  val logits(const Engine& engine) const {
+    return guard("generate", [&] {
+      if (!generation_) throw Error("generate: nothing is being generated");
+      const std::vector<float>& l = generation_->next_logits(engine.runtime());
+      return to_js(l.data(), {static_cast<std::int64_t>(l.size())})["data"];
     });
   }
 
@@ -120,8 +138,8 @@ class GenerationHandle {
   }
 
   // → { ids: Int32Array, tokens, special, attentions?: { data, shape: [layers, heads, n, n] }, source?: the encoder's
-  // sequence (as a run's), encoder?: its map set (with every map kept), cross?: { data, shape: [layers, heads, n,
-  // source tokens] } }
+  // sequence (as a run's), features?: a speech model's log-mel features, encoder?: its map set (the layers kept),
+  // cross?: { data, shape: [layers, heads, n, source tokens] } }
   val result() const {
     return guard("generate", [&] {
       if (!generation_) throw Error("generate: nothing is being generated");
@@ -140,7 +158,8 @@ class GenerationHandle {
       if (!maps.empty()) out.set("attentions", weights_to_js(maps, model_->info().causal));
       // Encoder-decoders: the source as the encoder ran it, its maps, and the cross maps of the whole target.
       if (const RunResult* source = generation_->source()) {
-        out.set("source", sequence_to_js(source->sequence("source")));
+        out.set("source", sequence_to_js(source->sequences.front()));  // "source", or a voice's "audio"
+        if (!source->features.empty()) out.set("features", to_js(source->features));
         if (!source->maps.empty()) {
           const MapSet& encoder = source->map("encoder");
           out.set("encoder", map_set_to_js(encoder, weights_to_js(encoder.attentions, false)));
@@ -192,6 +211,7 @@ EMSCRIPTEN_BINDINGS(attnscope_generation) {
       .function("start", &GenerationHandle::start)
       .function("startPair", &GenerationHandle::startPair)
       .function("startBeams", &GenerationHandle::startBeams)
+      .function("logits", &GenerationHandle::logits)
       .function("beamStep", &GenerationHandle::beamStep)
       .function("append", &GenerationHandle::append)
       .function("step", &GenerationHandle::step)

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "attnscope/audio.hpp"
 #include "convert.hpp"
 #include "engine.hpp"
 #include "maps_out.hpp"
@@ -12,6 +13,26 @@
 #include "tokens.hpp"
 
 namespace attnscope {
+
+SequenceInput bindings::audio_source(const char* op, const val& input, std::vector<float>& samples) {
+  if (!input["features"].isUndefined()) {
+    JsTensor f = tensor_arg(op, "features", input["features"]);
+    if (f.shape.size() != 2 || f.shape[0] * f.shape[1] > (std::int64_t{1} << 24))
+      throw Error(std::string(op) + ": features must be [mel bins, frames], got " + format_shape(f.shape));
+    load(f);
+    Tensor t(f.shape);
+    t.data = std::move(f.data);
+    return SequenceInput::of_features(std::move(t));
+  }
+  const val a = input["audio"];
+  const double length = a["length"].as<double>();
+  if (length > static_cast<double>(audio::kMaxSamples))
+    throw Error(std::string(op) + ": the audio has more than an hour of samples at 16 kHz");
+  samples.resize(static_cast<std::size_t>(length));
+  val(emscripten::typed_memory_view(samples.size(), samples.data())).call<void>("set", a);
+  return SequenceInput::of_audio({samples.data(), static_cast<std::int64_t>(samples.size())});
+}
+
 namespace {
 
 using namespace bindings;
@@ -77,27 +98,9 @@ struct Held {
   std::vector<float> samples;      // a voice's
 };
 
-// { audio: Float32Array } or { features: { data, shape: [mel bins, frames] } }, with the target's tokens: a speech
-// model's source and target. The samples are copied into `held`.
+// { audio, target } or { features, target }: a speech model's source (audio_source) and the target's tokens.
 Input audio_arg(const val& input, Held& held) {
-  SequenceInput source;
-  if (!input["features"].isUndefined()) {
-    JsTensor f = tensor_arg("run", "features", input["features"]);
-    if (f.shape.size() != 2 || f.shape[0] * f.shape[1] > (std::int64_t{1} << 24))
-      throw Error("run: features must be [mel bins, frames], got " + format_shape(f.shape));
-    load(f);
-    Tensor t(f.shape);
-    t.data = std::move(f.data);
-    source = SequenceInput::of_features(std::move(t));
-  } else {
-    const val a = input["audio"];
-    const double length = a["length"].as<double>();
-    if (length > 3600.0 * 16000.0) throw Error("run: the audio has more than an hour of samples at 16 kHz");
-    held.samples.resize(static_cast<std::size_t>(length));
-    val(emscripten::typed_memory_view(held.samples.size(), held.samples.data())).call<void>("set", a);
-    source = SequenceInput::of_audio({held.samples.data(), static_cast<std::int64_t>(held.samples.size())});
-  }
-  return Input::pair(std::move(source), tokens_arg(input["target"]));
+  return Input::pair(audio_source("run", input, held.samples), tokens_arg(input["target"]));
 }
 
 // The one input of a run: { text } | { ids } | { source, target } | { image } | { pixels } | { audio, target } |

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attnscope/model.hpp"
 
@@ -14,7 +15,11 @@ namespace attnscope {
 
 namespace bindings {
 class Engine;
-}
+
+// A speech model's source: { audio: Float32Array } (copied into `samples`, which must outlive its use) or
+// { features: { data, shape: [mel bins, frames] } }, checked; `op` names the call in errors.
+SequenceInput audio_source(const char* op, const emscripten::val& input, std::vector<float>& samples);
+}  // namespace bindings
 
 class ModelHandle {
  public:

@@ -3,6 +3,7 @@
 // logits and greedy generation, from a window's log-mel features; and the audio front end's own checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "attnscope/model.hpp"
@@ -87,6 +88,37 @@ TEST(Whisper, GreedyGenerationIsPyTorchs) {
     while (generation->ids().size() < greedy.size()) generation->step(rt, argmax);
     EXPECT_EQ(generation->ids(), greedy);
   }
+}
+
+TEST(Whisper, AGenerationKeepsTheEncoderLayersAskedFor) {
+  Runtime rt(1);
+  const Json& g = goldens().find("cases")->array().front();
+  const auto model = Model::load(files_of(g));
+  const Input input = heard(g, {60});
+  const Tensor encoder = tensor(*g.find("encoder"));  // [2, heads, 50, 50]
+  const std::int64_t per_layer = element_count(encoder.shape) / 2;
+  const auto one = model->generate(rt, input, 0, GenerationMaps::all, std::vector<std::int64_t>{1});
+  const MapSet& kept = one->source()->map("encoder");
+  EXPECT_EQ(kept.map_layers, (std::vector<std::int64_t>{1}));
+  ASSERT_EQ(kept.attentions.shape, (Shape{1, encoder.shape[1], 50, 50}));
+  double worst = 0;
+  for (std::int64_t i = 0; i < per_layer; ++i)
+    worst = std::max(worst, double(std::abs(kept.attentions.data[i] - encoder.data[per_layer + i])));
+  EXPECT_LE(worst, 1e-5);
+  // None asked: no encoder maps, and the decoder's still kept.
+  const auto none = model->generate(rt, input, 0, GenerationMaps::all, std::vector<std::int64_t>{});
+  EXPECT_TRUE(none->source()->maps.empty());
+  SamplingOptions argmax;
+  argmax.temperature = 0;
+  none->step(rt, argmax);
+  EXPECT_EQ(none->cross_attentions().shape[2], 2);
+  expect_error([&] { model->generate(rt, input, 0, GenerationMaps::all, std::vector<std::int64_t>{2}); },
+               "generate: encoderMapLayers[0] = 2 is outside the encoder's 2 layers (counting from 0)");
+  expect_error(
+      [&] {
+        model->generate(rt, input, 0, GenerationMaps::all, std::vector<std::int64_t>{0, 0});
+      },
+      "generate: encoderMapLayers[1] = 0 names a layer twice");
 }
 
 TEST(Whisper, AudioIsReadIntoOneWindowAndBadAudioIsAnError) {

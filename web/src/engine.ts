@@ -145,6 +145,7 @@ class WasmEngine implements Engine {
       handle,
       () => this.live('run'),
       () => new this.module.GenerationHandle(),
+      files['generation_config.json'],
     );
     this.owned.add(model);
     return model;

@@ -111,7 +111,7 @@ const YIELD_MS = 4;
  * at 20 ms a token would cost a fifth of the speed. A MessageChannel message (or Node's
  * setImmediate) is the next task without a delay.
  */
-const nextTask: () => Promise<void> = (() => {
+export const nextTask: () => Promise<void> = (() => {
   const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
   if (immediate) return () => new Promise<void>((resolve) => immediate(resolve));
   if (typeof MessageChannel === 'undefined') return () => new Promise<void>((resolve) => setTimeout(resolve, 0));
@@ -180,7 +180,7 @@ export async function generatePair(
           yielded = performance.now();
         }
       }
-    } else orThrow(generation.startPair(handle, engine(), source, Int32Array.of(start[0]), o.seed, o.maps));
+    } else orThrow(generation.startPair(handle, engine(), source, Int32Array.of(start[0]), o.seed, o.maps, undefined));
     while (o.beams === 1 && target.length < limit) {
       if (o.signal?.aborted) {
         stopReason = 'aborted';

@@ -165,6 +165,33 @@ export interface ModelInfo {
   imageNormalization?: ImageNormalization;
   /** Speech models (Whisper): how they hear, from `preprocessor_config.json`. */
   audio?: AudioInfo;
+  /** Speech models: how they decode, from `generation_config.json`. */
+  speech?: SpeechSettings;
+}
+
+/** A speech model's decoding settings, from its `generation_config.json` ({@link ModelInfo}). */
+export interface SpeechSettings {
+  /** Whether it names a language and a task in its prompt (false for the English-only `.en` models). */
+  multilingual: boolean;
+  /** Its language tokens' ids by language code (`en` for `<|en|>`), from `lang_to_id`. */
+  languages: Record<string, number>;
+  /** Its task tokens' ids, from `task_to_id`. */
+  tasks: { transcribe?: number; translate?: number };
+  /** The decoder's first token, `<|startoftranscript|>`. */
+  startOfTranscript: number;
+  /** `<|endoftext|>`: the end of a transcript; the tokens below it are text. */
+  endOfText: number;
+  /** `<|notimestamps|>`. */
+  noTimestamps?: number;
+  /** Tokens never generated (`suppress_tokens`). */
+  suppressTokens: number[];
+  /** Tokens not generated first (`begin_suppress_tokens`: a space and the end of text). */
+  beginSuppressTokens: number[];
+  /**
+   * The decoder's `[layer, head]` pairs whose cross-attention times the words (`alignment_heads`); without them, every
+   * head of the decoder's second half, as openai/whisper defaults.
+   */
+  alignmentHeads: Array<[number, number]>;
 }
 
 /** A model's files. Values are bytes, or (in Node) paths to read. */
@@ -861,6 +888,27 @@ export interface Model {
    * cross-attention maps. Options as for one-stack models; `stop` strings and `stopAtEos` apply to the target.
    */
   generate(input: { source: string | ArrayLike<number> }, options?: GenerateOptions): Promise<PairGenerateResult>;
+  /**
+   * Speech models (Whisper): transcribes or translates audio, 30 s window after window, greedily (or sampled, with
+   * `temperature`). Each window's prompt is the start of transcript, the language (given, or detected: the most
+   * likely language token after the start), the task and no-timestamps; `suppress_tokens` and timestamp tokens are
+   * never generated, and `begin_suppress_tokens` not first. With `wordTimestamps`, each word's time comes from the alignment heads'
+   * cross-attention, as Whisper publishes it (normalized along the tokens, a median filter of width 7 along time,
+   * the mean over heads, dynamic time warping).
+   */
+  generate(input: SpeechInput, options?: SpeechGenerateOptions): Promise<SpeechGenerateResult>;
+  /**
+   * Speech models: ranks every cross-attention head by how well it times the words on its own. Each head's maps of
+   * the generation go through the same normalization, median filter and time warping as the alignment heads
+   * together; a head's `score` is the share of the reference words whose start it puts within `tolerance` seconds
+   * (default 0.1) of the reference's, and `meanError` the mean distance. The reference is `reference` (words with
+   * the times you trust: from a forced aligner, or marked by hand), else the generation's own `words` (timed by its
+   * alignment heads). Best first: the heads to pass as `alignmentHeads` for a checkpoint whose config has none.
+   */
+  scoreAlignmentHeads(
+    result: SpeechGenerateResult,
+    options?: { reference?: SpeechWord[]; tolerance?: number },
+  ): AlignmentHeadScore[];
   /** Frees the model's weights. Later calls throw. */
   dispose(): void;
 }
@@ -881,4 +929,143 @@ export interface Tokenizer {
   labels(ids: ArrayLike<number>): string[];
   /** Frees the tokenizer. Later calls throw. */
   dispose(): void;
+}
+
+/**
+ * What a speech model transcribes: mono samples at `info.audio.samplingRate` (as {@link Engine.decodeAudio} returns
+ * them; any length, run 30 s at a time), or one window's log-mel features `[melBins, frames]`.
+ */
+export type SpeechInput = { audio: Float32Array | ArrayLike<number> } | { features: Tensor };
+
+/** Options of {@link Model.(generate:3)}. */
+export interface SpeechGenerateOptions {
+  /** A language code the model knows (`info.speech.languages`: `en`, `de`, …). Default: detected in each window. */
+  language?: string;
+  /** `transcribe` (default) or `translate` (into English; multilingual models). */
+  task?: 'transcribe' | 'translate';
+  /** Time every word from the alignment heads' cross-attention. Default false. */
+  wordTimestamps?: boolean;
+  /** The `[layer, head]` pairs that time the words. Default: the model's (`info.speech.alignmentHeads`). */
+  alignmentHeads?: Array<[number, number]>;
+  /** Tokens to generate per window at most, after the prompt. Default: half the decoder's positions (224). */
+  maxNewTokens?: number;
+  /** Divides the logits before a draw; 0 (default) takes the most likely token. */
+  temperature?: number;
+  /** Seeds the draws (with `temperature` above 0). Default 0. */
+  seed?: number;
+  /** Keep each window's maps (`maps`). Default true. */
+  attentions?: boolean;
+  /** The encoder layers whose maps to keep (a head's is 9 MB for a 30 s window). Default: none. */
+  encoderMapLayers?: number[];
+  /** Called with each text token generated, and where in the audio it looked. */
+  onToken?: (token: SpeechToken) => void;
+  /** Aborting stops after the token in progress; the windows so far are returned. */
+  signal?: AbortSignal;
+}
+
+/** A text token as a speech model generates it ({@link SpeechGenerateOptions.onToken}). */
+export interface SpeechToken {
+  /** Its id in the vocabulary. */
+  id: number;
+  /** As the vocabulary spells it. */
+  token: string;
+  /** Its position in the window's target (the prompt included). */
+  position: number;
+  /** The window's text so far. */
+  text: string;
+  /** Its query row of every cross-attention map, `[layers, heads, positions]` (unless `attentions: false`). */
+  crossRows?: Float32Array;
+  /** The window it belongs to (0: the first 30 s). */
+  window: number;
+}
+
+/** A word as the alignment heads time it ({@link SpeechGenerateOptions.wordTimestamps}). */
+export interface SpeechWord {
+  /** As decoded, with its leading space; punctuation joined to the word beside it. */
+  word: string;
+  /** When it starts, in seconds from the start of the audio. */
+  start: number;
+  /** When it ends: where the token after it starts (the end of the window's sound after its last token). */
+  end: number;
+  /** The mean of its tokens' probabilities among the text tokens (openai/whisper's word probability). */
+  probability: number;
+  /** Its tokens: `[first, last + 1)` in its window's `targetTokens`. */
+  tokens: [number, number];
+  /** The window it was heard in. */
+  window: number;
+}
+
+/** One 30 s window of a speech model's generation. */
+export interface SpeechWindow {
+  /** Where the window starts in the audio, in seconds. */
+  start: number;
+  /** The seconds of sound it held (the rest of its 30 s is silence). */
+  seconds: number;
+  /** Its text (special tokens left out). */
+  text: string;
+  /** Its language code: given, or detected. */
+  language: string;
+  /** When detected: the language's probability among the language tokens. */
+  languageProbability?: number;
+  /** Its target: the prompt (start of transcript, language, task, no-timestamps), then every token generated. */
+  targetTokens: string[];
+  /** The target's token ids. */
+  targetIds: Int32Array;
+  /** Each target token's probability among the text tokens when it was generated (NaN for the prompt's tokens). */
+  tokenProbabilities: Float32Array;
+  /** With `wordTimestamps`: each target token's time in seconds from the window's start. */
+  tokenTimes?: Float64Array;
+  /** With `wordTimestamps`: its words. */
+  words?: SpeechWord[];
+  /** The encoder's positions that heard the window's sound, named by their time (20 ms apart). */
+  audioTokens: string[];
+  /** The log-mel features the encoder read, `[melBins, frames]` (the whole 30 s). */
+  features: Tensor;
+  /**
+   * Its maps (unless `attentions: false`), cut to the positions that heard sound: `cross` (layers × heads × target
+   * tokens × positions), `decoder`, and `encoder` for `encoderMapLayers`.
+   */
+  maps: Partial<Pick<MapSets, 'encoder' | 'decoder' | 'cross'>>;
+  /** Why its decoding stopped. */
+  stopReason: 'maxNewTokens' | 'eos' | 'aborted';
+}
+
+/** What {@link Model.(generate:3)} returns: the whole audio's text and words, and each window's decoding. */
+export interface SpeechGenerateResult {
+  /** The text of every window. */
+  text: string;
+  /** The first window's language. */
+  language: string;
+  /** With `wordTimestamps`: every window's words. */
+  words?: SpeechWord[];
+  /** The heads that timed the words. */
+  alignmentHeads: Array<[number, number]>;
+  /** Each 30 s window's decoding. */
+  windows: SpeechWindow[];
+  /** The first window's target (a clip of 30 s or less has one window). */
+  targetTokens: string[];
+  /** The first window's target ids. */
+  targetIds: Int32Array;
+  /** The first window's positions that heard sound. */
+  audioTokens: string[];
+  /** The first window's log-mel features. */
+  features: Tensor;
+  /** The first window's maps. */
+  maps: SpeechWindow['maps'];
+  /** Why the last window stopped. */
+  stopReason: 'maxNewTokens' | 'eos' | 'aborted';
+  /** The seed the draws used. */
+  seed: number;
+}
+
+/** How one cross-attention head times a generation's words on its own ({@link Model.scoreAlignmentHeads}). */
+export interface AlignmentHeadScore {
+  /** The decoder layer. */
+  layer: number;
+  /** The head in it. */
+  head: number;
+  /** The share of the reference words whose start the head alone puts within the tolerance. */
+  score: number;
+  /** The mean distance, in seconds, between the head's word starts and the reference's. */
+  meanError: number;
 }

@@ -1,6 +1,7 @@
 // Models and tokenizers over their raw handles: JS-side checks, text prepared for the
 // tokenizer, results unwrapped.
 import type {
+  AlignmentHeadScore,
   AudioInput,
   AudioRunResult,
   GenerateOptions,
@@ -20,6 +21,10 @@ import type {
   RunOptions,
   ScoreExplanation,
   ScoreQuery,
+  SpeechGenerateOptions,
+  SpeechGenerateResult,
+  SpeechInput,
+  SpeechWord,
   Tensor,
   TokenizeOptions,
   Tokenizer,
@@ -28,6 +33,7 @@ import { samplesOf } from './audio.js';
 import { MAP_ARRAYS, checkInto, checkOptions, checkTensor, typeName } from './checks.js';
 import { type Naming, logitExplanation, scoreExplanation } from './explain.js';
 import { generate, generatePair } from './generate.js';
+import { generateSpeech, scoreAlignmentHeads, speechSettings } from './speech.js';
 import { mapSetsOf } from './map-sets.js';
 import {
   type RawEngine,
@@ -300,9 +306,11 @@ export class WasmModel implements Model {
     private handle: RawModelHandle | null,
     private readonly engine: () => RawEngine,
     private readonly newGeneration: () => RawGenerationHandle,
+    generationConfig?: Uint8Array,
   ) {
     const { normalization, tokenizer, ...info } = handle!.info();
-    this.info = info;
+    const speech = speechSettings(info, generationConfig);
+    this.info = speech ? { ...info, speech } : info;
     this.normalization = normalization;
     this.hasTokenizer = tokenizer;
   }
@@ -497,11 +505,39 @@ export class WasmModel implements Model {
 
   generate(input: string | ArrayLike<number>, options?: GenerateOptions): Promise<GenerateResult>;
   generate(input: { source: string | ArrayLike<number> }, options?: GenerateOptions): Promise<PairGenerateResult>;
+  generate(input: SpeechInput, options?: SpeechGenerateOptions): Promise<SpeechGenerateResult>;
   generate(
-    input: string | ArrayLike<number> | { source: string | ArrayLike<number> },
-    options?: GenerateOptions,
-  ): Promise<GenerateResult | PairGenerateResult> {
+    input: string | ArrayLike<number> | { source: string | ArrayLike<number> } | SpeechInput,
+    options?: GenerateOptions | SpeechGenerateOptions,
+  ): Promise<GenerateResult | PairGenerateResult | SpeechGenerateResult> {
     const handle = this.live('generate');
+    const speech = this.info.speech;
+    if (speech) {
+      if (typeof input !== 'object' || input === null || !('audio' in input || 'features' in input))
+        return Promise.reject(
+          new Error(
+            `generate: ${this.info.name} (${this.info.architecture}) is a speech model: generate({ audio }) ` +
+              `transcribes mono samples at ${this.info.audio!.samplingRate} Hz (engine.decodeAudio reads a file)`,
+          ),
+        );
+      return generateSpeech(
+        this,
+        handle,
+        this.engine,
+        this.newGeneration,
+        speech,
+        input,
+        options as SpeechGenerateOptions,
+      );
+    }
+    if (typeof input === 'object' && input !== null && ('audio' in input || 'features' in input))
+      return Promise.reject(
+        new Error(
+          `generate: ${this.info.name} (${this.info.architecture}) does not hear; { audio } needs a speech model such as Whisper`,
+        ),
+      );
+    input = input as string | ArrayLike<number> | { source: string | ArrayLike<number> };
+    options = options as GenerateOptions | undefined;
     if (typeof input === 'object' && input !== null && 'source' in input && !('length' in input)) {
       if (!this.info.encoderDecoder)
         return Promise.reject(
@@ -518,6 +554,15 @@ export class WasmModel implements Model {
         ),
       );
     return generate(this, handle, this.engine, this.newGeneration, input as string | ArrayLike<number>, options);
+  }
+
+  scoreAlignmentHeads(
+    result: SpeechGenerateResult,
+    options?: { reference?: SpeechWord[]; tolerance?: number },
+  ): AlignmentHeadScore[] {
+    if (!this.info.speech)
+      throw new Error(`scoreAlignmentHeads: ${this.info.name} (${this.info.architecture}) is not a speech model`);
+    return scoreAlignmentHeads(this.info, result, options);
   }
 
   dispose(): void {

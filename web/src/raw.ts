@@ -168,15 +168,22 @@ export interface RawGenerationHandle {
     seed: number,
     maps: 'none' | 'rows' | 'all',
   ): { error?: string };
-  /** An encoder-decoder's generation: the source through the encoder, once; the decoder starts from `target`. */
+  /**
+   * An encoder-decoder's generation: the source (ids, or a speech model's audio or features) through the encoder,
+   * once; the decoder starts from `target`. `encoderLayers`: the encoder layers whose maps 'all' keeps (every one
+   * when undefined).
+   */
   startPair(
     model: RawModelHandle,
     engine: RawEngine,
-    source: Int32Array,
+    source: Int32Array | { audio: Float32Array } | { features: Tensor },
     target: Int32Array,
     seed: number,
     maps: 'none' | 'rows' | 'all',
+    encoderLayers: Int32Array | undefined,
   ): { error?: string };
+  /** The logits after the last token, `[vocab]`. */
+  logits(engine: RawEngine): { error: string } | Float32Array;
   /** An encoder-decoder's beam search from `target`'s start tokens (no maps). */
   startBeams(
     model: RawModelHandle,
@@ -212,6 +219,8 @@ export interface RawGenerationHandle {
         attentions?: { data: Float32Array; shape: number[] };
         /** Encoder-decoders: the source as the encoder ran it, and its maps when every row was kept. */
         source?: RawSequence;
+        /** A speech model's: the log-mel features the encoder read. */
+        features?: Tensor;
         encoder?: RawMapSet;
         /** Encoder-decoders that kept every row: the cross maps of the whole target. */
         cross?: { data: Float32Array; shape: number[] };

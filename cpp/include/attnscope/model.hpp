@@ -285,8 +285,11 @@ class Model {
   // an encoder-decoder, a target for the source `input.sequence` (the encoder runs once, here) from the decoder's
   // first tokens `input.target` (its start token, and any forced after it). `seed` seeds the draws; `maps` says what
   // it keeps of the maps. A prompt that extends the last run's tokens starts from that run's keys and values.
-  virtual std::unique_ptr<Generation> generate(const Runtime& runtime, const Input& input, std::uint64_t seed,
-                                               GenerationMaps maps = GenerationMaps::all) const = 0;
+  // `encoder_maps`: with GenerationMaps::all, the encoder layers whose maps are kept (absent: every layer's; a
+  // speech encoder's 1,500 × 1,500 maps are 9 MB a head).
+  virtual std::unique_ptr<Generation> generate(
+      const Runtime& runtime, const Input& input, std::uint64_t seed, GenerationMaps maps = GenerationMaps::all,
+      const std::optional<std::vector<std::int64_t>>& encoder_maps = std::nullopt) const = 0;
 
   // Layer `layer`'s attention weights of the last stack, x·W layout: wq, wk [d_in, heads·d_k], wv
   // [d_in, heads·d_v], wo [heads·d_v, d_out] and their biases. Views into the model: valid while it lives.

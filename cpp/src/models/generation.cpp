@@ -4,6 +4,7 @@
 // given at any time; with ::rows only the newest token's. An encoder-decoder's decoder generates the same way, its
 // cross-attention reading the encoder's memory: each token's cross-attention rows come with its maps' rows.
 #include <algorithm>
+#include <numeric>
 
 #include "attnscope/error.hpp"
 #include "models/ops.hpp"
@@ -205,21 +206,25 @@ class DecoderGeneration final : public Generation {
 }  // namespace
 
 std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> TransformerModel::encode(
-    const Runtime& rt, const SequenceInput& source, bool maps) const {
+    const Runtime& rt, const SequenceInput& source, const std::vector<std::int64_t>& map_layers) const {
   const Stack& encoder = stacks_[0];
   const Config& c = encoder.config();
   Reading reading = read(source, 0);
   auto run = std::make_shared<RunResult>();
   const std::int64_t n = static_cast<std::int64_t>(reading.sequence.tokens.size());
-  Pass pass;  // the encoder's maps kept only when asked; else attention runs fused
-  if (maps) {
-    check_budget("generate", 4.0 * double(c.layers * c.heads) * double(n) * double(n));
+  Pass pass;  // the maps of the layers asked for; the others' attention runs fused
+  if (!map_layers.empty()) {
+    const std::int64_t kept = static_cast<std::int64_t>(map_layers.size());
+    check_budget("generate", 4.0 * double(kept * c.heads) * double(n) * double(n));
     MapSet& set = run->maps.emplace_back();
     set.name = "encoder";
     set.causal = c.causal;
-    set.attentions = Tensor::unfilled({c.layers, c.heads, n, n});
-    for (std::int64_t l = 0; l < c.layers; ++l) set.map_layers.push_back(l);
-    pass.maps = Pass::every_layer(set.attentions.data.data(), c.layers, c.heads * n * n);
+    set.attentions = Tensor::unfilled({kept, c.heads, n, n});
+    set.map_layers = map_layers;
+    pass.maps.assign(static_cast<std::size_t>(c.layers), nullptr);
+    for (std::int64_t i = 0; i < kept; ++i)
+      pass.maps[static_cast<std::size_t>(map_layers[static_cast<std::size_t>(i)])] =
+          set.attentions.data.data() + i * c.heads * n * n;
   }
   Cache cache(c);
   const Matrix encoded = encoder.run(rt, cache, front_->embed(rt, reading, 0), pass);
@@ -231,8 +236,9 @@ std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> Trans
   return {run, std::make_shared<const Memory>(stacks_[1].memory(rt, encoded))};
 }
 
-std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const Input& input, std::uint64_t seed,
-                                                       GenerationMaps maps) const {
+std::unique_ptr<Generation> TransformerModel::generate(
+    const Runtime& rt, const Input& input, std::uint64_t seed, GenerationMaps maps,
+    const std::optional<std::vector<std::int64_t>>& encoder_maps) const {
   const std::string name = info_.name + " (" + info_.architecture + ")";
   if (!spec_.head.language_model)
     throw Error("generate: " + name +
@@ -244,7 +250,21 @@ std::unique_ptr<Generation> TransformerModel::generate(const Runtime& rt, const 
       throw Error("generate: " + name + " is an encoder-decoder model: it generates a target from a source");
     if (input.target->form != SequenceInput::Form::ids)
       throw Error("generate: the target's start tokens are ids (the decoder's start token, then any forced)");
-    auto [source, memory] = encode(rt, input.sequence, maps == GenerationMaps::all);
+    const std::int64_t layers = stacks_[0].config().layers;
+    std::vector<std::int64_t> kept;
+    if (maps == GenerationMaps::all && encoder_maps) {
+      kept = *encoder_maps;
+    } else if (maps == GenerationMaps::all) {
+      kept.resize(static_cast<std::size_t>(layers));
+      std::iota(kept.begin(), kept.end(), 0);
+    }
+    for (std::size_t i = 0; i < kept.size(); ++i)
+      if (kept[i] < 0 || kept[i] >= layers || std::find(kept.begin(), kept.begin() + i, kept[i]) != kept.begin() + i)
+        throw Error("generate: encoderMapLayers[" + std::to_string(i) + "] = " + std::to_string(kept[i]) +
+                    (kept[i] < 0 || kept[i] >= layers
+                         ? " is outside the encoder's " + std::to_string(layers) + " layers (counting from 0)"
+                         : " names a layer twice"));
+    auto [source, memory] = encode(rt, input.sequence, kept);
     return std::make_unique<DecoderGeneration>(*this, rt, input.target->ids, seed, maps, std::move(memory),
                                                std::move(source));
   }

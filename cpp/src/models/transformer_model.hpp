@@ -45,7 +45,8 @@ class TransformerModel final : public Model {
 
   RunResult run(const Runtime& runtime, const Input& input, const RunOptions& options) const override;
   std::unique_ptr<Generation> generate(const Runtime& runtime, const Input& input, std::uint64_t seed,
-                                       GenerationMaps maps) const override;
+                                       GenerationMaps maps,
+                                       const std::optional<std::vector<std::int64_t>>& encoder_maps) const override;
   MultiHeadParams attention_weights(std::int64_t layer) const override;
   Tensor logits(const Runtime& runtime, const Tensor& hidden) const override;
   ScoreExplanation explain_score(const Runtime& runtime, const Input& input, const RunOptions& options,
@@ -66,11 +67,11 @@ class TransformerModel final : public Model {
   // i + 1] for token i) into `rows`, when that run kept them. 0 when it holds none of them. It reads the last run
   // as run() writes it: like run(), not to be called from two threads at once.
   std::int64_t resume(const std::vector<std::int32_t>& ids, Cache& cache, std::vector<std::vector<float>>* rows) const;
-  // The RunResult of an encoder-decoder's encoder on `source` for a generation: its sequence "source" and, with maps,
-  // its map set "encoder"; the memory each decoder layer's cross-attention reads.
-  std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> encode(const Runtime& rt,
-                                                                                    const SequenceInput& source,
-                                                                                    bool maps) const;
+  // The RunResult of an encoder-decoder's encoder on `source` for a generation: its sequence "source" and, when
+  // `map_layers` names any, its map set "encoder" of those layers; the memory each decoder layer's cross-attention
+  // reads.
+  std::pair<std::shared_ptr<const RunResult>, std::shared_ptr<const Memory>> encode(
+      const Runtime& rt, const SequenceInput& source, const std::vector<std::int64_t>& map_layers) const;
 
  private:
   // The run of a model of one stack: "self" (transformer_run.cpp). A causal stack on tokens keeps what the next run

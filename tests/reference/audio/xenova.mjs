@@ -1,7 +1,12 @@
-// transformers.js 2.x (@xenova/transformers) as a child process: Whisper's feature extractor, and its median filter
-// and dynamic time warping, run as that library runs them. Reads a JSON request on stdin,
-//   { features: [{ file, melBins }] }  file: little-endian float32 samples at 16 kHz
-// and writes { features: [{ file }] }, each file the extractor's input_features [melBins, 3000] as float32.
+// transformers.js 2.x (@xenova/transformers) as a child process: Whisper's feature extractor, its token timestamps
+// (median filter and dynamic time warping) and its tokenizer's words, run as that library runs them. Reads a JSON
+// request on stdin,
+//   { features: [{ file, melBins }],  file: little-endian float32 samples at 16 kHz
+//     timestamps: [{ file, shape, heads, frames }],  file: cross-attention [layers, heads, rows, keys] as float32
+//     words: [{ tokenizer, tokens, times }],  tokenizer: a tokenizer.json's path; times: each token's seconds
+//     warps: [{ file, rows, columns }] }  file: a cost matrix [rows, columns] as float32
+// and writes { features: [{ file }], timestamps: [seconds per token (rows + 1)], words: [{ text, chunks }],
+// warps: [[rows, columns] of the path] }, each features file the extractor's input_features [melBins, 3000].
 //
 // transformers.js imports sharp (for images) and onnxruntime-node (for models) at load; neither is installed whole
 // (sharp without its binary, --ignore-scripts; onnxruntime-node is optional and omitted). A loader hook gives sharp a
@@ -51,5 +56,56 @@ for (const { file, melBins } of request.features ?? []) {
     Buffer.from(input_features.data.buffer, input_features.data.byteOffset, input_features.data.byteLength),
   );
   answer.features.push({ file: out, shape: input_features.dims.slice(1) });
+}
+// WhisperForConditionalGeneration._extract_token_timestamps reads only config.decoder_layers and
+// median_filter_width of its model: it runs here on a stand-in holding those, over cross-attention given as one
+// generation step of every row.
+const timestamps = request.timestamps ?? [];
+const words = request.words ?? [];
+const warps = request.warps ?? [];
+if (timestamps.length || words.length || warps.length) {
+  // The package's index: its modules import each other in a cycle that only the index's order resolves.
+  const { WhisperForConditionalGeneration, WhisperTokenizer, Tensor, dynamicTimeWarping } =
+    await import('@xenova/transformers');
+  const floats = (/** @type {string} */ file) => {
+    const bytes = readFileSync(file);
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  };
+  answer.warps = warps.map(({ file, rows, columns }) =>
+    dynamicTimeWarping(new Tensor('float32', floats(file), [rows, columns])),
+  );
+  answer.timestamps = timestamps.map(({ file, shape, heads, frames }) => {
+    const bytes = readFileSync(file);
+    const cross = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+    const [layers, perLayer, rows, keys] = shape;
+    const step = Array.from(
+      { length: layers },
+      (_, l) =>
+        new Tensor('float32', cross.slice(l * perLayer * rows * keys, (l + 1) * perLayer * rows * keys), [
+          1,
+          perLayer,
+          rows,
+          keys,
+        ]),
+    );
+    const model = { config: { decoder_layers: layers, median_filter_width: 7 } };
+    const outputs = { cross_attentions: [[step]], sequences: [new Array(rows + 1).fill(0)] };
+    const times = WhisperForConditionalGeneration.prototype._extract_token_timestamps.call(
+      model,
+      outputs,
+      heads,
+      frames,
+    );
+    return Array.from(times.data);
+  });
+  answer.words = words.map(({ tokenizer, tokens, times }) => {
+    const t = new WhisperTokenizer(JSON.parse(readFileSync(tokenizer, 'utf8')), {});
+    const [text, { chunks }] = t._decode_asr([{ tokens, token_timestamps: times }], {
+      return_timestamps: 'word',
+      time_precision: 0.02,
+      force_full_sequences: false,
+    });
+    return { text, chunks };
+  });
 }
 process.stdout.write(JSON.stringify(answer));

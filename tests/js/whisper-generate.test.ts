@@ -1,0 +1,401 @@
+// Whisper's decoding through the package, on a random checkpoint in openai/whisper-tiny's layout (its vocabulary,
+// special tokens and generation_config.json): the prompt transformers.js builds, language detection, the suppressed
+// tokens, 30 s windows; and word timestamps held to transformers.js's own token timestamps (its median filter and
+// dynamic time warping) and its tokenizer's words, on the same cross-attention.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { Engine, Model, SpeechGenerateResult } from '../../dist/node.js';
+import { medianFilter, timeWarp, tokenTimes } from '../../dist/alignment.js';
+import { groupWords } from '../../dist/words.js';
+import {
+  WHISPER_LANGUAGES,
+  whisperTokenizer,
+  windowWhisper,
+  xenovaTokenTimes,
+  xenovaWarps,
+  xenovaWords,
+} from '../whisper.mjs';
+import { engineFor } from './engines.js';
+
+const WORDS = ['"', 'the', 'dog', 'sat', 'on', 'mat', 'and', 'we', 'choose', 'to', 'go', 'moon', 'caf'];
+const { tokenizer, generationConfig, vocab } = whisperTokenizer(WORDS);
+const SOT = 50258,
+  EOT = 50257,
+  TRANSCRIBE = 50359,
+  NO_TIMESTAMPS = 50363;
+
+/** The random Whisper with Whisper's vocabulary, special tokens and generation_config.json. */
+function speechModelFiles(): Record<string, Uint8Array> {
+  const files = windowWhisper(80, { vocab: 51865, targets: 64, decoderLayers: 2 });
+  const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+  Object.assign(config, { decoder_start_token_id: SOT, eos_token_id: EOT, bos_token_id: EOT, pad_token_id: EOT });
+  return {
+    ...files,
+    'config.json': new TextEncoder().encode(JSON.stringify(config)),
+    'tokenizer.json': tokenizer,
+    'generation_config.json': generationConfig,
+  };
+}
+
+/** A seeded uniform generator in [0, 1) (xorshift32). */
+function uniform(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}
+
+/** Random cross-attention `[layers, heads, rows, keys]`, each row a softmax (so rows sum to 1, as maps do). */
+function randomCross(shape: [number, number, number, number], seed: number): Float32Array {
+  const next = uniform(seed);
+  const [layers, heads, rows, keys] = shape;
+  const out = new Float32Array(layers * heads * rows * keys);
+  for (let r = 0; r < layers * heads * rows; r++) {
+    let sum = 0;
+    for (let k = 0; k < keys; k++) sum += out[r * keys + k] = Math.exp(4 * next());
+    for (let k = 0; k < keys; k++) out[r * keys + k] /= sum;
+  }
+  return out;
+}
+
+const speech = (n: number, seed: number) => {
+  const next = uniform(seed);
+  return Float32Array.from({ length: n }, (_, i) => 0.3 * Math.sin(i / 9) * Math.sin(i / 2300) + 0.05 * (next() - 0.5));
+};
+
+describe('word timing as Whisper publishes it', () => {
+  it('the median filter mirrors its ends as transformers.js does', async () => {
+    const { medianFilter: theirs } = await import(
+      '../reference/audio/node_modules/@xenova/transformers/src/utils/maths.js' as string
+    );
+    for (const n of [7, 8, 50, 301]) {
+      const next = uniform(n);
+      const row = Float32Array.from({ length: n }, () => next() * 4 - 2);
+      expect(Array.from(medianFilter(row, 7))).toEqual(Array.from(theirs(row, 7) as Float32Array));
+    }
+    // By hand: [3, 1, 2, 5, 4] with width 3 reads [1, 3, 1], [3, 1, 2], … [5, 4, 5] at the ends.
+    expect(Array.from(medianFilter(Float32Array.of(3, 1, 2, 5, 4), 3))).toEqual([1, 2, 2, 4, 5]);
+  });
+
+  it('the warping path is transformers.js’s, ties to the columns', () => {
+    const cases = (
+      [
+        [1, 5, 1],
+        [5, 5, 2],
+        [12, 300, 3],
+        [40, 1500, 4],
+      ] as const
+    ).map(([rows, columns, seed]) => {
+      const next = uniform(seed);
+      // Coarse values make ties, which the rule must break as theirs does.
+      return { rows, columns, cost: Float32Array.from({ length: rows * columns }, () => Math.round(next() * 4) - 2) };
+    });
+    const theirs = xenovaWarps(cases);
+    cases.forEach(({ cost, rows, columns }, i) => {
+      const mine = timeWarp(cost, rows, columns);
+      expect(mine.rows).toEqual(theirs[i]![0]);
+      expect(mine.columns).toEqual(theirs[i]![1]);
+    });
+  });
+
+  it('token times equal transformers.js’s _extract_token_timestamps on the same cross-attention', () => {
+    const cases = [
+      {
+        shape: [2, 3, 9, 1500] as [number, number, number, number],
+        heads: [
+          [1, 0],
+          [1, 2],
+        ] as Array<[number, number]>,
+        frames: 550,
+      },
+      {
+        shape: [4, 6, 30, 1500] as [number, number, number, number],
+        heads: [
+          [2, 2],
+          [3, 0],
+          [3, 4],
+        ] as Array<[number, number]>,
+        frames: 1500,
+      },
+      {
+        shape: [1, 2, 3, 1500] as [number, number, number, number],
+        heads: [[0, 1]] as Array<[number, number]>,
+        frames: 60,
+      },
+    ].map((c, i) => ({ ...c, cross: randomCross(c.shape, 11 + i) }));
+    const theirs = xenovaTokenTimes(cases);
+    cases.forEach((c, i) => {
+      const tokens = c.shape[2] + 1;
+      const mine = tokenTimes(c.cross, c.shape, c.heads, tokens, c.frames, 0.02);
+      expect(mine.length).toBe(theirs[i]!.length);
+      for (let k = 0; k < tokens; k++) expect(mine[k]).toBeCloseTo(theirs[i]![k]!, 5);
+    });
+  });
+});
+
+describe('Whisper decoding', () => {
+  let engine: Engine;
+  let model: Model;
+  beforeAll(async () => {
+    engine = await engineFor('relaxed-simd', 1);
+    model = await engine.loadModel({ files: speechModelFiles() });
+  }, 60_000);
+  afterAll(() => engine?.dispose());
+
+  it('reads its decoding settings from generation_config.json', () => {
+    const s = model.info.speech!;
+    expect(s.multilingual).toBe(true);
+    expect(s.startOfTranscript).toBe(SOT);
+    expect(s.endOfText).toBe(EOT);
+    expect(s.noTimestamps).toBe(NO_TIMESTAMPS);
+    expect(s.languages.en).toBe(50259);
+    expect(Object.keys(s.languages)).toEqual(WHISPER_LANGUAGES);
+    expect(s.tasks).toEqual({ transcribe: TRANSCRIBE, translate: 50358 });
+    expect(s.alignmentHeads).toEqual([
+      [1, 0],
+      [1, 1],
+    ]);
+    expect(s.beginSuppressTokens).toEqual([220, EOT]);
+  });
+
+  it('prompts as transformers.js does, suppresses what the config says, and times every word', async () => {
+    const audio = speech(16000 * 7, 5);
+    const g = await model.generate(
+      { audio },
+      { language: 'de', task: 'translate', wordTimestamps: true, maxNewTokens: 40 },
+    );
+    // transformers.js's WhisperTokenizer.get_decoder_prompt_ids for German translation without timestamps.
+    expect(Array.from(g.targetIds.slice(0, 4))).toEqual([SOT, 50261, 50358, NO_TIMESTAMPS]);
+    expect(g.language).toBe('de');
+    const w = g.windows[0]!;
+    expect(g.windows.length).toBe(1);
+    expect(w.seconds).toBe(7);
+    expect(g.audioTokens.length).toBe(350); // 7 s of 20 ms positions
+    expect(g.maps.cross!.shape).toEqual([2, 2, g.targetIds.length, 350]);
+    expect(g.maps.encoder).toBeUndefined();
+    // Nothing suppressed and no timestamp was generated, and neither a space nor the end came first.
+    const generated = Array.from(g.targetIds.slice(4));
+    const suppressed = new Set(model.info.speech!.suppressTokens);
+    expect(generated.some((id) => suppressed.has(id) || id > NO_TIMESTAMPS)).toBe(false);
+    expect([220, EOT]).not.toContain(generated[0]);
+    // Greedy: each token is the most likely one the processors allowed, on a teacher-forced run of the target.
+    const run = model.run({ audio, target: g.targetIds }, { returnLogits: true });
+    const vocabSize = model.info.vocabSize;
+    for (let k = 3; k + 1 < g.targetIds.length; k++) {
+      const logits = run.logits!.data.subarray(k * vocabSize, (k + 1) * vocabSize);
+      let best = -1;
+      for (let id = 0; id < vocabSize; id++)
+        if (
+          !suppressed.has(id) &&
+          id <= NO_TIMESTAMPS &&
+          !(k === 3 && (id === 220 || id === EOT)) &&
+          (best < 0 || logits[id]! > logits[best]!)
+        )
+          best = id;
+      expect(g.targetIds[k + 1]).toBe(best);
+    }
+    expectTheirWords(g);
+    // Sampled: any token, so words of every shape.
+    const sampled = await model.generate(
+      { audio },
+      { language: 'en', wordTimestamps: true, temperature: 1, seed: 3, maxNewTokens: 50 },
+    );
+    expect(new Set(sampled.targetIds.slice(4)).size).toBeGreaterThan(20);
+    expectTheirWords(sampled);
+    expect(g.text).toBe(model.decode(g.targetIds, { skipSpecialTokens: true }));
+  });
+
+  /** transformers.js's token times on the generation's cross maps, then its tokenizer's words: ours, exactly. */
+  function expectTheirWords(g: SpeechGenerateResult) {
+    const w = g.windows[0]!;
+    const n = g.targetIds.length;
+    const cross = g.maps.cross!;
+    const frames = cross.shape[3];
+    const [times] = xenovaTokenTimes([
+      { cross: cross.attentions, shape: cross.shape, heads: g.alignmentHeads, frames },
+    ]);
+    for (let k = 0; k < n; k++) expect(w.tokenTimes![k]).toBeCloseTo(times![k]!, 5);
+    const [theirs] = xenovaWords(tokenizer, [
+      { tokens: Array.from(g.targetIds), times: times!.map((t) => Math.round(t * 100) / 100) },
+    ]);
+    expect(g.words!.map((x) => x.word)).toEqual(theirs!.chunks.map((c) => c.text));
+    g.words!.forEach((x, i) => {
+      expect(x.start).toBeCloseTo(theirs!.chunks[i]!.timestamp[0], 5);
+      // A window cut at maxNewTokens has no token after its last: that word ends where the window's sound ends.
+      if (x.tokens[1] === n && w.stopReason === 'maxNewTokens') expect(x.end).toBeCloseTo(frames * 0.02, 5);
+      else expect(x.end).toBeCloseTo(theirs!.chunks[i]!.timestamp[1], 5);
+      expect(x.probability).toBeGreaterThan(0);
+      expect(x.probability).toBeLessThanOrEqual(1);
+      expect(x.tokens[1]).toBeGreaterThan(x.tokens[0]);
+    });
+  }
+
+  it('detects the language when none is given: the most likely language token after the start', async () => {
+    const audio = speech(16000 * 3, 9);
+    const g = await model.generate({ audio }, { maxNewTokens: 3 });
+    const run = model.run({ audio, target: Int32Array.of(SOT) }, { returnLogits: true });
+    const langs = Object.entries(model.info.speech!.languages);
+    const [code] = langs.reduce((a, b) => (run.logits!.data[b[1]]! > run.logits!.data[a[1]]! ? b : a));
+    expect(g.language).toBe(code);
+    expect(g.targetIds[1]).toBe(model.info.speech!.languages[code]);
+    expect(g.targetIds[2]).toBe(TRANSCRIBE);
+    expect(g.windows[0]!.languageProbability).toBeGreaterThan(1 / langs.length);
+  });
+
+  it('decodes audio longer than 30 s window by window, each with its own maps and times', async () => {
+    const audio = speech(16000 * 45, 3);
+    const g: SpeechGenerateResult = await model.generate(
+      { audio },
+      { language: 'en', wordTimestamps: true, maxNewTokens: 8, encoderMapLayers: [0] },
+    );
+    expect(g.windows.map((w) => [w.start, w.seconds])).toEqual([
+      [0, 30],
+      [30, 15],
+    ]);
+    const [first, second] = g.windows;
+    const one = await model.generate({ audio: audio.subarray(0, 480000) }, { language: 'en', maxNewTokens: 8 });
+    const two = await model.generate({ audio: audio.subarray(480000) }, { language: 'en', maxNewTokens: 8 });
+    expect(Array.from(first!.targetIds)).toEqual(Array.from(one.targetIds));
+    expect(Array.from(second!.targetIds)).toEqual(Array.from(two.targetIds));
+    expect(g.text).toBe(one.text + two.text);
+    expect(second!.maps.cross!.shape[3]).toBe(750);
+    expect(second!.maps.encoder!.shape).toEqual([1, 2, 750, 750]);
+    expect(second!.maps.encoder!.mapLayers).toEqual([0]);
+    for (const word of second!.words!) {
+      expect(word.window).toBe(1);
+      expect(word.start).toBeGreaterThanOrEqual(30);
+      expect(word.end).toBeLessThanOrEqual(45);
+    }
+    expect(g.words!.length).toBe(first!.words!.length + second!.words!.length);
+  });
+
+  it('refuses what it cannot do in words that say why, and keeps working', async () => {
+    const audio = speech(16000, 1);
+    await expect(model.generate({ audio }, { language: 'xx' })).rejects.toThrow("knows no language 'xx'");
+    await expect(model.generate({ audio }, { task: 'summarize' as 'translate' })).rejects.toThrow(
+      "task must be 'transcribe' or 'translate'",
+    );
+    await expect(model.generate({ audio }, { alignmentHeads: [[2, 0]] })).rejects.toThrow(
+      "alignmentHeads must be [layer, head] pairs within the decoder's 2 layers × 2 heads",
+    );
+    await expect(model.generate({ audio }, { encoderMapLayers: [1] })).rejects.toThrow(
+      "encoderMapLayers[0] = 1 is outside the encoder's 1 layers",
+    );
+    await expect(model.generate('hello' as never)).rejects.toThrow('is a speech model: generate({ audio })');
+    await expect(model.generate({ audio: new Float32Array(0) })).rejects.toThrow('the audio is empty');
+    await expect(model.generate({ audio }, { maxNewTokens: 500 })).rejects.toThrow(
+      'maxNewTokens must be a whole number',
+    );
+    const g = await model.generate({ audio }, { language: 'en', maxNewTokens: 2, attentions: false });
+    expect(g.maps).toEqual({});
+    expect(g.targetIds.length).toBeGreaterThan(4);
+  });
+
+  it('an English-only model prompts without language or task', async () => {
+    const files = speechModelFiles();
+    const config = JSON.parse(new TextDecoder().decode(files['generation_config.json']));
+    delete config.lang_to_id;
+    delete config.task_to_id;
+    config.is_multilingual = false;
+    const en = await engine.loadModel({
+      files: { ...files, 'generation_config.json': new TextEncoder().encode(JSON.stringify(config)) },
+    });
+    try {
+      const g = await en.generate({ audio: speech(8000, 2) }, { maxNewTokens: 2 });
+      expect(Array.from(g.targetIds.slice(0, 2))).toEqual([SOT, NO_TIMESTAMPS]);
+      expect(g.language).toBe('en');
+      await expect(en.generate({ audio: speech(8000, 2) }, { language: 'de' })).rejects.toThrow('English-only');
+    } finally {
+      en.dispose();
+    }
+  });
+
+  it('ranks the heads that time the words first', async () => {
+    // Planted: 12 tokens over 300 frames (6 s), token k from startFrame[k] to startFrame[k + 1]. Head (1, 1) looks at
+    // the span of the token each row predicts (row k, token k + 1's); (1, 0) at the span 1 s later; (0, 0) at the
+    // first frame always; the rest everywhere at random.
+    const [layers, heads, tokens, frames] = [2, 3, 12, 300];
+    const startFrame = Array.from({ length: tokens + 1 }, (_, k) => Math.min(frames, Math.round(k * 22 + (k % 3) * 4)));
+    const next = uniform(17);
+    const cross = new Float32Array(layers * heads * tokens * frames);
+    const inSpan = (f: number, r: number, shift: number) =>
+      r + 1 < tokens ? f >= startFrame[r + 1]! + shift && f < startFrame[r + 2]! + shift : f >= frames - 4;
+    for (let l = 0; l < layers; l++)
+      for (let h = 0; h < heads; h++)
+        for (let r = 0; r < tokens; r++) {
+          const row = cross.subarray(
+            ((l * heads + h) * tokens + r) * frames,
+            ((l * heads + h) * tokens + r + 1) * frames,
+          );
+          for (let f = 0; f < frames; f++) {
+            if (l === 1 && h === 1) row[f] = (inSpan(f, r, 0) ? 1 : 0) + 1e-3 * next();
+            else if (l === 1 && h === 0) row[f] = (inSpan(f, r, 50) ? 1 : 0) + 1e-3 * next();
+            else if (l === 0 && h === 0) row[f] = f === 0 ? 1 : 1e-3 * next();
+            else row[f] = next();
+          }
+          const sum = row.reduce((a, b) => a + b, 0);
+          for (let f = 0; f < frames; f++) row[f] /= sum;
+        }
+    const reference = startFrame.slice(1, tokens).map((f, i) => ({
+      word: ` w${i}`,
+      start: f * 0.02,
+      end: f * 0.02 + 0.2,
+      probability: 1,
+      tokens: [i + 1, i + 2] as [number, number],
+      window: 0,
+    }));
+    const result = {
+      windows: [{ start: 0, maps: { cross: { attentions: cross, shape: [layers, heads, tokens, frames] } } }],
+      words: reference,
+    } as unknown as SpeechGenerateResult;
+    const ranked = model.scoreAlignmentHeads(result);
+    expect(ranked.length).toBe(layers * heads);
+    expect([ranked[0]!.layer, ranked[0]!.head]).toEqual([1, 1]);
+    expect(ranked[0]!.score).toBeGreaterThanOrEqual(0.9);
+    expect(ranked[0]!.meanError).toBeLessThan(0.1);
+    const late = ranked.find((s) => s.layer === 1 && s.head === 0)!;
+    const sink = ranked.find((s) => s.layer === 0 && s.head === 0)!;
+    expect(late.meanError).toBeGreaterThan(0.5);
+    expect(sink.score).toBeLessThan(0.3);
+    // A wider tolerance forgives the late head; the order stays best first.
+    const loose = model.scoreAlignmentHeads(result, { tolerance: 1.5 });
+    expect(loose.find((s) => s.layer === 1 && s.head === 0)!.score).toBeGreaterThan(late.score);
+    for (let i = 1; i < loose.length; i++) expect(loose[i - 1]!.score).toBeGreaterThanOrEqual(loose[i]!.score);
+    // On a generation: every head, against its own words.
+    const g = await model.generate(
+      { audio: speech(16000 * 4, 8) },
+      { language: 'en', wordTimestamps: true, maxNewTokens: 12 },
+    );
+    const scored = model.scoreAlignmentHeads(g);
+    expect(scored.map((s) => `${s.layer},${s.head}`).sort()).toEqual(['0,0', '0,1', '1,0', '1,1']);
+    for (const s of scored) (expect(s.score).toBeGreaterThanOrEqual(0), expect(s.score).toBeLessThanOrEqual(1));
+    expect(() => model.scoreAlignmentHeads({ ...g, words: undefined })).toThrow('generate with wordTimestamps: true');
+    expect(() => model.scoreAlignmentHeads(g, { tolerance: -1 })).toThrow('tolerance must be a number of seconds');
+  });
+
+  it('groups tokens into words as transformers.js’s tokenizer does', () => {
+    // Words with and without a space, continuations, an opening quote, closing punctuation, and "é" split over
+    // its two bytes (each alone decodes to U+FFFD).
+    const t = (s: string) => vocab[s]!;
+    const sequences = [
+      [t('Ġthe'), t('Ġdog'), t('s'), t('Ġsat'), t('.'), t('Ġ"'), t('we'), t('Ġgo'), t(',')],
+      [t('Ġcaf'), t('Ã'), t('©'), t('Ġto'), t('Ġthe'), t('Ġmoon'), t('!')],
+    ].map((ids) => [SOT, 50259, TRANSCRIBE, NO_TIMESTAMPS, ...ids, EOT]);
+    const theirs = xenovaWords(
+      tokenizer,
+      sequences.map((tokens) => ({ tokens, times: tokens.map((_, i) => i * 0.1) })),
+    );
+    sequences.forEach((ids, i) => {
+      const text = ids.slice(4, -1);
+      const words = theirs[i]!.chunks.map((c) => c.text);
+      expect(words.length).toBeGreaterThan(2);
+      expect(groupWordsOf(text)).toEqual(words);
+    });
+    function groupWordsOf(ids: number[]): string[] {
+      return groupWords(ids, (x) => model.decode(x)).map((w) => w.word);
+    }
+  });
+});
