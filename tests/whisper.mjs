@@ -137,6 +137,24 @@ export function xenovaWords(tokenizerJson, cases) {
 }
 
 /**
+ * transformers.js's WhisperTokenizer cutting generated sequences into timed segments (its _decode_asr with
+ * return_timestamps true): the chunks of each, an unfinished last one with an end of null.
+ * @param {Uint8Array} tokenizerJson
+ * @param {number[][]} sequences
+ * @returns {Array<{ text: string, chunks: Array<{ text: string, timestamp: [number, number | null] }> }>}
+ */
+export function xenovaSegments(tokenizerJson, sequences) {
+  return xenova(
+    (dir) => {
+      const tokenizer = join(dir, 'tokenizer.json');
+      writeFileSync(tokenizer, tokenizerJson);
+      return { segments: sequences.map((tokens) => ({ tokenizer, tokens })) };
+    },
+    (answer) => answer.segments,
+  );
+}
+
+/**
  * transformers.js's dynamicTimeWarping of each cost matrix: the path's rows and columns.
  * @param {Array<{ cost: Float32Array, rows: number, columns: number }>} cases
  * @returns {Array<[number[], number[]]>}

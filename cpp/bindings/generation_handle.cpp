@@ -37,11 +37,7 @@ class GenerationHandle {
     return guard("generate", [&] {
       const GenerationMaps kept = begin(model, seed, maps);
       std::vector<float> samples;  // a voice's, while the encoder reads them
-      SequenceInput from;
-      if (source.instanceof (val::global("Int32Array")))
-        from = SequenceInput::of_ids(ids_arg(source));
-      else
-        from = audio_source("generate", source, samples);
+      SequenceInput from = source_arg(source, samples);
       std::optional<std::vector<std::int64_t>> layers;
       if (!encoderLayers.isUndefined()) layers = integers_arg("generate", "encoderMapLayers", encoderLayers, -1e9, 1e9);
       generation_ =
@@ -60,12 +56,14 @@ class GenerationHandle {
     });
   }
 
-  // An encoder-decoder's beam search (no maps: the winner's come from a teacher-forced run): source (Int32Array),
+  // An encoder-decoder's beam search (no maps: the winner's come from a teacher-forced run): source as startPair's,
   // target: its start tokens (the decoder's first, then any forced), options { beams, lengthPenalty,
-  // noRepeatNgramSize, earlyStopping, maxLength, banned: Int32Array }
+  // noRepeatNgramSize, earlyStopping, maxLength, banned: Int32Array, bannedFirst?: Int32Array }
   val startBeams(const ModelHandle& model, const Engine& engine, val source, val target, val options) {
     return guard("generate", [&] {
       begin(model, 0, "none");
+      std::vector<float> samples;  // a voice's, while the encoder reads them
+      SequenceInput from = source_arg(source, samples);
       const std::vector<std::int32_t> start = ids_arg(target);
       if (start.empty()) throw Error("generate: the target has no start token");
       BeamOptions o;
@@ -75,12 +73,12 @@ class GenerationHandle {
       o.early_stopping = options["earlyStopping"].as<bool>();
       o.max_length = whole_number("generate", "maxLength", options["maxLength"], 0, 1e9);
       o.banned = ids_arg(options["banned"]);
+      if (!options["bannedFirst"].isUndefined()) o.banned_first = ids_arg(options["bannedFirst"]);
       o.eos = model_->info().eos;
       generation_.reset();
       beams_.reset();
-      auto g = model_->generate(engine.runtime(),
-                                Input::pair(SequenceInput::of_ids(ids_arg(source)), SequenceInput::of_ids({start[0]})),
-                                0, GenerationMaps::none);
+      auto g = model_->generate(engine.runtime(), Input::pair(std::move(from), SequenceInput::of_ids({start[0]})), 0,
+                                GenerationMaps::none);
       for (std::size_t i = 1; i < start.size(); ++i) g->append(engine.runtime(), start[i]);
       beams_ = std::make_unique<BeamSearch>(std::move(g), std::move(o), model_->info().vocab_size,
                                             model_->info().max_tokens);
@@ -172,6 +170,13 @@ class GenerationHandle {
   }
 
  private:
+  // An encoder-decoder's source: an Int32Array of ids, or a speech model's { audio } (copied into `samples`) or
+  // { features }.
+  static SequenceInput source_arg(const val& source, std::vector<float>& samples) {
+    if (source.instanceof (val::global("Int32Array"))) return SequenceInput::of_ids(ids_arg(source));
+    return audio_source("generate", source, samples);
+  }
+
   // start()'s and startPair()'s checks of the model, seed and maps; holds the model for the generation.
   GenerationMaps begin(const ModelHandle& model, double seed, const std::string& maps) {
     if (!model.model()) throw Error("generate: no model is loaded");

@@ -12,6 +12,7 @@ import {
   whisperTokenizer,
   windowWhisper,
   xenovaTokenTimes,
+  xenovaSegments,
   xenovaWarps,
   xenovaWords,
 } from '../whisper.mjs';
@@ -311,6 +312,111 @@ describe('Whisper decoding', () => {
     } finally {
       en.dispose();
     }
+  });
+
+  it('decodes with timestamps: pairs, never back in time, the first within 1 s; segments as transformers.js cuts them', async () => {
+    const audio = speech(16000 * 12, 21);
+    const begin = NO_TIMESTAMPS + 1;
+    for (const [temperature, seed] of [
+      [0, 0],
+      [1, 4],
+      [1, 9],
+    ] as const) {
+      const g = await model.generate(
+        { audio },
+        { language: 'en', timestamps: true, temperature, seed, maxNewTokens: 50, wordTimestamps: true },
+      );
+      const w = g.windows[0]!;
+      expect(Array.from(g.targetIds.slice(0, 3))).toEqual([SOT, 50259, TRANSCRIBE]);
+      const generated = Array.from(g.targetIds.slice(3)).filter((id) => id !== EOT);
+      const stamp = generated.map((id) => id >= begin);
+      expect(stamp[0]).toBe(true);
+      expect(generated[0]! - begin).toBeLessThanOrEqual(model.info.speech!.maxInitialTimestamp!);
+      expect(generated).not.toContain(NO_TIMESTAMPS);
+      let latest = -1;
+      for (let i = 0; i < generated.length; i++) {
+        if (i >= 2) expect(stamp[i - 2] && stamp[i - 1] && stamp[i]).toBe(false); // never three in a row
+        // Text, then one timestamp: no text next (another timestamp, or a token the rules leave alone: the end, or
+        // a special token, as openai's rules leave them).
+        if (i >= 2 && generated[i - 2]! < EOT && stamp[i - 1]) expect(generated[i]).toBeGreaterThanOrEqual(EOT);
+        if (stamp[i]) {
+          expect(generated[i]!).toBeGreaterThanOrEqual(latest); // never back in time
+          latest = generated[i]!;
+        }
+      }
+      // Whole segments, as transformers.js's _decode_asr cuts them from the same tokens.
+      const [theirs] = xenovaSegments(tokenizer, [Array.from(g.targetIds)]);
+      const whole = theirs!.chunks.filter((c) => c.timestamp[1] !== null);
+      expect(g.segments!.map((x) => [x.text, x.start, x.end])).toEqual(
+        whole.slice(0, g.segments!.length).map((c) => [c.text, c.timestamp[0], c.timestamp[1]]),
+      );
+      for (const x of g.segments!)
+        expect(g.targetIds[x.tokens[0]]! >= begin && g.targetIds[x.tokens[1] - 1]! >= begin).toBe(true);
+      // The words are the kept tokens' and lie within the window's sound.
+      for (const word of g.words!)
+        (expect(word.tokens[0]).toBeGreaterThanOrEqual(3), expect(word.end).toBeLessThanOrEqual(12));
+      expect(w.text).toBe(g.segments!.map((x) => x.text).join(''));
+    }
+  });
+
+  it('goes on from the last timestamp of each window’s last whole segment', async () => {
+    const audio = speech(16000 * 50, 6);
+    const g = await model.generate(
+      { audio },
+      { language: 'en', timestamps: true, temperature: 1, seed: 5, maxNewTokens: 24 },
+    );
+    expect(g.windows.length).toBeGreaterThanOrEqual(2);
+    let start = 0;
+    for (const w of g.windows) {
+      expect(w.start).toBeCloseTo(start, 6);
+      const segments = w.segments!;
+      const generated = Array.from(w.targetIds.slice(3)).filter((id) => id !== EOT);
+      const n = generated.length;
+      const stamp = (i: number) => generated[i]! > NO_TIMESTAMPS;
+      const pairs = generated.some((_, i) => i > 0 && stamp(i - 1) && stamp(i));
+      const single = n >= 2 && !stamp(n - 2) && stamp(n - 1);
+      // openai's transcribe: after a whole window, or at the last timestamp of its last whole segment (when past
+      // the window's start: a window always moves on).
+      const end = pairs && !single ? segments[segments.length - 1]!.end - w.start : 0;
+      start += end > 0 ? end : Math.min(30, 50 - w.start);
+    }
+    expect(start).toBeGreaterThanOrEqual(50 - 1e-6);
+  });
+
+  it('searches beams: one beam is greedy, and no beam starts with what begin_suppress_tokens names', async () => {
+    const audio = speech(16000 * 5, 12);
+    const greedy = await model.generate({ audio }, { language: 'en', maxNewTokens: 12 });
+    const one = await model.generate({ audio }, { language: 'en', maxNewTokens: 12, beams: 1 });
+    expect(Array.from(one.targetIds)).toEqual(Array.from(greedy.targetIds));
+    // A checkpoint whose begin_suppress_tokens names the token greedy decoding starts with.
+    const first = greedy.targetIds[4]!;
+    const files = speechModelFiles();
+    const config = JSON.parse(new TextDecoder().decode(files['generation_config.json']));
+    config.begin_suppress_tokens = [first];
+    const other = await engine.loadModel({
+      files: { ...files, 'generation_config.json': new TextEncoder().encode(JSON.stringify(config)) },
+    });
+    try {
+      for (const beams of [1, 3]) {
+        const g = await other.generate({ audio }, { language: 'en', maxNewTokens: 12, beams, wordTimestamps: true });
+        expect(g.targetIds[4]).not.toBe(first);
+        const suppressed = new Set(other.info.speech!.suppressTokens);
+        expect(Array.from(g.targetIds.slice(4)).some((id) => suppressed.has(id) || id > NO_TIMESTAMPS)).toBe(false);
+        // The winner read again: its maps, probabilities and words are there as for greedy decoding.
+        const w = g.windows[0]!;
+        expect(g.maps.cross!.shape[2]).toBe(g.targetIds.length);
+        expect(w.tokenProbabilities.length).toBe(g.targetIds.length);
+        for (let k = 4; k < g.targetIds.length; k++)
+          if (g.targetIds[k]! < EOT) expect(w.tokenProbabilities[k]).toBeGreaterThan(0);
+        expect(g.words!.length).toBeGreaterThan(0);
+      }
+    } finally {
+      other.dispose();
+    }
+    await expect(model.generate({ audio }, { beams: 2, timestamps: true })).rejects.toThrow(
+      'beams are for windows without timestamps',
+    );
+    await expect(model.generate({ audio }, { beams: 9 })).rejects.toThrow('beams must be a whole number from 1 to 8');
   });
 
   it('ranks the heads that time the words first', async () => {

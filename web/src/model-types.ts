@@ -187,6 +187,8 @@ export interface SpeechSettings {
   suppressTokens: number[];
   /** Tokens not generated first (`begin_suppress_tokens`: a space and the end of text). */
   beginSuppressTokens: number[];
+  /** With timestamps: the latest the first may be, in 20 ms steps (`max_initial_timestamp_index`). */
+  maxInitialTimestamp?: number;
   /**
    * The decoder's `[layer, head]` pairs whose cross-attention times the words (`alignment_heads`); without them, every
    * head of the decoder's second half, as openai/whisper defaults.
@@ -945,6 +947,20 @@ export interface SpeechGenerateOptions {
   task?: 'transcribe' | 'translate';
   /** Time every word from the alignment heads' cross-attention. Default false. */
   wordTimestamps?: boolean;
+  /**
+   * Decode with Whisper's timestamp tokens, into `segments` (default false): no `<|notimestamps|>` in the prompt,
+   * the first token a timestamp of at most `info.speech.maxInitialTimestamp`, timestamps in pairs and never
+   * earlier than the last, and the timestamps taken together when likelier than any one text token. Audio past 30 s
+   * then goes on from the last timestamp of each window's last whole segment (openai's transcribe).
+   */
+  timestamps?: boolean;
+  /**
+   * Beam search over this many beams, 1 to 8, as transformers' beam search scores it (without timestamps; the
+   * winner is then read again token by token for its maps and probabilities). Default 1.
+   */
+  beams?: number;
+  /** With beams: a finished beam's score is (sum of log-probabilities) / length^lengthPenalty. Default 1. */
+  lengthPenalty?: number;
   /** The `[layer, head]` pairs that time the words. Default: the model's (`info.speech.alignmentHeads`). */
   alignmentHeads?: Array<[number, number]>;
   /** Tokens to generate per window at most, after the prompt. Default: half the decoder's positions (224). */
@@ -995,9 +1011,23 @@ export interface SpeechWord {
   window: number;
 }
 
+/** A stretch of speech between two timestamp tokens ({@link SpeechGenerateOptions.timestamps}). */
+export interface SpeechSegment {
+  /** Its timestamps, in seconds from the start of the audio. */
+  start: number;
+  /** Its end. */
+  end: number;
+  /** Its text. */
+  text: string;
+  /** Its tokens, timestamps included: `[first, last + 1)` in its window's `targetTokens`. */
+  tokens: [number, number];
+  /** The window it was heard in. */
+  window: number;
+}
+
 /** One 30 s window of a speech model's generation. */
 export interface SpeechWindow {
-  /** Where the window starts in the audio, in seconds. */
+  /** Where the window starts in the audio, in seconds (with timestamps, where the last one's last segment ended). */
   start: number;
   /** The seconds of sound it held (the rest of its 30 s is silence). */
   seconds: number;
@@ -1017,6 +1047,8 @@ export interface SpeechWindow {
   tokenTimes?: Float64Array;
   /** With `wordTimestamps`: its words. */
   words?: SpeechWord[];
+  /** With `timestamps`: its whole segments (an unfinished one is decoded again in the next window). */
+  segments?: SpeechSegment[];
   /** The encoder's positions that heard the window's sound, named by their time (20 ms apart). */
   audioTokens: string[];
   /** The log-mel features the encoder read, `[melBins, frames]` (the whole 30 s). */
@@ -1038,6 +1070,8 @@ export interface SpeechGenerateResult {
   language: string;
   /** With `wordTimestamps`: every window's words. */
   words?: SpeechWord[];
+  /** With `timestamps`: every window's segments. */
+  segments?: SpeechSegment[];
   /** The heads that timed the words. */
   alignmentHeads: Array<[number, number]>;
   /** Each 30 s window's decoding. */

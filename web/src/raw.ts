@@ -188,7 +188,7 @@ export interface RawGenerationHandle {
   startBeams(
     model: RawModelHandle,
     engine: RawEngine,
-    source: Int32Array,
+    source: Int32Array | { audio: Float32Array } | { features: Tensor },
     target: Int32Array,
     options: {
       beams: number;
@@ -197,6 +197,8 @@ export interface RawGenerationHandle {
       earlyStopping: boolean;
       maxLength: number;
       banned: Int32Array;
+      /** Not generated first (Whisper's begin_suppress_tokens). */
+      bannedFirst?: Int32Array;
     },
   ): { error?: string };
   /** One more token on every beam: the leading beam's ids (the winner's once done). */

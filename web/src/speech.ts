@@ -20,12 +20,16 @@ import { mapSetsOf } from './map-sets.js';
 import { samplesOf } from './audio.js';
 import { scoreHeads, tokenTimes } from './alignment.js';
 import { groupWords } from './words.js';
+import { type Filters, filtered, segmentsOf } from './timestamps.js';
 import { nextTask } from './generate.js';
 
 const OPTIONS = {
   language: 'other',
   task: 'other',
   wordTimestamps: 'boolean',
+  timestamps: 'boolean',
+  beams: 'number',
+  lengthPenalty: 'number',
   alignmentHeads: 'other',
   maxNewTokens: 'number',
   temperature: 'number',
@@ -94,15 +98,11 @@ export function speechSettings(info: ModelInfo, bytes: Uint8Array | undefined): 
     ...(noTimestamps !== undefined && { noTimestamps }),
     suppressTokens: ids(g.suppress_tokens),
     beginSuppressTokens: ids(g.begin_suppress_tokens),
+    ...(Number.isInteger(g.max_initial_timestamp_index) && {
+      maxInitialTimestamp: g.max_initial_timestamp_index as number,
+    }),
     alignmentHeads: given.length ? given.map(([l, h]) => [l, h]) : half,
   };
-}
-
-/** Each window's samples: `windowSamples` at a time, the last one shorter. */
-function windowsOf(samples: Float32Array, windowSamples: number): Float32Array[] {
-  const out: Float32Array[] = [];
-  for (let at = 0; at < samples.length; at += windowSamples) out.push(samples.subarray(at, at + windowSamples));
-  return out.length ? out : [samples];
 }
 
 /** The first `keep` rows and columns of a raw map set's maps `[layers, heads, rows, cols]` (cut to keep the audio). */
@@ -199,29 +199,54 @@ export async function generateSpeech(
     throw new Error(`${op}: onToken must be a function, got ${typeName(o.onToken)}`);
   if (o.signal !== undefined && typeof (o.signal as { aborted?: unknown })?.aborted !== 'boolean')
     throw new Error(`${op}: signal must be an AbortSignal, got ${typeName(o.signal)}`);
+  const beams = o.beams ?? 1;
+  if (!Number.isInteger(beams) || beams < 1 || beams > 8)
+    throw new Error(`${op}: beams must be a whole number from 1 to 8, got ${String(beams)}`);
+  if (beams > 1 && o.timestamps)
+    throw new Error(`${op}: beams are for windows without timestamps; decode with timestamps greedily or sampled`);
+  const lengthPenalty = o.lengthPenalty ?? 1;
+  if (!Number.isFinite(lengthPenalty)) throw new Error(`${op}: lengthPenalty must be a finite number`);
   const keepMaps = o.attentions ?? true;
   const wordTimestamps = o.wordTimestamps ?? false;
+  const filters: Filters = {
+    endOfText: speech.endOfText,
+    noTimestamps: speech.noTimestamps,
+    vocabSize: info.vocabSize,
+    suppress: speech.suppressTokens,
+    beginSuppress: speech.beginSuppressTokens,
+    timestamps: o.timestamps ?? false,
+    maxInitialTimestamp: speech.maxInitialTimestamp,
+  };
+  const perFrame = audioInfo.windowSamples / audioInfo.samplingRate / audioInfo.positions; // 20 ms
+  const samplesPerFrame = audioInfo.windowSamples / audioInfo.positions;
 
-  let sources: Array<{ audio: Float32Array } | { features: Tensor }>;
-  if (typeof input === 'object' && input !== null && 'features' in input) {
-    checkTensor(op, 'features', input.features);
-    sources = [{ features: input.features }];
-  } else if (typeof input === 'object' && input !== null && 'audio' in input) {
-    sources = windowsOf(samplesOf(op, input.audio), audioInfo.windowSamples).map((audio) => ({ audio }));
-  } else throw new Error(`${op}: a speech model generates from { audio } or { features }, got ${typeName(input)}`);
-
+  // Window after window: the next starts where the last one's sound ends, or, with timestamps, at the last
+  // timestamp of its last whole segment (openai's transcribe).
   const windows: SpeechWindow[] = [];
   let stopReason: SpeechGenerateResult['stopReason'] = 'eos';
-  for (let w = 0; w < sources.length && stopReason !== 'aborted'; w++) {
-    const window = await decodeWindow(w, sources[w]);
-    windows.push(window);
-    stopReason = window.stopReason;
-  }
+  if (typeof input === 'object' && input !== null && 'features' in input) {
+    checkTensor(op, 'features', input.features);
+    const window = await decodeWindow(0, { features: input.features }, 0);
+    windows.push(window.window);
+    stopReason = window.window.stopReason;
+  } else if (typeof input === 'object' && input !== null && 'audio' in input) {
+    const samples = samplesOf(op, input.audio);
+    if (samples.length === 0) await decodeWindow(0, { audio: samples }, 0); // the engine says why
+    for (let seek = 0; seek < samples.length && stopReason !== 'aborted';) {
+      const audio = samples.subarray(seek, seek + audioInfo.windowSamples);
+      const { window, advance } = await decodeWindow(windows.length, { audio }, seek / audioInfo.samplingRate);
+      windows.push(window);
+      stopReason = window.stopReason;
+      seek += advance !== undefined && advance > 0 ? Math.min(audio.length, advance * samplesPerFrame) : audio.length;
+    }
+  } else throw new Error(`${op}: a speech model generates from { audio } or { features }, got ${typeName(input)}`);
+
   const first = windows[0];
   return {
     text: windows.map((w) => w.text).join(''),
     language: first.language,
     ...(wordTimestamps && { words: windows.flatMap((w) => w.words!) }),
+    ...(filters.timestamps && { segments: windows.flatMap((w) => w.segments!) }),
     alignmentHeads: heads.map(([l, h]) => [l, h]),
     windows,
     targetTokens: first.targetTokens,
@@ -233,8 +258,11 @@ export async function generateSpeech(
     seed,
   };
 
-  async function decodeWindow(index: number, source: { audio: Float32Array } | { features: Tensor }) {
-    const start = index * (audioInfo.windowSamples / audioInfo.samplingRate);
+  async function decodeWindow(
+    index: number,
+    source: { audio: Float32Array } | { features: Tensor },
+    start: number,
+  ): Promise<{ window: SpeechWindow; advance?: number }> {
     const g = newGeneration();
     try {
       const maps = keepMaps || wordTimestamps ? 'all' : 'none';
@@ -260,32 +288,33 @@ export async function generateSpeech(
         }
         forced.push(speech.languages[windowLanguage], speech.tasks[task]!);
       }
-      forced.push(speech.noTimestamps!);
+      if (!filters.timestamps) forced.push(speech.noTimestamps!);
       for (const id of forced) {
         orThrow(g.append(engine(), id));
         probabilities.push(NaN);
       }
       const prompt = 1 + forced.length;
-      // Without timestamps, no timestamp token either (they follow <|notimestamps|>).
-      const timestamps = Array.from(
-        { length: info.vocabSize - speech.noTimestamps! - 1 },
-        (_, i) => speech.noTimestamps! + 1 + i,
-      );
-      const suppress = Int32Array.from(new Set([...speech.suppressTokens, ...timestamps]));
-      const atBegin = Int32Array.from(new Set([...suppress, ...speech.beginSuppressTokens]));
       let reason: SpeechWindow['stopReason'] = 'maxNewTokens';
+      // With beams, the search's winner, then read again token by token for its maps and probabilities.
+      const won = beams > 1 ? await beamSearch(source, [speech.startOfTranscript, ...forced]) : undefined;
+      if (won?.aborted) reason = 'aborted';
       const generated: number[] = [];
       let yielded = performance.now();
-      for (let i = 0; i < maxNewTokens; i++) {
-        if (o.signal?.aborted) {
+      for (let i = 0; i < maxNewTokens && (!won || i < won.ids.length); i++) {
+        if (!won && o.signal?.aborted) {
           reason = 'aborted';
           break;
         }
         const logits = orThrow(g.logits(engine()));
-        const banned = i === 0 ? atBegin : suppress;
-        const step = orThrow(
-          g.step(engine(), { temperature, topK: 0, topP: 1, noRepeatNgramSize: 0, banned }, undefined),
-        );
+        const step = won
+          ? orThrow(g.append(engine(), won.ids[i]))
+          : orThrow(
+              g.step(
+                engine(),
+                { temperature, topK: 0, topP: 1, noRepeatNgramSize: 0, banned: filtered(logits, generated, filters) },
+                undefined,
+              ),
+            );
         probabilities.push(textProbability(logits, speech.endOfText, step.id));
         if (step.id === speech.endOfText) {
           reason = 'eos';
@@ -296,7 +325,10 @@ export async function generateSpeech(
           id: step.id,
           token: step.token,
           position: prompt + i,
-          text: model.decode(generated, { skipSpecialTokens: true }),
+          text: model.decode(
+            generated.filter((id) => id < speech.endOfText),
+            { skipSpecialTokens: true },
+          ),
           ...(step.crossRows && { crossRows: step.crossRows }),
           window: index,
         });
@@ -312,15 +344,29 @@ export async function generateSpeech(
       const heard =
         'audio' in source ? Math.floor(Math.floor(source.audio.length / audioInfo.hopLength) / 2) : audioInfo.positions;
       const frames = Math.max(1, Math.min(audioInfo.positions, heard));
-      const perFrame = audioInfo.windowSamples / audioInfo.samplingRate / audioInfo.positions;
       const ids = Array.from(r.ids);
+      // With timestamps: the segments, and the tokens kept (a segment left unfinished is the next window's).
+      const marked = filters.timestamps ? segmentsOf(generated, speech.noTimestamps!, frames) : undefined;
+      const kept = prompt + (marked ? marked.kept : generated.length);
+      const textOf = (from: number, to: number) =>
+        model.decode(
+          ids.slice(from, to).filter((id) => id < speech.endOfText),
+          { skipSpecialTokens: true },
+        );
+      const segments = marked?.segments.map((m) => ({
+        start: round(start + m.start * perFrame),
+        end: round(start + m.end * perFrame),
+        text: textOf(prompt + m.from, prompt + m.to),
+        tokens: [prompt + m.from, prompt + m.to] as [number, number],
+        window: index,
+      }));
       let words: SpeechWord[] | undefined;
       let times: Float64Array | undefined;
       if (wordTimestamps) {
         times = tokenTimes(r.cross!.data, r.cross!.shape, heads, n, frames, perFrame, FILTER_WIDTH);
         // A token's span runs to the next token's time; the last one's to the end of what it heard.
         const end = (k: number) => (k + 1 < n ? times![k + 1] : frames * perFrame);
-        const text = ids.map((id, k) => k).filter((k) => k >= prompt && ids[k] < speech.endOfText);
+        const text = ids.map((id, k) => k).filter((k) => k >= prompt && k < kept && ids[k] < speech.endOfText);
         words = groupWords(
           text.map((k) => ids[k]),
           (t) => model.decode(t),
@@ -367,10 +413,10 @@ export async function generateSpeech(
         ];
         windowMaps = mapSetsOf(sets, [kept, target]) as SpeechWindow['maps'];
       }
-      return {
+      const window: SpeechWindow = {
         start,
         seconds: audio.seconds ?? 0,
-        text: model.decode(generated, { skipSpecialTokens: true }),
+        text: textOf(prompt, kept),
         language: windowLanguage!,
         ...(detected && { languageProbability: detected.probability }),
         targetTokens: r.tokens,
@@ -381,10 +427,45 @@ export async function generateSpeech(
         audioTokens: audio.tokens.slice(0, frames),
         features: r.features!,
         maps: windowMaps,
+        ...(segments && { segments }),
         stopReason: reason,
       };
+      return { window, advance: marked?.advance };
     } finally {
       g.delete();
+    }
+  }
+
+  /**
+   * The beam search's winner after `start` (the prompt), as transformers' beam search scores it: the filters of a
+   * window without timestamps, `begin_suppress_tokens` at its first step.
+   */
+  async function beamSearch(
+    source: { audio: Float32Array } | { features: Tensor },
+    start: number[],
+  ): Promise<{ ids: number[]; aborted: boolean }> {
+    const b = newGeneration();
+    try {
+      const banned = filtered(new Float32Array(info.vocabSize), [1], filters); // the filters of any step but the first
+      orThrow(
+        b.startBeams(handle, engine(), source, Int32Array.from(start), {
+          beams,
+          lengthPenalty,
+          noRepeatNgramSize: 0,
+          earlyStopping: false,
+          maxLength: start.length + maxNewTokens,
+          banned,
+          bannedFirst: Int32Array.from(speech.beginSuppressTokens),
+        }),
+      );
+      for (;;) {
+        if (o.signal?.aborted) return { ids: [], aborted: true };
+        const step = orThrow(b.beamStep(engine()));
+        if (step.done) return { ids: Array.from(step.ids.slice(start.length)), aborted: false };
+        await nextTask();
+      }
+    } finally {
+      b.delete();
     }
   }
 

@@ -26,6 +26,7 @@ struct BeamOptions {
   std::int64_t max_length = 0;       // the sequence's whole length at most, start tokens included; 0: the model's
   std::vector<std::int32_t> eos;     // tokens that finish a hypothesis
   std::vector<std::int32_t> banned;  // tokens never generated (bad_words_ids of one token, such as Marian's <pad>)
+  std::vector<std::int32_t> banned_first;  // tokens not generated first (Whisper's begin_suppress_tokens)
 };
 inline constexpr std::int64_t kMaxBeams = 8;
 
@@ -107,6 +108,7 @@ class BeamSearch {
   std::vector<std::unique_ptr<Generation>> beams_;
   std::vector<double> sums_;  // each running beam's sum of log-probabilities
   std::vector<Hypothesis> finished_;
+  std::size_t start_length_;  // the start tokens': the first step is the one after them
   bool done_ = false;
 };
 

@@ -22,7 +22,8 @@ BeamSearch::BeamSearch(std::unique_ptr<Generation> start, BeamOptions options, s
   max_length_ = o_.max_length > 0 ? std::min(o_.max_length, max_tokens) : max_tokens;
   for (std::int32_t id : o_.eos)
     if (id < 0 || id >= vocab_) throw Error("generate: an end-of-text id is outside the vocabulary");
-  if (static_cast<std::int64_t>(start->ids().size()) >= max_length_) done_ = true;
+  start_length_ = start->ids().size();
+  if (static_cast<std::int64_t>(start_length_) >= max_length_) done_ = true;
   beams_.push_back(std::move(start));
   sums_.push_back(0.0);
 }
@@ -71,6 +72,8 @@ bool BeamSearch::step(const Runtime& runtime) {
     for (std::int64_t t = 0; t < vocab_; ++t) logp[t] = static_cast<double>(logits[t]) - log_total;
     for (std::int32_t t : sampling::suppressed(beams_[b]->ids(), o_.banned, o_.no_repeat_ngram))
       if (t >= 0 && t < vocab_) logp[t] = -std::numeric_limits<double>::infinity();
+    for (std::int32_t t : o_.banned_first)
+      if (length == start_length_ && t >= 0 && t < vocab_) logp[t] = -std::numeric_limits<double>::infinity();
     std::vector<std::int32_t> order(static_cast<std::size_t>(vocab_));
     for (std::int64_t t = 0; t < vocab_; ++t) order[t] = static_cast<std::int32_t>(t);
     const std::size_t k = std::min(keep, order.size());

@@ -4,9 +4,10 @@
 //   { features: [{ file, melBins }],  file: little-endian float32 samples at 16 kHz
 //     timestamps: [{ file, shape, heads, frames }],  file: cross-attention [layers, heads, rows, keys] as float32
 //     words: [{ tokenizer, tokens, times }],  tokenizer: a tokenizer.json's path; times: each token's seconds
-//     warps: [{ file, rows, columns }] }  file: a cost matrix [rows, columns] as float32
+//     warps: [{ file, rows, columns }],  file: a cost matrix [rows, columns] as float32
+//     segments: [{ tokenizer, tokens }] }  a generated sequence with timestamp tokens
 // and writes { features: [{ file }], timestamps: [seconds per token (rows + 1)], words: [{ text, chunks }],
-// warps: [[rows, columns] of the path] }, each features file the extractor's input_features [melBins, 3000].
+// warps: [[rows, columns] of the path], segments: [{ text, chunks }] }, each features file the extractor's input_features [melBins, 3000].
 //
 // transformers.js imports sharp (for images) and onnxruntime-node (for models) at load; neither is installed whole
 // (sharp without its binary, --ignore-scripts; onnxruntime-node is optional and omitted). A loader hook gives sharp a
@@ -63,7 +64,8 @@ for (const { file, melBins } of request.features ?? []) {
 const timestamps = request.timestamps ?? [];
 const words = request.words ?? [];
 const warps = request.warps ?? [];
-if (timestamps.length || words.length || warps.length) {
+const segments = request.segments ?? [];
+if (timestamps.length || words.length || warps.length || segments.length) {
   // The package's index: its modules import each other in a cycle that only the index's order resolves.
   const { WhisperForConditionalGeneration, WhisperTokenizer, Tensor, dynamicTimeWarping } =
     await import('@xenova/transformers');
@@ -102,6 +104,15 @@ if (timestamps.length || words.length || warps.length) {
     const t = new WhisperTokenizer(JSON.parse(readFileSync(tokenizer, 'utf8')), {});
     const [text, { chunks }] = t._decode_asr([{ tokens, token_timestamps: times }], {
       return_timestamps: 'word',
+      time_precision: 0.02,
+      force_full_sequences: false,
+    });
+    return { text, chunks };
+  });
+  answer.segments = segments.map(({ tokenizer, tokens }) => {
+    const t = new WhisperTokenizer(JSON.parse(readFileSync(tokenizer, 'utf8')), {});
+    const [text, { chunks }] = t._decode_asr([{ tokens }], {
+      return_timestamps: true,
       time_precision: 0.02,
       force_full_sequences: false,
     });
