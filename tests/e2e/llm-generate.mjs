@@ -70,6 +70,19 @@ export async function generateChecks({ page, context, model, seed, origin, shots
     },
   );
 
+  await check('llm: Generate from the keyboard keeps the focus: on Stop while it runs, on Generate after', async () => {
+    await page.focus('#generate');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.getElementById('stop').disabled, null, { timeout: 20_000 });
+    const running = await page.evaluate(() => document.activeElement?.id);
+    assert(running === 'stop', `the focus while generating: ${running}`);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => !document.getElementById('generate').disabled, null, { timeout: 20_000 });
+    const after = await page.evaluate(() => document.activeElement?.id);
+    assert(after === 'generate', `the focus after Stop: ${after}`);
+    await settled(page);
+  });
+
   await check(
     'llm: the grown maps equal a fresh run; the seed, shown and in the link, repeats the generation',
     async () => {

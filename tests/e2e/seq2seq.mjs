@@ -190,6 +190,53 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     );
 
     await check(
+      'seq2seq: the heads table measures cross-attention as an alignment, as the library maps give it',
+      async () => {
+        await page.click('#tab-heads');
+        await page.waitForFunction(() => {
+          const table = document.getElementById('summaries');
+          return (
+            table.dataset.measures === 'cross' && table.dataset.run === String(window.__attnscope.state().result.run)
+          );
+        });
+        const columns = await page.$$eval('#summaries thead button[data-sort]', (bs) => bs.map((b) => b.dataset.sort));
+        assert(columns.join() === 'entropy,monotonicity,diagonal,coverage', `cross-attention measured as ${columns}`);
+        const [LAYERS] = r.maps.cross.shape;
+        const rows = await page.$$eval('#summaries tbody tr', (trs) => trs.length);
+        assert(rows === LAYERS * HEADS, `${rows} heads in the table`);
+        // Head 2 of layer 3: the share of source tokens that are some target token's most-weighted one, and the share
+        // of consecutive target tokens whose most-weighted source token does not go back.
+        const best = Array.from({ length: n }, (_, i) => {
+          let b = 0;
+          for (let j = 1; j < m; j++) if (crossAt(2, 1, i, j) > crossAt(2, 1, i, b)) b = j;
+          return b;
+        });
+        const coverage = new Set(best).size / m;
+        const monotonicity = best.slice(1).filter((b, i) => b >= best[i]).length / (n - 1);
+        const value = async (key) =>
+          Number(
+            await page.getAttribute(
+              `#summaries tbody tr[data-layer="2"][data-head="1"] td[data-measure="${key}"]`,
+              'data-value',
+            ),
+          );
+        assert(
+          Math.abs((await value('coverage')) - coverage) < 1e-9,
+          `coverage: page ${await value('coverage')}, ${coverage}`,
+        );
+        assert(
+          Math.abs((await value('monotonicity')) - monotonicity) < 1e-9,
+          `monotonicity: page ${await value('monotonicity')}, ${monotonicity}`,
+        );
+        const note = await page.textContent('#heads-note');
+        assert(note.includes('alignment'), note);
+        // Rollout and flow follow one sequence: not offered on cross-attention.
+        const off = await page.$$eval('input[name=view]', (rs) => rs.filter((r) => r.disabled).map((r) => r.value));
+        assert(off.join() === 'rollout,flow', `views offered on cross-attention: all but ${off}`);
+      },
+    );
+
+    await check(
       "seq2seq: a cross-attention cell's Why: query sources from the decoder, key sources from the encoder's output",
       async () => {
         // The Head view tab again, whatever happens: the next checks read it.

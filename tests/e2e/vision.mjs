@@ -364,6 +364,8 @@ export async function visionChecks(browser, site, engine, shots) {
         }
         const note = await page.textContent('#overlay-note');
         assert(note.includes('median + 5 × MAD'), note);
+        // This model has no registers: the note does not speak of its registers.
+        assert(note.includes('[CLS] stands apart') && !note.includes('registers and [CLS]'), note);
         await page.screenshot({ path: join(shots, 'vision-norms.png') });
       },
     );
@@ -382,7 +384,11 @@ export async function visionChecks(browser, site, engine, shots) {
         let want = row(r, 1, 4, 1 + k).slice(1);
         assert(shown.what === 'from' && close(shown.values, want), `from: worst ${worst(shown.values, want)}`);
         const readout = await page.textContent('#overlay-readout');
-        assert(readout.includes('patch 7,3') && readout.includes('attends most to'), readout);
+        // Row and column said as such, counted from 1 (the token is "patch 7,3", from 0).
+        assert(
+          readout.includes('the patch at row 8, column 4') && readout.includes('attends most to the patch at row'),
+          readout,
+        );
         await page.selectOption('#hover-shows', 'to');
         await hoverPatch(0, 7, 4);
         await hoverPatch(0, 7, 3);
@@ -429,8 +435,35 @@ export async function visionChecks(browser, site, engine, shots) {
         tokens.length === 257 && tokens[0] === '[CLS]' && tokens[256] === 'patch 15,15',
         tokens.slice(0, 3).join(),
       );
+      // The heads table of this run (it renders while its pane shows).
+      await page.click('#tab-heads');
+      await page.waitForFunction(
+        () => document.getElementById('summaries').dataset.run === String(window.__attnscope.state().result.run),
+      );
       const rows = await page.$$eval('#summaries tbody tr', (trs) => trs.length);
       assert(rows === 18, `${rows} heads in the table`);
+      // Measured over the image, not as a text: its columns, and head 6 of layer 3 as the library's maps give it.
+      const columns = await page.$$eval('#summaries thead button[data-sort]', (bs) => bs.map((b) => b.dataset.sort));
+      assert(
+        columns.join() === 'spread,distance,self,neighbourhood,cls,registers',
+        `the heads table measures ${columns.join()} on an image`,
+      );
+      const note = await page.textContent('#heads-note');
+      assert(note.includes('on this image') && !note.includes('text'), note);
+      const cell = async (key) =>
+        page.getAttribute(`#summaries tbody tr[data-layer="2"][data-head="5"] td[data-measure="${key}"]`, 'data-value');
+      const { r } = await libraryRun();
+      const n = r.tokens.length;
+      let self = 0,
+        cls = 0;
+      for (let q = 0; q < n; q++) {
+        const map = row(r, 2, 5, q);
+        cls += map[0] / n;
+        if (q > 0) self += map[q] / (n - 1);
+      }
+      assert(Math.abs(Number(await cell('self')) - self) < 1e-5, `self: page ${await cell('self')}, library ${self}`);
+      assert(Math.abs(Number(await cell('cls')) - cls) < 1e-5, `[CLS]: page ${await cell('cls')}, library ${cls}`);
+      assert((await cell('registers')) === 'NaN', `registers of a model without them: ${await cell('registers')}`);
     });
 
     await check(

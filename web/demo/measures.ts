@@ -64,3 +64,135 @@ export function inductionScores(maps: Maps, lead: number, length: number): Float
     }
   return scores;
 }
+
+/** A row's entropy in nats, of its weights renormalized over `keys` (all when absent); NaN when they hold none. */
+function entropyOf(row: Float32Array, keys?: readonly number[]): number {
+  let total = 0;
+  const each = (f: (w: number) => void) => (keys ? keys.forEach((k) => f(row[k])) : row.forEach((w) => f(w)));
+  each((w) => (total += w));
+  if (!(total > 0)) return NaN;
+  let h = 0;
+  each((w) => {
+    const p = w / total;
+    if (p > 0) h -= p * Math.log(p);
+  });
+  return h;
+}
+
+/** An image model's heads, measured over the patch grid (`grid` rows × cols, the patches after `prefix` tokens). */
+export interface ImageHead {
+  /**
+   * How spread over the image a patch's attention is: the entropy of its weights on the patches, in nats (over the
+   * patches that put weight on patches; NaN when none does).
+   */
+  spread: number;
+  /** How far across the image a patch looks, in patches (its weights on the patches, renormalized; NaN likewise). */
+  distance: number;
+  /** Weight on the patch itself. */
+  self: number;
+  /** Weight on the 3 × 3 patches around it, itself included. */
+  neighbourhood: number;
+  /** Weight on the tokens before the registers: [CLS] (and DeiT's distillation token), over every query. */
+  cls: number;
+  /** Weight on the registers, over every query; NaN without registers. */
+  registers: number;
+}
+
+export function imageMeasures(
+  maps: Maps,
+  grid: readonly [number, number],
+  prefix: number,
+  registers: number,
+): ImageHead[] {
+  const [layers, heads, n] = maps.shape;
+  const [rows, cols] = grid;
+  const first = prefix + registers;
+  const patches = Array.from({ length: rows * cols }, (_, p) => first + p);
+  const out: ImageHead[] = [];
+  for (let l = 0; l < layers; l++)
+    for (let h = 0; h < heads; h++) {
+      const map = heldMap(maps, l, h);
+      let spread = 0,
+        distance = 0,
+        looking = 0, // the patches that put any weight on patches: spread and distance are theirs
+        self = 0,
+        near = 0,
+        cls = 0,
+        regs = 0;
+      for (let q = 0; q < n; q++) {
+        const row = map.subarray(q * n, (q + 1) * n);
+        for (let k = 0; k < prefix; k++) cls += row[k];
+        for (let k = prefix; k < first; k++) regs += row[k];
+        if (q < first) continue;
+        const [r, c] = [Math.floor((q - first) / cols), (q - first) % cols];
+        let mass = 0,
+          far = 0;
+        for (const k of patches) {
+          const [kr, kc] = [Math.floor((k - first) / cols), (k - first) % cols];
+          mass += row[k];
+          far += row[k] * Math.hypot(kr - r, kc - c);
+          if (Math.abs(kr - r) <= 1 && Math.abs(kc - c) <= 1) near += row[k];
+        }
+        if (mass > 0) {
+          spread += entropyOf(row, patches);
+          distance += far / mass;
+          looking++;
+        }
+        self += row[q];
+      }
+      const count = patches.length || 1;
+      out.push({
+        spread: looking ? spread / looking : NaN,
+        distance: looking ? distance / looking : NaN,
+        self: self / count,
+        neighbourhood: near / count,
+        cls: cls / n,
+        registers: registers ? regs / n : NaN,
+      });
+    }
+  return out;
+}
+
+/** Cross-attention's heads, measured as an alignment of the queries (a target) to the keys (a source). */
+export interface CrossHead {
+  /** The entropy of a query's weights, in nats: 0 looks at one key. */
+  entropy: number;
+  /** The share of consecutive queries whose most-weighted key does not go back. */
+  monotonicity: number;
+  /** How far a query's weights lie from the diagonal: |key / (m − 1) − query / (n − 1)|, weighted, 0 to 1. */
+  diagonal: number;
+  /** The share of keys that are some query's most-weighted one. */
+  coverage: number;
+}
+
+export function crossMeasures(maps: Maps): CrossHead[] {
+  const [layers, heads, n, m] = maps.shape;
+  const out: CrossHead[] = [];
+  for (let l = 0; l < layers; l++)
+    for (let h = 0; h < heads; h++) {
+      const map = heldMap(maps, l, h);
+      let entropy = 0,
+        forward = 0,
+        diagonal = 0,
+        previous = -1;
+      const covered = new Uint8Array(m);
+      for (let q = 0; q < n; q++) {
+        const row = map.subarray(q * m, (q + 1) * m);
+        let best = 0;
+        for (let k = 1; k < m; k++) if (row[k] > row[best]) best = k;
+        covered[best] = 1;
+        if (q > 0 && best >= previous) forward++;
+        previous = best;
+        entropy += entropyOf(row);
+        const along = n > 1 ? q / (n - 1) : 0;
+        for (let k = 0; k < m; k++) diagonal += row[k] * Math.abs((m > 1 ? k / (m - 1) : 0) - along);
+      }
+      out.push({
+        entropy: entropy / n,
+        monotonicity: n > 1 ? forward / (n - 1) : NaN,
+        diagonal: diagonal / n,
+        coverage: covered.reduce((a, b) => a + b, 0) / m,
+      });
+    }
+  return out;
+}

@@ -31,6 +31,10 @@ export type SetName = 'self' | PairSet;
  */
 export const FLOW_BUDGET = 2e7;
 export const flowWhole = (n: number, layers: number) => n * n * n * n * layers <= FLOW_BUDGET;
+
+/** A model as the page names it: its name, and its architecture where that says more (files name neither twice). */
+export const modelName = (m: { name: string; architecture: string }) =>
+  m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
 export type Across = 'rollout' | 'flow';
 export type Source =
   { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
@@ -59,7 +63,15 @@ export interface HeadMeasures {
   /** Weight on earlier copies of the query's token; NaN when no token repeats. */
   duplicate: number;
 }
-export type Summary = HeadSummary & HeadMeasures;
+/**
+ * A head's row of the heads pane: its layer and head, and the measures of its run's family: a text's (the engine's
+ * summaries and HeadMeasures), an image's (measures.ts: ImageHead) or cross-attention's (CrossHead).
+ */
+export type Summary = { layer: number; head: number } & Record<string, number>;
+/** Which measures a run's heads have. */
+export type MeasureFamily = 'text' | 'image' | 'cross';
+/** A text's heads, as summarize() measures them. */
+export type TextSummary = HeadSummary & HeadMeasures;
 
 /** An image the page decoded (EXIF orientation applied, scaled down if it was too large), with its page-wide id. */
 export interface ImageAsk {
@@ -304,6 +316,8 @@ export interface RunResult {
   /** Why it was truncated: the model's position limit, or what every head's map of more tokens would take. */
   limit?: PageLimit;
   summaries: Summary[];
+  /** What the summaries measure. */
+  measures: MeasureFamily;
   ids: number[];
   /** Language models: the key/value head each query head reads; the tokens taken from the previous run. */
   kvHead?: number[];

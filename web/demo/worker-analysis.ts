@@ -26,7 +26,7 @@ import {
   type Request,
   type RunResult,
   type Shape,
-  type Summary,
+  type TextSummary,
 } from './protocol.js';
 
 /** A run as the worker keeps it: the maps are the page's (empty here until sent back). */
@@ -64,7 +64,7 @@ export interface Session {
 }
 
 /** Every head's engine summary, with the language-model measures beside it (measures.ts): of the layers the run holds. */
-export function summarize(engine: Engine, kept: Kept, attentions: Float32Array): Summary[] {
+export function summarize(engine: Engine, kept: Kept, attentions: Float32Array): TextSummary[] {
   const maps = { ...kept, attentions };
   const measures = headMeasures(maps, kept.ids ?? kept.tokens);
   const layerOf = (slot: number) => kept.mapLayers?.[slot] ?? slot;

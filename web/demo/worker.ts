@@ -7,7 +7,20 @@ import { defaultModelFiles } from 'attnscope/models/default'; // the embedded mo
 
 import { embed, tokenize } from './embed.js';
 import { workerKind } from './kinds/worker.js';
-import type { Drawn, Kind, Message, Recycle, Reply, Request, RunResult, SetName } from './protocol.js';
+import type {
+  Drawn,
+  Kind,
+  MeasureFamily,
+  Message,
+  Recycle,
+  Reply,
+  Request,
+  RunResult,
+  SetName,
+  Summary,
+} from './protocol.js';
+import { crossMeasures, imageMeasures } from './measures.js';
+import { modelName } from './protocol.js';
 import {
   ablate,
   compare,
@@ -84,7 +97,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
           })
         : await w.engine.loadModel({ files: source.files });
   if (next.info.input === 'audio') {
-    const name = `${next.info.name} (${next.info.architecture})`;
+    const name = modelName(next.info);
     next.dispose();
     throw new Error(`${name} is a speech model, and this page does not show speech models yet`);
   }
@@ -171,8 +184,21 @@ function reply(
   set: SetName,
 ): RunResult & { id: number } {
   const { attentions } = kept;
-  // Head summaries measure positions within one sequence: cross-attention has none (the heads pane says why).
-  const summaries = set === 'cross' ? [] : summarize(w.engine, kept, attentions);
+  // Each head measured as its maps allow: across two sequences (an alignment), over an image's grid, or along a text.
+  const image = kept.result && 'grid' in kept.result ? kept.result : undefined;
+  const maps = { ...kept, attentions };
+  const measures: MeasureFamily = set === 'cross' ? 'cross' : image ? 'image' : 'text';
+  const each =
+    measures === 'cross'
+      ? crossMeasures(maps)
+      : image && w.model
+        ? imageMeasures(maps, image.grid, w.model.info.prefixTokens ?? 1, w.model.info.registers ?? 0)
+        : undefined;
+  const layerOf = (slot: number) => kept.mapLayers?.[slot] ?? slot;
+  const heads = kept.shape[1];
+  const summaries: Summary[] = each
+    ? each.map((m, k) => ({ layer: layerOf(Math.floor(k / heads)), head: k % heads, ...m }))
+    : summarize(w.engine, kept, attentions).map((x) => ({ ...x }));
   remember(id, kept);
   // A model's tokens as a person reads them; the pieces as its vocabulary spells them go along for tooltips.
   const model = kept.mode !== 'parameter-free' && kept.ids ? w.model : null;
@@ -200,6 +226,7 @@ function reply(
     truncated: kept.truncated ?? false,
     totalTokens: kept.totalTokens ?? kept.tokens.length,
     summaries,
+    measures,
     kvHead: kept.kvHead && Array.from(kept.kvHead),
     reusedTokens: kept.reusedTokens,
     logitLens: lens && {

@@ -3,65 +3,123 @@
 // reverse; a measure the text cannot give, "—", sorts last); a row opens its head. New measures add a
 // row to MEASURES.
 import { download } from '../export.js';
-import type { Summary } from '../protocol.js';
+import type { MeasureFamily, Summary } from '../protocol.js';
 import { $, changes, setProp, type Page, type View } from './view.js';
-import { kindIn } from '../kinds/page.js';
 
-type Measure = Exclude<keyof Summary, 'layer' | 'head'>;
+interface Measure {
+  key: string;
+  title: string;
+  explain: string;
+}
 
-export const MEASURES: Array<{ key: Measure; title: string; explain: string }> = [
-  {
-    key: 'entropy',
-    title: 'Entropy',
-    explain: 'How spread out the attention is, in nats: 0 looks at one token, ln n at all alike.',
-  },
-  {
-    key: 'distance',
-    title: 'Distance',
-    explain: 'How many tokens away a head looks, on average: small for local heads.',
-  },
-  { key: 'previous', title: 'Previous', explain: 'Weight on the token just before: high for previous-token heads.' },
-  { key: 'self', title: 'Self', explain: 'Weight on the token itself.' },
-  {
-    key: 'special',
-    title: 'Special',
-    explain: 'Weight on [CLS], [SEP] and the first token: often a "no-op" place to park attention.',
-  },
-  {
-    key: 'punctuation',
-    title: 'Punctuation',
-    explain: 'Weight on tokens that are only punctuation, such as "." and ",".',
-  },
-  {
-    key: 'sink',
-    title: 'Sink',
-    explain:
-      'Weight on the first token (BOS where the model adds one): an attention sink, where heads with nothing to do park their attention.',
-  },
-  {
-    key: 'induction',
-    title: 'Induction',
-    explain:
-      'Weight on the token right after an earlier copy of the current token: how induction heads continue a repeated pattern ("—": no token repeats).',
-  },
-  {
-    key: 'duplicate',
-    title: 'Duplicate',
-    explain: 'Weight on earlier copies of the current token: duplicate-token heads ("—": no token repeats).',
-  },
-];
+/** The columns of each family of measures (protocol.ts: MeasureFamily): a text's, an image's, cross-attention's. */
+export const MEASURES: Record<MeasureFamily, Measure[]> = {
+  text: [
+    {
+      key: 'entropy',
+      title: 'Entropy',
+      explain: 'How spread out the attention is, in nats: 0 looks at one token, ln n at all alike.',
+    },
+    {
+      key: 'distance',
+      title: 'Distance',
+      explain: 'How many tokens away a head looks, on average: small for local heads.',
+    },
+    { key: 'previous', title: 'Previous', explain: 'Weight on the token just before: high for previous-token heads.' },
+    { key: 'self', title: 'Self', explain: 'Weight on the token itself.' },
+    {
+      key: 'special',
+      title: 'Special',
+      explain: 'Weight on [CLS], [SEP] and the first token: often a "no-op" place to park attention.',
+    },
+    {
+      key: 'punctuation',
+      title: 'Punctuation',
+      explain: 'Weight on tokens that are only punctuation, such as "." and ",".',
+    },
+    {
+      key: 'sink',
+      title: 'Sink',
+      explain:
+        'Weight on the first token (BOS where the model adds one): an attention sink, where heads with nothing to do park their attention.',
+    },
+    {
+      key: 'induction',
+      title: 'Induction',
+      explain:
+        'Weight on the token right after an earlier copy of the current token: how induction heads continue a repeated pattern ("—": no token repeats).',
+    },
+    {
+      key: 'duplicate',
+      title: 'Duplicate',
+      explain: 'Weight on earlier copies of the current token: duplicate-token heads ("—": no token repeats).',
+    },
+  ],
+  image: [
+    {
+      key: 'spread',
+      title: 'Spread',
+      explain: "How spread over the image a patch's attention is: the entropy of its weights on the patches, in nats.",
+    },
+    {
+      key: 'distance',
+      title: 'Distance',
+      explain: 'How far across the image a patch looks, in patches (straight-line, over its weights on the patches).',
+    },
+    { key: 'self', title: 'Self', explain: 'Weight on the patch itself.' },
+    {
+      key: 'neighbourhood',
+      title: '3 × 3',
+      explain: 'Weight on the 3 × 3 patches around a patch, itself included: high for local heads.',
+    },
+    {
+      key: 'cls',
+      title: '[CLS]',
+      explain: "Weight on [CLS] (and DeiT's distillation token), over every token.",
+    },
+    {
+      key: 'registers',
+      title: 'Registers',
+      explain: 'Weight on the register tokens, over every token ("—": the model has none).',
+    },
+  ],
+  cross: [
+    {
+      key: 'entropy',
+      title: 'Entropy',
+      explain: "How spread out a query's attention over the other sequence is, in nats: 0 looks at one token.",
+    },
+    {
+      key: 'monotonicity',
+      title: 'Monotonic',
+      explain:
+        'The share of consecutive queries whose most-weighted token does not go back: 1 for an alignment in order.',
+    },
+    {
+      key: 'diagonal',
+      title: 'Off diagonal',
+      explain: "How far a query's weights lie from the diagonal, as a share of the sequence: 0 on it.",
+    },
+    {
+      key: 'coverage',
+      title: 'Coverage',
+      explain: "The share of the other sequence's tokens that are some query's most-weighted one.",
+    },
+  ],
+};
 
 /** Every head's measures as CSV: a header row, then one row per head (layers and heads from 1; empty for "—"). */
-export function headsCsv(summaries: Summary[]): string {
-  const header = ['layer', 'head', ...MEASURES.map((m) => m.key)].join(',');
+export function headsCsv(summaries: Summary[], family: MeasureFamily = 'text'): string {
+  const measures = MEASURES[family];
+  const header = ['layer', 'head', ...measures.map((m) => m.key)].join(',');
   const rows = summaries.map((h) =>
-    [h.layer + 1, h.head + 1, ...MEASURES.map((m) => (Number.isNaN(h[m.key]) ? '' : String(h[m.key])))].join(','),
+    [h.layer + 1, h.head + 1, ...measures.map((m) => (Number.isNaN(h[m.key]) ? '' : String(h[m.key])))].join(','),
   );
   return `${[header, ...rows].join('\n')}\n`;
 }
 
 /** Descending or ascending by a measure; NaN ("—") always last. */
-function order(key: Measure, descending: boolean) {
+function order(key: string, descending: boolean) {
   return (a: Summary, b: Summary) => {
     const [x, y] = [a[key], b[key]];
     if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
@@ -73,40 +131,51 @@ export function headsView(page: Page): View {
   const table = $<HTMLTableElement>('summaries');
   const body = table.tBodies[0];
   const header = table.tHead!.rows[0];
+  const fixed = header.cells.length; // Layer and Head
   const dirty = changes();
-  let sort: { key: Measure; descending: boolean } = { key: 'entropy', descending: false };
+  let family: MeasureFamily | null = null;
+  let sort = { key: 'entropy', descending: false };
 
-  for (const m of MEASURES) {
-    const th = document.createElement('th');
-    th.scope = 'col';
-    const button = document.createElement('button');
-    button.type = 'button';
-    button.textContent = m.title;
-    button.title = m.explain;
-    button.dataset.sort = m.key;
-    button.addEventListener('click', () => {
-      sort = { key: m.key, descending: sort.key === m.key ? !sort.descending : true };
-      for (const cell of header.cells) cell.removeAttribute('aria-sort');
-      th.setAttribute('aria-sort', sort.descending ? 'descending' : 'ascending');
-      view.render(page.store.get());
-    });
-    th.append(button);
-    header.append(th);
+  /** The columns and the legend of a family of measures, when the run's family changes. */
+  function columns(next: MeasureFamily) {
+    if (family === next) return;
+    family = next;
+    while (header.cells.length > fixed) header.deleteCell(fixed);
+    const measures = MEASURES[next];
+    if (!measures.some((m) => m.key === sort.key)) sort = { key: measures[0].key, descending: false };
+    for (const m of measures) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = m.title;
+      button.title = m.explain;
+      button.dataset.sort = m.key;
+      button.addEventListener('click', () => {
+        sort = { key: m.key, descending: sort.key === m.key ? !sort.descending : true };
+        for (const cell of header.cells) cell.removeAttribute('aria-sort');
+        th.setAttribute('aria-sort', sort.descending ? 'descending' : 'ascending');
+        view.render(page.store.get());
+      });
+      th.append(button);
+      header.append(th);
+    }
+    $('measures').replaceChildren(
+      ...measures.flatMap((m) => {
+        const dt = document.createElement('dt');
+        dt.textContent = m.title;
+        const dd = document.createElement('dd');
+        dd.textContent = m.explain;
+        return [dt, dd];
+      }),
+    );
   }
-  $('measures').replaceChildren(
-    ...MEASURES.flatMap((m) => {
-      const dt = document.createElement('dt');
-      dt.textContent = m.title;
-      const dd = document.createElement('dd');
-      dd.textContent = m.explain;
-      return [dt, dd];
-    }),
-  );
+  columns('text');
   const open = (layer: number, head: number) => page.store.select({ layer, head });
   const csvButton = $<HTMLButtonElement>('heads-csv');
   csvButton.addEventListener('click', () => {
     const r = page.store.get().result;
-    if (r) download('attnscope-heads.csv', new Blob([headsCsv(r.summaries)], { type: 'text/csv' }));
+    if (r) download('attnscope-heads.csv', new Blob([headsCsv(r.summaries, r.measures)], { type: 'text/csv' }));
   });
   const note = $('heads-note');
 
@@ -117,21 +186,22 @@ export function headsView(page: Page): View {
       const r = s.result;
       setProp(csvButton, 'disabled', !r?.summaries.length);
       if (!r || !dirty(r.summaries, sort, s.layer, s.head)) return;
-      if (r.set === 'cross') {
-        const instead =
-          kindIn(s) === 'pair' ? "choose the encoder's or the decoder's maps" : 'choose "The model\'s learned heads"';
-        note.textContent =
-          "These measures (distance, previous token, the token itself) compare a query's position with its keys' in " +
-          `one text, and cross-attention's keys are the second text's tokens: ${instead} to measure each head.`;
-        body.replaceChildren();
-        return;
-      }
-      const which =
+      columns(r.measures);
+      table.dataset.measures = r.measures;
+      table.dataset.run = String(r.run);
+      const some =
         r.mapLayers.length < r.layers
-          ? `The heads of layer ${r.mapLayers.map((l) => l + 1).join(', ')}, the one shown (this text is too long for ` +
+          ? `The heads of layer ${r.mapLayers.map((l) => l + 1).join(', ')}, the one shown (the input is too long for ` +
             `every layer's maps: choose another layer to measure its heads)`
-          : 'Every head on this text';
-      note.textContent = `${which}, averaged over its query tokens. Click a column to sort, a row to open its head.`;
+          : 'Every head';
+      const over =
+        r.measures === 'image'
+          ? 'on this image, averaged over its patches ([CLS] and registers over every token)'
+          : r.measures === 'cross'
+            ? 'as an alignment of one sequence to the other, averaged over its queries'
+            : 'on this text, averaged over its query tokens';
+      note.textContent = `${some} ${over}. Click a column to sort, a row to open its head.`;
+      const measures = MEASURES[r.measures];
       const sorted = [...r.summaries].sort(order(sort.key, sort.descending));
       body.replaceChildren(
         ...sorted.map((h) => {
@@ -141,11 +211,11 @@ export function headsView(page: Page): View {
           tr.dataset.head = String(h.head);
           if (h.layer === s.layer && h.head === s.head) tr.setAttribute('aria-selected', 'true');
           const value = (x: number) => (Number.isNaN(x) ? '—' : x.toFixed(3));
-          const cells = [`L${h.layer + 1}`, `H${h.head + 1}`, ...MEASURES.map((m) => value(h[m.key]))];
+          const cells = [`L${h.layer + 1}`, `H${h.head + 1}`, ...measures.map((m) => value(h[m.key]))];
           cells.forEach((text, k) => {
             const td = document.createElement('td');
             td.textContent = text;
-            const m = MEASURES[k - 2];
+            const m = measures[k - 2];
             if (m) Object.assign(td.dataset, { measure: m.key, value: String(h[m.key]) });
             tr.append(td);
           });

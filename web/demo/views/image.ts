@@ -5,6 +5,7 @@
 // attributes (`data-figures`), for the browser tests to hold against the engine's maps.
 import { drawFigures, format, heatTile, layoutFigures, patchAt, pictureCanvas, type Figure } from '../draw/overlay.js';
 import type { Source } from '../protocol.js';
+import { modelName } from '../protocol.js';
 import type { Overlay, State } from '../state.js';
 import { firstPatch, shownOf, type FigureRun } from '../vision.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
@@ -157,8 +158,10 @@ export function imageView(page: Page): View {
       parts.push(
         `Each token's hidden-state norm. Outlined in red: patches above median + 5 × MAD of the patches' norms` +
           (t !== undefined ? ` (${format(t)})` : '') +
-          ' — the high-norm artifacts that soak up attention in DINOv2 without registers. ' +
-          'The registers and [CLS] stand apart, under the picture.',
+          ' — the high-norm artifacts that soak up attention in ViTs without registers (Darcet et al., 2024). ' +
+          (f.run.vision.registers > 0
+            ? `This model's ${f.run.vision.registers} registers and [CLS] stand apart, under the picture.`
+            : '[CLS] stands apart, under the picture.'),
       );
     } else if (f?.shown.what === 'heads')
       parts.push(
@@ -185,7 +188,9 @@ export function imageView(page: Page): View {
     const v = f.run.vision;
     const [, cols] = v.grid;
     const s = page.store.get();
-    const label = f.run.tokens[firstPatch(v) + hover.patch];
+    // The grid's row and column, counted from 1 as the page counts layers and heads (the tokens' "patch r,c" from 0).
+    const at = (patch: number) => `the patch at row ${Math.floor(patch / cols) + 1}, column ${(patch % cols) + 1}`;
+    const label = at(hover.patch);
     const base = shownOf(
       f.run,
       { overlay: s.overlay, layer: s.layer, head: s.head, normLayer: s.normLayer, activeHeads: s.activeHeads },
@@ -194,7 +199,7 @@ export function imageView(page: Page): View {
     const value = base.values[hover.patch];
     let best = 0;
     f.shown.values.forEach((x, k) => x > f.shown.values[best] && (best = k));
-    const peak = `patch ${Math.floor(best / cols)},${best % cols}`;
+    const peak = at(best);
     const own =
       s.overlay === 'norms'
         ? `norm ${format(value)}${base.outliers.includes(hover.patch) ? ' (a high-norm outlier)' : ''}`
@@ -316,7 +321,7 @@ export function imageView(page: Page): View {
         b?.state === 'loading' || b?.state === 'error'
           ? b.message
           : s.beside
-            ? `${s.beside.model} (${s.beside.architecture}) beside ${s.model?.name ?? 'the model'}, on the same image.`
+            ? `${modelName({ name: s.beside.model, architecture: s.beside.architecture })} beside ${s.model?.name ?? 'the model'}, on the same image.`
             : 'A second vision model beside this one, on the same image: DINOv2 with and without registers, say.',
       );
       if (status.dataset.state !== (b?.state ?? 'ok')) status.dataset.state = b?.state ?? 'ok';

@@ -291,7 +291,18 @@ export function mapView(page: Page): View {
       setOptions(headSelect, heads, s.head);
       setText($('layer-label'), String(s.layer + 1));
       setText($('head-label'), String(s.head + 1));
-      for (const radio of viewRadios) setProp(radio, 'checked', radio.value === s.view);
+      // Rollout and flow follow one sequence attending to itself: not offered over cross-attention.
+      for (const radio of viewRadios) {
+        setProp(radio, 'checked', radio.value === s.view);
+        setProp(radio, 'disabled', r.set === 'cross' && radio.value !== 'head');
+        setProp(
+          radio.parentElement!,
+          'title',
+          r.set === 'cross' && radio.value !== 'head'
+            ? "Rollout and flow follow one sequence's attention to itself down the layers; cross-attention reads another sequence"
+            : '',
+        );
+      }
       const align = alignmentOf(s);
       setProp($('aggregate-row'), 'hidden', !aligns(s));
       setProp(aggregateSelect, 'value', s.aggregate);

@@ -6,7 +6,7 @@
 import { startGeneration } from '../generation.js';
 import { best, distribution } from '../sampling.js';
 import type { State } from '../state.js';
-import { $, changes, setProp, setText, type Page, type View } from './view.js';
+import { $, changes, focusKeeper, setProp, setText, type Page, type View } from './view.js';
 
 const SHOWN = 10;
 
@@ -93,6 +93,8 @@ export function nextView(page: Page): View {
     if (v >= 1 && v <= 2048) page.store.select({ maxNewTokens: v });
   });
   $('reseed').addEventListener('click', () => page.store.select({ seed: Math.floor(Math.random() * 2 ** 31) }));
+  // The keyboard's focus follows the button that can act: Stop while a generation runs, Generate after.
+  const refocus = focusKeeper();
   generate.addEventListener('click', () => startGeneration(page));
   stop.addEventListener('click', () => page.stopGeneration());
   $('next-choose').addEventListener('click', () => $('model-pick').focus());
@@ -147,8 +149,10 @@ export function nextView(page: Page): View {
       if (document.activeElement !== seed) setProp(seed, 'value', String(s.seed));
       if (document.activeElement !== maxNew) setProp(maxNew, 'value', String(s.maxNewTokens));
       const r = s.result;
+      const focused = document.activeElement;
       setProp(generate, 'disabled', !lm || !r || r.run < 0 || !!s.generation || r.origin === 'induction');
       setProp(stop, 'disabled', !s.generation);
+      refocus.follow(focused, [generate, stop]);
       const state = s.errors.generate ? 'error' : 'ok';
       if (said.dataset.state !== state) said.dataset.state = state;
       setText(

@@ -3,10 +3,11 @@
 // page makes to the text (a candidate added, a generation kept, shuffled words, a run's text) is one edit of
 // the part that differs, which the browser's undo takes back; the person's own typing is theirs.
 import type { Mode, RunResult, PairSet } from '../protocol.js';
+import { modelName } from '../protocol.js';
 import { pairs } from '../requests.js';
 import { beamCount, MAX_BEAMS, type State } from '../state.js';
 import { failure } from './curtain.js';
-import { $, setProp, setText, type Page, type View } from './view.js';
+import { $, focusKeeper, setProp, setText, type Page, type View } from './view.js';
 
 /** Keys that edit the text (typed characters, deletions, Enter, paste, cut, undo and redo). */
 function edits(e: KeyboardEvent): boolean {
@@ -113,8 +114,12 @@ export function sourceView(page: Page): View {
   // Encoder, decoder and cross-attention as tabs (the WAI-ARIA pattern): arrow keys, Home and End move along them
   // and choose the one they reach.
   const tabs = [...document.querySelectorAll<HTMLButtonElement>('#stack-tabs [role=tab]')];
-  for (const tab of tabs)
-    tab.addEventListener('click', () => page.store.select({ pairSet: tab.dataset.stack as PairSet }));
+  // Cross-attention has no rollout or flow: choosing it shows its heads.
+  const choose = (pairSet: PairSet) =>
+    page.store.select(
+      pairSet === 'cross' && page.store.get().view !== 'head' ? { pairSet, view: 'head' } : { pairSet },
+    );
+  for (const tab of tabs) tab.addEventListener('click', () => choose(tab.dataset.stack as PairSet));
   $('stack-tabs').addEventListener('keydown', (e) => {
     const at = tabs.indexOf(document.activeElement as HTMLButtonElement);
     const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
@@ -122,8 +127,10 @@ export function sourceView(page: Page): View {
     e.preventDefault();
     const next = tabs[(to + tabs.length) % tabs.length];
     next.focus();
-    page.store.select({ pairSet: next.dataset.stack as PairSet });
+    choose(next.dataset.stack as PairSet);
   });
+  // The keyboard's focus follows the button that can act: Stop while a target generates, Generate after.
+  const translateFocus = focusKeeper();
   const beams = $<HTMLInputElement>('beams');
   /** The state's beam count the box shows: the box is written only when that changes, so a bad count stays in view. */
   let shownBeams = 0;
@@ -165,8 +172,11 @@ export function sourceView(page: Page): View {
     setText(note, beamsNote(n));
     const state = n === null ? 'error' : 'ok';
     if (note.dataset.state !== state) note.dataset.state = state;
-    setProp($<HTMLButtonElement>('translate'), 'disabled', !pair || !!t || n === null);
-    setProp($<HTMLButtonElement>('translate-stop'), 'disabled', !t || t.stopping);
+    const [go, halt] = [$<HTMLButtonElement>('translate'), $<HTMLButtonElement>('translate-stop')];
+    const focused = document.activeElement;
+    setProp(go, 'disabled', !pair || !!t || n === null);
+    setProp(halt, 'disabled', !t || t.stopping);
+    translateFocus.follow(focused, [go, halt]);
   }
 
   return {
@@ -238,7 +248,7 @@ export function sourceView(page: Page): View {
         name.dataset.architecture = '';
       } else if (s.model) {
         const m = s.model;
-        const title = m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
+        const title = modelName(m);
         const cap = s.limit ? Math.min(s.limit.tokens, m.maxTokens) : m.maxTokens;
         // Each stack's layers where there are two (an encoder-decoder's need not match).
         const shape =

@@ -135,3 +135,30 @@ export function toolPane(result: object | null, error: string | undefined, p: To
   const resized = !!p.room && fitWidth(p.chart, roomIn(p.chart, ...p.room));
   return p.dirty(result, p.page.colours().fg) || resized;
 }
+
+/**
+ * Keeps the keyboard's focus on a pair of buttons that take turns (Generate and Stop): when the focused one is
+ * disabled, the other takes the focus as soon as it is enabled (a render may enable it later), unless the person
+ * has moved the focus elsewhere meanwhile.
+ */
+export function focusKeeper() {
+  let owed = false;
+  return {
+    /** After a render: `focused` is what had the focus before it; `pair`, the two buttons. */
+    follow(focused: Element | null, pair: ReadonlyArray<HTMLElement & { disabled: boolean }>) {
+      const inPair = (e: Element | null) => pair.find((b) => b === e);
+      if (inPair(focused)?.disabled) owed = true;
+      if (!owed) return;
+      const now = document.activeElement;
+      if (now && now !== document.body && !inPair(now)) {
+        owed = false; // the person went on elsewhere
+        return;
+      }
+      const next = pair.find((b) => !b.disabled);
+      if (next) {
+        next.focus();
+        owed = false;
+      }
+    },
+  };
+}
