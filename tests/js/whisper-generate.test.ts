@@ -2,6 +2,8 @@
 // special tokens and generation_config.json): the prompt transformers.js builds, language detection, the suppressed
 // tokens, 30 s windows; and word timestamps held to transformers.js's own token timestamps (its median filter and
 // dynamic time warping) and its tokenizer's words, on the same cross-attention.
+import { deflateSync } from 'node:zlib';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model, SpeechGenerateResult } from '../../dist/node.js';
@@ -417,6 +419,62 @@ describe('Whisper decoding', () => {
       'beams are for windows without timestamps',
     );
     await expect(model.generate({ audio }, { beams: 9 })).rejects.toThrow('beams must be a whole number from 1 to 8');
+  });
+
+  it('falls back to a higher temperature when a window repeats itself, as openai’s transcribe does', async () => {
+    const audio = speech(16000 * 6, 12);
+    // Greedy, this random model says one word over and over: the text compresses far beyond 2.4.
+    const greedy = await model.generate({ audio }, { language: 'en', maxNewTokens: 40 });
+    const g0 = greedy.windows[0]!;
+    const text = g0.text;
+    const zlibRatio = Buffer.byteLength(text) / deflateSync(Buffer.from(text)).length; // Python's zlib.compress
+    expect(g0.compressionRatio).toBeCloseTo(zlibRatio, 12);
+    expect(g0.compressionRatio).toBeGreaterThan(2.4);
+    expect(g0.temperature).toBe(0);
+    // Its mean log-probability: each token's among those the filters left, from a teacher-forced run.
+    const run = model.run({ audio, target: greedy.targetIds }, { returnLogits: true });
+    const V = model.info.vocabSize;
+    const suppressed = new Set(model.info.speech!.suppressTokens);
+    let sum = 0;
+    for (let k = 3; k + 1 < greedy.targetIds.length; k++) {
+      const logits = run.logits!.data.subarray(k * V, (k + 1) * V);
+      const allowed = (id: number) =>
+        !suppressed.has(id) && id <= NO_TIMESTAMPS && !(k === 3 && (id === 220 || id === EOT));
+      let max = -Infinity;
+      for (let id = 0; id < V; id++) if (allowed(id)) max = Math.max(max, logits[id]!);
+      let z = 0;
+      for (let id = 0; id < V; id++) if (allowed(id)) z += Math.exp(logits[id]! - max);
+      sum += logits[greedy.targetIds[k + 1]!]! - max - Math.log(z);
+    }
+    const counted = greedy.targetIds.length - 4 - (greedy.stopReason === 'eos' ? 1 : 0) + 1;
+    expect(g0.avgLogprob).toBeCloseTo(sum / counted, 4);
+    // With openai's temperatures: decoded again, hotter, until the text no longer repeats (or the last).
+    const temperatures = [0, 0.2, 0.4, 0.6, 0.8, 1];
+    const g = await model.generate({ audio }, { language: 'en', maxNewTokens: 40, temperature: temperatures, seed: 2 });
+    const w = g.windows[0]!;
+    expect(w.temperature).toBeGreaterThan(0);
+    expect(w.compressionRatio <= 2.4 && w.avgLogprob >= -1 ? true : w.temperature === 1).toBe(true);
+    // Each temperature tried before it failed a threshold: decoding at it alone gives a window that falls back.
+    for (const t of temperatures.slice(0, temperatures.indexOf(w.temperature))) {
+      const at = (await model.generate({ audio }, { language: 'en', maxNewTokens: 40, temperature: t, seed: 2 }))
+        .windows[0]!;
+      expect(at.compressionRatio > 2.4 || at.avgLogprob < -1).toBe(true);
+    }
+    // Thresholds that nothing fails: the first temperature stands.
+    const kept = await model.generate(
+      { audio },
+      {
+        language: 'en',
+        maxNewTokens: 40,
+        temperature: temperatures,
+        compressionRatioThreshold: 1e9,
+        logProbThreshold: -1e9,
+      },
+    );
+    expect(kept.windows[0]!.temperature).toBe(0);
+    expect(Array.from(kept.targetIds)).toEqual(Array.from(greedy.targetIds));
+    await expect(model.generate({ audio }, { temperature: [] })).rejects.toThrow('temperature must be a finite number');
+    await expect(model.generate({ audio }, { temperature: [0, -1] })).rejects.toThrow('or a list of them');
   });
 
   it('ranks the heads that time the words first', async () => {

@@ -965,8 +965,17 @@ export interface SpeechGenerateOptions {
   alignmentHeads?: Array<[number, number]>;
   /** Tokens to generate per window at most, after the prompt. Default: half the decoder's positions (224). */
   maxNewTokens?: number;
-  /** Divides the logits before a draw; 0 (default) takes the most likely token. */
-  temperature?: number;
+  /**
+   * Divides the logits before a draw; 0 (default) takes the most likely token. A list falls back through its
+   * temperatures as openai's transcribe does (`[0, 0.2, 0.4, 0.6, 0.8, 1]` there): a window whose text repeats itself
+   * (`compressionRatio` above `compressionRatioThreshold`) or is unlikely (`avgLogprob` below `logProbThreshold`) is
+   * decoded again at the next.
+   */
+  temperature?: number | number[];
+  /** With a list of temperatures: the gzip compression ratio above which a window falls back. Default 2.4. */
+  compressionRatioThreshold?: number;
+  /** With a list of temperatures: the mean log-probability below which a window falls back. Default −1. */
+  logProbThreshold?: number;
   /** Seeds the draws (with `temperature` above 0). Default 0. */
   seed?: number;
   /** Keep each window's maps (`maps`). Default true. */
@@ -1033,6 +1042,15 @@ export interface SpeechWindow {
   seconds: number;
   /** Its text (special tokens left out). */
   text: string;
+  /** The temperature it was decoded at (the last tried, with a list). */
+  temperature: number;
+  /**
+   * The mean log-probability of its tokens among those the filters left, the end of text included (openai's
+   * avg_logprob).
+   */
+  avgLogprob: number;
+  /** Its text's UTF-8 bytes over their zlib-compressed bytes (openai's compression_ratio; above 2.4 it repeats). */
+  compressionRatio: number;
   /** Its language code: given, or detected. */
   language: string;
   /** When detected: the language's probability among the language tokens. */

@@ -32,7 +32,9 @@ const OPTIONS = {
   lengthPenalty: 'number',
   alignmentHeads: 'other',
   maxNewTokens: 'number',
-  temperature: 'number',
+  temperature: 'other',
+  compressionRatioThreshold: 'number',
+  logProbThreshold: 'number',
   seed: 'number',
   attentions: 'boolean',
   encoderMapLayers: 'other',
@@ -117,6 +119,26 @@ function cropped(t: Tensor, keepRows: number, keepCols: number): Tensor {
   return { data: out, shape: [layers, heads, keepRows, keepCols] };
 }
 
+/** The log-probability of `id` among the tokens the filters left (openai's sum_logprobs adds these up). */
+function logProbability(logits: Float32Array, banned: Int32Array, id: number): number {
+  const left = new Uint8Array(logits.length).fill(1);
+  for (const b of banned) left[b] = 0;
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) if (left[i] && logits[i] > max) max = logits[i];
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) if (left[i]) sum += Math.exp(logits[i] - max);
+  return logits[id] - max - Math.log(sum);
+}
+
+/** UTF-8 bytes over their zlib-compressed bytes (DEFLATE, level 6): openai's compression_ratio, > 2.4 repeating. */
+async function compressionRatio(text: string): Promise<number> {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length === 0) return 0;
+  const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate'));
+  const compressed = await new Response(stream).arrayBuffer();
+  return bytes.length / compressed.byteLength;
+}
+
 /** The probability of each token among the text tokens (below `eot`): openai/whisper's word probability. */
 function textProbability(logits: Float32Array, eot: number, id: number): number {
   if (id >= eot) return NaN;
@@ -162,9 +184,15 @@ export async function generateSpeech(
   }
   if (speech.noTimestamps === undefined)
     throw new Error(`${op}: ${info.name}'s generation_config.json has no no_timestamps_token_id`);
-  const temperature = o.temperature ?? 0;
-  if (!Number.isFinite(temperature) || temperature < 0)
-    throw new Error(`${op}: temperature must be a finite number ≥ 0, got ${String(temperature)}`);
+  const temperatures = Array.isArray(o.temperature) ? o.temperature : [o.temperature ?? 0];
+  if (!temperatures.length || !temperatures.every((t) => typeof t === 'number' && Number.isFinite(t) && t >= 0))
+    throw new Error(
+      `${op}: temperature must be a finite number ≥ 0, or a list of them to fall back through, got ${JSON.stringify(o.temperature)}`,
+    );
+  const ratioLimit = o.compressionRatioThreshold ?? 2.4;
+  const logProbLimit = o.logProbThreshold ?? -1;
+  if (!Number.isFinite(ratioLimit) || !Number.isFinite(logProbLimit))
+    throw new Error(`${op}: compressionRatioThreshold and logProbThreshold must be finite numbers`);
   const seed = o.seed ?? 0;
   if (!Number.isInteger(seed) || seed < 0 || seed > Number.MAX_SAFE_INTEGER)
     throw new Error(`${op}: seed must be a whole number from 0, got ${String(seed)}`);
@@ -258,10 +286,28 @@ export async function generateSpeech(
     seed,
   };
 
+  /**
+   * A window decoded at each temperature in turn until its text neither repeats itself (gzip compression ratio above
+   * the threshold) nor is unlikely (mean log-probability below it), as openai's transcribe falls back.
+   */
   async function decodeWindow(
     index: number,
     source: { audio: Float32Array } | { features: Tensor },
     start: number,
+  ): Promise<{ window: SpeechWindow; advance?: number }> {
+    for (let t = 0; ; t++) {
+      const decoded = await decodeOnce(index, source, start, temperatures[t]);
+      const w = decoded.window;
+      if (t + 1 === temperatures.length || w.stopReason === 'aborted') return decoded;
+      if (w.compressionRatio <= ratioLimit && w.avgLogprob >= logProbLimit) return decoded;
+    }
+  }
+
+  async function decodeOnce(
+    index: number,
+    source: { audio: Float32Array } | { features: Tensor },
+    start: number,
+    temperature: number,
   ): Promise<{ window: SpeechWindow; advance?: number }> {
     const g = newGeneration();
     try {
@@ -296,9 +342,12 @@ export async function generateSpeech(
       const prompt = 1 + forced.length;
       let reason: SpeechWindow['stopReason'] = 'maxNewTokens';
       // With beams, the search's winner, then read again token by token for its maps and probabilities.
-      const won = beams > 1 ? await beamSearch(source, [speech.startOfTranscript, ...forced]) : undefined;
+      // Beams search at temperature 0; a fallback to a higher one samples (openai: beam_size at t = 0 only).
+      const won =
+        beams > 1 && temperature === 0 ? await beamSearch(source, [speech.startOfTranscript, ...forced]) : undefined;
       if (won?.aborted) reason = 'aborted';
       const generated: number[] = [];
+      let sumLogprob = 0;
       let yielded = performance.now();
       for (let i = 0; i < maxNewTokens && (!won || i < won.ids.length); i++) {
         if (!won && o.signal?.aborted) {
@@ -306,15 +355,11 @@ export async function generateSpeech(
           break;
         }
         const logits = orThrow(g.logits(engine()));
+        const banned = filtered(logits, generated, filters);
         const step = won
           ? orThrow(g.append(engine(), won.ids[i]))
-          : orThrow(
-              g.step(
-                engine(),
-                { temperature, topK: 0, topP: 1, noRepeatNgramSize: 0, banned: filtered(logits, generated, filters) },
-                undefined,
-              ),
-            );
+          : orThrow(g.step(engine(), { temperature, topK: 0, topP: 1, noRepeatNgramSize: 0, banned }, undefined));
+        sumLogprob += logProbability(logits, banned, step.id);
         probabilities.push(textProbability(logits, speech.endOfText, step.id));
         if (step.id === speech.endOfText) {
           reason = 'eos';
@@ -413,10 +458,14 @@ export async function generateSpeech(
         ];
         windowMaps = mapSetsOf(sets, [kept, target]) as SpeechWindow['maps'];
       }
+      const text = textOf(prompt, kept);
       const window: SpeechWindow = {
         start,
         seconds: audio.seconds ?? 0,
-        text: textOf(prompt, kept),
+        text,
+        temperature,
+        avgLogprob: sumLogprob / (generated.length + 1),
+        compressionRatio: await compressionRatio(text),
         language: windowLanguage!,
         ...(detected && { languageProbability: detected.probability }),
         targetTokens: r.tokens,
