@@ -5,6 +5,7 @@
 import Split from 'split.js';
 
 import type { State, Store } from './state.js';
+import { kindIn } from './kinds/page.js';
 
 const NARROW = '(max-width: 760px)';
 const SAVED = 'attnscope:splits';
@@ -51,9 +52,14 @@ export function createTabs(store: Store): (s: Readonly<State>) => void {
     dock.prepend(list);
   }
   return (s) => {
+    const kind = kindIn(s);
     for (const dock of docks) {
       const open = s[dock.dataset.dock as 'main' | 'tools'];
       for (const tab of dock.querySelectorAll<HTMLElement>('[role=tab]')) {
+        // A pane that names the kinds of model it works on (data-kinds) is offered only for those.
+        const kinds = document.getElementById(tab.getAttribute('aria-controls')!)?.dataset.kinds;
+        const offered = !kinds || !kind || kinds.split(' ').includes(kind);
+        if (tab.hidden === offered) tab.hidden = !offered;
         const selected = tab.dataset.pane === open;
         tab.setAttribute('aria-selected', String(selected));
         tab.tabIndex = selected ? 0 : -1;

@@ -6,6 +6,8 @@ import { acrossOptions, acrossReply, type Kept } from '../worker-analysis.js';
 import { visionOf, visionOptions } from '../worker-vision.js';
 import type { PageKind, WorkerKind } from './kind.js';
 
+const TEXT_TOOLS = ['next', 'lens', 'induction', 'compare', 'intervene'];
+
 export const imagePage: PageKind = {
   id: 'image',
   input: (s) => `image ${s.image?.id ?? 'none'}`,
@@ -13,7 +15,13 @@ export const imagePage: PageKind = {
   // (the side panel draws a sample at once).
   ask: (s) => (s.image ? { text: s.text, image: s.image.id } : null),
   shown: (reply) => reply,
-  opened: (_model, _before, linked) => ({ main: linked.main || 'image', mode: 'model' }),
+  // The panes that need a text (the math view, the next token, the logit lens, induction, compare, intervene) are
+  // not offered: a link or the model before cannot leave one open.
+  opened: (_model, _before, linked) => ({
+    main: linked.main && linked.main !== 'math' ? linked.main : 'image',
+    tools: linked.tools && !TEXT_TOOLS.includes(linked.tools) ? linked.tools : 'heads',
+    mode: 'model',
+  }),
 };
 
 export const imageWorker: WorkerKind = {
