@@ -155,6 +155,24 @@ export function xenovaSegments(tokenizerJson, sequences) {
 }
 
 /**
+ * transformers.js's WhisperTokenizer.get_decoder_prompt_ids: the tokens forced after the start of transcript,
+ * [position, id] each (id null where the model is left to choose).
+ * @param {Uint8Array} tokenizerJson
+ * @param {Array<{ language?: string, task?: string, noTimestamps: boolean }>} cases
+ * @returns {Array<Array<[number, number | null]>>}
+ */
+export function xenovaPrompts(tokenizerJson, cases) {
+  return xenova(
+    (dir) => {
+      const tokenizer = join(dir, 'tokenizer.json');
+      writeFileSync(tokenizer, tokenizerJson);
+      return { prompts: cases.map((c) => ({ tokenizer, ...c })) };
+    },
+    (answer) => answer.prompts,
+  );
+}
+
+/**
  * transformers.js's dynamicTimeWarping of each cost matrix: the path's rows and columns.
  * @param {Array<{ cost: Float32Array, rows: number, columns: number }>} cases
  * @returns {Array<[number[], number[]]>}

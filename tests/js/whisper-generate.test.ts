@@ -14,6 +14,7 @@ import {
   whisperTokenizer,
   windowWhisper,
   xenovaTokenTimes,
+  xenovaPrompts,
   xenovaSegments,
   xenovaWarps,
   xenovaWords,
@@ -170,8 +171,22 @@ describe('Whisper decoding', () => {
       { audio },
       { language: 'de', task: 'translate', wordTimestamps: true, maxNewTokens: 40 },
     );
-    // transformers.js's WhisperTokenizer.get_decoder_prompt_ids for German translation without timestamps.
-    expect(Array.from(g.targetIds.slice(0, 4))).toEqual([SOT, 50261, 50358, NO_TIMESTAMPS]);
+    // transformers.js's WhisperTokenizer.get_decoder_prompt_ids for German translation without timestamps, and
+    // for English transcription with timestamps (the next test's prompt).
+    const [german, english] = xenovaPrompts(tokenizer, [
+      { language: 'de', task: 'translate', noTimestamps: true },
+      { language: 'en', task: 'transcribe', noTimestamps: false },
+    ]);
+    expect(german).toEqual([
+      [1, 50261],
+      [2, 50358],
+      [3, NO_TIMESTAMPS],
+    ]);
+    expect(english).toEqual([
+      [1, 50259],
+      [2, TRANSCRIBE],
+    ]);
+    expect(Array.from(g.targetIds.slice(0, 4))).toEqual([SOT, ...german!.map(([, id]) => id)]);
     expect(g.language).toBe('de');
     const w = g.windows[0]!;
     expect(g.windows.length).toBe(1);

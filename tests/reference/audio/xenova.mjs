@@ -5,9 +5,10 @@
 //     timestamps: [{ file, shape, heads, frames }],  file: cross-attention [layers, heads, rows, keys] as float32
 //     words: [{ tokenizer, tokens, times }],  tokenizer: a tokenizer.json's path; times: each token's seconds
 //     warps: [{ file, rows, columns }],  file: a cost matrix [rows, columns] as float32
-//     segments: [{ tokenizer, tokens }] }  a generated sequence with timestamp tokens
+//     segments: [{ tokenizer, tokens }],  a generated sequence with timestamp tokens
+//     prompts: [{ tokenizer, language, task, noTimestamps }] }  WhisperTokenizer.get_decoder_prompt_ids
 // and writes { features: [{ file }], timestamps: [seconds per token (rows + 1)], words: [{ text, chunks }],
-// warps: [[rows, columns] of the path], segments: [{ text, chunks }] }, each features file the extractor's input_features [melBins, 3000].
+// warps: [[rows, columns] of the path], segments: [{ text, chunks }], prompts: [[[position, id]]] }, each features file the extractor's input_features [melBins, 3000].
 //
 // transformers.js imports sharp (for images) and onnxruntime-node (for models) at load; neither is installed whole
 // (sharp without its binary, --ignore-scripts; onnxruntime-node is optional and omitted). A loader hook gives sharp a
@@ -65,7 +66,8 @@ const timestamps = request.timestamps ?? [];
 const words = request.words ?? [];
 const warps = request.warps ?? [];
 const segments = request.segments ?? [];
-if (timestamps.length || words.length || warps.length || segments.length) {
+const prompts = request.prompts ?? [];
+if (timestamps.length || words.length || warps.length || segments.length || prompts.length) {
   // The package's index: its modules import each other in a cycle that only the index's order resolves.
   const { WhisperForConditionalGeneration, WhisperTokenizer, Tensor, dynamicTimeWarping } =
     await import('@xenova/transformers');
@@ -109,6 +111,13 @@ if (timestamps.length || words.length || warps.length || segments.length) {
     });
     return { text, chunks };
   });
+  answer.prompts = prompts.map(({ tokenizer, language, task, noTimestamps }) =>
+    new WhisperTokenizer(JSON.parse(readFileSync(tokenizer, 'utf8')), {}).get_decoder_prompt_ids({
+      language,
+      task,
+      no_timestamps: noTimestamps,
+    }),
+  );
   answer.segments = segments.map(({ tokenizer, tokens }) => {
     const t = new WhisperTokenizer(JSON.parse(readFileSync(tokenizer, 'utf8')), {});
     const [text, { chunks }] = t._decode_asr([{ tokens }], {
