@@ -278,10 +278,7 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         const i = 2;
         let want = 0;
         for (let h = 0; h < HEADS; h++) for (let j = 0; j < m; j++) if (crossAt(2, h, i, j) >= 0.01) want++;
-        // Scrolled to the top, and drawn there (showing the Why's token may have scrolled it): the pointer then
-        // lands on the row it aims at.
         await page.$eval('#lines-scroll', (el) => (el.scrollTop = 0));
-        await page.waitForFunction(() => document.getElementById('lines').dataset.scroll === '0');
         const c = await box('#lines');
         // The target's rows on the right span the view as the source's do on the left.
         const row = (Math.max(n, m) * Math.max(6, Math.min(22, 640 / Math.max(n, m)))) / n;

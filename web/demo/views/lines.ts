@@ -50,7 +50,6 @@ export function linesView(page: Page): View {
     });
     if (target === canvas) {
       canvas.dataset.lines = String(lines);
-      canvas.dataset.scroll = String(top); // the scroll it drew at: a test moves the pointer once it is drawn
       // For the tests: which tokens stand on each side (written when they change, not at every frame).
       const [left, right] = flip ? [r.keyTokens ?? r.tokens, r.tokens] : [r.tokens, r.keyTokens ?? r.tokens];
       if (sided(left, right))
