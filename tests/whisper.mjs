@@ -119,6 +119,24 @@ export function xenovaTokenTimes(cases) {
 }
 
 /**
+ * A request of transformers.js's WhisperTokenizer: `cases` under `key`, each given the path of `tokenizerJson`
+ * written to the scratch directory; the answer's `key`.
+ * @param {Uint8Array} tokenizerJson
+ * @param {string} key
+ * @param {Array<Record<string, unknown>>} cases
+ */
+function xenovaTokenizer(tokenizerJson, key, cases) {
+  return xenova(
+    (dir) => {
+      const tokenizer = join(dir, 'tokenizer.json');
+      writeFileSync(tokenizer, tokenizerJson);
+      return { [key]: cases.map((c) => ({ tokenizer, ...c })) };
+    },
+    (answer) => answer[key],
+  );
+}
+
+/**
  * transformers.js's WhisperTokenizer grouping a generated sequence into timed words (its _decode_asr with
  * return_timestamps 'word'): `times` has each token's start in seconds.
  * @param {Uint8Array} tokenizerJson
@@ -126,14 +144,7 @@ export function xenovaTokenTimes(cases) {
  * @returns {Array<{ text: string, chunks: Array<{ text: string, timestamp: [number, number] }> }>}
  */
 export function xenovaWords(tokenizerJson, cases) {
-  return xenova(
-    (dir) => {
-      const tokenizer = join(dir, 'tokenizer.json');
-      writeFileSync(tokenizer, tokenizerJson);
-      return { words: cases.map((c) => ({ tokenizer, ...c })) };
-    },
-    (answer) => answer.words,
-  );
+  return xenovaTokenizer(tokenizerJson, 'words', cases);
 }
 
 /**
@@ -144,13 +155,10 @@ export function xenovaWords(tokenizerJson, cases) {
  * @returns {Array<{ text: string, chunks: Array<{ text: string, timestamp: [number, number | null] }> }>}
  */
 export function xenovaSegments(tokenizerJson, sequences) {
-  return xenova(
-    (dir) => {
-      const tokenizer = join(dir, 'tokenizer.json');
-      writeFileSync(tokenizer, tokenizerJson);
-      return { segments: sequences.map((tokens) => ({ tokenizer, tokens })) };
-    },
-    (answer) => answer.segments,
+  return xenovaTokenizer(
+    tokenizerJson,
+    'segments',
+    sequences.map((tokens) => ({ tokens })),
   );
 }
 
@@ -162,14 +170,7 @@ export function xenovaSegments(tokenizerJson, sequences) {
  * @returns {Array<Array<[number, number | null]>>}
  */
 export function xenovaPrompts(tokenizerJson, cases) {
-  return xenova(
-    (dir) => {
-      const tokenizer = join(dir, 'tokenizer.json');
-      writeFileSync(tokenizer, tokenizerJson);
-      return { prompts: cases.map((c) => ({ tokenizer, ...c })) };
-    },
-    (answer) => answer.prompts,
-  );
+  return xenovaTokenizer(tokenizerJson, 'prompts', cases);
 }
 
 /**

@@ -20,7 +20,7 @@ import { mapSetsOf } from './map-sets.js';
 import { samplesOf } from './audio.js';
 import { scoreHeads, tokenTimes } from './alignment.js';
 import { groupWords } from './words.js';
-import { type Filters, filtered, segmentsOf } from './timestamps.js';
+import { type Filters, filtered, logSumExp, segmentsOf } from './timestamps.js';
 import { nextTask } from './generate.js';
 
 const OPTIONS = {
@@ -123,11 +123,7 @@ function cropped(t: Tensor, keepRows: number, keepCols: number): Tensor {
 function logProbability(logits: Float32Array, banned: Int32Array, id: number): number {
   const left = new Uint8Array(logits.length).fill(1);
   for (const b of banned) left[b] = 0;
-  let max = -Infinity;
-  for (let i = 0; i < logits.length; i++) if (left[i] && logits[i] > max) max = logits[i];
-  let sum = 0;
-  for (let i = 0; i < logits.length; i++) if (left[i]) sum += Math.exp(logits[i] - max);
-  return logits[id] - max - Math.log(sum);
+  return logits[id] - logSumExp(logits, (i) => left[i] === 1);
 }
 
 /** UTF-8 bytes over their zlib-compressed bytes (DEFLATE, level 6): openai's compression_ratio, > 2.4 repeating. */
@@ -141,12 +137,7 @@ async function compressionRatio(text: string): Promise<number> {
 
 /** The probability of each token among the text tokens (below `eot`): openai/whisper's word probability. */
 function textProbability(logits: Float32Array, eot: number, id: number): number {
-  if (id >= eot) return NaN;
-  let max = -Infinity;
-  for (let i = 0; i < eot; i++) if (logits[i] > max) max = logits[i];
-  let sum = 0;
-  for (let i = 0; i < eot; i++) sum += Math.exp(logits[i] - max);
-  return Math.exp(logits[id] - max) / sum;
+  return id < eot ? Math.exp(logits[id] - logSumExp(logits, () => true, eot)) : NaN;
 }
 
 export async function generateSpeech(

@@ -50,22 +50,26 @@ export function filtered(logits: Float32Array, generated: readonly number[], f: 
       if (f.maxInitialTimestamp !== undefined) ban(begin + f.maxInitialTimestamp + 1, f.vocabSize);
     }
     // The timestamps' summed probability against the likeliest text token, over what is left.
-    let max = -Infinity;
-    for (let i = 0; i < f.vocabSize; i++) if (!out[i] && logits[i] > max) max = logits[i];
-    let stamps = 0,
-      text = -Infinity;
-    for (let i = 0; i < f.vocabSize; i++)
-      if (!out[i]) {
-        if (i >= begin) stamps += Math.exp(logits[i] - max);
-        else if (logits[i] > text) text = logits[i];
-      }
-    if (stamps > 0 && Math.log(stamps) + max > text) ban(0, begin);
+    const stamps = logSumExp(logits, (i) => !out[i] && i >= begin);
+    let text = -Infinity;
+    for (let i = 0; i < begin; i++) if (!out[i] && logits[i] > text) text = logits[i];
+    if (stamps > text) ban(0, begin);
   }
   let count = 0;
   for (let i = 0; i < f.vocabSize; i++) count += out[i];
   const ids = new Int32Array(count);
   for (let i = 0, k = 0; i < f.vocabSize; i++) if (out[i]) ids[k++] = i;
   return ids;
+}
+
+/** log Σ exp(logits[i]) over the ids below `end` that `keep` keeps; −∞ when it keeps none. */
+export function logSumExp(logits: Float32Array, keep: (i: number) => boolean, end = logits.length): number {
+  let max = -Infinity;
+  for (let i = 0; i < end; i++) if (keep(i) && logits[i] > max) max = logits[i];
+  if (max === -Infinity) return max;
+  let sum = 0;
+  for (let i = 0; i < end; i++) if (keep(i)) sum += Math.exp(logits[i] - max);
+  return max + Math.log(sum);
 }
 
 /** A segment between two timestamp tokens: its times in 20 ms steps and its tokens `[from, to)` in `generated`. */
