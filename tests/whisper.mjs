@@ -385,3 +385,28 @@ export function windowWhisper(melBins, { vocab = 16, targets = 4, decoderLayers 
     'model.safetensors': safetensors(state),
   };
 }
+
+/**
+ * The random Whisper of windowWhisper (80 mel bins, 2 decoder layers, 64 target positions) with Whisper's
+ * vocabulary, special tokens and generation_config.json (whisperTokenizer's, making `words`): it decodes as
+ * openai/whisper-tiny does, random words.
+ * @param {string[]} words
+ * @returns {Record<string, Uint8Array>}
+ */
+export function speechWhisper(words) {
+  const { tokenizer, generationConfig } = whisperTokenizer(words);
+  const files = windowWhisper(80, { vocab: 51865, targets: 64, decoderLayers: 2 });
+  const config = JSON.parse(new TextDecoder().decode(files['config.json']));
+  Object.assign(config, {
+    decoder_start_token_id: 50258,
+    eos_token_id: 50257,
+    bos_token_id: 50257,
+    pad_token_id: 50257,
+  });
+  return {
+    ...files,
+    'config.json': new TextEncoder().encode(JSON.stringify(config)),
+    'tokenizer.json': tokenizer,
+    'generation_config.json': generationConfig,
+  };
+}

@@ -18,6 +18,7 @@ import { llmChecks } from './llm.mjs';
 import { whyChecks } from './why.mjs';
 import { honestChecks } from './honest.mjs';
 import { seq2seqChecks } from './seq2seq.mjs';
+import { speechChecks } from './speech.mjs';
 import { visionChecks } from './vision.mjs';
 import { workspaceChecks } from './workspace.mjs';
 
@@ -491,6 +492,7 @@ await whyChecks(browser, site, engine, shots);
 await seq2seqChecks(browser, site, engine, shots);
 await honestChecks(browser, site, engine, shots);
 await visionChecks(browser, site, engine, shots);
+await speechChecks(browser, site, engine, shots);
 engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.

@@ -50,6 +50,9 @@ export function launch() {
       '--disable-sync',
       '--no-first-run',
       '--disable-quic',
+      // A microphone that plays a tone, allowed without asking: recording is tested as a person would record.
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
     ],
   });
 }

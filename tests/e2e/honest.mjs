@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
-import { WHISPER_GOLDENS, whisperFiles } from '../whisper.mjs';
+import { jfkWav } from '../whisper.mjs';
 import { assert, check, serve } from './harness.mjs';
 
 /** Whether an element is drawn: in the layout and not hidden by visibility. */
@@ -52,29 +52,14 @@ export async function honestChecks(browser, site, engine, shots) {
     });
 
     await check(
-      'honest: a speech model loads nothing, says the page does not show speech yet, and keeps the model',
+      'honest: a sound dropped on a text model loads nothing, says it reads text, and keeps the model',
       async () => {
         const header = await page.textContent('#model-name');
-        const whisper = whisperFiles(WHISPER_GOLDENS[0]);
-        await page.setInputFiles(
-          '#files',
-          Object.entries(whisper).map(([name, bytes]) => ({
-            name,
-            mimeType: 'application/octet-stream',
-            buffer: Buffer.from(bytes),
-          })),
-        );
-        // Until this load starts, the status still holds the image's error from the check before: wait for this one's.
-        await page.waitForFunction(
-          () => {
-            const status = document.getElementById('load-status');
-            return status.dataset.state === 'error' && /speech model/.test(status.textContent);
-          },
-          null,
-          { timeout: 30_000 },
-        );
+        await page.setInputFiles('#files', [{ name: 'jfk.wav', mimeType: 'audio/wav', buffer: Buffer.from(jfkWav()) }]);
+        // Until this one is refused, the status still holds the image's error from the check before: wait for this one's.
+        await page.waitForFunction(() => /not sound/.test(document.getElementById('load-status').textContent));
         const said = await page.textContent('#load-status');
-        assert(/is a speech model, and this page does not show speech models yet/.test(said), said);
+        assert(/reads text, not sound: choose a speech model \(Whisper\)/.test(said), said);
         assert((await page.textContent('#model-name')) === header, await page.textContent('#model-name'));
         assert(await drawn(page, '#map'), 'the map of the model before went away');
       },

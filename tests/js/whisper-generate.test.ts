@@ -11,6 +11,7 @@ import { medianFilter, timeWarp, tokenTimes } from '../../dist/alignment.js';
 import { groupWords } from '../../dist/words.js';
 import {
   WHISPER_LANGUAGES,
+  speechWhisper,
   whisperTokenizer,
   windowWhisper,
   xenovaTokenTimes,
@@ -22,24 +23,12 @@ import {
 import { engineFor } from './engines.js';
 
 const WORDS = ['"', 'the', 'dog', 'sat', 'on', 'mat', 'and', 'we', 'choose', 'to', 'go', 'moon', 'caf'];
-const { tokenizer, generationConfig, vocab } = whisperTokenizer(WORDS);
+const { tokenizer, vocab } = whisperTokenizer(WORDS);
+const speechModelFiles = () => speechWhisper(WORDS);
 const SOT = 50258,
   EOT = 50257,
   TRANSCRIBE = 50359,
   NO_TIMESTAMPS = 50363;
-
-/** The random Whisper with Whisper's vocabulary, special tokens and generation_config.json. */
-function speechModelFiles(): Record<string, Uint8Array> {
-  const files = windowWhisper(80, { vocab: 51865, targets: 64, decoderLayers: 2 });
-  const config = JSON.parse(new TextDecoder().decode(files['config.json']));
-  Object.assign(config, { decoder_start_token_id: SOT, eos_token_id: EOT, bos_token_id: EOT, pad_token_id: EOT });
-  return {
-    ...files,
-    'config.json': new TextEncoder().encode(JSON.stringify(config)),
-    'tokenizer.json': tokenizer,
-    'generation_config.json': generationConfig,
-  };
-}
 
 /** A seeded uniform generator in [0, 1) (xorshift32). */
 function uniform(seed: number): () => number {

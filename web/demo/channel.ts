@@ -13,6 +13,7 @@ import type {
   Request,
   TargetTokenMessage,
   TokenMessage,
+  TranscriptMessage,
 } from './protocol.js';
 
 export type Handlers = { [K in Kind]?: (reply: Reply<K>) => void } & {
@@ -21,6 +22,8 @@ export type Handlers = { [K in Kind]?: (reply: Reply<K>) => void } & {
   token?: (token: TokenMessage) => void;
   /** A generated target token: it belongs to its translate request, and counts while that one does. */
   targetToken?: (token: TargetTokenMessage) => void;
+  /** A speech model's transcript so far: it belongs to its run request, and counts while that one does. */
+  transcript?: (message: TranscriptMessage) => void;
   error?: (failure: Failure) => void;
   /** The worker itself failed (it did not load, or threw outside a request). */
   crash?: (message: string) => void;
@@ -74,9 +77,11 @@ export class Channel {
           ? 'generate'
           : message.kind === 'target-token'
             ? 'translate'
-            : message.kind === 'error'
-              ? message.during
-              : message.kind;
+            : message.kind === 'transcript'
+              ? 'run'
+              : message.kind === 'error'
+                ? message.during
+                : message.kind;
     const start = performance.now();
     let handled = 0;
     if (message.kind === 'token') this.timeFrame(() => handled);
@@ -86,6 +91,7 @@ export class Channel {
       if (message.kind === 'progress') this.handlers.progress?.(message);
       else if (message.kind === 'token') this.handlers.token?.(message);
       else if (message.kind === 'target-token') this.handlers.targetToken?.(message);
+      else if (message.kind === 'transcript') this.handlers.transcript?.(message);
       else if (message.kind === 'error') this.handlers.error?.(message);
       else (this.handlers[message.kind] as ((reply: Reply) => void) | undefined)?.(message);
     } finally {

@@ -52,14 +52,22 @@ function writeLink(): void {
   $<HTMLInputElement>('share-link').value = location.href;
   // A model from files cannot travel in a link: the link says so, and asks for the files where it is opened.
   const note = $('share-note');
-  const fileImage = kindIn(s) === 'image' && !!s.image && !s.image.sample;
-  note.hidden = s.modelId !== 'files' && !fileImage;
-  const what = kindIn(s) === 'image' ? 'the view' : 'the text and view';
+  const kind = kindIn(s);
+  const fileImage = kind === 'image' && !!s.image && !s.image.sample;
+  const sound = kind === 'speech' && !!s.audio;
+  note.hidden = s.modelId !== 'files' && !fileImage && !sound;
+  const what = kind === 'image' || kind === 'speech' ? 'the view' : 'the text and view';
+  const again = fileImage
+    ? ' The image came from your computer: choose it again where the link is opened.'
+    : sound
+      ? ' A link cannot carry the sound: choose or record it again where the link is opened.'
+      : '';
   note.textContent =
     s.modelId === 'files'
-      ? `The model came from files: the link carries ${what}, and asks for the same files.` +
-        (fileImage ? ' The image came from your computer: choose it again where the link is opened.' : '')
-      : 'The image came from your computer, which a link cannot carry: it opens with a sample; choose the image again.';
+      ? `The model came from files: the link carries ${what}, and asks for the same files.${again}`
+      : fileImage
+        ? 'The image came from your computer, which a link cannot carry: it opens with a sample; choose the image again.'
+        : again.trim();
 }
 
 /**
@@ -82,11 +90,12 @@ function exportable(): void {
 // Each change draws the views (each does only what changed for it); the frame's chrome (the export buttons'
 // state) waits for the animation frame, so that a generation's many changes cost it once a frame.
 let chrome = 0;
-/** Image mode widens the image pane's dock (and gives the sizes back after). */
+/** Image and speech modes widen the main dock, where their pane is (and give the sizes back after). */
 const imageMode = createSplits();
 store.subscribe((s, changed) => {
-  if (changed.has('main') || changed.has('tools')) tabs(s);
-  if (changed.has('model')) imageMode(kindIn(s) === 'image');
+  // The tabs offered follow the model's kind as well as the panes open.
+  if (changed.has('main') || changed.has('tools') || changed.has('model')) tabs(s);
+  if (changed.has('model')) imageMode(kindIn(s) === 'image' || kindIn(s) === 'speech');
   renderAll(views, s);
   chrome ||= requestAnimationFrame(() => {
     chrome = 0;

@@ -9,6 +9,8 @@ import type {
   LogitLens,
   ModelInfo,
   ScoreExplanation,
+  SpeechWindow,
+  SpeechWord,
   Tensor,
 } from 'attnscope';
 
@@ -106,6 +108,38 @@ export interface VisionRun {
   labels: ImageLabel[];
 }
 
+/**
+ * What a speech model's run adds to a RunResult: the transcript, its words in time, and what the speech pane draws
+ * on one time axis (the features, each token's time). The maps are the first 30 s window's, cut to the sound.
+ */
+export interface SpeechRun {
+  /** The sound the run was of (the `audio` request's id). */
+  audio: number;
+  /** Every window's text. */
+  text: string;
+  language: string;
+  /** When the language was detected: its probability among the language tokens. */
+  languageProbability?: number;
+  /** Seconds of sound the first window held (its maps' audio positions are 20 ms each). */
+  seconds: number;
+  /** [melBins, frames]: the log-mel features of the first window's sound (2 frames per audio position). */
+  features: Float32Array;
+  melBins: number;
+  frames: number;
+  /** The first window's target tokens before the first generated one (start of transcript, language, task, ...). */
+  promptTokens: number;
+  /** The first window's target tokens' times, seconds from its start (DTW over the alignment heads). */
+  tokenTimes: Float64Array;
+  /** Each target token's probability among the text tokens (NaN for the prompt's). */
+  tokenProbabilities: Float32Array;
+  /** Every window's words. */
+  words: SpeechWord[];
+  /** The decoder's [layer, head] pairs that timed the words. */
+  alignmentHeads: Array<[number, number]>;
+  /** Each window: where it starts, how it decoded. */
+  windows: Array<Pick<SpeechWindow, 'start' | 'seconds' | 'text' | 'temperature' | 'avgLogprob' | 'compressionRatio'>>;
+}
+
 /** A second vision model's run on the same image, for the side-by-side. */
 export interface BesideRun {
   model: string;
@@ -150,7 +184,16 @@ interface Asks {
     set?: PairSet;
     /** Vision models: the image to run, sent before (`image`). */
     image?: number;
+    /** Speech models: the sound to transcribe, sent before (`audio`); its language ('' detects it) and task. */
+    audio?: number;
+    language?: string;
+    task?: 'transcribe' | 'translate';
   };
+  /**
+   * Speech models: a sound file's bytes (a WAV; other formats the page decoded and wrote as one), read by the engine
+   * in the worker as a speech model hears it (mono, 16 kHz). Runs name it by its id; the worker keeps the last two.
+   */
+  audio: { audio: number; bytes: ArrayBuffer };
   /**
    * Vision models: a second model beside the loaded one, on the same image (DINOv2 with and without registers, say).
    * With `source`, loads it first (replacing the last one); without, runs the image on the one loaded.
@@ -340,6 +383,8 @@ export interface RunResult {
   sets?: Partial<Record<PairSet, RunResult>>;
   /** Vision models: the image's grid, picture, token norms and rollout. */
   vision?: VisionRun;
+  /** Speech models: the transcript, its words in time, the features. */
+  speech?: SpeechRun;
 }
 
 /** The next-token distribution after a position: every logit, and the best candidates' text. */
@@ -395,6 +440,8 @@ interface Replies {
   npy: { bytes: Uint8Array };
   beside: BesideRun;
   image: Record<never, never>;
+  /** The sound as the model hears it (mono, 16 kHz), what was done to it, and its length. */
+  audio: { audio: number; samples: Float32Array; seconds: number; notices: string[]; format: string };
   cost: { heads: number; dk: number; points: Array<{ n: number; ms: number }> };
 }
 export type Reply<K extends Kind = Kind> = { [P in K]: { id: number; kind: P } & Replies[P] }[K];
@@ -433,6 +480,8 @@ export type TokenMessage = {
  * `ids`: the target's ids so far, the decoder's start token first (what runs teacher-forced if Stop keeps them).
  */
 export type TargetTokenMessage = { id: number; kind: 'target-token'; text: string; ids: number[] };
+/** A speech model's transcript so far, while its run decodes (one message per token). */
+export type TranscriptMessage = { id: number; kind: 'transcript'; text: string };
 /** A token message's buffer, handed back to the worker to write more rows into. */
 export type Recycle = { kind: 'recycle'; buffer: ArrayBuffer };
 /**
@@ -441,4 +490,4 @@ export type Recycle = { kind: 'recycle'; buffer: ArrayBuffer };
  */
 export type Drawn = { kind: 'drawn'; ms: number };
 export type Failure = { id: number; kind: 'error'; message: string; during: Kind };
-export type Message = Reply | Progress | TokenMessage | TargetTokenMessage | Failure;
+export type Message = Reply | Progress | TokenMessage | TargetTokenMessage | TranscriptMessage | Failure;

@@ -64,6 +64,9 @@ export function connect(
   let holding = false;
   /** The id of the last run asked for. */
   let lastRun = 0;
+  /** Sounds sent to the worker: their ids, and the names of those not read yet. */
+  let audioCount = 0;
+  const audioNames = new Map<number, string>();
   const settle = (panel: Panel, patch: Partial<Data>) => {
     const errors = { ...store.get().errors };
     delete errors[panel];
@@ -77,10 +80,10 @@ export function connect(
       lens = false;
       askedRun = ''; // the new model runs the text (the state changes below ask for it)
       // The panes its kind opens on (kinds/), those a link being restored names first; a model after a vision model
-      // gives its image pane back for the head view.
+      // or a speech model gives its pane back for the head view.
       const linked = pending && !pending.ready ? { main: pending.main, tools: pending.tools } : {};
       const opened = pageKind(model).opened(model, store.get().model, linked);
-      const main = opened.main ?? (store.get().main === 'image' ? 'lines' : undefined);
+      const main = opened.main ?? (['image', 'speech'].includes(store.get().main) ? 'lines' : undefined);
       // Beams start at the model's own num_beams (generation_config.json), within what the page lets through.
       const beams = beamCount(Math.min(model.generation?.numBeams ?? 1, MAX_BEAMS)) ?? 1;
       const asked = store.get().loadingModel;
@@ -130,6 +133,7 @@ export function connect(
         result: shown,
         resultOf: store.get().model,
         runError: null,
+        transcript: null,
         errors,
         ...(shown.across && { across: shown.across }),
       });
@@ -171,6 +175,15 @@ export function connect(
       store.select({ layer: best.layer, head: best.head, view: 'head', token: null });
     },
     beside: (reply) => settle('beside', { beside: reply, besideLoading: null }),
+    // The sound as the model hears it: the run follows (its id is part of what the run reads).
+    audio({ audio, samples, seconds, notices, format }) {
+      const name = audioNames.get(audio) ?? 'the sound';
+      audioNames.clear();
+      const said = [`${name}: ${seconds.toFixed(2)} s, ${format}`, ...notices].join('; ');
+      store.select({ audio: { id: audio, name, samples, seconds, notices, format } }, { audioNotice: null });
+      store.put({ audioNotice: { state: 'ok', message: `${said}.` } });
+    },
+    transcript: ({ id, text }) => store.put({ transcript: { run: id, text } }),
     npy: ({ bytes }) =>
       download('attentions.npy', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' })),
     error({ during, message, id }) {
@@ -184,11 +197,17 @@ export function connect(
           loadingModel: null,
         });
         run(); // what was typed while it loaded was asked of the old model, and retired with the load
-      } else if (during === 'run') store.put({ runError: message });
+      } else if (during === 'run') store.put({ runError: message, transcript: null });
       else if (during === 'generate') generation.failed(message);
       else if (during === 'translate') keepTarget({ errors: { ...store.get().errors, translate: message } });
       else if (during === 'image') store.put({ runError: message });
-      else if (during === 'beside') store.put({ besideLoading: { state: 'error', message: `Beside: ${message}` } });
+      else if (during === 'audio') {
+        const kept = store.get().audio ? ' The last sound stays.' : '';
+        const stop = /[.!?)]$/.test(message) ? '' : '.';
+        store.put({
+          audioNotice: { state: 'error', message: `${message.replace(/^decodeAudio: /, '')}${stop}${kept}` },
+        });
+      } else if (during === 'beside') store.put({ besideLoading: { state: 'error', message: `Beside: ${message}` } });
       else if (during !== 'npy' && during !== 'stop') fail(during, message);
     },
     crash: (message) => store.put({ runError: `the worker failed (${message})` }),
@@ -213,6 +232,12 @@ export function connect(
       const errors = { ...s.errors };
       delete errors.translate;
       store.put({ translation: { request, source: s.text, text: '', ids: [], beams, stopping: false }, errors });
+    },
+    sendAudio(name, bytes) {
+      const audio = ++audioCount;
+      audioNames.set(audio, name);
+      channel.send({ kind: 'audio', audio, bytes }, [bytes]);
+      store.put({ audioNotice: { state: 'busy', message: `Reading ${name}…` } });
     },
     sendImage(id, bitmap) {
       channel.send({ kind: 'image', image: { id, bitmap } }, [bitmap]);

@@ -22,7 +22,7 @@ export type View = 'head' | 'rollout' | 'flow';
  */
 export type Aggregate = 'head' | 'mean' | 'entropy';
 /** A dock's panes: the main area's and the analysis tools'. New panes add their id here. */
-export type MainPane = 'image' | 'lines' | 'math' | 'why';
+export type MainPane = 'image' | 'speech' | 'lines' | 'math' | 'why';
 /**
  * What the image pane lays over the picture: the selected head's [CLS] attention, every head of the layer at once
  * (one colour per head), rollout's [CLS] row, or each token's norm.
@@ -44,6 +44,19 @@ export interface PageImage {
   original: { width: number; height: number };
   /** What the page did to it before the model's own preprocessing (scaled down), or ''. */
   notice: string;
+}
+/** A sound to run a speech model on, as the engine read it in the worker (mono, 16 kHz). */
+export interface PageAudio {
+  /** A new id for every sound, so that a run says which sound it was of. */
+  id: number;
+  /** The file's name, or what the recording was. */
+  name: string;
+  /** The samples the model hears, for the waveform and for playing it back. */
+  samples: Float32Array;
+  seconds: number;
+  /** What was done to it on the way (decoded by the browser, mixed down, resampled, clipped, silent). */
+  notices: string[];
+  format: string;
 }
 export type ToolPane = 'next' | 'lens' | 'heads' | 'induction' | 'across' | 'compare' | 'intervene' | 'ablate' | 'cost';
 
@@ -98,6 +111,13 @@ export interface Choice {
   normLayer: number | null;
   /** Hovering a patch shows what it attends to ('from') or what attends to it ('to'). */
   hoverShows: 'from' | 'to';
+  /** Speech models: the sound the model transcribes. */
+  audio: PageAudio | null;
+  /** Speech models: the language spoken ('' lets the model detect it), and whether to transcribe or translate. */
+  speechLanguage: string;
+  speechTask: 'transcribe' | 'translate';
+  /** The speech pane's alignment: the alignment heads' mean (what timed the words), or the head chosen. */
+  speechAlignment: 'heads' | 'head';
 }
 
 /** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
@@ -174,6 +194,9 @@ export interface Data {
   besideLoading: Loading | null;
   /** The sample image a link names, drawn once a vision model is loaded. */
   pendingSample: string | null;
+  /** Speech models: the sound's notice (reading, recording, unreadable), and the transcript while a run decodes. */
+  audioNotice: { state: 'ok' | 'error' | 'busy'; message: string } | null;
+  transcript: { run: number; text: string } | null;
   /** A panel's last error, by the request kind that failed. */
   errors: Partial<
     Record<
@@ -229,6 +252,10 @@ export function initialState(): State {
     opacity: 0.6,
     normLayer: null,
     hoverShows: 'from',
+    audio: null,
+    speechLanguage: '',
+    speechTask: 'transcribe',
+    speechAlignment: 'heads',
     engine: null,
     model: null,
     limit: null,
@@ -253,6 +280,8 @@ export function initialState(): State {
     beside: null,
     besideLoading: null,
     pendingSample: null,
+    audioNotice: null,
+    transcript: null,
     errors: {},
   };
 }

@@ -60,6 +60,8 @@ export interface Session {
   beside: Model | null;
   /** The images the page sent, by id: the last two. */
   images: Map<number, ImageBitmap>;
+  /** The sounds the page sent, by id, as the model hears them (mono, 16 kHz): the last two. */
+  audios: Map<number, Float32Array>;
   kept(run: number, what: string): Kept;
 }
 

@@ -20,7 +20,6 @@ import type {
   Summary,
 } from './protocol.js';
 import { crossMeasures, imageMeasures } from './measures.js';
-import { modelName } from './protocol.js';
 import {
   ablate,
   compare,
@@ -55,6 +54,7 @@ const w: Session = {
   generation: null,
   beside: null,
   images: new Map(),
+  audios: new Map(),
   kept(run: number, what: string): Kept {
     const kept = this.runs.get(run);
     if (!kept) throw new Error(`${what}: that text has changed since; try again`);
@@ -96,11 +96,6 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
             onProgress: (p) => postMessage({ id, kind: 'progress', ...p } satisfies Message),
           })
         : await w.engine.loadModel({ files: source.files });
-  if (next.info.input === 'audio') {
-    const name = modelName(next.info);
-    next.dispose();
-    throw new Error(`${name} is a speech model, and this page does not show speech models yet`);
-  }
   // Only once the new one is ready: a failed load leaves the old model working (and its generation going,
   // unless the page stopped it). A generation on the model that goes stops with it.
   w.generation?.abort();
@@ -119,7 +114,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
     engine: info,
     // The page's language-model panes (next token, lens, generation) continue one text: an encoder-decoder's
     // target is written from its source, by the target box's own Generate.
-    model: kindOf(next.info) === 'pair' ? { ...next.info, languageModel: false } : next.info,
+    model: kindOf(next.info) === 'text' ? next.info : { ...next.info, languageModel: false },
     causal: next.info.causal,
     isolated: crossOriginIsolated,
     heapInUse: w.engine.memory().allocatedBytes,
@@ -133,7 +128,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
  * model's heads across two texts. The page gets each set's maps (an encoder-decoder's three), the worker keeps the
  * rest of the run for later analyses.
  */
-function run(request: Request<'run'>): Reply<'run'> {
+async function run(request: Request<'run'>): Promise<Reply<'run'>> {
   const { id, text, mode } = request;
   const start = performance.now();
   let made: Array<{ set: SetName; kept: Kept; extra: Partial<RunResult> }>;
@@ -142,7 +137,7 @@ function run(request: Request<'run'>): Reply<'run'> {
     made = [{ set: 'cross', kept, extra: { ...extra, ...notAcross(request.across, kept.shape) } }];
   } else if (mode === 'model') {
     if (!w.model) throw new Error('no model is loaded yet');
-    made = workerKind(w.model.info).run(request, w);
+    made = await workerKind(w.model.info).run(request, w);
   } else {
     const tokens = tokenize(text);
     if (tokens.length === 0) throw new Error('the text has no tokens; give it some text');
@@ -325,6 +320,13 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
     w.images.set(image.id, image.bitmap);
     for (const old of w.images.keys()) if (w.images.size > 2) w.images.delete(old);
     return { id, kind: 'image' };
+  },
+  audio: async ({ id, audio, bytes }) => {
+    const decoded = await w.engine.decodeAudio(bytes);
+    w.audios.set(audio, decoded.samples);
+    for (const old of w.audios.keys()) if (w.audios.size > 2) w.audios.delete(old);
+    const { seconds, notices, source } = decoded;
+    return { id, kind: 'audio', audio, samples: decoded.samples.slice(), seconds, notices, format: source.format };
   },
   npy,
   cost,

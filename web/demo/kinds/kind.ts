@@ -1,7 +1,8 @@
 // The kinds of model the page shows, as the engine tells them apart (ModelInfo's input and stacks): text through
 // one stack (encoders, language models), a source and a target through an encoder and a decoder, an image through
-// one stack. What differs between them lives in one module each (text.ts, pair.ts, image.ts): on the page, what a
-// run reads and which panes a model opens on; in the worker, the model's one run and what its reply carries.
+// one stack, speech through an encoder and a decoder. What differs between them lives in one module each (text.ts,
+// pair.ts, image.ts, speech.ts): on the page, what a run reads and which panes a model opens on; in the worker, the
+// model's one run and what its reply carries.
 // page.ts and worker.ts pick a kind's part from the model's info; nothing else asks which kind a model is.
 import type { ModelInfo } from 'attnscope';
 
@@ -9,11 +10,12 @@ import type { Ask, Request, RunResult, SetName } from '../protocol.js';
 import type { Choice, State } from '../state.js';
 import type { Kept, Session } from '../worker-analysis.js';
 
-export type KindId = 'text' | 'pair' | 'image';
+export type KindId = 'text' | 'pair' | 'image' | 'speech';
 
 /** Which kind a model is, from what the engine says of it. */
 export function kindOf(info: Pick<ModelInfo, 'input' | 'stacks'>): KindId {
   if (info.input === 'image') return 'image';
+  if (info.input === 'audio') return 'speech';
   return info.stacks.length === 2 ? 'pair' : 'text';
 }
 
@@ -44,5 +46,5 @@ export interface MadeSet {
 export interface WorkerKind {
   id: KindId;
   /** The model's one run for a `run` request, with the rollout or flow it asks for: every map set it made. */
-  run(request: Request<'run'>, s: Session): MadeSet[];
+  run(request: Request<'run'>, s: Session): MadeSet[] | Promise<MadeSet[]>;
 }

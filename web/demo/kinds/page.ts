@@ -4,9 +4,10 @@ import type { ModelInfo } from 'attnscope';
 import { imagePage } from './image.js';
 import { kindOf, type KindId, type PageKind } from './kind.js';
 import { pairPage } from './pair.js';
+import { speechPage } from './speech.js';
 import { textPage } from './text.js';
 
-const KINDS = { text: textPage, pair: pairPage, image: imagePage } as const;
+const KINDS = { text: textPage, pair: pairPage, image: imagePage, speech: speechPage } as const;
 
 export const pageKind = (info: Pick<ModelInfo, 'input' | 'stacks'>): PageKind => KINDS[kindOf(info)];
 

@@ -4,8 +4,9 @@ import type { ModelInfo } from 'attnscope';
 import { imageWorker } from './image.js';
 import { kindOf, type WorkerKind } from './kind.js';
 import { pairWorker } from './pair.js';
+import { speechWorker } from './speech.js';
 import { textWorker } from './text.js';
 
-const KINDS = { text: textWorker, pair: pairWorker, image: imageWorker } as const;
+const KINDS = { text: textWorker, pair: pairWorker, image: imageWorker, speech: speechWorker } as const;
 
 export const workerKind = (info: Pick<ModelInfo, 'input' | 'stacks'>): WorkerKind => KINDS[kindOf(info)];

@@ -3,6 +3,7 @@
 // its section in index.html's dock; its exports and its place in the render pass follow.
 import type { State } from '../state.js';
 import { acrossView } from './across.js';
+import { audioInputView } from './audio-input.js';
 import { compareView, interveneView } from './compare.js';
 import { curtainView } from './curtain.js';
 import { gridView } from './grid.js';
@@ -18,6 +19,7 @@ import { ablateView, costView } from './measure.js';
 import { nextView } from './next.js';
 import { pickerView } from './picker.js';
 import { sourceView } from './source.js';
+import { speechView } from './speech.js';
 import { tokensView } from './tokens.js';
 import type { Export, Page, View } from './view.js';
 import { whyView } from './why.js';
@@ -27,10 +29,12 @@ const VIEWS: Array<(page: Page) => View> = [
   sourceView,
   curtainView,
   imageInputView,
+  audioInputView,
   tokensView,
   gridView,
   mapView,
   imageView,
+  speechView,
   linesView,
   mathView,
   whyView,

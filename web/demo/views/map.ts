@@ -10,6 +10,7 @@ import { Viewport } from '../draw/viewport.js';
 import { headRows, matrixRows, ownRows } from '../map-rows.js';
 import type { Aggregate, State, View as Shows } from '../state.js';
 import { currentAcross } from './across.js';
+import { kindIn } from '../kinds/page.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
 /** An encoder-decoder's cross-attention, where the map may take the layer's heads together (alignment.ts). */
@@ -291,15 +292,20 @@ export function mapView(page: Page): View {
       setOptions(headSelect, heads, s.head);
       setText($('layer-label'), String(s.layer + 1));
       setText($('head-label'), String(s.head + 1));
-      // Rollout and flow follow one sequence attending to itself: not offered over cross-attention.
+      // Rollout and flow follow one sequence attending to itself: not offered over cross-attention, nor over a speech
+      // model's maps (its run decodes; it computes neither).
+      const speech = kindIn(s) === 'speech';
+      const offAcross = r.set === 'cross' || speech;
       for (const radio of viewRadios) {
         setProp(radio, 'checked', radio.value === s.view);
-        setProp(radio, 'disabled', r.set === 'cross' && radio.value !== 'head');
+        setProp(radio, 'disabled', offAcross && radio.value !== 'head');
         setProp(
           radio.parentElement!,
           'title',
-          r.set === 'cross' && radio.value !== 'head'
-            ? "Rollout and flow follow one sequence's attention to itself down the layers; cross-attention reads another sequence"
+          offAcross && radio.value !== 'head'
+            ? speech && r.set !== 'cross'
+              ? "Rollout and flow are not computed for a speech model's maps"
+              : "Rollout and flow follow one sequence's attention to itself down the layers; cross-attention reads another sequence"
             : '',
         );
       }

@@ -3,6 +3,7 @@
 // offline first load); or files chosen or dropped. It says how the load goes: progress, done, or why not.
 import { gib, heapNeeds, LANGUAGE_MODELS, size } from '../catalogue.js';
 import type { Source } from '../protocol.js';
+import { isAudio } from '../audio.js';
 import { isImage } from './image-input.js';
 import { $, changes, setProp, setText, type Page, type View } from './view.js';
 
@@ -59,6 +60,13 @@ export function pickerView(page: Page): View {
       const message =
         `${m.name} reads text, not images: choose a vision model (ViT, DeiT, DINOv2, CLIP) to look at an image, ` +
         "or drop a model's files (its config.json, weights and tokenizer) to load another model.";
+      page.store.put({ loading: { state: 'error', message } });
+      return;
+    }
+    if ([...list].every(isAudio) && m && m.input !== 'audio') {
+      const message =
+        `${m.name} reads ${m.input === 'image' ? 'images' : 'text'}, not sound: choose a speech model (Whisper) to ` +
+        "transcribe a sound, or drop a model's files (its config.json, weights and tokenizer) to load another model.";
       page.store.put({ loading: { state: 'error', message } });
       return;
     }

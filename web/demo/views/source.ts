@@ -7,6 +7,7 @@ import { modelName } from '../protocol.js';
 import { pairs } from '../requests.js';
 import { beamCount, MAX_BEAMS, type State } from '../state.js';
 import { failure } from './curtain.js';
+import { kindIn } from '../kinds/page.js';
 import { $, focusKeeper, setProp, setText, type Page, type View } from './view.js';
 
 /** Keys that edit the text (typed characters, deletions, Enter, paste, cut, undo and redo). */
@@ -209,7 +210,8 @@ export function sourceView(page: Page): View {
       setText($('text-label'), pair ? 'Source' : 'Text');
       setProp($('context-row'), 'hidden', s.mode !== 'two-texts' && !pair);
       setProp($('context-note'), 'hidden', s.mode !== 'two-texts' && !pair);
-      setProp($('stack-row'), 'hidden', !pair);
+      // A speech model's three sets are chosen by the same tabs.
+      setProp($('stack-row'), 'hidden', !pair && kindIn(s) !== 'speech');
       const failed = pair ? s.errors.translate : undefined;
       setText($('context-note'), failed ? `Generate the target: ${failed}` : pair ? TARGET_NOTE : CONTEXT_NOTE);
       for (const tab of tabs) {

@@ -47,6 +47,11 @@ export interface Page {
   stopTranslation(): void;
   /** Vision models: moves a copy of a decoded image to the worker (transferred), where runs name it by its id. */
   sendImage(id: number, bitmap: ImageBitmap): void;
+  /**
+   * Speech models: sends a sound file's bytes (moved) to the worker, whose engine reads them as the model hears them;
+   * the sound lands in the state (or the reason it could not be read in its notice). `name` says what it was.
+   */
+  sendAudio(name: string, bytes: ArrayBuffer): void;
   /** Vision models: loads a second model (replacing the last) and runs the image on it beside the first. */
   loadBeside(source: import('../protocol.js').Source, transfer?: Transferable[]): void;
 }

@@ -1,0 +1,271 @@
+// A speech model (a random Whisper in openai/whisper-tiny's layout: its vocabulary, special tokens and
+// generation_config.json) in the page: loaded from files, it opens the speech mode (the sound's controls, the speech
+// pane, no pane that needs a text). whisper.cpp's jfk.wav, chosen as a person would, is transcribed: the transcript,
+// the words and their times, and every map set the page shows are the library's own generation here in Node; the
+// alignment the pane draws is the alignment heads' mean (or the head chosen), read back under the pointer. A file
+// that is not sound says so and keeps the last sound; a recording (Chromium's fake microphone) is transcribed like a
+// file; a text model after it gives the text mode back.
+import { join } from 'node:path';
+
+import { jfkWav, speechWhisper } from '../whisper.mjs';
+import { assert, check, serve } from './harness.mjs';
+
+const WORDS = ['"', 'the', 'dog', 'sat', 'on', 'mat', 'and', 'we', 'choose', 'to', 'go', 'moon', 'caf'];
+
+const maxDiff = (a, b) => {
+  if (a.length !== b.length) return Infinity;
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]));
+  return d;
+};
+
+export async function speechChecks(browser, site, engine, shots) {
+  const files = speechWhisper(WORDS);
+  const model = await engine.loadModel({ files });
+  const jfk = jfkWav();
+  const audio = await engine.decodeAudio(jfk);
+  const server = await serve(true, site);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(['microphone']);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  /** Waits until the page shows a transcription of its current sound, and returns it as the state holds it. */
+  const transcribed = () =>
+    page.waitForFunction(
+      () => {
+        const s = window.__attnscope.state();
+        return s.audio && s.result?.speech?.audio === s.audio.id && !s.transcript;
+      },
+      null,
+      { timeout: 60_000 },
+    );
+  const library = (options = {}) =>
+    model.generate({ audio: audio.samples }, { wordTimestamps: true, encoderMapLayers: [0], ...options });
+  const chooseAudio = (name, buffer) =>
+    page.setInputFiles('#audio-file', { name, mimeType: 'audio/wav', buffer: Buffer.from(buffer) });
+
+  try {
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture !== undefined);
+
+    await check(
+      'speech: a Whisper from files opens the speech mode: the sound, the speech pane, no text pane',
+      async () => {
+        await page.setInputFiles(
+          '#files',
+          Object.entries(files).map(([name, bytes]) => ({
+            name,
+            mimeType: 'application/octet-stream',
+            buffer: Buffer.from(bytes),
+          })),
+        );
+        await page.waitForFunction(
+          () => document.getElementById('model-name').dataset.architecture === 'WhisperForConditionalGeneration',
+          null,
+          { timeout: 30_000 },
+        );
+        await page.waitForSelector('#audio-input:not([hidden])');
+        const shown = await page.evaluate(() => {
+          const visible = (id) => {
+            const el = document.getElementById(id);
+            return !!el && !el.hidden && el.getClientRects().length > 0;
+          };
+          return {
+            texts: visible('texts'),
+            speechTab: visible('tab-speech'),
+            stacks: visible('stack-row'),
+            textTabs: ['math', 'why', 'next', 'lens', 'induction', 'compare', 'intervene', 'across', 'ablate'].filter(
+              (p) => visible(`tab-${p}`),
+            ),
+            main: window.__attnscope.state().main,
+            status: document.getElementById('audio-status').textContent,
+            languages: [...document.getElementById('speech-language').options].slice(0, 3).map((o) => o.value),
+          };
+        });
+        assert(!shown.texts && shown.speechTab && shown.stacks, JSON.stringify(shown));
+        assert(shown.textTabs.length === 0, `panes that need a text are offered: ${shown.textTabs}`);
+        assert(shown.main === 'speech', `opens on ${shown.main}`);
+        assert(/Choose, drop or record a sound/.test(shown.status), shown.status);
+        assert(shown.languages.join() === ',en,zh', `languages: ${shown.languages}`);
+      },
+    );
+
+    const g = await library();
+    await check("speech: jfk.wav chosen: the transcript, the words and every map set are the library's", async () => {
+      await chooseAudio('jfk.wav', jfk);
+      await transcribed();
+      const got = await page.evaluate(() => {
+        const s = window.__attnscope.state();
+        const sets = s.result.sets;
+        const arr = (a) => Array.from(a);
+        return {
+          notice: s.audioNotice?.message,
+          text: s.result.speech.text,
+          words: s.result.speech.words.map(({ word, start, end }) => [word, start, end]),
+          buttons: [...document.querySelectorAll('#speech-words button')].map((b) => b.textContent),
+          transcript: document.getElementById('transcript').textContent,
+          cross: { shape: sets.cross.shape, data: arr(sets.cross.attentions), keys: sets.cross.keyTokens.length },
+          decoder: { shape: sets.decoder.shape, data: arr(sets.decoder.attentions) },
+          encoder: { shape: sets.encoder.shape, data: arr(sets.encoder.attentions) },
+          canvas: !document.getElementById('speech-canvas').hidden,
+          measures: s.result.measures,
+        };
+      });
+      assert(/^jfk\.wav: 11\.00 s, WAV, 16-bit PCM\.$/.test(got.notice), got.notice);
+      assert(got.text === g.text && got.transcript === g.text.trim(), `${got.text} vs ${g.text}`);
+      const want = g.words.map(({ word, start, end }) => [word, start, end]);
+      assert(
+        JSON.stringify(got.words) === JSON.stringify(want),
+        `${JSON.stringify(got.words)} vs ${JSON.stringify(want)}`,
+      );
+      assert(got.buttons.join('|') === g.words.map((w) => w.word.trim()).join('|'), got.buttons.join('|'));
+      for (const set of ['cross', 'decoder', 'encoder']) {
+        const mine = g.maps[set];
+        const d = maxDiff(got[set].data, mine.attentions);
+        assert(
+          JSON.stringify(got[set].shape) === JSON.stringify(mine.shape),
+          `${set}: ${got[set].shape} vs ${mine.shape}`,
+        );
+        assert(d === 0, `${set}: differs from the library's by ${d}`);
+      }
+      assert(got.cross.keys === g.audioTokens.length && got.cross.keys === 550, `${got.cross.keys} positions`);
+      assert(got.canvas && got.measures === 'cross', JSON.stringify([got.canvas, got.measures]));
+    });
+
+    /** The weight the readout gives under the pointer at a generated token's row and an audio position. */
+    const readAt = async (row, position) => {
+      const layout = await page.evaluate(() => {
+        const c = document.getElementById('speech-canvas');
+        return { ...c.getBoundingClientRect().toJSON(), width: c.width };
+      });
+      // The layout of draw/speech.ts: 72 px of labels, 8 px right; bands 4 + 44 + 6 + 80 + 6 from the top.
+      const perSecond = (layout.width - 80) / (g.audioTokens.length * 0.02);
+      const rows = g.targetTokens.length - prompt;
+      const rowHeight = Math.max(6, Math.min(16, Math.floor(320 / rows)));
+      await page.mouse.move(
+        layout.x + 72 + (position + 0.5) * 0.02 * perSecond,
+        layout.y + 4 + 44 + 6 + 80 + 6 + (row + 0.5) * rowHeight,
+      );
+      const text = await page.textContent('#speech-readout');
+      const m = /attends ([\d.]+) here/.exec(text);
+      assert(m, text);
+      return Number(m[1]);
+    };
+    const prompt = g.windows[0].tokenProbabilities.findIndex((p) => !Number.isNaN(p));
+    const crossAt = (l, h, row, k) => {
+      const [, heads, n, positions] = g.maps.cross.shape;
+      return g.maps.cross.attentions[((l * heads + h) * n + prompt + row) * positions + k];
+    };
+    await check(
+      "speech: the alignment drawn is the alignment heads' mean; This head draws the head chosen",
+      async () => {
+        const heads = g.alignmentHeads;
+        for (const [row, k] of [
+          [0, 10],
+          [1, 200],
+          [2, 420],
+        ]) {
+          const want = heads.reduce((s, [l, h]) => s + crossAt(l, h, row, k), 0) / heads.length;
+          const got = await readAt(row, k);
+          assert(Math.abs(got - want) < 6e-4, `row ${row}, position ${k}: ${got} vs ${want.toFixed(4)}`);
+        }
+        await page.selectOption('#layer', { value: '0' });
+        await page.selectOption('#head', { value: '1' });
+        await page.check('input[name="speech-alignment"][value="head"]');
+        const want = crossAt(0, 1, 1, 300);
+        const got = await readAt(1, 300);
+        assert(Math.abs(got - want) < 6e-4, `head 1 of layer 1: ${got} vs ${want.toFixed(4)}`);
+        await page.screenshot({ path: join(shots, 'demo-speech.png') });
+      },
+    );
+
+    await check('speech: a language chosen goes into the prompt, as the library writes it', async () => {
+      await page.selectOption('#speech-language', 'de');
+      await page.waitForFunction(
+        () => window.__attnscope.state().result?.sets?.decoder?.tokens?.[1] === '<|de|>',
+        null,
+        {
+          timeout: 60_000,
+        },
+      );
+      await transcribed();
+      const de = await library({ language: 'de' });
+      const text = await page.evaluate(() => window.__attnscope.state().result.speech.text);
+      assert(text === de.text, `${text} vs ${de.text}`);
+      await page.selectOption('#speech-language', '');
+      await transcribed();
+    });
+
+    await check('speech: a file that is not sound says so, and the last sound and its transcript stay', async () => {
+      const before = await page.evaluate(() => window.__attnscope.state().audio.id);
+      await chooseAudio('notes.mp3', Buffer.from('these are not the sounds you are looking for'));
+      await page.waitForFunction(() => window.__attnscope.state().audioNotice?.state === 'error');
+      const broken = Buffer.from(jfk.subarray(0, 44));
+      broken.write('LIST', 36); // the header's data chunk renamed: a WAV with no samples
+      const said = await page.textContent('#audio-status');
+      assert(/^notes\.mp3: this browser could not decode the file as sound.*The last sound stays\.$/.test(said), said);
+      await chooseAudio('empty.wav', broken);
+      await page.waitForFunction((text) => {
+        const n = window.__attnscope.state().audioNotice;
+        return n?.state === 'error' && n.message !== text;
+      }, said);
+      const after = await page.evaluate(() => ({
+        id: window.__attnscope.state().audio.id,
+        notice: document.getElementById('audio-status').textContent,
+        text: window.__attnscope.state().result.speech.text,
+      }));
+      assert(after.id === before && after.text === g.text, JSON.stringify(after));
+      assert(/WAV|data/i.test(after.notice) && /The last sound stays\.$/.test(after.notice), after.notice);
+    });
+
+    await check('speech: a recording from the microphone is transcribed as a file is', async () => {
+      await page.click('#record');
+      await page.waitForFunction(() => document.getElementById('record').getAttribute('aria-pressed') === 'true');
+      await page.waitForTimeout(1500);
+      await page.click('#record');
+      await page.waitForFunction(() => /^a recording of/.test(window.__attnscope.state().audio?.name ?? ''), null, {
+        timeout: 30_000,
+      });
+      await transcribed();
+      const s = await page.evaluate(() => {
+        const st = window.__attnscope.state();
+        return { seconds: st.audio.seconds, notice: st.audioNotice.message, words: st.result.speech.words.length };
+      });
+      assert(s.seconds > 0.8 && s.seconds < 3, JSON.stringify(s));
+      assert(/32-bit float/.test(s.notice), s.notice);
+    });
+
+    await check('speech: fits a 390-px-wide phone screen without sideways scrolling', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(150);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      await page.screenshot({ path: join(shots, 'demo-speech-phone.png'), fullPage: true });
+      await page.setViewportSize({ width: 1400, height: 900 });
+      assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
+    });
+
+    await check('speech: the embedded model after it gives the text mode back', async () => {
+      await page.click('#load-default');
+      await page.waitForFunction(
+        () => window.__attnscope.state().model?.input === 'text' && !!window.__attnscope.state().result?.tokens,
+      );
+      const shown = await page.evaluate(() => ({
+        audio: !document.getElementById('audio-input').hidden,
+        speechTab: !document.getElementById('tab-speech').hidden,
+        texts: document.getElementById('texts').getClientRects().length > 0,
+        main: window.__attnscope.state().main,
+      }));
+      assert(!shown.audio && !shown.speechTab && shown.texts && shown.main !== 'speech', JSON.stringify(shown));
+    });
+
+    await check('speech: no console errors', async () => {
+      assert(errors.length === 0, errors.join('\n'));
+    });
+  } finally {
+    model.dispose();
+    await context.close();
+    server.close();
+  }
+}

@@ -1,0 +1,120 @@
+// The side panel in speech mode (a speech model is loaded): the text's controls give way to a sound's: choose a
+// file, drop one anywhere on the page, or record from the microphone; the language spoken (or detect it) and the
+// task. It says what became of the sound (its length, format, what was done to it, or why it could not be read: the
+// last sound then stays), and shows the transcript as the model writes it.
+import { isAudio, record, wavBytes, type Recording } from '../audio.js';
+import { kindIn } from '../kinds/page.js';
+import { $, changes, setProp, setText, type Page, type View } from './view.js';
+
+export function audioInputView(page: Page): View {
+  const language = $<HTMLSelectElement>('speech-language');
+  const task = $<HTMLSelectElement>('speech-task');
+  const recordButton = $<HTMLButtonElement>('record');
+  const speech = () => kindIn(page.store.get()) === 'speech';
+  /** The sound being read: a later choice wins over one still decoding here. */
+  let reading = 0;
+  let recording: Recording | null = null;
+
+  async function use(bytes: () => Promise<ArrayBuffer>, name: string): Promise<void> {
+    const ticket = ++reading;
+    page.store.put({ audioNotice: { state: 'busy', message: `Reading ${name}…` } });
+    try {
+      const wav = await wavBytes(await bytes());
+      if (ticket === reading) page.sendAudio(name, wav);
+    } catch (err) {
+      if (ticket !== reading) return;
+      const message = err instanceof Error ? err.message : String(err);
+      const kept = page.store.get().audio ? ' The last sound stays.' : '';
+      page.store.put({ audioNotice: { state: 'error', message: `${name}: ${message}.${kept}` } });
+    }
+  }
+  const useFile = (file: File) => use(() => file.arrayBuffer(), file.name);
+
+  $<HTMLInputElement>('audio-file').addEventListener('change', (e) => {
+    const input = e.target as HTMLInputElement;
+    const file = input.files?.[0];
+    input.value = ''; // the same file chosen again is a new choice
+    if (file) void useFile(file);
+  });
+  // With a speech model loaded, a dropped sound is the sound (the first of them), before the picker's drop handler
+  // takes files as a model's; anything else (a model's files) is left to it.
+  document.addEventListener(
+    'drop',
+    (e) => {
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (!speech() || !files.length || !files.every(isAudio)) return;
+      e.preventDefault();
+      e.stopPropagation();
+      void useFile(files[0]);
+    },
+    { capture: true },
+  );
+  recordButton.addEventListener('click', async () => {
+    if (recording) {
+      const r = recording;
+      recording = null;
+      const seconds = ((performance.now() - r.started) / 1000).toFixed(1);
+      void use(() => r.stop(), `a recording of ${seconds} s`);
+      view.render(page.store.get());
+      return;
+    }
+    try {
+      page.store.put({ audioNotice: { state: 'busy', message: 'Asking for the microphone…' } });
+      recording = await record();
+      page.store.put({ audioNotice: { state: 'busy', message: 'Recording: press Stop when you are done.' } });
+    } catch (err) {
+      const kept = page.store.get().audio ? ' The last sound stays.' : '';
+      page.store.put({ audioNotice: { state: 'error', message: `${(err as Error).message}.${kept}` } });
+    }
+    view.render(page.store.get());
+  });
+  language.addEventListener('change', () => page.store.select({ speechLanguage: language.value }));
+  task.addEventListener('change', () => page.store.select({ speechTask: task.value as 'transcribe' | 'translate' }));
+
+  const languages = changes();
+  const view: View = {
+    id: 'audio-input',
+    render(s) {
+      const on = kindIn(s) === 'speech';
+      if (document.body.classList.contains('speech') !== on) document.body.classList.toggle('speech', on);
+      setProp($('audio-input'), 'hidden', !on);
+      if (!on) return;
+      const settings = s.model?.speech;
+      if (languages(settings)) {
+        const codes = settings?.multilingual ? Object.keys(settings.languages) : ['en'];
+        language.replaceChildren(
+          ...(settings?.multilingual ? [new Option('detect it', '')] : []),
+          ...codes.map((c) => new Option(c, c)),
+        );
+      }
+      setProp(language, 'value', settings?.multilingual ? s.speechLanguage : 'en');
+      setProp(language, 'disabled', !settings?.multilingual);
+      setProp($('speech-task-row'), 'hidden', !settings?.multilingual);
+      setProp(task, 'value', s.speechTask);
+      setText(recordButton, recording ? 'Stop' : 'Record');
+      recordButton.setAttribute('aria-pressed', String(!!recording));
+      const status = $('audio-status');
+      const n = s.audioNotice;
+      setText(status, n ? n.message : s.audio ? '' : 'Choose, drop or record a sound: the model transcribes it.');
+      const state = n?.state ?? 'ok';
+      if (status.dataset.state !== state) status.dataset.state = state;
+      // The transcript as it is written, then the run's; a failed run says why where the transcript goes.
+      const transcript = $('transcript');
+      const writing = s.transcript && !s.runError;
+      const speechRun = s.result?.speech;
+      const text = s.runError
+        ? `Could not transcribe: ${s.runError}`
+        : writing
+          ? `${s.transcript!.text}…`
+          : speechRun && speechRun.audio === s.audio?.id
+            ? speechRun.text.trim()
+            : s.audio
+              ? 'Transcribing…'
+              : '';
+      setText(transcript, text);
+      const tState = s.runError ? 'error' : writing || (s.audio && speechRun?.audio !== s.audio.id) ? 'busy' : 'ok';
+      if (transcript.dataset.state !== tState) transcript.dataset.state = tState;
+    },
+  };
+  return view;
+}
