@@ -302,17 +302,38 @@ export function whisperTokenizer(words) {
 }
 
 /**
+ * @typedef {{ vocab?: number, targets?: number, decoderLayers?: number, encoderLayers?: number, d?: number,
+ *   ffn?: number, heads?: number }} WhisperShape
+ */
+
+/**
  * A small random Whisper in the Hub's layout that hears whole 30 s windows (3,000 frames, 1,500 positions): one encoder
  * layer and `decoderLayers` decoder layers of width 8, for tests of what it reads and how it decodes, not of its
  * numbers. Whisper's own vocabulary (`vocab` 51,865, with whisperTokenizer's files) makes it decode as Whisper does.
  * @param {number} melBins
- * @param {{ vocab?: number, targets?: number, decoderLayers?: number }} [shape]
+ * @param {WhisperShape} [shape]
  * @returns {Record<string, Uint8Array>}
  */
-export function windowWhisper(melBins, { vocab = 16, targets = 4, decoderLayers = 1 } = {}) {
-  const d = 8,
-    ffn = 8,
-    positions = 1500;
+export function windowWhisper(melBins, shape = {}) {
+  const { state, config, preprocessor } = randomWhisper(melBins, shape);
+  const json = (/** @type {unknown} */ x) => new TextEncoder().encode(JSON.stringify(x));
+  return {
+    'config.json': json(config),
+    'preprocessor_config.json': json(preprocessor),
+    'model.safetensors': safetensors(state),
+  };
+}
+
+/**
+ * windowWhisper's weights (Hub names, float32), config.json and preprocessor_config.json, before they are files.
+ * @param {number} melBins
+ * @param {WhisperShape} [shape]
+ */
+export function randomWhisper(
+  melBins,
+  { vocab = 16, targets = 4, decoderLayers = 1, encoderLayers = 1, d = 8, ffn = 8, heads = 2 } = {},
+) {
+  const positions = 1500;
   let seed = 7 + melBins;
   const random = (/** @type {number[]} */ shape) => {
     const n = shape.reduce((a, b) => a * b, 1);
@@ -335,7 +356,7 @@ export function windowWhisper(melBins, { vocab = 16, targets = 4, decoderLayers 
   };
   /** @type {Array<[string, number]>} */
   const layers = [
-    ['encoder', 0],
+    ...Array.from({ length: encoderLayers }, (_, l) => /** @type {[string, number]} */ (['encoder', l])),
     ...Array.from({ length: decoderLayers }, (_, l) => /** @type {[string, number]} */ (['decoder', l])),
   ];
   for (const [stack, layer] of layers) {
@@ -367,10 +388,10 @@ export function windowWhisper(melBins, { vocab = 16, targets = 4, decoderLayers 
     vocab_size: vocab,
     num_mel_bins: melBins,
     d_model: d,
-    encoder_layers: 1,
+    encoder_layers: encoderLayers,
     decoder_layers: decoderLayers,
-    encoder_attention_heads: 2,
-    decoder_attention_heads: 2,
+    encoder_attention_heads: heads,
+    decoder_attention_heads: heads,
     encoder_ffn_dim: ffn,
     decoder_ffn_dim: ffn,
     max_source_positions: positions,
@@ -378,12 +399,7 @@ export function windowWhisper(melBins, { vocab = 16, targets = 4, decoderLayers 
     decoder_start_token_id: 0,
   };
   const preprocessor = { feature_extractor_type: 'WhisperFeatureExtractor', feature_size: melBins };
-  const json = (/** @type {unknown} */ x) => new TextEncoder().encode(JSON.stringify(x));
-  return {
-    'config.json': json(config),
-    'preprocessor_config.json': json(preprocessor),
-    'model.safetensors': safetensors(state),
-  };
+  return { state, config, preprocessor };
 }
 
 /**
@@ -409,4 +425,174 @@ export function speechWhisper(words) {
     'tokenizer.json': tokenizer,
     'generation_config.json': generationConfig,
   };
+}
+
+/**
+ * transformers.js's Slaney mel filters for Whisper's feature extractor: a row of 201 frequency bins per mel bin.
+ * @param {number} melBins
+ * @returns {number[][]}
+ */
+export function xenovaFilters(melBins) {
+  return xenova(
+    () => ({ filters: [{ melBins }] }),
+    (answer) => answer.filters[0],
+  );
+}
+
+/** The Hub's Whisper names as openai/whisper's, which whisper.cpp reads (its convert-h5-to-ggml.py's table). */
+const OPENAI_NAMES = [
+  ['encoder.embed_positions.weight', 'encoder.positional_embedding'],
+  ['decoder.embed_positions.weight', 'decoder.positional_embedding'],
+  ['decoder.embed_tokens.weight', 'decoder.token_embedding.weight'],
+  ['encoder.layer_norm.', 'encoder.ln_post.'],
+  ['decoder.layer_norm.', 'decoder.ln.'],
+  ['.layers.', '.blocks.'],
+  ['self_attn_layer_norm', 'attn_ln'],
+  ['encoder_attn_layer_norm', 'cross_attn_ln'],
+  ['final_layer_norm', 'mlp_ln'],
+  ['self_attn.', 'attn.'],
+  ['encoder_attn.', 'cross_attn.'],
+  ['q_proj', 'query'],
+  ['k_proj', 'key'],
+  ['v_proj', 'value'],
+  ['out_proj', 'out'],
+  ['fc1', 'mlp.0'],
+  ['fc2', 'mlp.2'],
+];
+
+/**
+ * A float32 as the nearest IEEE half (ties to even, subnormals included): its 16 bits.
+ * @param {number} x
+ */
+export function halfBits(x) {
+  const f = new Float32Array([x]);
+  const u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000;
+  const exp = (u >>> 23) & 0xff;
+  let mant = u & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    const half = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    return sign | (half + (rest > mid || (rest === mid && half & 1) ? 1 : 0));
+  }
+  const half = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  return sign | (half + (rest > 0x1000 || (rest === 0x1000 && half & 1) ? 1 : 0));
+}
+
+/**
+ * 16 bits of an IEEE half as the number they stand for.
+ * @param {number} h
+ */
+export function halfValue(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >>> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 0x1f) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+/**
+ * Which of a Whisper's tensors whisper.cpp keeps in float16 in a float16 file (convert-h5-to-ggml.py's rule): every
+ * matrix and convolution but the positional embeddings; vectors (biases, norms) stay float32.
+ * @param {string} name openai/whisper's name
+ * @param {number[]} shape
+ */
+const halfInGgml = (name, shape) => shape.length >= 2 && !/positional_embedding$/.test(name);
+
+/** @param {string} hub */
+const openaiName = (hub) => {
+  let name = hub.replace(/^model\./, '');
+  for (const [from, to] of OPENAI_NAMES) name = name.replace(from, to);
+  return name;
+};
+
+/**
+ * The tensors whisper.cpp keeps in float16 rounded to float16 in place, so that the float32 checkpoint and its
+ * float16 ggml twin are the same model.
+ * @param {Record<string, { shape: number[], data: Float32Array }>} state
+ */
+export function roundToGgmlHalves(state) {
+  for (const [hub, { shape, data }] of Object.entries(state))
+    if (halfInGgml(openaiName(hub), shape))
+      for (let i = 0; i < data.length; i++) data[i] = halfValue(halfBits(data[i]));
+}
+
+/**
+ * A Whisper checkpoint (randomWhisper's state and config) as whisper.cpp's legacy ggml file in float16 (ftype 1), as
+ * its models/convert-h5-to-ggml.py writes one: the magic, the hyperparameters, the mel filters, the vocabulary as
+ * bytes, then each tensor (its dimensions innermost first, openai/whisper's name, its data; matrices and convolutions
+ * in float16, the rest float32). whisper.cpp takes the feed-forward width as 4 × d_model, so the checkpoint must have
+ * it; its float32 convolutions do not run (im2col wants float16 kernels), hence float16.
+ * @param {{ state: Record<string, { shape: number[], data: Float32Array }>, config: Record<string, any> }} model
+ * @param {Record<string, number>} vocab tokenizer.json's BPE vocabulary (GPT-2's byte-to-character mapping)
+ * @param {number[][]} filters [melBins][201]
+ * @returns {Uint8Array}
+ */
+export function ggmlWhisper({ state, config }, vocab, filters) {
+  if (config.encoder_ffn_dim !== 4 * config.d_model || config.decoder_ffn_dim !== 4 * config.d_model)
+    throw new Error('whisper.cpp reads a feed-forward width of 4 × d_model only');
+  /** GPT-2's characters back to the bytes they stand for. */
+  const byteOf = new Map();
+  for (let b = 0, extra = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    byteOf.set(String.fromCodePoint(printable ? b : 256 + extra++), b);
+  }
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  const ints = (/** @type {number[]} */ ...xs) => parts.push(new Uint8Array(Int32Array.from(xs).buffer));
+  const floats = (/** @type {ArrayLike<number>} */ xs) => parts.push(new Uint8Array(Float32Array.from(xs).buffer));
+  ints(0x67676d6c);
+  ints(
+    config.vocab_size,
+    config.max_source_positions,
+    config.d_model,
+    config.encoder_attention_heads,
+    config.encoder_layers,
+    config.max_target_positions,
+    config.d_model,
+    config.decoder_attention_heads,
+    config.decoder_layers,
+    config.num_mel_bins,
+    1, // ftype: float16
+  );
+  ints(filters.length, filters[0].length);
+  floats(filters.flat());
+  const tokens = Object.entries(vocab).sort((a, b) => a[1] - b[1]);
+  ints(tokens.length);
+  for (const [token] of tokens) {
+    const bytes = Uint8Array.from([...token].map((c) => byteOf.get(c)));
+    ints(bytes.length);
+    parts.push(bytes);
+  }
+  const encoder = new TextEncoder();
+  for (const [hub, { shape, data }] of Object.entries(state)) {
+    const name = openaiName(hub);
+    const half = halfInGgml(name, shape);
+    // Convolution biases are [d, 1] there.
+    const dims = /conv\d\.bias$/.test(name) ? [1, shape[0]] : [...shape].reverse();
+    const bytes = encoder.encode(name);
+    ints(dims.length, bytes.length, half ? 1 : 0, ...dims);
+    parts.push(bytes);
+    parts.push(
+      half
+        ? new Uint8Array(Uint16Array.from(data, (x) => halfBits(x)).buffer)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    );
+  }
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

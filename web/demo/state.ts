@@ -118,6 +118,8 @@ export interface Choice {
   speechTask: 'transcribe' | 'translate';
   /** The speech pane's alignment: the alignment heads' mean (what timed the words), or the head chosen. */
   speechAlignment: 'heads' | 'head';
+  /** Speech models: the heads the person chose to time the words with; null: the model's own (alignment_heads). */
+  speechHeads: Array<[number, number]> | null;
 }
 
 /** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
@@ -256,6 +258,7 @@ export function initialState(): State {
     speechLanguage: '',
     speechTask: 'transcribe',
     speechAlignment: 'heads',
+    speechHeads: null,
     engine: null,
     model: null,
     limit: null,

@@ -6,9 +6,11 @@
 //     words: [{ tokenizer, tokens, times }],  tokenizer: a tokenizer.json's path; times: each token's seconds
 //     warps: [{ file, rows, columns }],  file: a cost matrix [rows, columns] as float32
 //     segments: [{ tokenizer, tokens }],  a generated sequence with timestamp tokens
-//     prompts: [{ tokenizer, language, task, noTimestamps }] }  WhisperTokenizer.get_decoder_prompt_ids
+//     prompts: [{ tokenizer, language, task, noTimestamps }],  WhisperTokenizer.get_decoder_prompt_ids
+//     filters: [{ melBins }] }  the extractor's mel filters
 // and writes { features: [{ file }], timestamps: [seconds per token (rows + 1)], words: [{ text, chunks }],
-// warps: [[rows, columns] of the path], segments: [{ text, chunks }], prompts: [[[position, id]]] }, each features file the extractor's input_features [melBins, 3000].
+// warps: [[rows, columns] of the path], segments: [{ text, chunks }], prompts: [[[position, id]]],
+// filters: [[melBins][201]] }, each features file the extractor's input_features [melBins, 3000].
 //
 // transformers.js imports sharp (for images) and onnxruntime-node (for models) at load; neither is installed whole
 // (sharp without its binary, --ignore-scripts; onnxruntime-node is optional and omitted). A loader hook gives sharp a
@@ -33,12 +35,12 @@ const { WhisperFeatureExtractor } = await import('@xenova/transformers/src/proce
 
 const request = JSON.parse(readFileSync(0, 'utf8'));
 const answer = { features: [] };
-for (const { file, melBins } of request.features ?? []) {
-  const bytes = readFileSync(file);
-  const samples = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
-  // openai/whisper-tiny's preprocessor_config.json (large-v3's with 128 mel bins), without its stored mel_filters:
-  // the extractor then builds Slaney's, as transformers does.
-  const extractor = new WhisperFeatureExtractor({
+/**
+ * openai/whisper-tiny's preprocessor_config.json (large-v3's with 128 mel bins), without its stored mel_filters: the
+ * extractor then builds Slaney's, as transformers does.
+ */
+const extractorFor = (melBins) =>
+  new WhisperFeatureExtractor({
     feature_extractor_type: 'WhisperFeatureExtractor',
     feature_size: melBins,
     sampling_rate: 16000,
@@ -51,6 +53,10 @@ for (const { file, melBins } of request.features ?? []) {
     padding_value: 0,
     return_attention_mask: false,
   });
+for (const { file, melBins } of request.features ?? []) {
+  const bytes = readFileSync(file);
+  const samples = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const extractor = extractorFor(melBins);
   const { input_features } = await extractor(samples);
   const out = `${file}.features`;
   writeFileSync(
@@ -128,4 +134,8 @@ if (timestamps.length || words.length || warps.length || segments.length || prom
     return { text, chunks };
   });
 }
+// Slaney's mel filters as the extractor builds them: a row of 201 frequency bins per mel bin.
+answer.filters = (request.filters ?? []).map(({ melBins }) =>
+  extractorFor(melBins).config.mel_filters.map((row) => Array.from(row)),
+);
 process.stdout.write(JSON.stringify(answer));

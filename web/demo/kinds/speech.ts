@@ -16,14 +16,24 @@ const TOOLS = ['heads', 'cost'];
 
 export const speechPage: PageKind = {
   id: 'speech',
-  input: (s) => [s.audio?.id ?? null, s.speechLanguage, s.speechTask],
+  input: (s) => [s.audio?.id ?? null, s.speechLanguage, s.speechTask, s.speechHeads],
   // Nothing runs until there is a sound (the side panel asks for one).
-  ask: (s) => (s.audio ? { text: s.text, audio: s.audio.id, language: s.speechLanguage, task: s.speechTask } : null),
+  ask: (s) =>
+    s.audio
+      ? {
+          text: s.text,
+          audio: s.audio.id,
+          language: s.speechLanguage,
+          task: s.speechTask,
+          ...(s.speechHeads && { alignmentHeads: s.speechHeads }),
+        }
+      : null,
   shown(reply, s) {
     const set = reply.sets?.[s.pairSet];
     return set ? { ...set, sets: reply.sets } : reply;
   },
   opened: (_model, _before, linked) => ({
+    speechHeads: null,
     main: linked.main && MAIN.includes(linked.main) ? linked.main : 'speech',
     tools: linked.tools && TOOLS.includes(linked.tools) ? linked.tools : 'heads',
     pairSet: 'cross',
@@ -66,6 +76,7 @@ export const speechWorker: WorkerKind = {
         ...(request.language && { language: request.language }),
         ...(request.task && info.speech?.multilingual && { task: request.task }),
         encoderMapLayers: layers,
+        ...(request.alignmentHeads && { alignmentHeads: request.alignmentHeads }),
         signal: controller.signal,
         onToken: (t) => postMessage({ id, kind: 'transcript', text: t.text } satisfies TranscriptMessage),
       },
@@ -100,6 +111,8 @@ export const speechWorker: WorkerKind = {
       tokenProbabilities: first.tokenProbabilities,
       words: g.words ?? [],
       alignmentHeads: g.alignmentHeads,
+      // Against the words as the alignment heads timed them: with nothing said there are none to score.
+      headScores: g.words?.length ? model.scoreAlignmentHeads(g) : [],
       windows: g.windows.map(({ start, seconds, text, temperature, avgLogprob, compressionRatio }) => ({
         ...{ start, seconds, text, temperature, avgLogprob, compressionRatio },
       })),

@@ -1,5 +1,6 @@
 // The side panel in speech mode (a speech model is loaded): the text's controls give way to a sound's: choose a
-// file, drop one anywhere on the page, or record from the microphone; the language spoken (or detect it) and the
+// file, drop one anywhere on the page, record from the microphone, or take a sample sentence (spoken by espeak-ng
+// when the page was set up); the language spoken (or detect it) and the
 // task. It says what became of the sound (its length, format, what was done to it, or why it could not be read: the
 // last sound then stays), and shows the transcript as the model writes it.
 import { isAudio, record, wavBytes, type Recording } from '../audio.js';
@@ -68,6 +69,36 @@ export function audioInputView(page: Page): View {
     }
     view.render(page.store.get());
   });
+  // The samples setup made with espeak-ng (make-samples.mjs), when there are any: a button each, saying what it says.
+  const samples = $('audio-samples');
+  let samplesAsked = false;
+  async function listSamples(): Promise<void> {
+    samplesAsked = true;
+    try {
+      const reply = await fetch('samples/index.json');
+      if (!reply.ok) return;
+      const list = (await reply.json()) as Array<{ id: string; title: string; file: string; text: string }>;
+      for (const { id, title, file, text } of list) {
+        const b = document.createElement('button');
+        b.type = 'button';
+        b.dataset.sample = id;
+        b.textContent = title;
+        b.title = `"${text}" (spoken by espeak-ng)`;
+        b.addEventListener('click', () =>
+          use(async () => {
+            const r = await fetch(`samples/${file}`);
+            if (!r.ok) throw new Error(`the sample could not be fetched (${r.status})`);
+            return r.arrayBuffer();
+          }, `the ${title} sample, "${text}"`),
+        );
+        samples.append(b);
+      }
+      samples.hidden = !list.length;
+    } catch {
+      // No samples were made (setup not run): the row stays hidden.
+    }
+  }
+
   language.addEventListener('change', () => page.store.select({ speechLanguage: language.value }));
   task.addEventListener('change', () => page.store.select({ speechTask: task.value as 'transcribe' | 'translate' }));
 
@@ -79,6 +110,7 @@ export function audioInputView(page: Page): View {
       if (document.body.classList.contains('speech') !== on) document.body.classList.toggle('speech', on);
       setProp($('audio-input'), 'hidden', !on);
       if (!on) return;
+      if (!samplesAsked) void listSamples();
       const settings = s.model?.speech;
       if (languages(settings)) {
         const codes = settings?.multilingual ? Object.keys(settings.languages) : ['en'];

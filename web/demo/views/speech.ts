@@ -129,6 +129,71 @@ export function speechView(page: Page): View {
     else if (t >= 0 && t <= picture.seconds) playFrom(t);
   });
 
+  // Which heads time the words: ticking one adds it, unticking removes it (one at least stays); the words are timed
+  // again with them (a run: the worker keeps no generation to re-time).
+  const headsTable = $('speech-heads-table');
+  headsTable.addEventListener('change', (e) => {
+    const box = e.target as HTMLInputElement;
+    const [l, h] = box.value.split(',').map(Number);
+    const s = page.store.get();
+    const now = s.result?.speech?.alignmentHeads ?? [];
+    const next = box.checked
+      ? [...now, [l, h] as [number, number]].sort((a, b) => a[0] - b[0] || a[1] - b[1])
+      : now.filter(([a, b]) => a !== l || b !== h);
+    if (!next.length) return void (box.checked = true);
+    page.store.select({ speechHeads: next, speechAlignment: 'heads' });
+  });
+  $('speech-heads-reset').addEventListener('click', () => page.store.select({ speechHeads: null }));
+  $('speech-heads-copy').addEventListener('click', () => {
+    const text = $('speech-heads-json').textContent ?? '';
+    navigator.clipboard?.writeText(text).catch(() => undefined);
+  });
+  const headsDirty = changes();
+
+  /** The ranking of every head, and the heads that timed the words ticked. */
+  function renderHeads(speech: SpeechRun): void {
+    setProp($('speech-heads'), 'hidden', false);
+    const used = new Set(speech.alignmentHeads.map(([l, h]) => `${l},${h}`));
+    setText($('speech-heads-json'), `"alignment_heads": ${JSON.stringify(speech.alignmentHeads)}`);
+    setText(
+      $('speech-heads-note'),
+      speech.headScores.length
+        ? 'Each head times the words on its own, as the ticked heads do together (normalized, median-filtered, ' +
+            'time-warped), and is scored by the share of the words as they are timed now whose start it puts within ' +
+            '0.1 s, and its mean error. Tick the heads to time the words with; a checkpoint whose config names none ' +
+            "starts from its decoder's second half."
+        : 'No words were heard: there is nothing to score the heads against.',
+    );
+    if (!headsDirty(speech)) return;
+    const tbody = headsTable.querySelector('tbody')!;
+    tbody.replaceChildren(
+      ...speech.headScores.map(({ layer, head, score, meanError }) => {
+        const row = document.createElement('tr');
+        const key = `${layer},${head}`;
+        row.dataset.used = String(used.has(key));
+        const cells = [
+          `L${layer + 1} H${head + 1}`,
+          `${Math.round(score * 100)}%`,
+          `${Math.round(meanError * 1000)} ms`,
+        ];
+        for (const text of cells) {
+          const td = document.createElement('td');
+          td.textContent = text;
+          row.append(td);
+        }
+        const td = document.createElement('td');
+        const box = document.createElement('input');
+        box.type = 'checkbox';
+        box.value = key;
+        box.checked = used.has(key);
+        box.setAttribute('aria-label', `Time the words with layer ${layer + 1}, head ${head + 1}`);
+        td.append(box);
+        row.append(td);
+        return row;
+      }),
+    );
+  }
+
   return {
     id: 'speech',
     pane: 'speech',
@@ -150,10 +215,13 @@ export function speechView(page: Page): View {
       );
       if (!got) {
         if (wordsDirty(null)) wordsBox.replaceChildren();
+        setProp($('speech-heads'), 'hidden', true);
         picture = null;
         return;
       }
       const { cross, speech } = got;
+      renderHeads(speech);
+      setProp($<HTMLButtonElement>('speech-heads-reset'), 'disabled', !s.speechHeads);
       const words = speech.words.filter((w) => w.window === 0);
       if (wordsDirty(speech)) {
         wordsBox.replaceChildren(
