@@ -11,6 +11,7 @@
 //   blocks     every family on the one block, A/B against another checkout (bench/blocks.mjs, section 10)
 //   translation  an opus-mt-en-de-shaped encoder-decoder: encode 64, write 32 with every map (bench/seq2seq.mjs, 11)
 //   vision     ViT-B/16 at 224² and DINOv2-S/14 at 518², every map (bench/vision.mjs, 12)
+//   speech     a whisper-tiny-shaped Whisper: a 30 s window, then 32 tokens with every map (bench/speech.mjs, 13)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights). Section 1's times are also drawn, time against n per engine,
@@ -29,6 +30,7 @@ import { languageModel, llmDecode, llmExplain, llmPrefill, llmTyping } from './l
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
 import { pageBench } from './page.mjs';
 import { translation } from './seq2seq.mjs';
+import { speech } from './speech.mjs';
 import { vision } from './vision.mjs';
 import { timePlot } from './plot.mjs';
 import { EngineProcess, attnscopeEngines, nativeEngines, nodeEngine as node, prepare } from './processes.mjs';
@@ -44,6 +46,7 @@ const SECTIONS = {
   explain: llmExplain,
   blocks,
   translation,
+  speech,
 };
 /**
  * Sections that start engine processes of their own, a few at a time, and quit them: they run after the shared
@@ -62,7 +65,7 @@ for (const name of chosen)
  * Sections that time AttnScope's wasm builds against ORT-web alone, on workloads they write themselves: run on their
  * own, they need neither the native build nor the shared workloads, and start neither TF.js nor the native engine.
  */
-const WASM_AND_ORT = new Set(['translation']);
+const WASM_AND_ORT = new Set(['translation', 'speech']);
 const shared = Object.keys(SECTIONS).some(wanted);
 const full = Object.keys(SECTIONS).some((name) => wanted(name) && !WASM_AND_ORT.has(name));
 if (full) prepare();

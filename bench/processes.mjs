@@ -1,12 +1,13 @@
 // The benchmark's engines as processes (bench/engines/*.mjs, bench/native.cpp), each spoken
 // to one JSON line at a time, and what they need: the native build and the workloads.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 import { median } from './stats.mjs';
-import { writeLlm, writeSeq2seq, writeVision, writeWorkloads } from './workloads.mjs';
+import { speechAudio, writeLlm, writeSeq2seq, writeSpeech, writeVision, writeWorkloads } from './workloads.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = `${root}build/bench`;
@@ -47,6 +48,31 @@ export function prepareLlm() {
 export function prepareSeq2seq() {
   console.log("Writing the translation rows' weights and ONNX graphs (once)…");
   writeSeq2seq(dir);
+}
+
+/**
+ * Writes the speech model's files (once: about 490 MB in build/bench/speech), and the log-mel features of
+ * speechAudio() that both engines read, as AttnScope computes them: the timing leaves their computation out
+ * (transformers.js computes them in JavaScript before its encoder runs).
+ */
+export async function prepareSpeech() {
+  console.log("Writing the speech row's weights, graphs and features (once)…");
+  const out = writeSpeech(dir);
+  const file = join(out, 'features.f32');
+  if (existsSync(file)) return;
+  const { createEngine } = await import('../dist/node.js');
+  const engine = await createEngine({ threads: 1 });
+  const names = [
+    'config.json',
+    'preprocessor_config.json',
+    'generation_config.json',
+    'tokenizer.json',
+    'model.safetensors',
+  ];
+  const model = await engine.loadModel({ files: Object.fromEntries(names.map((n) => [n, join(out, n)])) });
+  const { features } = model.run({ audio: speechAudio(), target: [50258] });
+  writeFileSync(file, new Uint8Array(features.data.buffer, features.data.byteOffset, features.data.byteLength));
+  engine.dispose();
 }
 
 /** Writes the vision models' files (once: about 870 MB in build/bench/vision). */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { bertCheckpoint, safetensors, safetensorsViews } from '../tests/safetensors.mjs';
 import { REAL_SHAPES, realShapeCheckpoint } from '../tests/llm/checkpoints.mjs';
+import { whisperTokenizer } from '../tests/whisper.mjs';
 import { median } from './stats.mjs';
 
 export const D = 768;
@@ -193,6 +194,135 @@ export function seq2seqWork(n) {
  */
 export function seq2seqSample(ids, lastCrossRow) {
   return [...Array.from(ids), ...Array.from(lastCrossRow)];
+}
+
+/**
+ * The speech row: openai/whisper-tiny's shape (4 + 4 pre-LN layers, d 384, 6 heads, FFN 1536, 80 mel bins, 51,865
+ * tokens, 448 target positions), encoding a whole 30 s window and writing 32 tokens.
+ */
+export const SPEECH_SHAPE = { d: 384, heads: 6, ffn: 1536, layers: 4, vocab: 51865, mels: 80, targets: 448 };
+export const SPEECH_TOKENS = 32;
+/** Whisper's prompt for English transcription without timestamps: start of transcript, <|en|>, transcribe, no timestamps. */
+export const SPEECH_PROMPT = [50258, 50259, 50359, 50363];
+/** 30 s at 16 kHz, the same in every engine: a few drifting tones over a little noise, loud and quiet in turn. */
+export function speechAudio() {
+  const noise = random(480000, 77);
+  return Float32Array.from(noise, (r, i) => {
+    const t = i / 16000;
+    const envelope = 0.5 + 0.5 * Math.sin(2 * Math.PI * 0.7 * t);
+    return (
+      envelope * 0.2 * (Math.sin(2 * Math.PI * (220 + 40 * Math.sin(t)) * t) + 0.5 * Math.sin(2 * Math.PI * 1320 * t)) +
+      0.02 * r
+    );
+  });
+}
+
+/**
+ * The speech model's files in `dir`/speech: config.json, preprocessor_config.json, model.safetensors (F32, random,
+ * the Hub's names), Whisper's tokenizer.json and generation_config.json (tests/whisper.mjs), the end of text among
+ * the suppressed tokens so that every engine writes all 32; and the ONNX graphs of the same weights (encoder, cross
+ * keys and values, decoder with past). About 160 MB + 330 MB, written once. The log-mel features both engines read,
+ * computed by AttnScope from speechAudio(), are written by processes.mjs (prepareSpeech).
+ */
+export function writeSpeech(dir) {
+  const out = join(dir, 'speech');
+  if (existsSync(join(out, 'decoder.onnx'))) return out;
+  mkdirSync(out, { recursive: true });
+  const { d, heads, ffn, layers, vocab, mels, targets } = SPEECH_SHAPE;
+  const config = {
+    architectures: ['WhisperForConditionalGeneration'],
+    model_type: 'whisper',
+    vocab_size: vocab,
+    num_mel_bins: mels,
+    d_model: d,
+    encoder_layers: layers,
+    decoder_layers: layers,
+    encoder_attention_heads: heads,
+    decoder_attention_heads: heads,
+    encoder_ffn_dim: ffn,
+    decoder_ffn_dim: ffn,
+    max_source_positions: 1500,
+    max_target_positions: targets,
+    decoder_start_token_id: 50258,
+    eos_token_id: 50257,
+    bos_token_id: 50257,
+    pad_token_id: 50257,
+  };
+  let seed = 300;
+  const t = {};
+  const tensor = (name, shape, around = 0) => {
+    const data = random(
+      shape.reduce((a, b) => a * b, 1),
+      seed++,
+    );
+    if (around) for (let i = 0; i < data.length; i++) data[i] += around;
+    t[name] = { data, shape };
+  };
+  tensor('model.encoder.conv1.weight', [d, mels, 3]);
+  tensor('model.encoder.conv1.bias', [d]);
+  tensor('model.encoder.conv2.weight', [d, d, 3]);
+  tensor('model.encoder.conv2.bias', [d]);
+  tensor('model.encoder.embed_positions.weight', [1500, d]);
+  tensor('model.decoder.embed_tokens.weight', [vocab, d]);
+  tensor('model.decoder.embed_positions.weight', [targets, d]);
+  for (const stack of ['encoder', 'decoder']) {
+    for (let l = 0; l < layers; l++) {
+      const p = `model.${stack}.layers.${l}.`;
+      for (const attention of stack === 'decoder' ? ['self_attn', 'encoder_attn'] : ['self_attn']) {
+        for (const w of ['q_proj', 'k_proj', 'v_proj', 'out_proj']) tensor(`${p}${attention}.${w}.weight`, [d, d]);
+        for (const w of ['q_proj', 'v_proj', 'out_proj']) tensor(`${p}${attention}.${w}.bias`, [d]);
+        tensor(`${p}${attention}_layer_norm.weight`, [d], 1);
+        tensor(`${p}${attention}_layer_norm.bias`, [d]);
+      }
+      tensor(`${p}fc1.weight`, [ffn, d]);
+      tensor(`${p}fc1.bias`, [ffn]);
+      tensor(`${p}fc2.weight`, [d, ffn]);
+      tensor(`${p}fc2.bias`, [d]);
+      tensor(`${p}final_layer_norm.weight`, [d], 1);
+      tensor(`${p}final_layer_norm.bias`, [d]);
+    }
+    tensor(`model.${stack}.layer_norm.weight`, [d], 1);
+    tensor(`model.${stack}.layer_norm.bias`, [d]);
+  }
+  const { tokenizer, generationConfig } = whisperTokenizer([]);
+  const generation = JSON.parse(new TextDecoder().decode(generationConfig));
+  generation.suppress_tokens = [...generation.suppress_tokens, 50257];
+  writeFileSync(join(out, 'config.json'), JSON.stringify(config));
+  writeFileSync(
+    join(out, 'preprocessor_config.json'),
+    JSON.stringify({ feature_extractor_type: 'WhisperFeatureExtractor', feature_size: mels }),
+  );
+  writeFileSync(join(out, 'generation_config.json'), JSON.stringify(generation));
+  writeFileSync(join(out, 'tokenizer.json'), tokenizer);
+  writeFileSync(join(out, 'model.safetensors'), safetensors(t));
+  execFileSync('/usr/bin/python3', [new URL('./peers/onnx_graphs.py', import.meta.url).pathname, '--whisper', out], {
+    stdio: 'inherit',
+  });
+  return out;
+}
+
+/** The ids a speech engine leaves out of the next token, as AttnScope's filters do (web/src/timestamps.ts, no timestamps). */
+export function speechBanned(dir) {
+  const g = JSON.parse(readFileSync(join(dir, 'speech', 'generation_config.json'), 'utf8'));
+  const always = new Set(g.suppress_tokens);
+  return (id, first) =>
+    always.has(id) || id > g.no_timestamps_token_id || (first && g.begin_suppress_tokens.includes(id));
+}
+
+/**
+ * What the speech row's model does, for its table: `encodeFlops`, the two convolutions, the encoder over 1,500
+ * positions and the decoder's cross keys and values of them; `stepBytes`, the float32 weights a decoding step reads
+ * (each decoder layer's self q, k, v, o, cross q, o and FFN, and the tied head).
+ */
+export function speechWork() {
+  const { d, ffn, layers, vocab, mels } = SPEECH_SHAPE;
+  const n = 1500;
+  const convs = 2 * 3000 * d * mels * 3 + 2 * n * d * d * 3;
+  const encoderLayer = 2 * n * (4 * d * d + 2 * d * ffn) + 4 * n * n * d;
+  return {
+    encodeFlops: convs + layers * (encoderLayer + 2 * n * 2 * d * d),
+    stepBytes: 4 * (layers * (6 * d * d + 2 * d * ffn) + vocab * d),
+  };
 }
 
 /**

@@ -45,6 +45,7 @@ let layer = null;
 let pair = null;
 let llm = null;
 let seq2seq = null;
+let speech = null;
 /** The vision model loaded last: `{ key, model }` (one at a time: ViT-B is 350 MB in float32). */
 let vision = null;
 const loadLlm = async () =>
@@ -175,6 +176,27 @@ serveEngine(
         const g = await seq2seq.generate(
           { source },
           { maxNewTokens: tokens, temperature: 0, stopAtEos: false, onToken: () => stamps.push(performance.now()) },
+        );
+        const [layers, heads, rows, m] = g.maps.cross.shape;
+        const last = ((layers - 1) * heads * rows + rows - 1) * m; // the last layer's first head, its last row
+        return {
+          sample: seq2seqSample(g.targetIds, g.maps.cross.attentions.subarray(last, last + m)),
+          parts: seq2seqParts(stamps),
+        };
+      };
+    } else if (work === 'speech') {
+      // A 30 s window's log-mel features (those ORT-web reads) through the encoder once, then greedy tokens with the
+      // decoder's KV cache and the cross keys and values computed once; every decoder and cross map returned.
+      const names = ['config.json', 'preprocessor_config.json', 'generation_config.json', 'tokenizer.json'];
+      speech ??= await engine.loadModel({ files: files(join(dir, 'speech'), [...names, 'model.safetensors']) });
+      const bytes = readFileSync(join(dir, 'speech', 'features.f32'));
+      const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+      const features = { data, shape: [speech.info.audio.melBins, speech.info.audio.frames] };
+      return async () => {
+        const stamps = [performance.now()];
+        const g = await speech.generate(
+          { features },
+          { language: 'en', maxNewTokens: tokens, onToken: () => stamps.push(performance.now()) },
         );
         const [layers, heads, rows, m] = g.maps.cross.shape;
         const last = ((layers - 1) * heads * rows + rows - 1) * m; // the last layer's first head, its last row

@@ -15,6 +15,8 @@ import {
   seq2seqParts,
   seq2seqSample,
   serveEngine,
+  SPEECH_PROMPT,
+  speechBanned,
   topProbabilities,
 } from '../workloads.mjs';
 
@@ -108,6 +110,68 @@ serveEngine(async ({ work, n, rows, k, m, tokens, model }) => {
         const logits = r.logits.data;
         let best = 0;
         for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+        ids.push(best);
+        stamps.push(performance.now());
+      }
+      return { sample: seq2seqSample(ids, last), parts: seq2seqParts(stamps) };
+    };
+  } else if (work === 'speech') {
+    // As transformers.js transcribes: the encoder on the log-mel features once (their computation, in JavaScript
+    // there, is not timed here), the cross keys and values once, the prompt's 4 tokens in one decoder call, then one
+    // token a call on the past keys and values, greedy under Whisper's filters; every decoder and cross map kept.
+    // The last token is run too, for its rows, as AttnScope's maps hold them.
+    const [encoder, cross, decoder] = [
+      await session('speech/encoder'),
+      await session('speech/cross'),
+      await session('speech/decoder'),
+    ];
+    const c = JSON.parse(readFileSync(join(dir, 'speech', 'config.json'), 'utf8'));
+    const [layers, heads] = [c.decoder_layers, c.decoder_attention_heads];
+    const hd = c.d_model / heads;
+    const bytes = readFileSync(join(dir, 'speech', 'features.f32'));
+    const features = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+    const input = { features: new ort.Tensor('float32', features, [1, c.num_mel_bins, 3000]) };
+    const banned = speechBanned(dir);
+    const ints = (xs) => new ort.Tensor('int64', BigInt64Array.from(xs, BigInt), [xs.length]);
+    /** Each new token sees the past and the new ones up to itself. */
+    const mask = (past, fresh) => {
+      const m = new Float32Array(fresh * (past + fresh));
+      for (let i = 0; i < fresh; i++) m.fill(-Infinity, i * (past + fresh) + past + i + 1, (i + 1) * (past + fresh));
+      return new ort.Tensor('float32', m, [fresh, past + fresh]);
+    };
+    return async () => {
+      const stamps = [performance.now()];
+      const e = await encoder.run(input);
+      const feeds = { ...(await cross.run({ hidden: e.hidden })) };
+      for (let l = 0; l < layers; l++)
+        for (const kv of ['pk', 'pv'])
+          feeds[`${kv}${l}`] = new ort.Tensor('float32', new Float32Array(0), [heads, 0, hd]);
+      const ids = [...SPEECH_PROMPT];
+      const maps = { self: [], cross: [] };
+      let last;
+      for (let step = 0; step <= tokens; step++) {
+        const fresh = step === 0 ? ids : [ids[ids.length - 1]];
+        const past = ids.length - fresh.length;
+        const positions = fresh.map((_, i) => past + i);
+        const r = await decoder.run({
+          ...feeds,
+          ids: ints(fresh),
+          positions: ints(positions),
+          mask: mask(past, fresh.length),
+        });
+        for (let l = 0; l < layers; l++) {
+          feeds[`pk${l}`] = r[`k${l}`];
+          feeds[`pv${l}`] = r[`v${l}`];
+          maps.self.push(r[`S${l}`].data);
+          maps.cross.push(r[`C${l}`].data);
+        }
+        const rows = fresh.length;
+        last = r[`C${layers - 1}`].data.subarray((rows - 1) * 1500, rows * 1500);
+        if (step === tokens) break;
+        const logits = r.logits.data.subarray((rows - 1) * c.vocab_size, rows * c.vocab_size);
+        let best = -1;
+        for (let i = 0; i < logits.length; i++)
+          if (!banned(i, step === 0) && (best < 0 || logits[i] > logits[best])) best = i;
         ids.push(best);
         stamps.push(performance.now());
       }

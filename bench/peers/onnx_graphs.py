@@ -26,9 +26,18 @@ transformers.js "-with-attentions" export gives (pre-LN blocks, DINOv2's layer s
   model.onnx        pixel_values [1, 3, H, W] -> last_hidden_state [n, d], P0.. [heads, n, n]
                     (+ pooler_output [1, d] for ViTModel: tanh of a dense layer on [CLS])
 
+and, from a WhisperForConditionalGeneration checkpoint (F32, the Hub's names), the three graphs transformers.js runs
+speech with (the encoder on the log-mel features; each decoder layer's cross keys and values; the decoder with past):
+
+  encoder.onnx      features [1, mels, 3000] -> hidden [1500, d]
+  cross.onnx        hidden [1500, d] -> ck0, cv0, .. [heads, 1500, head_dim]
+  decoder.onnx      ids, positions [s] int64, mask [s, t + s], ck*, cv* [heads, 1500, hd], pk*, pv* [heads, t, hd]
+                    -> logits [s, vocab], k*, v* [heads, t + s, hd], S0.. [heads, s, t + s], C0.. [heads, s, 1500]
+
 Run with Debian's python3-onnx:  /usr/bin/python3 bench/peers/onnx_graphs.py <folder>
                                  /usr/bin/python3 bench/peers/onnx_graphs.py --llm <checkpoint folder>
                                  /usr/bin/python3 bench/peers/onnx_graphs.py --marian <checkpoint folder>
+                                 /usr/bin/python3 bench/peers/onnx_graphs.py --whisper <checkpoint folder>
                                  /usr/bin/python3 bench/peers/onnx_graphs.py --vit|--dinov2 <checkpoint folder>
 """
 import json
@@ -303,6 +312,101 @@ def marian(folder):
     g.save(folder / "decoder.onnx", ins, [f32("logits", [1, vocab])] + outs)
 
 
+def whisper(folder):
+    """WhisperForConditionalGeneration (two Conv1d with exact GELU, the checkpoint's positions, pre-LN blocks, biases
+    on every projection but k, a final LayerNorm on each stack, the head tied to the decoder's embedding) as encoder,
+    cross and decoder-with-past graphs, as transformers.js runs Whisper; the decoder returns every map."""
+    t = read_safetensors(folder / "model.safetensors")
+    c = json.loads((folder / "config.json").read_text())
+    d, heads, vocab = c["d_model"], c["decoder_attention_heads"], c["vocab_size"]
+    hd, eps = d // heads, 1e-5
+    lin = lambda p: (t[p + ".weight"].T, t.get(p + ".bias"))  # PyTorch [out, in] -> x·W; k_proj has no bias
+    ln = lambda g, x, p: g.layer_norm(x, t[p + ".weight"], t[p + ".bias"], eps)
+
+    def gelu(g, h):  # h · (1 + erf(h / √2)) / 2
+        erf = g.op("Erf", [g.op("Mul", [h, g.const(np.array(1 / np.sqrt(2), np.float32))])])
+        return g.op("Mul", [g.op("Mul", [h, g.op("Add", [erf, g.const(np.array(1, np.float32))])]), g.const(np.array(0.5, np.float32))])
+
+    def heads_of(g, x, w, b):  # x [n, d] -> [heads, n, hd]
+        return g.op("Transpose", [g.op("Reshape", [g.linear(x, w, b), g.const(np.array([-1, heads, hd], np.int64))])], perm=[1, 0, 2])
+
+    def attend(g, q, k, v, weights_name=None):  # q [h, n, hd], k, v [h, t, hd] -> [n, d], weights [h, n, t]
+        kt = g.op("Transpose", [k], perm=[0, 2, 1])
+        scores = g.op("Mul", [g.op("MatMul", [q, kt]), g.const(np.array(1 / np.sqrt(hd), np.float32))])
+        p = g.op("Softmax", [scores], outputs=[weights_name] if weights_name else None, axis=-1)
+        o = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[1, 0, 2])
+        return g.op("Reshape", [o, g.const(np.array([-1, d], np.int64))])
+
+    def ffn(g, x, p):
+        return g.linear(gelu(g, g.linear(ln(g, x, p + "final_layer_norm"), *lin(p + "fc1"))), *lin(p + "fc2"))
+
+    # The encoder: log-mel features [1, mels, 3000] -> hidden [1500, d] (no maps: the bench asks none of either).
+    g = Graph()
+    conv = lambda x, p, stride: g.op("Conv", [x, g.const(t[p + ".weight"], "w"), g.const(t[p + ".bias"], "b")], pads=[1, 1], strides=[stride])
+    x = gelu(g, conv("features", "model.encoder.conv1", 1))
+    x = gelu(g, conv(x, "model.encoder.conv2", 2))  # [1, d, 1500]
+    x = g.op("Transpose", [g.op("Squeeze", [x, g.const(np.array([0], np.int64))])], perm=[1, 0])
+    x = g.op("Add", [x, g.const(t["model.encoder.embed_positions.weight"], "positions")])
+    for l in range(c["encoder_layers"]):
+        p = f"model.encoder.layers.{l}."
+        h = ln(g, x, p + "self_attn_layer_norm")
+        q, k, v = (heads_of(g, h, *lin(p + f"self_attn.{w}_proj")) for w in "qkv")
+        x = g.op("Add", [x, g.linear(attend(g, q, k, v), *lin(p + "self_attn.out_proj"))])
+        x = g.op("Add", [x, ffn(g, x, p)])
+    g.op("Identity", [ln(g, x, "model.encoder.layer_norm")], outputs=["hidden"])
+    mels = c["num_mel_bins"]
+    g.save(folder / "encoder.onnx", [f32("features", [1, mels, 3000])], [f32("hidden", [1500, d])])
+
+    # Each decoder layer's cross keys and values of the encoder's output, once per window.
+    layers = c["decoder_layers"]
+    g = Graph()
+    outs = []
+    for l in range(layers):
+        p = f"model.decoder.layers.{l}.encoder_attn."
+        g.op("Identity", [heads_of(g, "hidden", *lin(p + "k_proj"))], outputs=[f"ck{l}"])
+        g.op("Identity", [heads_of(g, "hidden", *lin(p + "v_proj"))], outputs=[f"cv{l}"])
+        outs += [f32(f"ck{l}", [heads, 1500, hd]), f32(f"cv{l}", [heads, 1500, hd])]
+    g.save(folder / "cross.onnx", [f32("hidden", [1500, d])], outs)
+
+    # The decoder: s new tokens (the prompt's 4 at once, then one a call) after their past keys and values, with an
+    # additive mask [s, t + s] (causal among the new ones), every map returned.
+    g = Graph()
+    embed = t["model.decoder.embed_tokens.weight"]
+    x = g.op("Add", [
+        g.op("Gather", [g.const(embed, "embed"), "ids"], axis=0),
+        g.op("Gather", [g.const(t["model.decoder.embed_positions.weight"], "positions"), "positions"], axis=0),
+    ])
+    ins = [helper.make_tensor_value_info(n, TensorProto.INT64, ["s"]) for n in ("ids", "positions")]
+    ins.append(f32("mask", ["s", "t1"]))
+    outs = []
+
+    def attend_masked(g, q, k, v, weights_name):
+        kt = g.op("Transpose", [k], perm=[0, 2, 1])
+        scores = g.op("Mul", [g.op("MatMul", [q, kt]), g.const(np.array(1 / np.sqrt(hd), np.float32))])
+        p = g.op("Softmax", [g.op("Add", [scores, "mask"])], outputs=[weights_name], axis=-1)
+        o = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[1, 0, 2])
+        return g.op("Reshape", [o, g.const(np.array([-1, d], np.int64))])
+
+    for l in range(layers):
+        p = f"model.decoder.layers.{l}."
+        h = ln(g, x, p + "self_attn_layer_norm")
+        q = heads_of(g, h, *lin(p + "self_attn.q_proj"))
+        k = g.op("Concat", [f"pk{l}", heads_of(g, h, *lin(p + "self_attn.k_proj"))], outputs=[f"k{l}"], axis=1)
+        v = g.op("Concat", [f"pv{l}", heads_of(g, h, *lin(p + "self_attn.v_proj"))], outputs=[f"v{l}"], axis=1)
+        x = g.op("Add", [x, g.linear(attend_masked(g, q, k, v, f"S{l}"), *lin(p + "self_attn.out_proj"))])
+        h = ln(g, x, p + "encoder_attn_layer_norm")
+        q = heads_of(g, h, *lin(p + "encoder_attn.q_proj"))
+        x = g.op("Add", [x, g.linear(attend(g, q, f"ck{l}", f"cv{l}", f"C{l}"), *lin(p + "encoder_attn.out_proj"))])
+        x = g.op("Add", [x, ffn(g, x, p)])
+        ins += [f32(f"ck{l}", [heads, 1500, hd]), f32(f"cv{l}", [heads, 1500, hd])]
+        ins += [f32(f"pk{l}", [heads, "t", hd]), f32(f"pv{l}", [heads, "t", hd])]
+        outs += [f32(f"k{l}", [heads, "t1", hd]), f32(f"v{l}", [heads, "t1", hd])]
+        outs += [f32(f"S{l}", [heads, "s", "t1"]), f32(f"C{l}", [heads, "s", 1500])]
+    x = ln(g, x, "model.decoder.layer_norm")
+    g.op("MatMul", [x, g.const(np.ascontiguousarray(embed.T), "head")], outputs=["logits"])
+    g.save(folder / "decoder.onnx", ins, [f32("logits", ["s", vocab])] + outs)
+
+
 def vision(folder, model_type):
     """ViTModel or Dinov2Model at its trained size: the patches through a Conv (kernel and stride the patch size),
     [CLS] before them, the position table added as it is (Hugging Face interpolates it only at other sizes), pre-LN
@@ -365,6 +469,9 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1] == "--marian":
         marian(Path(sys.argv[2]))
+        sys.exit(0)
+    if sys.argv[1] == "--whisper":
+        whisper(Path(sys.argv[2]))
         sys.exit(0)
     if sys.argv[1] in ("--vit", "--dinov2"):
         vision(Path(sys.argv[2]), sys.argv[1][2:])
