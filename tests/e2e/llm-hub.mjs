@@ -6,6 +6,7 @@ import { hubListing } from '../golden-models.mjs';
 import { decoderCheckpoint } from '../llm/checkpoints.mjs';
 import { gpt2Checkpoint } from '../llm/gpt2.mjs';
 import { inductionCheckpoint } from '../llm/planted.mjs';
+import { bartWithTokenizer } from '../seq2seq.mjs';
 
 export const HUB = 'https://huggingface.co';
 
@@ -35,6 +36,8 @@ const endless = (() => {
 /** Two layers and 4,096 positions: the model reads more tokens than the page runs (2,048). */
 const long = decoderCheckpoint({ arch: 'llama', maxPositions: 4096, tokenizer: true });
 const weights = planted.files['model.safetensors'];
+/** A BART in the Hub's layout with a byte-level tokenizer.json (tests/seq2seq.mjs). */
+export const bart = bartWithTokenizer();
 
 /** id → [the files the listing describes, the bytes served]. */
 export const REPOS = {
@@ -48,6 +51,8 @@ export const REPOS = {
   'test/huge': [{ ...planted.files, 'model.safetensors': { length: 3e9 } }, planted.files],
   // The weights stop a third of the way: a failed download.
   'test/cut-short': [planted.files, { ...planted.files, 'model.safetensors': weights.subarray(0, weights.length / 3) }],
+  // A picker model of another family, under its real id: its sizes come from this listing.
+  'facebook/bart-base': [bart, bart],
 };
 
 /** Routes the Hub for a browser context; returns the URLs asked for, in order. */

@@ -10,7 +10,7 @@ import { fluidChecks } from './llm-fluid.mjs';
 import { generateChecks } from './llm-generate.mjs';
 import { headChecks } from './llm-heads.mjs';
 import { longChecks } from './llm-long.mjs';
-import { planted, routeHub } from './llm-hub.mjs';
+import { bart, planted, routeHub } from './llm-hub.mjs';
 import { barsAt, bars, load, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
 
 export async function llmChecks(browser, site, engine, shots) {
@@ -76,6 +76,68 @@ export async function llmChecks(browser, site, engine, shots) {
           (await page.getAttribute('#model-name', 'data-architecture')) === 'UniversalSentenceEncoderLite',
           'model',
         );
+      },
+    );
+
+    await check(
+      "llm: the picker lists every family; another family's sizes come from the Hub's list, and it loads",
+      async () => {
+        const groups = await page.$$eval('#model-pick optgroup', (gs) =>
+          gs.map((g) => [g.label, [...g.querySelectorAll('option')].map((o) => o.value)]),
+        );
+        const ids = Object.fromEntries(groups);
+        assert(
+          JSON.stringify(Object.keys(ids)) ===
+            JSON.stringify(['Language models', 'Encoder-decoders', 'Vision', 'Speech']),
+          JSON.stringify(groups),
+        );
+        for (const id of [
+          'facebook/bart-base',
+          'Helsinki-NLP/opus-mt-en-de',
+          'google-t5/t5-small',
+          'google/vit-base-patch16-224',
+          'facebook/deit-small-distilled-patch16-224',
+          'facebook/dinov2-small',
+          'facebook/dinov2-with-registers-small',
+          'openai/clip-vit-base-patch32',
+          'openai/whisper-tiny',
+        ])
+          assert(Object.values(ids).flat().includes(id), `${id} is not offered: ${JSON.stringify(groups)}`);
+        // A model the routed Hub does not have: the page says the Hub could not size it, in its own words.
+        await page.selectOption('#model-pick', 'google-t5/t5-small');
+        await page.waitForFunction(() =>
+          /could not say its size/.test(document.getElementById('pick-fit').textContent),
+        );
+        const unknown = await page.textContent('#pick-fit');
+        assert(/not on the Hub, or is private/.test(unknown) && /checks that it fits/.test(unknown), unknown);
+        // BART: the download and the weights the listing gives, before anything but the list is asked for.
+        const before = asked.length;
+        await page.selectOption('#model-pick', 'facebook/bart-base');
+        await page.waitForFunction(() => /to download once/.test(document.getElementById('pick-fit').textContent));
+        const download = Object.values(bart).reduce((a, b) => a + b.length, 0);
+        const mb = `${Math.round(download / 1e6)} MB to download once`;
+        const note = await page.textContent('#pick-fit');
+        assert(note.startsWith(`facebook/bart-base (BART · 6 + 6 layers × 12 heads): ${mb}`), note);
+        assert(note.endsWith("(Sizes from the Hub's file list.)"), note);
+        const option = await page.$eval('#model-pick option[value="facebook/bart-base"]', (o) => o.textContent);
+        assert(/^BART base: \d+ MB, needs \d\.\d\d GiB$/.test(option), option);
+        assert(
+          asked.slice(before).every((u) => u.startsWith('/api/')),
+          `downloaded before Load: ${asked.slice(before)}`,
+        );
+        await page.click('#load-pick');
+        await page.waitForFunction(
+          () => document.getElementById('model-name').dataset.architecture === 'BartForConditionalGeneration',
+          null,
+          { timeout: 30_000 },
+        );
+        await page.click('#load-default');
+        await page.waitForFunction(
+          () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
+          null,
+          { timeout: 30_000 },
+        );
+        await settled(page);
       },
     );
 

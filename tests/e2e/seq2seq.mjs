@@ -1,5 +1,5 @@
 // An encoder-decoder model (BART, random weights in the Hub's layout, with a byte-level BPE tokenizer.json) in the
-// page: loaded from files, the source and the target side by side. Each set of maps the page shows (cross-attention,
+// page: loaded from files, the source and the target each a readable width. Each set of maps the page shows (cross-attention,
 // the encoder's, the decoder's), chosen by tabs with the keyboard, is compared with the library's own run here in
 // Node; so are the alignment over the heads (their mean, the lowest-entropy head) and the head view's sides.
 // "Generate the target" streams the library's greedy tokens into the target, a step per token, and Stop keeps them.
@@ -50,6 +50,15 @@ function holdTokens() {
     }
   };
 }
+
+/**
+ * Whether the source's box `a` and the target's `b` are each at least 240 px wide (a sentence reads on a line or
+ * two), side by side or the target under the source.
+ */
+const placed = (a, b) =>
+  a.width >= 240 &&
+  b.width >= 240 &&
+  ((Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width) || (Math.abs(a.x - b.x) < 2 && b.y >= a.y + a.height));
 
 /** Records what the target's stream shows at every change (each message lands in its own task). */
 function watchStream() {
@@ -136,37 +145,37 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     await page.waitForFunction(() => document.getElementById('model-name').dataset.architecture !== undefined);
 
-    await check('seq2seq: BART from files: the source and the target side by side, the maps as tabs', async () => {
-      await page.setInputFiles(
-        '#files',
-        Object.entries(files).map(([name, bytes]) => ({
-          name,
-          mimeType: 'application/octet-stream',
-          buffer: Buffer.from(bytes),
-        })),
-      );
-      await page.waitForFunction(
-        () => document.getElementById('model-name').dataset.architecture === 'BartForConditionalGeneration',
-        null,
-        { timeout: 30_000 },
-      );
-      await page.waitForSelector('#context-row:not([hidden])');
-      await page.waitForSelector('#stack-row:not([hidden])');
-      const label = await page.textContent('#context-label');
-      assert(label.startsWith('Target'), label);
-      assert((await page.textContent('#text-label')) === 'Source', await page.textContent('#text-label'));
-      await page.fill('#text', source);
-      await page.fill('#context', target);
-      const [a, b] = [await box('#text'), await box('#context')];
-      assert(
-        Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width,
-        `source ${JSON.stringify(a)}, target ${JSON.stringify(b)}`,
-      );
-      const t = await tabs();
-      assert(t.selected.join() === 'cross' && t.reachable.join() === 'cross', JSON.stringify(t));
-      const roles = await page.$$eval('#stack-tabs', ([l]) => [l.getAttribute('role'), l.children.length]);
-      assert(roles.join() === 'tablist,3', roles.join());
-    });
+    await check(
+      'seq2seq: BART from files: the source and the target, each a readable width; the maps as tabs',
+      async () => {
+        await page.setInputFiles(
+          '#files',
+          Object.entries(files).map(([name, bytes]) => ({
+            name,
+            mimeType: 'application/octet-stream',
+            buffer: Buffer.from(bytes),
+          })),
+        );
+        await page.waitForFunction(
+          () => document.getElementById('model-name').dataset.architecture === 'BartForConditionalGeneration',
+          null,
+          { timeout: 30_000 },
+        );
+        await page.waitForSelector('#context-row:not([hidden])');
+        await page.waitForSelector('#stack-row:not([hidden])');
+        const label = await page.textContent('#context-label');
+        assert(label.startsWith('Target'), label);
+        assert((await page.textContent('#text-label')) === 'Source', await page.textContent('#text-label'));
+        await page.fill('#text', source);
+        await page.fill('#context', target);
+        const [a, b] = [await box('#text'), await box('#context')];
+        assert(placed(a, b), `source ${JSON.stringify(a)}, target ${JSON.stringify(b)}`);
+        const t = await tabs();
+        assert(t.selected.join() === 'cross' && t.reachable.join() === 'cross', JSON.stringify(t));
+        const roles = await page.$$eval('#stack-tabs', ([l]) => [l.getAttribute('role'), l.children.length]);
+        assert(roles.join() === 'tablist,3', roles.join());
+      },
+    );
 
     const r = model.run({ source, target });
     const sourceLabels = model.labels(r.sourceIds);
@@ -358,6 +367,12 @@ export async function seq2seqChecks(browser, site, engine, shots) {
           await page.waitForFunction(() => document.getElementById('map').dataset.aggregate === 'mean');
           const note = await page.textContent('#map-aggregate');
           assert(note.startsWith(`Mean over layer ${l + 1}'s heads`), note);
+          // The note sits under the map's last row, not over it.
+          await page.waitForFunction(() => {
+            const c = document.getElementById('map');
+            const bottom = c.getBoundingClientRect().top + Number(c.dataset.y0) + c.dataset.rows * c.dataset.cell;
+            return bottom <= document.getElementById('map-aggregate').getBoundingClientRect().top + 0.5;
+          });
           assert(await page.$eval('#head', (s) => s.disabled), 'the head select stays enabled under the mean');
           for (const [i, j] of [
             [0, 0],
@@ -444,16 +459,17 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     );
 
     await check(
-      'seq2seq: held back, the stream shows beside the source as it grows; Stop keeps what it shows',
+      "seq2seq: held back, the stream shows in the target's place as it grows; Stop keeps what it shows",
       async () => {
+        const targetBox = await box('#context');
         await page.evaluate(() => (window.__hold = 120));
         await page.evaluate(watchStream);
         await page.click('#translate');
         await page.waitForFunction(() => window.__stream.steps.length >= 6, null, { timeout: 15_000 });
         const [a, b] = [await box('#text'), await box('#target-stream')];
         assert(
-          Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width,
-          `source ${JSON.stringify(a)}, stream ${JSON.stringify(b)}`,
+          placed(a, b) && Math.abs(b.x - targetBox.x) < 2 && Math.abs(b.y - targetBox.y) < 2,
+          `source ${JSON.stringify(a)}, stream ${JSON.stringify(b)}, the target's box ${JSON.stringify(targetBox)}`,
         );
         await page.screenshot({ path: join(shots, 'seq2seq-streaming.png') });
         await page.click('#translate-stop');
@@ -605,55 +621,83 @@ export async function seq2seqChecks(browser, site, engine, shots) {
       assert(!(await page.$eval('#translate', (b) => b.disabled)), 'Generate stays disabled at 1 beam');
     });
 
-    await check('seq2seq: a 390-px phone: source and target side by side, nothing wider than the screen', async () => {
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.locator('#texts').scrollIntoViewIfNeeded();
-      const [a, b] = [await box('#text'), await box('#context')];
-      assert(
-        Math.abs(a.y - b.y) < 2 && b.x >= a.x + a.width,
-        `source ${JSON.stringify(a)}, target ${JSON.stringify(b)}`,
-      );
-      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
-      assert(wide <= 390, `the page is ${wide} px wide`);
-      await page.screenshot({ path: join(shots, 'seq2seq-390-texts.png') });
-      // The target streams in its column beside the source here too.
-      await page.evaluate(() => (window.__hold = 120));
-      await page.evaluate(watchStream);
-      await page.click('#translate');
-      await page.waitForFunction(() => window.__stream.steps.length >= 4, null, { timeout: 15_000 });
-      const c = await box('#target-stream');
-      assert(
-        Math.abs(a.y - c.y) < 2 && c.x >= a.x + a.width,
-        `source ${JSON.stringify(a)}, stream ${JSON.stringify(c)}`,
-      );
-      await page.screenshot({ path: join(shots, 'seq2seq-390-streaming.png') });
-      await page.click('#translate-stop');
-      await page.evaluate(() => (window.__hold = 0));
-      await page.waitForSelector('#target-stream', { state: 'hidden' });
+    await check('seq2seq: a cross map of about 31 × 15 at 1400 × 900 labels every token', async () => {
+      // Words added until the target is 31 tokens (the decoder's start token first) and the source 15.
+      const grow = (words, count, target) => {
+        let text = '';
+        for (let k = 0; ; k++) {
+          const next = `${text} ${words[k % words.length]}`.trim();
+          // The target's tokens as the page counts them: the decoder's start token, then the tokenized text.
+          const n = target ? model.tokenize(next, { target: true }).ids.length + 1 : model.tokenize(next).ids.length;
+          if (n > count) return text;
+          text = next;
+        }
+      };
+      const [longSource, longTarget] = [grow(['the', 'cat', 'sat'], 15, false), grow(['the', 'hat', 'sat'], 31, true)];
+      const r31 = model.run({ source: longSource, target: longTarget });
+      await page.fill('#text', longSource);
+      await page.fill('#context', longTarget);
+      await shows(model.labels(r31.targetIds), model.labels(r31.sourceIds));
+      await page.locator('#map').screenshot({ path: join(shots, 'seq2seq-31x15.png') });
+      const [cell, every] = await page.$eval('#map', (c) => [Number(c.dataset.cell), Number(c.dataset.labelEvery)]);
+      // Back to the pair the later checks read.
+      await page.fill('#text', source);
       await page.fill('#context', target);
       await shows(targetLabels, sourceLabels);
-      await page.selectOption('#aggregate', 'entropy');
-      await page.locator('#map-pane').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(shots, 'seq2seq-390-alignment.png') });
-      await page.locator('#pane-lines').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(shots, 'seq2seq-390-lines.png') });
-      await page.selectOption('#aggregate', 'head');
-      // Beams beside the buttons, and the searching state, fit the phone too.
-      await page.fill('#beams', '4');
-      await page.evaluate(() => (window.__park = true));
-      await page.locator('#texts').scrollIntoViewIfNeeded();
-      await page.click('#translate');
-      await page.waitForSelector('#target-stream[data-searching=running]');
-      const wider = await page.evaluate(() => document.documentElement.scrollWidth);
-      assert(wider <= 390, `searching, the page is ${wider} px wide`);
-      const [s, n] = [await box('#translate'), await box('#beams-note')];
-      assert(n.x >= 0 && n.x + n.width <= 390 && n.y > s.y, `note ${JSON.stringify(n)}`);
-      await page.screenshot({ path: join(shots, 'seq2seq-390-beams.png') });
-      await page.evaluate(() => window.__release());
-      await page.waitForSelector('#target-stream', { state: 'hidden' });
-      await page.fill('#beams', '1');
-      await page.setViewportSize({ width: 1400, height: 900 });
+      assert(
+        r31.targetIds.length >= 29 && r31.sourceIds.length === 15,
+        `${r31.targetIds.length} × ${r31.sourceIds.length}`,
+      );
+      assert(cell >= 10, `a 31-row map at 1400 × 900 has ${cell} px rows`);
+      assert(every === 1, `rows ${cell} px apart label every ${every} tokens`);
     });
+
+    await check(
+      'seq2seq: a 390-px phone: source and target each a readable width, nothing wider than the screen',
+      async () => {
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.locator('#texts').scrollIntoViewIfNeeded();
+        const [a, b] = [await box('#text'), await box('#context')];
+        assert(placed(a, b), `source ${JSON.stringify(a)}, target ${JSON.stringify(b)}`);
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert(wide <= 390, `the page is ${wide} px wide`);
+        await page.screenshot({ path: join(shots, 'seq2seq-390-texts.png') });
+        // The target streams in its column, where its box was, here too.
+        await page.evaluate(() => (window.__hold = 120));
+        await page.evaluate(watchStream);
+        await page.click('#translate');
+        await page.waitForFunction(() => window.__stream.steps.length >= 4, null, { timeout: 15_000 });
+        const c = await box('#target-stream');
+        assert(placed(a, c) && Math.abs(c.x - b.x) < 2, `source ${JSON.stringify(a)}, stream ${JSON.stringify(c)}`);
+        await page.screenshot({ path: join(shots, 'seq2seq-390-streaming.png') });
+        await page.click('#translate-stop');
+        await page.evaluate(() => (window.__hold = 0));
+        await page.waitForSelector('#target-stream', { state: 'hidden' });
+        await page.fill('#context', target);
+        await shows(targetLabels, sourceLabels);
+        await page.selectOption('#aggregate', 'entropy');
+        await page.locator('#map-pane').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(shots, 'seq2seq-390-alignment.png') });
+        await page.locator('#pane-lines').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(shots, 'seq2seq-390-lines.png') });
+        await page.selectOption('#aggregate', 'head');
+        // Beams beside the buttons, and the searching state, fit the phone too.
+        await page.fill('#beams', '4');
+        await page.evaluate(() => (window.__park = true));
+        await page.locator('#texts').scrollIntoViewIfNeeded();
+        await page.click('#translate');
+        await page.waitForSelector('#target-stream[data-searching=running]');
+        const wider = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert(wider <= 390, `searching, the page is ${wider} px wide`);
+        const [s, n] = [await box('#translate'), await box('#beams-note')];
+        assert(n.x >= 0 && n.x + n.width <= 390 && n.y > s.y, `note ${JSON.stringify(n)}`);
+        await page.screenshot({ path: join(shots, 'seq2seq-390-beams.png') });
+        await page.evaluate(() => window.__release());
+        await page.waitForSelector('#target-stream', { state: 'hidden' });
+        await page.fill('#beams', '1');
+        await page.setViewportSize({ width: 1400, height: 900 });
+      },
+    );
 
     await check(
       "seq2seq: a model with generation_config.json's num_beams 3: Beams starts at 3, as the library reads it",
@@ -676,6 +720,53 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         const note = await page.textContent('#beams-note');
         assert(note.startsWith('3 beams: beam search keeps the 3 likeliest'), note);
         assert((await page.evaluate(() => window.__attnscope.state().beams)) === 3, 'the state has other beams');
+      },
+    );
+
+    await check(
+      'seq2seq: a link to rollout, then BART: its cross-attention shows the head, in no API words',
+      async () => {
+        const linked = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        try {
+          await linked.goto(`http://127.0.0.1:${server.address().port}/#view=rollout&tools=across&main=lines`);
+          await linked.waitForFunction(() => window.__attnscope.state().result?.tokens?.length > 0, null, {
+            timeout: 30_000,
+          });
+          const restored = await linked.evaluate(() => window.__attnscope.state().view);
+          assert(restored === 'rollout', `the link's view is ${restored}`);
+          await linked.setInputFiles(
+            '#files',
+            Object.entries(files).map(([name, bytes]) => ({
+              name,
+              mimeType: 'application/octet-stream',
+              buffer: Buffer.from(bytes),
+            })),
+          );
+          // The page's default target is longer than this BART's 32 positions: a short one runs.
+          await linked.waitForFunction(
+            () => window.__attnscope.state().model?.architecture === 'BartForConditionalGeneration',
+            null,
+            { timeout: 30_000 },
+          );
+          await linked.fill('#context', target);
+          await linked.waitForFunction(
+            () => {
+              const s = window.__attnscope.state();
+              return s.result?.set === 'cross' && s.result.tokens.length > 1;
+            },
+            null,
+            { timeout: 30_000 },
+          );
+          const shown = await linked.evaluate(() => ({
+            view: window.__attnscope.state().view,
+            across: window.__attnscope.state().errors.across ?? '',
+            text: ['pane-across', 'map-pane'].map((id) => document.getElementById(id).innerText).join('\n'),
+          }));
+          assert(shown.view === 'head', `the view is ${shown.view}`);
+          assert(!/rollout: |flow: |not defined here/.test(shown.text + shown.across), shown.across);
+        } finally {
+          await linked.close();
+        }
       },
     );
 

@@ -30,6 +30,19 @@ export async function speechChecks(browser, site, engine, shots) {
   const server = await serve(true, site);
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   await context.grantPermissions(['microphone']);
+  // Every transcript message the worker sends, in order: the transcript streams a token at a time.
+  await context.addInitScript(() => {
+    window.__transcripts = [];
+    const Real = window.Worker;
+    window.Worker = class extends Real {
+      set onmessage(fn) {
+        super.onmessage = (event) => {
+          if (event.data?.kind === 'transcript') window.__transcripts.push(event.data.text);
+          fn(event);
+        };
+      }
+    };
+  });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -135,6 +148,19 @@ export async function speechChecks(browser, site, engine, shots) {
       }
       assert(got.cross.keys === g.audioTokens.length && got.cross.keys === 550, `${got.cross.keys} positions`);
       assert(got.canvas && got.measures === 'cross', JSON.stringify([got.canvas, got.measures]));
+      // The transcript streamed a token at a time: each message the text so far, the last one the whole.
+      const streamed = await page.evaluate(() => window.__transcripts);
+      const generated = g.windows[0].tokenProbabilities.filter((p) => !Number.isNaN(p)).length;
+      assert(streamed.length >= generated - 1 && streamed.at(-1) === g.text, `${streamed.length} messages`);
+      assert(
+        streamed.every((t, k) => k === 0 || t.startsWith(streamed[k - 1].trimEnd().slice(0, -1))),
+        JSON.stringify(streamed),
+      );
+      // The path drawn through the alignment is where each generated token starts, as the library timed it.
+      const times = JSON.parse(await page.getAttribute('#speech-canvas', 'data-times'));
+      const first = g.windows[0].tokenProbabilities.findIndex((p) => !Number.isNaN(p));
+      const timed = Array.from(g.windows[0].tokenTimes.subarray(first));
+      assert(JSON.stringify(times) === JSON.stringify(timed), `${times} vs ${timed}`);
     });
 
     /** The weight the readout gives under the pointer at a generated token's row and an audio position. */
@@ -271,6 +297,29 @@ export async function speechChecks(browser, site, engine, shots) {
       await transcribed();
     });
 
+    await check('speech: a sound dropped on the page is the sound, transcribed as chosen', async () => {
+      const before = await page.evaluate(() => window.__attnscope.state().audio.id);
+      await page.evaluate((b64) => {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], 'dropped.wav', { type: 'audio/wav' }));
+        document
+          .getElementById('map')
+          .dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+      }, Buffer.from(jfk).toString('base64'));
+      await page.waitForFunction((id) => window.__attnscope.state().audio?.id !== id, before);
+      await transcribed();
+      const s = await page.evaluate(() => ({
+        name: window.__attnscope.state().audio.name,
+        text: window.__attnscope.state().result.speech.text,
+        model: window.__attnscope.state().model.architecture,
+      }));
+      assert(
+        s.name === 'dropped.wav' && s.text === g.text && s.model === 'WhisperForConditionalGeneration',
+        JSON.stringify(s),
+      );
+    });
+
     await check('speech: a file that is not sound says so, and the last sound and its transcript stay', async () => {
       const before = await page.evaluate(() => window.__attnscope.state().audio.id);
       await chooseAudio('notes.mp3', Buffer.from('these are not the sounds you are looking for'));
@@ -351,8 +400,13 @@ export async function speechChecks(browser, site, engine, shots) {
       await page.waitForTimeout(150);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       await page.screenshot({ path: join(shots, 'demo-speech-phone.png'), fullPage: true });
+      const [pane, map] = [
+        await page.locator('#pane-speech').boundingBox(),
+        await page.locator('#map-pane').boundingBox(),
+      ];
       await page.setViewportSize({ width: 1400, height: 900 });
       assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
+      assert(pane.y + pane.height <= map.y + 1, `the speech pane (${JSON.stringify(pane)}) is not above the map`);
     });
 
     await check('speech: the embedded model after it gives the text mode back', async () => {

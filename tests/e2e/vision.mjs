@@ -801,8 +801,17 @@ export async function visionChecks(browser, site, engine, shots) {
       await page.locator('#pane-image').scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(shots, 'vision-phone.png') });
       await page.screenshot({ path: join(shots, 'vision-phone-full.png'), fullPage: true });
+      // The image, the reason to be here, comes before the map of its hundreds of patches.
+      const [image, map] = [
+        await page.locator('#pane-image').boundingBox(),
+        await page.locator('#map-pane').boundingBox(),
+      ];
       await page.setViewportSize({ width: 1400, height: 900 });
       assert(width <= 390, `the page is ${width} px wide at a 390 px viewport`);
+      assert(
+        image.y + image.height <= map.y + 1,
+        `the image pane (${JSON.stringify(image)}) is not above the map (${JSON.stringify(map)})`,
+      );
     });
 
     await check(

@@ -1,7 +1,7 @@
 // The workspace itself, in the production page: every pane on a 1400 × 900 desktop screen
 // (no page scroll) and on a 390 × 844 phone (stacked, no sideways scroll), each screenshotted;
 // no pane blank before it has run; the first-run hints; the About panel; split panes by mouse
-// and keyboard; the keyboard over layers, heads and tokens; the URL keeping the state; and
+// and keyboard; the keyboard over layers, heads and tokens; a tap on a touch phone's map; the URL keeping the state; and
 // 2,048 tokens zoomed and panned, with the frame times measured (requestAnimationFrame) and reported.
 import { join } from 'node:path';
 
@@ -313,6 +313,39 @@ export async function workspaceChecks(browser, site, shots) {
         bars.every((b, k) => k === 0 || b >= bars[k - 1]),
         `the bar went back: ${bars.map((b) => b.toFixed(2))}`,
       );
+    });
+
+    await check('workspace: on a touch phone, tapping a map cell reads its weight out', async () => {
+      const context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        hasTouch: true,
+        isMobile: true,
+      });
+      const phone = await context.newPage();
+      try {
+        await phone.goto(origin);
+        await phone.waitForFunction(() => window.__attnscope?.state().result, null, { timeout: 60_000 });
+        await phone.locator('#map').scrollIntoViewIfNeeded();
+        const box = await phone.locator('#map').boundingBox();
+        const at = await phone.$eval('#map', (c) => ({ x0: +c.dataset.x0, y0: +c.dataset.y0, cell: +c.dataset.cell }));
+        const [i, j] = [2, 1];
+        await phone.touchscreen.tap(box.x + at.x0 + (j + 0.5) * at.cell, box.y + at.y0 + (i + 0.5) * at.cell);
+        await phone.waitForFunction(
+          ([i, j]) => {
+            const c = document.getElementById('cell').dataset;
+            return c.row === String(i) && c.col === String(j);
+          },
+          [i, j],
+          { timeout: 5_000 },
+        );
+        const s = await phone.evaluate(() => window.__attnscope.state());
+        const [, heads, n] = s.result.shape;
+        const want = s.result.attentions[((s.layer * heads + s.head) * n + i) * n + j];
+        const weight = Number(await phone.getAttribute('#cell', 'data-weight'));
+        assert(Math.abs(weight - want) < 1e-6, `tapped (${i}, ${j}): ${weight}, the map holds ${want}`);
+      } finally {
+        await context.close();
+      }
     });
 
     await check('workspace: no page errors', async () => assert(errors.length === 0, errors.join('\n')));

@@ -184,9 +184,9 @@ describe('loadModel({ hub })', () => {
     const model = await engine.loadModel({ hub: id, baseUrl: base, onProgress: (p) => progress.push(p) });
     expect([...new Set(progress.map((p) => p.file))]).toEqual([
       'config.json',
-      'vocab.json',
       'source.spm',
       'target.spm',
+      'vocab.json',
       'tokenizer_config.json',
       'generation_config.json',
       'model.safetensors',
@@ -338,6 +338,55 @@ describe('loadModel({ hub })', () => {
     expect(requests.slice(asked).some((url) => url.includes('model.safetensors'))).toBe(false);
     expect(kept.run('the cat').tokens.length).toBe(4);
     kept.dispose();
+  });
+
+  it("hubPlan lists what loading downloads, with the Hub's sizes, and whether it fits, from the list alone", async () => {
+    for (const id of [
+      'org/tiny-bert',
+      'tiny-bert-sharded',
+      'Helsinki-NLP/opus-mt-tiny',
+      'facebook/dinov2-with-registers-tiny',
+    ]) {
+      const before = requests.length;
+      const plan = await engine.hubPlan({ hub: id, baseUrl: base });
+      // The list (and a sharded model's index) only: no weights.
+      const asked = requests.slice(before);
+      expect(
+        asked.every((url) => url.startsWith('/api/') || url.endsWith('.index.json')),
+        id,
+      ).toBe(true);
+      // What a load without the cache then downloads, file for file, at the sizes listed.
+      const loading = requests.length;
+      const model = await engine.loadModel({ hub: id, baseUrl: base, cache: false });
+      model.dispose();
+      const downloaded = requests
+        .slice(loading)
+        .map((url) => /\/resolve\/main\/(.+)$/.exec(url)?.[1])
+        .filter((name): name is string => !!name && !!REPOS[id][name]);
+      expect(plan.files.map((f) => f.name).sort(), id).toEqual([...new Set(downloaded)].sort());
+      for (const f of plan.files) expect(f.size, `${id} ${f.name}`).toBe(REPOS[id][f.name].length);
+      const weights = plan.files.filter((f) => f.weights).map((f) => f.name);
+      expect(
+        weights.every((name) => name.endsWith('.safetensors')),
+        id,
+      ).toBe(true);
+      expect(plan.downloadBytes).toBe(plan.files.reduce((a, f) => a + f.size, 0));
+      expect(plan.weightBytes).toBe(plan.files.filter((f) => f.weights).reduce((a, f) => a + f.size, 0));
+      expect(plan.heapBytes).toBe(plan.weightBytes + engine.info().runningRoomBytes);
+      expect(plan.fits).toBe(true);
+    }
+    const big = await engine.hubPlan({ hub: 'org/too-big', baseUrl: base });
+    expect(big.weightBytes).toBe(3e9);
+    expect(big.fits).toBe(false);
+    expect(big.freeBytes).toBe(engine.info().maxHeapBytes - engine.memory().allocatedBytes);
+    await expect(engine.hubPlan({ hub: 'org/missing', baseUrl: base })).rejects.toThrow('is not on the Hub');
+    await expect(engine.hubPlan({ hub: 'org/no-weights', baseUrl: base })).rejects.toThrow(
+      'hubPlan: org/no-weights has neither model.safetensors nor model.safetensors.index.json on the Hub',
+    );
+    await expect(engine.hubPlan({ hub: 'org/x', baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(
+      'hubPlan: could not reach http://127.0.0.1:9 to list the files of org/x; are you offline?',
+    );
+    await expect(engine.hubPlan({ hub: '../x', baseUrl: base })).rejects.toThrow('is not a Hub model id');
   });
 
   it('keeps working after failed loads', async () => {

@@ -279,6 +279,29 @@ describe('Whisper decoding', () => {
     expect(g.words!.length).toBe(first!.words!.length + second!.words!.length);
   });
 
+  it('decodes an hour in 120 windows, keeping maps only within mapBytes, and every window’s words', async () => {
+    const hour = speech(16000 * 3600, 11);
+    const bytesOf = (w: SpeechGenerateResult['windows'][number]) =>
+      Object.values(w.maps).reduce((sum, m) => sum + (m?.attentions.byteLength ?? 0), 0);
+    const options = { language: 'en', wordTimestamps: true, maxNewTokens: 4 };
+    const whole = await model.generate({ audio: hour }, options);
+    expect(whole.windows.length).toBe(120);
+    expect(whole.notices).toEqual([]); // the default budget holds every window of this small model
+    const perWindow = bytesOf(whole.windows[0]!);
+    const kept = await model.generate({ audio: hour }, { ...options, mapBytes: 2.5 * perWindow });
+    expect(kept.windows.map((w) => bytesOf(w) > 0)).toEqual(whole.windows.map((_, i) => i < 2));
+    expect(kept.notices).toEqual([
+      'maps kept for the first 2 of 120 windows: the rest would pass mapBytes (0 MiB); their text, words and times are all there',
+    ]);
+    // What the budget leaves out is the maps alone.
+    expect(kept.text).toBe(whole.text);
+    expect(kept.words!.map((w) => [w.word, w.start, w.end])).toEqual(whole.words!.map((w) => [w.word, w.start, w.end]));
+    expect(kept.windows[119]!.start).toBe(3570);
+    await expect(model.generate({ audio: hour.subarray(0, 16000) }, { mapBytes: -1 })).rejects.toThrow(
+      'generate: mapBytes must be a number of bytes ≥ 0, got -1',
+    );
+  }, 120_000);
+
   it('refuses what it cannot do in words that say why, and keeps working', async () => {
     const audio = speech(16000, 1);
     await expect(model.generate({ audio }, { language: 'xx' })).rejects.toThrow("knows no language 'xx'");

@@ -1,22 +1,26 @@
-// The language models the picker offers by name: their Hub ids, what they download (the weights in BF16, as the
-// Hub ships them, and the tokenizer) and the heap they need once loaded. 16-bit weights stay 16-bit in the heap,
-// and the engine keeps room beside them for running (EngineInfo.runningRoomBytes), so a model needs its weights
-// plus that room; one that would not fit the heap is refused here, before anything downloads.
+// The models the picker offers by name, by family: their Hub ids, what they download and the heap they need once
+// loaded. The language models' sizes are written here (the weights in BF16, as the Hub ships them, and the
+// tokenizer), so the picker says them offline; the other families' the Hub's file list gives when one is chosen
+// (engine.hubPlan). 16-bit weights stay 16-bit in the heap, and the engine keeps room beside them for running
+// (EngineInfo.runningRoomBytes), so a model needs its weights plus that room; one that would not fit the heap is
+// refused here, before anything downloads.
 export interface Entry {
   id: string;
   name: string;
-  /** Bytes of model.safetensors as the Hub lists it. */
-  weights: number;
+  family: 'Language models' | 'Encoder-decoders' | 'Vision' | 'Speech';
+  /** Bytes of model.safetensors as the Hub lists it; absent: asked of the Hub when chosen. */
+  weights?: number;
   /** Bytes of the rest: config.json, tokenizer.json and its companions. */
-  other: number;
+  other?: number;
   /** What it is, in a few words. */
   about: string;
 }
 
-export const LANGUAGE_MODELS: Entry[] = [
+export const MODELS: Entry[] = [
   {
     id: 'HuggingFaceTB/SmolLM2-135M',
     name: 'SmolLM2-135M',
+    family: 'Language models',
     weights: 269_060_552,
     other: 3_600_000,
     about: 'Llama · 30 layers × 9 heads, 3 KV',
@@ -24,6 +28,7 @@ export const LANGUAGE_MODELS: Entry[] = [
   {
     id: 'HuggingFaceTB/SmolLM2-360M',
     name: 'SmolLM2-360M',
+    family: 'Language models',
     weights: 723_674_912,
     other: 3_600_000,
     about: 'Llama · 32 layers × 15 heads, 5 KV',
@@ -31,6 +36,7 @@ export const LANGUAGE_MODELS: Entry[] = [
   {
     id: 'Qwen/Qwen2.5-0.5B',
     name: 'Qwen2.5-0.5B',
+    family: 'Language models',
     weights: 988_097_824,
     other: 11_400_000,
     about: 'Qwen2 · 24 layers × 14 heads, 2 KV',
@@ -38,6 +44,7 @@ export const LANGUAGE_MODELS: Entry[] = [
   {
     id: 'unsloth/gemma-3-270m',
     name: 'Gemma 3 270M',
+    family: 'Language models',
     weights: 536_223_056,
     other: 38_000_000,
     about: 'Gemma 3 · 18 layers × 4 heads, 1 KV; local windows',
@@ -45,18 +52,75 @@ export const LANGUAGE_MODELS: Entry[] = [
   {
     id: 'TinyLlama/TinyLlama-1.1B-Chat-v1.0',
     name: 'TinyLlama 1.1B',
+    family: 'Language models',
     weights: 2_200_119_864,
     other: 2_100_000,
     about: 'Llama · 22 layers × 32 heads, 4 KV',
   },
+  { id: 'facebook/bart-base', name: 'BART base', family: 'Encoder-decoders', about: 'BART · 6 + 6 layers × 12 heads' },
+  {
+    id: 'Helsinki-NLP/opus-mt-en-de',
+    name: 'opus-mt English → German',
+    family: 'Encoder-decoders',
+    about: 'Marian · 6 + 6 layers × 8 heads',
+  },
+  { id: 'google-t5/t5-small', name: 'T5 small', family: 'Encoder-decoders', about: 'T5 · 6 + 6 layers × 8 heads' },
+  {
+    id: 'google/vit-base-patch16-224',
+    name: 'ViT-B/16',
+    family: 'Vision',
+    about: 'ViT · 12 layers × 12 heads, 224², ImageNet labels',
+  },
+  {
+    id: 'facebook/deit-small-distilled-patch16-224',
+    name: 'DeiT-S distilled',
+    family: 'Vision',
+    about: 'DeiT · 12 layers × 6 heads, a distillation token',
+  },
+  { id: 'facebook/dinov2-small', name: 'DINOv2-S', family: 'Vision', about: 'DINOv2 · 12 layers × 6 heads, 224²' },
+  {
+    id: 'facebook/dinov2-with-registers-small',
+    name: 'DINOv2-S with registers',
+    family: 'Vision',
+    about: 'DINOv2 · 12 layers × 6 heads, 4 registers',
+  },
+  {
+    id: 'openai/clip-vit-base-patch32',
+    name: 'CLIP ViT-B/32 (vision tower)',
+    family: 'Vision',
+    about: 'CLIP · 12 layers × 12 heads, patch 32',
+  },
+  { id: 'openai/whisper-tiny', name: 'Whisper tiny', family: 'Speech', about: 'Whisper · 4 + 4 layers × 6 heads' },
+  { id: 'openai/whisper-base', name: 'Whisper base', family: 'Speech', about: 'Whisper · 6 + 6 layers × 8 heads' },
+  {
+    id: 'openai/whisper-small.en',
+    name: 'Whisper small (English)',
+    family: 'Speech',
+    about: 'Whisper · 12 + 12 layers × 12 heads',
+  },
 ];
 
-/** The heap a model needs, and whether it fits beside what the engine holds. */
+/** The families in the order the picker groups them. */
+export const FAMILIES: ReadonlyArray<Entry['family']> = ['Language models', 'Encoder-decoders', 'Vision', 'Speech'];
+
+/**
+ * What a model downloads and what its weights take: as written here, or as the Hub's file list says (`plan`); null
+ * while neither is known.
+ */
+export function sizesOf(
+  entry: Entry,
+  plan: { downloadBytes: number; weightBytes: number } | { error: string } | undefined,
+): { download: number; weights: number } | null {
+  if (entry.weights !== undefined) return { download: entry.weights + (entry.other ?? 0), weights: entry.weights };
+  return plan && 'weightBytes' in plan ? { download: plan.downloadBytes, weights: plan.weightBytes } : null;
+}
+
+/** The heap a model needs for its weights, and whether it fits beside what the engine holds. */
 export function heapNeeds(
-  entry: Pick<Entry, 'weights'>,
+  weights: number,
   engine: { maxHeapBytes: number; runningRoomBytes: number; heapInUse: number },
 ): { needs: number; free: number; fits: boolean } {
-  const needs = entry.weights + engine.runningRoomBytes;
+  const needs = weights + engine.runningRoomBytes;
   const free = engine.maxHeapBytes - engine.heapInUse;
   return { needs, free, fits: needs <= free };
 }

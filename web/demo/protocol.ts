@@ -5,6 +5,7 @@ import type {
   AlignmentHeadScore,
   EngineInfo,
   HeadSummary,
+  HubPlan,
   ImageLabel,
   LogitExplanation,
   LogitLens,
@@ -218,6 +219,8 @@ interface Asks {
    * search ends, so only the reply comes. `stop` ends either after the current step (the search's leading beam).
    */
   translate: { text: string; maxNewTokens: number; beams: number };
+  /** What loading a Hub model would download and need, from the Hub's file list (the picker's sizes). */
+  plan: { hub: string };
   /** The whole next-token distribution after one position of a run (language models). */
   next: { run: number; position: number };
   /** Continues a run's tokens; tokens stream back as `token` messages, then the reply. */
@@ -448,6 +451,7 @@ interface Replies {
   npy: { bytes: Uint8Array };
   beside: BesideRun;
   image: Record<never, never>;
+  plan: { plan: HubPlan };
   /** The sound as the model hears it (mono, 16 kHz), what was done to it, and its length. */
   audio: { audio: number; samples: Float32Array; seconds: number; notices: string[]; format: string };
   cost: { heads: number; dk: number; points: Array<{ n: number; ms: number }> };

@@ -64,6 +64,8 @@ export function connect(
   let holding = false;
   /** The id of the last run asked for. */
   let lastRun = 0;
+  /** The Hub model whose plan was asked last (an error names no model). */
+  let askedPlan = '';
   /** Sounds sent to the worker: their ids, and the names of those not read yet. */
   let audioCount = 0;
   const audioNames = new Map<number, string>();
@@ -184,6 +186,7 @@ export function connect(
       store.put({ audioNotice: { state: 'ok', message: `${said}.` } });
     },
     transcript: ({ id, text }) => store.put({ transcript: { run: id, text } }),
+    plan: ({ plan }) => store.put({ plans: { ...store.get().plans, [plan.id]: plan } }),
     npy: ({ bytes }) =>
       download('attentions.npy', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: 'application/octet-stream' })),
     error({ during, message, id }) {
@@ -201,7 +204,10 @@ export function connect(
       else if (during === 'generate') generation.failed(message);
       else if (during === 'translate') keepTarget({ errors: { ...store.get().errors, translate: message } });
       else if (during === 'image') store.put({ runError: message });
-      else if (during === 'audio') {
+      else if (during === 'plan') {
+        const error = message.replace(/^hubPlan: /, '');
+        if (askedPlan) store.put({ plans: { ...store.get().plans, [askedPlan]: { error } } });
+      } else if (during === 'audio') {
         const kept = store.get().audio ? ' The last sound stays.' : '';
         const stop = /[.!?)]$/.test(message) ? '' : '.';
         store.put({
@@ -232,6 +238,10 @@ export function connect(
       const errors = { ...s.errors };
       delete errors.translate;
       store.put({ translation: { request, source: s.text, text: '', ids: [], beams, stopping: false }, errors });
+    },
+    askPlan(hub) {
+      askedPlan = hub;
+      channel.send({ kind: 'plan', hub });
     },
     sendAudio(name, bytes) {
       const audio = ++audioCount;
@@ -307,6 +317,10 @@ export function connect(
     // run, once it is known whether a link's files must be waited for.
     if (!s.model) return;
     if (s.loading.state === 'loading' && holding) return; // a link's files are on their way: no other model's maps
+    // Rollout and flow follow one sequence's attention to itself: an encoder-decoder's cross-attention tab, and a
+    // speech model's maps (its run computes neither), show the head (a link or the model before may have asked).
+    if (s.view !== 'head' && s.mode === 'model' && ((pairs(s) && s.pairSet === 'cross') || kindIn(s) === 'speech'))
+      return store.select({ view: 'head' });
     // A target generated for another source (the source was edited, or the mode changed) is kept as it stands.
     if (s.translation && !s.translation.stopping && (s.text !== s.translation.source || !pairs(s)))
       return page.stopTranslation();

@@ -1,7 +1,7 @@
 // The page's one state: what the person chose (`select`) and what the worker answered (`put`).
 // Every change notifies the listeners with the names of the fields that changed; views read the
 // state and never keep copies of it. Tests read it too (window.__attnscope), and never write it.
-import type { EngineInfo, ModelInfo } from 'attnscope';
+import type { EngineInfo, HubPlan, ModelInfo } from 'attnscope';
 
 import type {
   AcrossResult,
@@ -196,6 +196,8 @@ export interface Data {
   besideLoading: Loading | null;
   /** The sample image a link names, drawn once a vision model is loaded. */
   pendingSample: string | null;
+  /** The picker's models sized by the Hub's file list (engine.hubPlan), or why the Hub could not say, by id. */
+  plans: Record<string, HubPlan | { error: string }>;
   /** Speech models: the sound's notice (reading, recording, unreadable), and the transcript while a run decodes. */
   audioNotice: { state: 'ok' | 'error' | 'busy'; message: string } | null;
   transcript: { run: number; text: string } | null;
@@ -285,6 +287,7 @@ export function initialState(): State {
     pendingSample: null,
     audioNotice: null,
     transcript: null,
+    plans: {},
     errors: {},
   };
 }

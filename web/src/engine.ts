@@ -10,6 +10,8 @@ import type {
   Engine,
   EngineInfo,
   HeadSummary,
+  HubPlan,
+  HubSource,
   LinearLayer,
   MemoryInfo,
   Model,
@@ -25,7 +27,7 @@ import type {
 import { Analysis } from './analysis.js';
 import { Audio } from './audio.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
-import { fetchHubModel } from './hub.js';
+import { fetchHubModel, planHubFiles } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
 import { WasmModel, WasmTokenizer } from './model.js';
 import {
@@ -149,6 +151,27 @@ class WasmEngine implements Engine {
     );
     this.owned.add(model);
     return model;
+  }
+
+  async hubPlan(source: Pick<HubSource, 'hub' | 'baseUrl' | 'revision'>): Promise<HubPlan> {
+    const op = 'hubPlan';
+    this.live(op);
+    if (typeof source !== 'object' || source === null)
+      throw new Error(`${op}: source must be { hub: 'org/name' }, got ${typeName(source)}`);
+    const { id, files } = await planHubFiles({ hub: source.hub, baseUrl: source.baseUrl, revision: source.revision });
+    const { maxHeapBytes, runningRoomBytes } = this.module.buildInfo();
+    const weightBytes = files.reduce((sum, f) => sum + (f.weights ? f.size : 0), 0);
+    const heapBytes = weightBytes + runningRoomBytes;
+    const freeBytes = maxHeapBytes - this.live(op).memory().allocatedBytes;
+    return {
+      id,
+      files,
+      downloadBytes: files.reduce((sum, f) => sum + f.size, 0),
+      weightBytes,
+      heapBytes,
+      freeBytes,
+      fits: heapBytes <= freeBytes,
+    };
   }
 
   /** Refuses weights that cannot fit the heap beside what it holds (as the C++ load would, but before a download). */

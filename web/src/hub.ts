@@ -16,20 +16,20 @@ export interface HubCache {
 const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(\/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?$/;
 const REVISION = /^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,127}$/;
 
-export function checkHubSource(source: HubSource): { id: string; base: string; revision: string } {
+export function checkHubSource(source: HubSource, op = 'loadModel'): { id: string; base: string; revision: string } {
   const { hub: id, baseUrl = DEFAULT_HUB, revision = 'main' } = source;
   if (typeof id !== 'string' || !ID.test(id) || id.includes('..'))
-    throw new Error(`loadModel: ${JSON.stringify(id)} is not a Hub model id like "bert-base-uncased" or "org/name"`);
+    throw new Error(`${op}: ${JSON.stringify(id)} is not a Hub model id like "bert-base-uncased" or "org/name"`);
   if (typeof revision !== 'string' || !REVISION.test(revision) || revision.includes('..'))
-    throw new Error(`loadModel: revision ${JSON.stringify(revision)} is not a branch, tag or commit name`);
+    throw new Error(`${op}: revision ${JSON.stringify(revision)} is not a branch, tag or commit name`);
   let base: URL;
   try {
     base = new URL(baseUrl);
   } catch {
-    throw new Error(`loadModel: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
+    throw new Error(`${op}: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
   }
   if (base.protocol !== 'https:' && base.protocol !== 'http:')
-    throw new Error(`loadModel: baseUrl must be http(s), got ${base.protocol}`);
+    throw new Error(`${op}: baseUrl must be http(s), got ${base.protocol}`);
   return { id, base: base.href.replace(/\/$/, ''), revision };
 }
 
@@ -109,7 +109,12 @@ type Listing = Map<string, Expected>;
 const HEX = (n: number) => new RegExp(`^[0-9a-f]{${n}}$`);
 
 /** Fetches the listing; undefined when the server cannot be reached (offline: the cache may still serve). */
-async function fetchListing(base: string, id: string, revision: string): Promise<Listing | undefined> {
+async function fetchListing(
+  base: string,
+  id: string,
+  revision: string,
+  op = 'loadModel',
+): Promise<Listing | undefined> {
   const url = `${base}/api/models/${id}/revision/${encodeURIComponent(revision)}?blobs=true`;
   let response: Response;
   try {
@@ -119,19 +124,19 @@ async function fetchListing(base: string, id: string, revision: string): Promise
   }
   if (response.status === 404 || response.status === 401)
     throw new Error(
-      `loadModel: ${id} (revision ${revision}) is not on the Hub, or is private (HTTP ${response.status} at ${url})`,
+      `${op}: ${id} (revision ${revision}) is not on the Hub, or is private (HTTP ${response.status} at ${url})`,
     );
   if (!response.ok)
     throw new Error(
-      `loadModel: could not list the files of ${id} (HTTP ${response.status} at ${url}); pass verify: false to skip checksums`,
+      `${op}: could not list the files of ${id} (HTTP ${response.status} at ${url}); pass verify: false to skip checksums`,
     );
   let siblings: unknown;
   try {
     siblings = ((await response.json()) as { siblings?: unknown }).siblings;
   } catch (err) {
-    throw new Error(`loadModel: the file list of ${id} at ${url} is not JSON (${(err as Error).message})`);
+    throw new Error(`${op}: the file list of ${id} at ${url} is not JSON (${(err as Error).message})`);
   }
-  if (!Array.isArray(siblings)) throw new Error(`loadModel: the file list of ${id} at ${url} has no "siblings" array`);
+  if (!Array.isArray(siblings)) throw new Error(`${op}: the file list of ${id} at ${url} has no "siblings" array`);
   const listing: Listing = new Map();
   for (const entry of siblings as Array<Record<string, unknown>>) {
     const name = entry?.rfilename;
@@ -147,7 +152,7 @@ async function fetchListing(base: string, id: string, revision: string): Promise
       typeof hex !== 'string' ||
       !HEX(digits).test(hex)
     )
-      throw new Error(`loadModel: the file list of ${id} gives no size and checksum for ${JSON.stringify(name)}`);
+      throw new Error(`${op}: the file list of ${id} gives no size and checksum for ${JSON.stringify(name)}`);
     listing.set(name, { size, kind, hex });
   }
   return listing;
@@ -194,6 +199,64 @@ async function verify(name: string, bytes: Uint8Array, expected: Expected): Prom
  * checked against them before it is used or cached. Offline, complete files
  * already in the cache still load (they were verified when stored).
  */
+/**
+ * The tokenizer's files, in the order loading looks for them: the first group whose `first` file the repository has,
+ * with those of `also` it has (GPT-2's merges.txt reads through vocab.json; Marian's two SentencePiece models do too).
+ */
+const TOKENIZER_FILES = [
+  { first: 'tokenizer.json', also: [] },
+  { first: 'vocab.txt', also: [] },
+  { first: 'merges.txt', also: ['vocab.json'] },
+  { first: 'source.spm', also: ['target.spm', 'vocab.json'] },
+];
+/**
+ * Read where the repository has them: the tokenizer's settings; a language model's end-of-text ids (where they differ
+ * from config.json's) and a speech model's decoding; an image or speech model's preprocessing.
+ */
+const COMPANIONS = ['tokenizer_config.json', 'generation_config.json', 'preprocessor_config.json'];
+
+/** The shard names of a model.safetensors.index.json, checked. */
+function shardsOf(index: Uint8Array): string[] {
+  const map = (JSON.parse(new TextDecoder().decode(index)) as { weight_map?: Record<string, string> }).weight_map ?? {};
+  const shards = [...new Set(Object.values(map))];
+  for (const shard of shards)
+    if (typeof shard !== 'string' || !/^[A-Za-z0-9_.-]+\.safetensors$/.test(shard))
+      throw new Error(`loadModel: model.safetensors.index.json names an invalid shard ${JSON.stringify(shard)}`);
+  return shards;
+}
+
+/**
+ * What `loadModel({ hub })` would download, from the Hub's file list: each file with its listed size, and which of
+ * them are the weights. Reads the list (and a sharded model's small index), nothing else.
+ */
+export async function planHubFiles(
+  source: HubSource,
+): Promise<{ id: string; files: Array<{ name: string; size: number; weights: boolean }> }> {
+  const { id, base, revision } = checkHubSource(source, 'hubPlan');
+  const listing = await fetchListing(base, id, revision, 'hubPlan');
+  if (!listing) throw new Error(`hubPlan: could not reach ${base} to list the files of ${id}; are you offline?`);
+  const has = (name: string) => listing.has(name);
+  if (!has('config.json')) throw new Error(`hubPlan: ${id} has no config.json on the Hub (every model needs one)`);
+  const names = ['config.json'];
+  const tokenizer = TOKENIZER_FILES.find(({ first }) => has(first));
+  if (tokenizer) names.push(tokenizer.first, ...tokenizer.also.filter(has));
+  names.push(...COMPANIONS.filter(has));
+  let weights: string[];
+  if (has('model.safetensors')) weights = ['model.safetensors'];
+  else if (has('model.safetensors.index.json')) {
+    const url = `${base}/${id}/resolve/${encodeURIComponent(revision)}/model.safetensors.index.json`;
+    const index = await download(url, 'model.safetensors.index.json', () => undefined);
+    names.push('model.safetensors.index.json');
+    weights = shardsOf(index);
+  } else throw new Error(`hubPlan: ${id} has neither model.safetensors nor model.safetensors.index.json on the Hub`);
+  const files = [...names, ...weights].map((name) => ({
+    name,
+    size: listing.get(name)?.size ?? 0,
+    weights: weights.includes(name),
+  }));
+  return { id, files };
+}
+
 export async function fetchHubModel(
   source: HubSource,
   platformCache: HubCache | undefined,
@@ -242,16 +305,12 @@ export async function fetchHubModel(
   };
 
   await required('config.json', 'every model needs one');
-  if (!(await fetchFile('tokenizer.json'))) {
-    if (!(await fetchFile('vocab.txt'))) {
-      await fetchFile('vocab.json');
-      // Marian's two SentencePiece models read through vocab.json, where GPT-2's has merges.txt.
-      if (!(await fetchFile('merges.txt'))) for (const spm of ['source.spm', 'target.spm']) await fetchFile(spm);
-    }
+  for (const { first, also } of TOKENIZER_FILES) {
+    if (!(await fetchFile(first))) continue;
+    for (const name of also) await fetchFile(name);
+    break;
   }
-  await fetchFile('tokenizer_config.json');
-  await fetchFile('generation_config.json'); // a language model's end-of-text ids, where they differ from config.json's
-  await fetchFile('preprocessor_config.json'); // a vision model's resize, crop and normalization
+  for (const name of COMPANIONS) await fetchFile(name);
   // A model too large for the engine is refused from the file list's sizes, before its weights download.
   const single = listing?.get('model.safetensors');
   if (single) fits?.(single.size);
@@ -260,12 +319,7 @@ export async function fetchHubModel(
       'model.safetensors.index.json',
       'nor model.safetensors: only safetensors weights load',
     );
-    const map =
-      (JSON.parse(new TextDecoder().decode(index)) as { weight_map?: Record<string, string> }).weight_map ?? {};
-    const shards = [...new Set(Object.values(map))];
-    for (const shard of shards)
-      if (typeof shard !== 'string' || !/^[A-Za-z0-9_.-]+\.safetensors$/.test(shard))
-        throw new Error(`loadModel: model.safetensors.index.json names an invalid shard ${JSON.stringify(shard)}`);
+    const shards = shardsOf(index);
     if (listing) fits?.(shards.reduce((sum, shard) => sum + (listing.get(shard)?.size ?? 0), 0));
     for (const shard of shards) await required(shard, 'model.safetensors.index.json lists it');
   }

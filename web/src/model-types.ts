@@ -240,6 +240,24 @@ export interface HubSource {
   verify?: boolean;
 }
 
+/** What loading a Hub model would download and need ({@link Engine.hubPlan}). */
+export interface HubPlan {
+  /** The model id. */
+  id: string;
+  /** The files loading downloads, each with the size the Hub lists; `weights` marks the weights' files. */
+  files: Array<{ name: string; size: number; weights: boolean }>;
+  /** Bytes of all of them. */
+  downloadBytes: number;
+  /** Bytes of the weights: what they take of the heap (they stay in the file's type). */
+  weightBytes: number;
+  /** The heap the model needs: its weights and the engine's room for running (`runningRoomBytes`). */
+  heapBytes: number;
+  /** The heap free now: the limit less what the engine holds. */
+  freeBytes: number;
+  /** Whether `heapBytes` fits in `freeBytes`: loading refuses a model that does not, before its weights download. */
+  fits: boolean;
+}
+
 /**
  * The embedded default model with options: `{ default: true }` loads what `'default'` loads.
  *
@@ -982,6 +1000,12 @@ export interface SpeechGenerateOptions {
   attentions?: boolean;
   /** The encoder layers whose maps to keep (a head's is 9 MB for a 30 s window). Default: none. */
   encoderMapLayers?: number[];
+  /**
+   * The most bytes of maps kept across windows, default 512 MiB: a window whose maps would pass it, and every window
+   * after, keeps none (`maps: {}`; `notices` says so), so that an hour of audio (120 windows) decodes in bounded
+   * memory. Its text, words and times are kept whatever the budget.
+   */
+  mapBytes?: number;
   /** Called with each text token generated, and where in the audio it looked. */
   onToken?: (token: SpeechToken) => void;
   /** Aborting stops after the token in progress; the windows so far are returned. */
@@ -1108,6 +1132,8 @@ export interface SpeechGenerateResult {
   stopReason: 'maxNewTokens' | 'eos' | 'aborted';
   /** The seed the draws used. */
   seed: number;
+  /** What the generation left out to stay within its budgets (`mapBytes`), in words; empty when nothing. */
+  notices: string[];
 }
 
 /** How one cross-attention head times a generation's words on its own ({@link Model.scoreAlignmentHeads}). */

@@ -37,10 +37,14 @@ const OPTIONS = {
   logProbThreshold: 'number',
   seed: 'number',
   attentions: 'boolean',
+  mapBytes: 'number',
   encoderMapLayers: 'other',
   onToken: 'other',
   signal: 'other',
 } as const;
+
+/** The most bytes of maps a generation keeps across its windows, unless told otherwise (an hour is 120 windows). */
+const MAP_BYTES = 512 * 2 ** 20;
 
 /** Whisper's median filter width along time (transformers' default; openai's `medfilt_width`). */
 const FILTER_WIDTH = 7;
@@ -226,6 +230,19 @@ export async function generateSpeech(
   const lengthPenalty = o.lengthPenalty ?? 1;
   if (!Number.isFinite(lengthPenalty)) throw new Error(`${op}: lengthPenalty must be a finite number`);
   const keepMaps = o.attentions ?? true;
+  const mapBytes = o.mapBytes ?? MAP_BYTES;
+  if (!(mapBytes >= 0)) throw new Error(`${op}: mapBytes must be a number of bytes ≥ 0, got ${String(o.mapBytes)}`);
+  /** The bytes of maps the windows keep so far, and the first window whose maps the budget left out. */
+  let mapsKept = 0;
+  let firstWithout = -1;
+  const budget = (window: SpeechWindow) => {
+    const bytes = Object.values(window.maps).reduce((sum, m) => sum + (m?.attentions.byteLength ?? 0), 0);
+    if (firstWithout < 0 && mapsKept + bytes <= mapBytes) mapsKept += bytes;
+    else {
+      if (firstWithout < 0 && bytes > 0) firstWithout = windows.length; // the index this window takes
+      window.maps = {};
+    }
+  };
   const wordTimestamps = o.wordTimestamps ?? false;
   const filters: Filters = {
     endOfText: speech.endOfText,
@@ -246,6 +263,7 @@ export async function generateSpeech(
   if (typeof input === 'object' && input !== null && 'features' in input) {
     checkTensor(op, 'features', input.features);
     const window = await decodeWindow(0, { features: input.features }, 0);
+    budget(window.window);
     windows.push(window.window);
     stopReason = window.window.stopReason;
   } else if (typeof input === 'object' && input !== null && 'audio' in input) {
@@ -254,6 +272,7 @@ export async function generateSpeech(
     for (let seek = 0; seek < samples.length && stopReason !== 'aborted';) {
       const audio = samples.subarray(seek, seek + audioInfo.windowSamples);
       const { window, advance } = await decodeWindow(windows.length, { audio }, seek / audioInfo.samplingRate);
+      budget(window);
       windows.push(window);
       stopReason = window.stopReason;
       seek += advance !== undefined && advance > 0 ? Math.min(audio.length, advance * samplesPerFrame) : audio.length;
@@ -275,6 +294,13 @@ export async function generateSpeech(
     maps: first.maps,
     stopReason,
     seed,
+    notices:
+      firstWithout < 0
+        ? []
+        : [
+            `maps kept for the first ${firstWithout} of ${windows.length} windows: the rest would pass mapBytes ` +
+              `(${Math.round(mapBytes / 2 ** 20)} MiB); their text, words and times are all there`,
+          ],
   };
 
   /**

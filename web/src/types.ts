@@ -23,6 +23,8 @@ import type {
   DecodedAudio,
   FlowOptions,
   HeadSummary,
+  HubPlan,
+  HubSource,
   MapSet,
   Model,
   ModelFiles,
@@ -92,6 +94,17 @@ export interface Engine {
   linear(x: Tensor, w: Tensor, b?: Tensor): Tensor;
   /** Loads a model: the embedded default, or your own files. */
   loadModel(source: ModelSource): Promise<Model>;
+  /**
+   * What `loadModel({ hub })` would download, from the Hub's file list alone (and a sharded model's small index),
+   * and whether the model would fit this engine's heap now: so that a page can say what a model costs before its
+   * weights download.
+   *
+   * ```ts
+   * const plan = await engine.hubPlan({ hub: 'openai/whisper-tiny' });
+   * plan.downloadBytes; plan.heapBytes; plan.fits; // 151 MB to download, ...
+   * ```
+   */
+  hubPlan(source: Pick<HubSource, 'hub' | 'baseUrl' | 'revision'>): Promise<HubPlan>;
   /**
    * Loads only a tokenizer: `{ files: { 'vocab.json', 'merges.txt' } }` (GPT-2 byte-level BPE), or
    * the default model's SentencePiece `vocab.json`.

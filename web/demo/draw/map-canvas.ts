@@ -266,11 +266,23 @@ function marks(ctx: CanvasRenderingContext2D, f: MapFrame, vp: Viewport): void {
   }
 }
 
+/** The labels' font size for a cell size: three quarters of it, from 9 to 13 px. */
+const labelSize = (cell: number) => Math.max(9, Math.min(13, cell * 0.75));
+
+/**
+ * Which tokens are labelled at a cell size: every k-th, k as small as leaves a pixel between one label's text and
+ * the next (so a 10 px row takes every 9 px label; 8 px rows, every other one).
+ */
+export const labelStep = (cell: number) => {
+  const need = labelSize(cell) + 1;
+  return NICE.find((k) => k * cell >= need) ?? Math.ceil(need / cell);
+};
+
 /** Every k-th visible token on each axis (k as small as keeps them apart), and the hovered ones. */
 function labels(ctx: CanvasRenderingContext2D, f: MapFrame, vp: Viewport, rows: number[], cols: number[]): void {
   const { box, cell } = vp;
-  const size = Math.max(9, Math.min(13, cell * 0.75));
-  const step = NICE.find((k) => k * cell >= size + 3) ?? Math.ceil((size + 3) / cell);
+  const size = labelSize(cell);
+  const step = labelStep(cell);
   ctx.font = `${size}px system-ui, sans-serif`;
   ctx.textBaseline = 'middle';
   const room = box.x - 10;

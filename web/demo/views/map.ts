@@ -4,7 +4,7 @@
 // Enter at the cursor) takes its score apart in the Why pane. Every change
 // asks for a frame, and at most one frame is drawn per animation frame, from the cells in view (draw/map-canvas.ts).
 import { alignment, describe, type Alignment } from '../alignment.js';
-import { drawMap, labelRoom, MapCanvas, type MapFrame } from '../draw/map-canvas.js';
+import { drawMap, labelRoom, labelStep, MapCanvas, type MapFrame } from '../draw/map-canvas.js';
 import type { MapRows } from '../draw/pooled.js';
 import { Viewport } from '../draw/viewport.js';
 import { headRows, matrixRows, ownRows } from '../map-rows.js';
@@ -89,7 +89,12 @@ export function mapView(page: Page): View {
       canvas.height = Math.round(h * dpr());
     }
     const room = labelRoom(Math.min(w, h));
-    const square = (top: number) => Math.max(40, Math.min(w - room - 8, h - top - room - 8));
+    // A note at the foot of the map (a local window, the heads taken together) keeps its band clear of the map.
+    const notes = [windowNote, aggregateNote].reduce(
+      (most, n) => (n.hidden ? most : Math.max(most, n.offsetHeight + 8)),
+      0,
+    );
+    const square = (top: number) => Math.max(40, Math.min(w - room - 8, h - top - room - 8 - notes));
     // Square cells; the map sits in the middle of the room it leaves across. The zoom buttons sit in the top right
     // corner, over the band where the keys' labels stand: the map keeps its labels clear of them, centred in the
     // width left of the buttons if it fits there, else lowered below them.
@@ -130,6 +135,8 @@ export function mapView(page: Page): View {
       x0: String(vp.x(0)),
       y0: String(vp.y(0)),
       cell: String(vp.cell),
+      rows: String(frame.tokens.length),
+      labelEvery: String(labelStep(vp.cell)),
       drawnCells: String(cells),
       top: String(pictures.top),
     });
@@ -174,6 +181,12 @@ export function mapView(page: Page): View {
     const p = point(e);
     pressed = vp.cellAt(p.x, p.y);
     canvas.dataset.pressed = pressed ? `${pressed.i},${pressed.j}` : '';
+    // A tap has no hover before it: the cell pressed is read out (and marked) as a hovered one is.
+    if (pressed && frame) {
+      read(pressed.i, pressed.j);
+      hover = pressed;
+      redraw();
+    }
     if (e.button !== 0 || (e.pointerType === 'touch' && !vp.zoomed)) return;
     drag = { ...p, x0: p.x, y0: p.y, moved: false };
     canvas.setPointerCapture(e.pointerId);
@@ -275,12 +288,15 @@ export function mapView(page: Page): View {
       page.store.select(view === 'head' ? { view } : { view, tools: 'across' });
     });
 
-  new ResizeObserver(() => {
+  /** Measures the room again and lays the map out in it: on a resize, or when a note at its foot comes or goes. */
+  function refit(): void {
     measure();
     if (!frame) return;
     layout(frame.tokens.length, frame.keyTokens?.length ?? frame.tokens.length);
     redraw();
-  }).observe(canvas);
+  }
+  new ResizeObserver(refit).observe(canvas);
+  const notesChanged = changes();
 
   const view: View & { frames: number[] } = {
     id: 'map',
@@ -339,6 +355,7 @@ export function mapView(page: Page): View {
           ? `Layer ${s.layer + 1} is local: each token sees itself and the ${window - 1} before it (sliding window of ${window}); the dashed line marks the edge.`
           : '',
       );
+      if (notesChanged(note, window)) refit();
       const source = s.view === 'head' ? r.attentions : currentAcross(s)?.matrix;
       const key = `${s.layer}:${shownHead}:${s.view}:${align?.aggregate ?? ''}`;
       if (

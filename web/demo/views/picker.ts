@@ -1,7 +1,8 @@
-// The model picker: the language models by name, each with what it downloads and the heap it needs (one that
-// will not fit says so, and is refused before anything downloads); any Hub id; the embedded default (the
-// offline first load); or files chosen or dropped. It says how the load goes: progress, done, or why not.
-import { gib, heapNeeds, LANGUAGE_MODELS, size } from '../catalogue.js';
+// The model picker: every family's models by name, each with what it downloads and the heap it needs (written here
+// for the language models; asked of the Hub's file list for the others when one is chosen); one that will not fit
+// says so, and is refused before anything downloads. Any Hub id; the embedded default (the offline first load); or
+// files chosen or dropped. It says how the load goes: progress, done, or why not.
+import { FAMILIES, gib, heapNeeds, MODELS, size, sizesOf, type Entry } from '../catalogue.js';
 import type { Source } from '../protocol.js';
 import { isAudio } from '../audio.js';
 import { isImage } from './image-input.js';
@@ -29,19 +30,34 @@ export function pickerView(page: Page): View {
   const hub = $<HTMLInputElement>('hub-id');
   const pick = $<HTMLSelectElement>('model-pick');
   const fitNote = $('pick-fit');
-  pick.append(...LANGUAGE_MODELS.map((m) => new Option(m.name, m.id)));
-  const chosen = () => LANGUAGE_MODELS.find((m) => m.id === pick.value);
-  pick.addEventListener('change', () => view.render(page.store.get()));
+  for (const family of FAMILIES) {
+    const group = document.createElement('optgroup');
+    group.label = family;
+    group.append(...MODELS.filter((m) => m.family === family).map((m) => new Option(m.name, m.id)));
+    pick.append(group);
+  }
+  const chosen = () => MODELS.find((m) => m.id === pick.value);
+  /** A model whose sizes only the Hub knows is asked about when chosen (again after a failed answer). */
+  const ask = (m: Entry | undefined) => {
+    const plan = m && page.store.get().plans[m.id];
+    if (m && m.weights === undefined && (!plan || 'error' in plan)) page.askPlan(m.id);
+  };
+  pick.addEventListener('change', () => {
+    ask(chosen());
+    view.render(page.store.get());
+  });
   $('load-pick').addEventListener('click', () => {
     const m = chosen();
-    const e = page.store.get().engine;
+    const s = page.store.get();
+    const e = s.engine;
     if (!m || !e) return;
-    const fit = heapNeeds(m, e);
+    const sizes = sizesOf(m, s.plans[m.id]);
+    const fit = sizes && heapNeeds(sizes.weights, e);
     // Refused here, before anything downloads (the engine would refuse it after the Hub's file list anyway).
-    if (!fit.fits) {
+    if (sizes && fit && !fit.fits) {
       const message =
-        `${m.name} needs ${gib(fit.needs)} of heap (${gib(m.weights)} of weights and ${gib(e.runningRoomBytes)} to ` +
-        `run), and ${gib(fit.free)} of the engine's ${gib(e.maxHeapBytes)} is free: it will not fit, so nothing was downloaded.`;
+        `${m.name} needs ${gib(fit.needs)} of heap (${gib(sizes.weights)} of weights and ${gib(e.runningRoomBytes)} ` +
+        `to run), and ${gib(fit.free)} of the engine's ${gib(e.maxHeapBytes)} is free: it will not fit, so nothing was downloaded.`;
       page.store.put({ loading: { state: 'error', message } });
       return;
     }
@@ -90,22 +106,40 @@ export function pickerView(page: Page): View {
     render(s) {
       if (s.modelId !== 'default' && s.modelId !== 'files' && !hub.value) hub.value = s.modelId;
       const e = s.engine;
-      if (e && fitting(e, pick.value)) {
-        for (const option of [...pick.options].slice(1)) {
-          const m = LANGUAGE_MODELS.find((x) => x.id === option.value)!;
-          const fit = heapNeeds(m, e);
-          option.text = `${m.name}: ${size(m.weights + m.other)}, needs ${gib(fit.needs)}${fit.fits ? '' : ' (too large)'}`;
+      if (e && fitting(e, pick.value, s.plans)) {
+        for (const option of pick.querySelectorAll('option')) {
+          const m = MODELS.find((x) => x.id === option.value);
+          const sizes = m && sizesOf(m, s.plans[m.id]);
+          if (!m) continue;
+          if (!sizes) {
+            setText(option, m.name);
+            continue;
+          }
+          const fit = heapNeeds(sizes.weights, e);
+          setText(
+            option,
+            `${m.name}: ${size(sizes.download)}, needs ${gib(fit.needs)}${fit.fits ? '' : ' (too large)'}`,
+          );
           option.dataset.fits = String(fit.fits);
         }
         const m = chosen();
-        const fit = m && heapNeeds(m, e);
+        const plan = m && s.plans[m.id];
+        const sizes = m && sizesOf(m, plan);
+        const fit = sizes && heapNeeds(sizes.weights, e);
         fitNote.hidden = !m;
-        fitNote.dataset.fits = String(!!fit?.fits);
-        if (m && fit)
+        fitNote.dataset.fits = String(fit ? fit.fits : true);
+        if (m && sizes && fit)
           fitNote.textContent =
-            `${m.id} (${m.about}): ${size(m.weights + m.other)} to download once, then kept; ${gib(fit.needs)} of heap ` +
-            `(${gib(m.weights)} of weights, ${gib(e.runningRoomBytes)} to run), ${gib(fit.free)} free` +
-            (fit.fits ? '.' : ': too large for this page, so it will not be downloaded.');
+            `${m.id} (${m.about}): ${size(sizes.download)} to download once, then kept; ${gib(fit.needs)} of heap ` +
+            `(${gib(sizes.weights)} of weights, ${gib(e.runningRoomBytes)} to run), ${gib(fit.free)} free` +
+            (fit.fits ? '.' : ': too large for this page, so it will not be downloaded.') +
+            (m.weights === undefined ? " (Sizes from the Hub's file list.)" : '');
+        else if (m)
+          fitNote.textContent =
+            plan && 'error' in plan
+              ? `${m.id} (${m.about}): the Hub could not say its size (${plan.error}); loading checks that it fits ` +
+                'before its weights download.'
+              : `${m.id} (${m.about}): asking the Hub for its size…`;
       }
       const loading = $('load-status');
       setText(loading, s.loading.message);

@@ -274,6 +274,8 @@ export function speechView(page: Page): View {
         ...rows,
       };
       layout = speechLayout(canvas.width, picture);
+      // The path's rows and times, as drawn, for the tests.
+      canvas.dataset.times = JSON.stringify(picture.times);
       if (canvas.height !== layout.height) canvas.height = layout.height;
       still = new OffscreenCanvas(layout.width, layout.height);
       paintSpeech(still.getContext('2d') as unknown as CanvasRenderingContext2D, picture, layout, page.colours());

@@ -52,6 +52,8 @@ export interface Page {
    * the sound lands in the state (or the reason it could not be read in its notice). `name` says what it was.
    */
   sendAudio(name: string, bytes: ArrayBuffer): void;
+  /** Asks the Hub (in the worker) what a model would download and need; the answer lands in `plans`. */
+  askPlan(hub: string): void;
   /** Vision models: loads a second model (replacing the last) and runs the image on it beside the first. */
   loadBeside(source: import('../protocol.js').Source, transfer?: Transferable[]): void;
 }
