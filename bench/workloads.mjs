@@ -89,6 +89,23 @@ export function writeLlm(dir) {
   });
 }
 
+/**
+ * A checkpoint's tensors drawn one after another from `random`, seeded from `seed` up, into `t` by name: `around`
+ * adds a constant (1 for a norm's weights).
+ */
+function randomTensors(seed) {
+  const t = {};
+  const tensor = (name, shape, around = 0) => {
+    const data = random(
+      shape.reduce((a, b) => a * b, 1),
+      seed++,
+    );
+    if (around) for (let i = 0; i < data.length; i++) data[i] += around;
+    t[name] = { data, shape };
+  };
+  return { t, tensor };
+}
+
 /** The translation rows: Helsinki-NLP/opus-mt-en-de's shape (6 + 6 post-LN layers, d 512, 8 heads, FFN 2048, SiLU). */
 export const SEQ2SEQ_SHAPE = { d: 512, heads: 8, ffn: 2048, layers: 6, vocab: 58101, positions: 512 };
 export const SEQ2SEQ_SOURCE_N = 64;
@@ -124,16 +141,7 @@ export function writeSeq2seq(dir) {
     eos_token_id: 0,
     decoder_start_token_id: vocab - 1,
   };
-  let seed = 100;
-  const t = {};
-  const tensor = (name, shape, around = 0) => {
-    const data = random(
-      shape.reduce((a, b) => a * b, 1),
-      seed++,
-    );
-    if (around) for (let i = 0; i < data.length; i++) data[i] += around;
-    t[name] = { data, shape };
-  };
+  const { t, tensor } = randomTensors(100);
   tensor('model.shared.weight', [vocab, d]);
   tensor('final_logits_bias', [1, vocab]);
   for (const stack of ['encoder', 'decoder'])
@@ -248,16 +256,7 @@ export function writeSpeech(dir) {
     bos_token_id: 50257,
     pad_token_id: 50257,
   };
-  let seed = 300;
-  const t = {};
-  const tensor = (name, shape, around = 0) => {
-    const data = random(
-      shape.reduce((a, b) => a * b, 1),
-      seed++,
-    );
-    if (around) for (let i = 0; i < data.length; i++) data[i] += around;
-    t[name] = { data, shape };
-  };
+  const { t, tensor } = randomTensors(300);
   tensor('model.encoder.conv1.weight', [d, mels, 3]);
   tensor('model.encoder.conv1.bias', [d]);
   tensor('model.encoder.conv2.weight', [d, d, 3]);

@@ -596,3 +596,19 @@ export function ggmlWhisper({ state, config }, vocab, filters) {
   }
   return out;
 }
+
+/**
+ * A seeded uniform generator in [0, 1) (xorshift32): a long period, where randomWhisper's LCG repeats within a
+ * 51,865-row embedding.
+ * @param {number} seed
+ * @returns {() => number}
+ */
+export function uniform(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 2 ** 32;
+  };
+}

@@ -89,6 +89,25 @@ export function finish() {
   process.exit(failures ? 1 : 0);
 }
 
+/**
+ * Chooses a model's files in the page's file input, as a person would; with `architecture`, waits until the page
+ * names it (the model has loaded).
+ */
+export async function loadFiles(page, files, architecture) {
+  await page.setInputFiles(
+    '#files',
+    Object.entries(files).map(([name, bytes]) => ({
+      name,
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from(bytes),
+    })),
+  );
+  if (architecture)
+    await page.waitForFunction((a) => document.getElementById('model-name').dataset.architecture === a, architecture, {
+      timeout: 30_000,
+    });
+}
+
 /** Chooses the tiny BERT checkpoint's files in the page's file input, as a person would. */
 export function chooseTinyBert(page) {
   return page.setInputFiles('#files', [

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
 import { jfkWav } from '../whisper.mjs';
-import { assert, check, serve } from './harness.mjs';
+import { assert, check, loadFiles, serve } from './harness.mjs';
 
 /** Whether an element is drawn: in the layout and not hidden by visibility. */
 const drawn = (page, selector) =>
@@ -68,19 +68,7 @@ export async function honestChecks(browser, site, engine, shots) {
     await check(
       'honest: a model that loads but cannot run shows nothing of the model before, and says why where the map was',
       async () => {
-        await page.setInputFiles(
-          '#files',
-          Object.entries(files).map(([name, bytes]) => ({
-            name,
-            mimeType: 'application/octet-stream',
-            buffer: Buffer.from(bytes),
-          })),
-        );
-        await page.waitForFunction(
-          () => document.getElementById('model-name').dataset.architecture === 'BartForConditionalGeneration',
-          null,
-          { timeout: 30_000 },
-        );
+        await loadFiles(page, files, 'BartForConditionalGeneration');
         await page.waitForFunction(() => window.__attnscope.state().runError, null, { timeout: 30_000 });
         await page.waitForTimeout(200);
         const header = await page.textContent('#model-name');

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { assert, check } from './harness.mjs';
+import { assert, check, loadFiles } from './harness.mjs';
 import { deep, planted } from './llm-hub.mjs';
 import { barsAt, load, set, settled, state, TEXT } from './llm-page.mjs';
 
@@ -366,14 +366,7 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
   });
 
   await check('llm: a link made with a model from files says so where it opens, and shows no other model', async () => {
-    await page.setInputFiles(
-      '#files',
-      Object.entries(planted.files).map(([name, bytes]) => ({
-        name,
-        mimeType: 'application/octet-stream',
-        buffer: Buffer.from(bytes),
-      })),
-    );
+    await loadFiles(page, planted.files);
     await page.waitForFunction(() => document.getElementById('load-status').textContent === 'Loaded.');
     await page.fill('#text', TEXT);
     await settled(page);
@@ -395,14 +388,7 @@ export async function fluidChecks({ page, context, engine, model, origin, shots 
       assert((await linked.inputValue('#text')) === TEXT, 'the text did not come with the link');
       await linked.screenshot({ path: join(shots, 'llm-1400-files-link.png') });
       // The same files, chosen where the link opened: the text runs on them.
-      await linked.setInputFiles(
-        '#files',
-        Object.entries(planted.files).map(([name, bytes]) => ({
-          name,
-          mimeType: 'application/octet-stream',
-          buffer: Buffer.from(bytes),
-        })),
-      );
+      await loadFiles(linked, planted.files);
       await shows(linked, promptIds.length);
     } finally {
       await linked.close();

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
-import { assert, check, clickCell, hover, serve, why } from './harness.mjs';
+import { assert, check, clickCell, hover, loadFiles, serve, why } from './harness.mjs';
 
 /**
  * Holds the worker's messages back in the page while `window.__hold` is set: every target token then arrives that
@@ -148,19 +148,7 @@ export async function seq2seqChecks(browser, site, engine, shots) {
     await check(
       'seq2seq: BART from files: the source and the target, each a readable width; the maps as tabs',
       async () => {
-        await page.setInputFiles(
-          '#files',
-          Object.entries(files).map(([name, bytes]) => ({
-            name,
-            mimeType: 'application/octet-stream',
-            buffer: Buffer.from(bytes),
-          })),
-        );
-        await page.waitForFunction(
-          () => document.getElementById('model-name').dataset.architecture === 'BartForConditionalGeneration',
-          null,
-          { timeout: 30_000 },
-        );
+        await loadFiles(page, files, 'BartForConditionalGeneration');
         await page.waitForSelector('#context-row:not([hidden])');
         await page.waitForSelector('#stack-row:not([hidden])');
         const label = await page.textContent('#context-label');
@@ -708,14 +696,7 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         const want = loaded.info.generation?.numBeams;
         loaded.dispose();
         assert(want === 3, `the library reads num_beams ${want}`);
-        await page.setInputFiles(
-          '#files',
-          Object.entries(three).map(([name, bytes]) => ({
-            name,
-            mimeType: 'application/octet-stream',
-            buffer: Buffer.from(bytes),
-          })),
-        );
+        await loadFiles(page, three);
         await page.waitForFunction(() => document.getElementById('beams').value === '3', null, { timeout: 30_000 });
         const note = await page.textContent('#beams-note');
         assert(note.startsWith('3 beams: beam search keeps the 3 likeliest'), note);
@@ -734,14 +715,7 @@ export async function seq2seqChecks(browser, site, engine, shots) {
           });
           const restored = await linked.evaluate(() => window.__attnscope.state().view);
           assert(restored === 'rollout', `the link's view is ${restored}`);
-          await linked.setInputFiles(
-            '#files',
-            Object.entries(files).map(([name, bytes]) => ({
-              name,
-              mimeType: 'application/octet-stream',
-              buffer: Buffer.from(bytes),
-            })),
-          );
+          await loadFiles(linked, files);
           // The page's default target is longer than this BART's 32 positions: a short one runs.
           await linked.waitForFunction(
             () => window.__attnscope.state().model?.architecture === 'BartForConditionalGeneration',

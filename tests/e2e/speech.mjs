@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { jfkWav, speechWhisper } from '../whisper.mjs';
-import { assert, check, serve } from './harness.mjs';
+import { assert, check, loadFiles, serve } from './harness.mjs';
 
 /** The samples .ci/setup made with espeak-ng (web/demo/make-samples.mjs). */
 const SAMPLES = new URL('../../public/samples/', import.meta.url);
@@ -69,19 +69,7 @@ export async function speechChecks(browser, site, engine, shots) {
     await check(
       'speech: a Whisper from files opens the speech mode: the sound, the speech pane, no text pane',
       async () => {
-        await page.setInputFiles(
-          '#files',
-          Object.entries(files).map(([name, bytes]) => ({
-            name,
-            mimeType: 'application/octet-stream',
-            buffer: Buffer.from(bytes),
-          })),
-        );
-        await page.waitForFunction(
-          () => document.getElementById('model-name').dataset.architecture === 'WhisperForConditionalGeneration',
-          null,
-          { timeout: 30_000 },
-        );
+        await loadFiles(page, files, 'WhisperForConditionalGeneration');
         await page.waitForSelector('#audio-input:not([hidden])');
         const shown = await page.evaluate(() => {
           const visible = (id) => {

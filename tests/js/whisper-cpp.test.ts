@@ -23,6 +23,7 @@ import {
   roundToGgmlHalves,
   whisperTokenizer,
   xenovaFilters,
+  uniform,
 } from '../whisper.mjs';
 import { engineFor } from './engines.js';
 
@@ -51,17 +52,6 @@ const NEVER = [
 const SPREAD = 20;
 const dir = mkdtempSync(join(tmpdir(), 'attnscope-whisper-cpp-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A seeded uniform generator in [0, 1) (xorshift32). */
-function uniform(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
 
 interface CppToken {
   id: number;

@@ -19,6 +19,7 @@ import {
   xenovaSegments,
   xenovaWarps,
   xenovaWords,
+  uniform,
 } from '../whisper.mjs';
 import { engineFor } from './engines.js';
 
@@ -29,17 +30,6 @@ const SOT = 50258,
   EOT = 50257,
   TRANSCRIBE = 50359,
   NO_TIMESTAMPS = 50363;
-
-/** A seeded uniform generator in [0, 1) (xorshift32). */
-function uniform(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 2 ** 32;
-  };
-}
 
 /** Random cross-attention `[layers, heads, rows, keys]`, each row a softmax (so rows sum to 1, as maps do). */
 function randomCross(shape: [number, number, number, number], seed: number): Float32Array {

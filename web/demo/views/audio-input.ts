@@ -5,7 +5,7 @@
 // last sound then stays), and shows the transcript as the model writes it.
 import { isAudio, record, wavBytes, type Recording } from '../audio.js';
 import { kindIn } from '../kinds/page.js';
-import { $, changes, setProp, setText, type Page, type View } from './view.js';
+import { $, changes, setProp, setText, takeFiles, type Page, type View } from './view.js';
 
 export function audioInputView(page: Page): View {
   const language = $<HTMLSelectElement>('speech-language');
@@ -31,25 +31,8 @@ export function audioInputView(page: Page): View {
   }
   const useFile = (file: File) => use(() => file.arrayBuffer(), file.name);
 
-  $<HTMLInputElement>('audio-file').addEventListener('change', (e) => {
-    const input = e.target as HTMLInputElement;
-    const file = input.files?.[0];
-    input.value = ''; // the same file chosen again is a new choice
-    if (file) void useFile(file);
-  });
-  // With a speech model loaded, a dropped sound is the sound (the first of them), before the picker's drop handler
-  // takes files as a model's; anything else (a model's files) is left to it.
-  document.addEventListener(
-    'drop',
-    (e) => {
-      const files = [...(e.dataTransfer?.files ?? [])];
-      if (!speech() || !files.length || !files.every(isAudio)) return;
-      e.preventDefault();
-      e.stopPropagation();
-      void useFile(files[0]);
-    },
-    { capture: true },
-  );
+  // With a speech model loaded, a sound chosen or dropped is the sound.
+  takeFiles($<HTMLInputElement>('audio-file'), speech, isAudio, (f) => void useFile(f));
   recordButton.addEventListener('click', async () => {
     if (recording) {
       const r = recording;

@@ -4,7 +4,7 @@
 // image that cannot be read leaves the last one in place, and the page as it was.
 import { decodeImage, sampleImage, SAMPLES } from '../images.js';
 import type { PageImage } from '../state.js';
-import { $, setProp, setText, type Page, type View } from './view.js';
+import { $, setProp, setText, takeFiles, type Page, type View } from './view.js';
 import { kindIn } from '../kinds/page.js';
 
 const IMAGE_FILE = /\.(png|jpe?g|gif|webp|bmp|avif|ico|svg)$/i;
@@ -51,25 +51,9 @@ export function imageInputView(page: Page): View {
     const b = (e.target as Element).closest<HTMLButtonElement>('button[data-sample]');
     if (b) void useSample(b.dataset.sample!);
   });
-  $<HTMLInputElement>('image-file').addEventListener('change', (e) => {
-    const input = e.target as HTMLInputElement;
-    const file = input.files?.[0];
-    input.value = ''; // the same file chosen again is a new choice
-    if (file) void useFile(file);
-  });
-  // With a vision model loaded, dropped images are the image (the first of them), before the picker's drop handler
-  // takes files as a model's; anything else (a model's files) is left to it.
-  document.addEventListener(
-    'drop',
-    (e) => {
-      const files = [...(e.dataTransfer?.files ?? [])];
-      if (kindIn(page.store.get()) !== 'image' || !files.length || !files.every(isImage)) return;
-      e.preventDefault();
-      e.stopPropagation();
-      void useFile(files[0]);
-    },
-    { capture: true },
-  );
+  // With a vision model loaded, an image chosen or dropped is the image.
+  const vision = () => kindIn(page.store.get()) === 'image';
+  takeFiles($<HTMLInputElement>('image-file'), vision, isImage, (f) => void useFile(f));
   document.addEventListener('paste', (e) => {
     if (kindIn(page.store.get()) !== 'image') return;
     const file = [...(e.clipboardData?.files ?? [])].find(isImage);
@@ -78,7 +62,6 @@ export function imageInputView(page: Page): View {
     void useFile(file);
   });
 
-  const vision = () => kindIn(page.store.get()) === 'image';
   return {
     id: 'image-input',
     render(s) {

@@ -169,3 +169,32 @@ export function focusKeeper() {
     },
   };
 }
+
+/**
+ * A file input and drops on the page as one model kind's input: the file chosen (chosen again, a new choice), or the
+ * first of the files dropped while `mine()` and every one of them is of the kind (`accept`), before the picker's drop
+ * handler takes files as a model's; anything else is left to it.
+ */
+export function takeFiles(
+  input: HTMLInputElement,
+  mine: () => boolean,
+  accept: (f: File) => boolean,
+  use: (f: File) => void,
+): void {
+  input.addEventListener('change', () => {
+    const file = input.files?.[0];
+    input.value = '';
+    if (file) use(file);
+  });
+  document.addEventListener(
+    'drop',
+    (e) => {
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (!mine() || !files.length || !files.every(accept)) return;
+      e.preventDefault();
+      e.stopPropagation();
+      use(files[0]);
+    },
+    { capture: true },
+  );
+}
