@@ -330,6 +330,22 @@ export async function speechChecks(browser, site, engine, shots) {
       assert(/WAV|data/i.test(after.notice) && /The last sound stays\.$/.test(after.notice), after.notice);
     });
 
+    await check(
+      'speech: an image chosen as model files is refused in the page’s words: Whisper reads sound',
+      async () => {
+        const png = Buffer.from(
+          'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+          'base64',
+        );
+        await page.setInputFiles('#files', [{ name: 'cat.png', mimeType: 'image/png', buffer: png }]);
+        await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'error');
+        const said = await page.textContent('#load-status');
+        assert(/reads sound, not images: choose a vision model/.test(said), said);
+        const model = await page.evaluate(() => window.__attnscope.state().model.architecture);
+        assert(model === 'WhisperForConditionalGeneration', model);
+      },
+    );
+
     await check('speech: a recording from the microphone is transcribed as a file is', async () => {
       await page.click('#record');
       await page.waitForFunction(() => document.getElementById('record').getAttribute('aria-pressed') === 'true');

@@ -63,6 +63,8 @@ describe('Whisper against whisper.cpp (smart-whisper)', () => {
   let engine: Engine;
   let model: Model;
   let cpp: CppToken[];
+  /** AttnScope's teacher-forced run on whisper.cpp's tokens (teacherForced), for every test. */
+  let mine: Array<{ p: number; best: number; margin: number }>;
   let samples: Float32Array;
   const { tokenizer, generationConfig, vocab } = whisperTokenizer(WORDS);
   beforeAll(async () => {
@@ -132,6 +134,7 @@ describe('Whisper against whisper.cpp (smart-whisper)', () => {
     } finally {
       await w.free();
     }
+    mine = teacherForced();
   }, 120_000);
   afterAll(() => {
     model?.dispose();
@@ -142,7 +145,7 @@ describe('Whisper against whisper.cpp (smart-whisper)', () => {
    * AttnScope's teacher-forced run on whisper.cpp's tokens, under whisper.cpp's filters: at each of them, the
    * probability of whisper.cpp's token, AttnScope's most likely token and its lead over the next (in logits).
    */
-  function ours(): Array<{ p: number; best: number; margin: number }> {
+  function teacherForced(): Array<{ p: number; best: number; margin: number }> {
     const target = Int32Array.from([SOT, EN, TRANSCRIBE, NO_TIMESTAMPS, ...cpp.map((t) => t.id)]);
     const logits = model.run({ audio: samples, target }, { returnLogits: true }).logits!;
     const size = logits.shape[1];
@@ -172,7 +175,6 @@ describe('Whisper against whisper.cpp (smart-whisper)', () => {
   });
 
   it("each token's probability under the same filters is AttnScope's, on whisper.cpp's own tokens", () => {
-    const mine = ours();
     let worst = 0;
     cpp.forEach((t, k) => (worst = Math.max(worst, Math.abs(Math.log(mine[k].p) - Math.log(t.p)))));
     const least = Math.min(...mine.map((m) => m.margin));
@@ -191,7 +193,6 @@ describe('Whisper against whisper.cpp (smart-whisper)', () => {
   });
 
   it("AttnScope's greedy generation writes whisper.cpp's tokens up to the first close call", async () => {
-    const mine = ours();
     const clear = mine.findIndex((m) => m.margin <= 0.1);
     const upTo = clear < 0 ? cpp.length : clear;
     const g = await model.generate({ audio: samples }, { language: 'en', attentions: false });

@@ -11,6 +11,9 @@ const isWav = (b: Uint8Array) =>
   String.fromCharCode(...b.subarray(0, 4)) === 'RIFF' &&
   String.fromCharCode(...b.subarray(8, 12)) === 'WAVE';
 
+/** What an error about a new sound adds: the sound before it, if there was one, is still the one the model heard. */
+export const lastSoundStays = (s: { audio: unknown }) => (s.audio ? ' The last sound stays.' : '');
+
 /** Channels of samples as a 32-bit float WAV (format 3), interleaved. */
 export function floatWav(channels: Float32Array[], rate: number): ArrayBuffer {
   const n = channels[0]?.length ?? 0;

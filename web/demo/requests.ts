@@ -5,6 +5,7 @@
 // math pane is open, a score or a logit taken apart when the Why pane is, and one position's next-token
 // distribution when that pane is open. A shared
 // link's layer and head wait for its model's run.
+import { lastSoundStays } from './audio.js';
 import { Channel } from './channel.js';
 import { download } from './export.js';
 import { generationHandlers } from './generation.js';
@@ -182,8 +183,10 @@ export function connect(
       const name = audioNames.get(audio) ?? 'the sound';
       audioNames.clear();
       const said = [`${name}: ${seconds.toFixed(2)} s, ${format}`, ...notices].join('; ');
-      store.select({ audio: { id: audio, name, samples, seconds, notices, format } }, { audioNotice: null });
-      store.put({ audioNotice: { state: 'ok', message: `${said}.` } });
+      store.select(
+        { audio: { id: audio, name, samples, seconds, notices, format } },
+        { audioNotice: { state: 'ok', message: `${said}.` } },
+      );
     },
     transcript: ({ id, text }) => store.put({ transcript: { run: id, text } }),
     plan: ({ plan }) => store.put({ plans: { ...store.get().plans, [plan.id]: plan } }),
@@ -208,11 +211,9 @@ export function connect(
         const error = message.replace(/^hubPlan: /, '');
         if (askedPlan) store.put({ plans: { ...store.get().plans, [askedPlan]: { error } } });
       } else if (during === 'audio') {
-        const kept = store.get().audio ? ' The last sound stays.' : '';
         const stop = /[.!?)]$/.test(message) ? '' : '.';
-        store.put({
-          audioNotice: { state: 'error', message: `${message.replace(/^decodeAudio: /, '')}${stop}${kept}` },
-        });
+        const said = `${message.replace(/^decodeAudio: /, '')}${stop}${lastSoundStays(store.get())}`;
+        store.put({ audioNotice: { state: 'error', message: said } });
       } else if (during === 'beside') store.put({ besideLoading: { state: 'error', message: `Beside: ${message}` } });
       else if (during !== 'npy' && during !== 'stop') fail(during, message);
     },

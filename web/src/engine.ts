@@ -159,10 +159,8 @@ class WasmEngine implements Engine {
     if (typeof source !== 'object' || source === null)
       throw new Error(`${op}: source must be { hub: 'org/name' }, got ${typeName(source)}`);
     const { id, files } = await planHubFiles({ hub: source.hub, baseUrl: source.baseUrl, revision: source.revision });
-    const { maxHeapBytes, runningRoomBytes } = this.module.buildInfo();
     const weightBytes = files.reduce((sum, f) => sum + (f.weights ? f.size : 0), 0);
-    const heapBytes = weightBytes + runningRoomBytes;
-    const freeBytes = maxHeapBytes - this.live(op).memory().allocatedBytes;
+    const { heapBytes, freeBytes, fits } = this.heapFor(op, weightBytes);
     return {
       id,
       files,
@@ -170,15 +168,23 @@ class WasmEngine implements Engine {
       weightBytes,
       heapBytes,
       freeBytes,
-      fits: heapBytes <= freeBytes,
+      fits,
     };
+  }
+
+  /** The heap weights need (with the room to run), what is free beside what the engine holds, and whether they fit. */
+  private heapFor(op: string, weightBytes: number): { heapBytes: number; freeBytes: number; fits: boolean } {
+    const { maxHeapBytes, runningRoomBytes } = this.module.buildInfo();
+    const heapBytes = weightBytes + runningRoomBytes;
+    const freeBytes = maxHeapBytes - this.live(op).memory().allocatedBytes;
+    return { heapBytes, freeBytes, fits: heapBytes <= freeBytes };
   }
 
   /** Refuses weights that cannot fit the heap beside what it holds (as the C++ load would, but before a download). */
   private checkFits(op: string, name: string, weightBytes: number): void {
+    if (this.heapFor(op, weightBytes).fits) return;
     const { maxHeapBytes, runningRoomBytes } = this.module.buildInfo();
     const inUse = this.live(op).memory().allocatedBytes;
-    if (weightBytes + inUse + runningRoomBytes <= maxHeapBytes) return;
     const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
     throw new Error(
       `${op}: ${name} needs ${mib(weightBytes)} MiB for its weights, and the engine's ${mib(maxHeapBytes)} MiB heap ` +

@@ -37,6 +37,8 @@ export interface SpeechLayout {
 
 const LEFT = 72;
 const RATE = 16000;
+/** The seconds one encoder position hears: 2 frames of 10 ms. */
+export const POSITION_SECONDS = 0.02;
 
 export function speechLayout(width: number, p: Pick<SpeechPicture, 'rows' | 'seconds'>): SpeechLayout {
   const plot = Math.max(60, width - LEFT - 8);

@@ -6,6 +6,7 @@
 import type { Kept } from '../worker-analysis.js';
 import type { PairSet, SpeechRun, TranscriptMessage } from '../protocol.js';
 import type { MadeSet, PageKind, WorkerKind } from './kind.js';
+import { pairPage } from './pair.js';
 
 const SETS: readonly PairSet[] = ['encoder', 'decoder', 'cross'];
 /** Every encoder layer's maps while they take no more than this; past it, the layer shown (another is a run away). */
@@ -28,10 +29,8 @@ export const speechPage: PageKind = {
           ...(s.speechHeads && { alignmentHeads: s.speechHeads }),
         }
       : null,
-  shown(reply, s) {
-    const set = reply.sets?.[s.pairSet];
-    return set ? { ...set, sets: reply.sets } : reply;
-  },
+  // Its three sets are shown as an encoder-decoder's are, by the same tabs.
+  shown: pairPage.shown,
   opened: (_model, _before, linked) => ({
     speechHeads: null,
     main: linked.main && MAIN.includes(linked.main) ? linked.main : 'speech',
@@ -114,7 +113,12 @@ export const speechWorker: WorkerKind = {
       // Against the words as the alignment heads timed them: with nothing said there are none to score.
       headScores: g.words?.length ? model.scoreAlignmentHeads(g) : [],
       windows: g.windows.map(({ start, seconds, text, temperature, avgLogprob, compressionRatio }) => ({
-        ...{ start, seconds, text, temperature, avgLogprob, compressionRatio },
+        start,
+        seconds,
+        text,
+        temperature,
+        avgLogprob,
+        compressionRatio,
       })),
     };
     return SETS.map((set): MadeSet => {

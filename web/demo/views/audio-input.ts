@@ -3,7 +3,7 @@
 // when the page was set up); the language spoken (or detect it) and the
 // task. It says what became of the sound (its length, format, what was done to it, or why it could not be read: the
 // last sound then stays), and shows the transcript as the model writes it.
-import { isAudio, record, wavBytes, type Recording } from '../audio.js';
+import { isAudio, lastSoundStays, record, wavBytes, type Recording } from '../audio.js';
 import { kindIn } from '../kinds/page.js';
 import { $, changes, setProp, setText, takeFiles, type Page, type View } from './view.js';
 
@@ -25,8 +25,9 @@ export function audioInputView(page: Page): View {
     } catch (err) {
       if (ticket !== reading) return;
       const message = err instanceof Error ? err.message : String(err);
-      const kept = page.store.get().audio ? ' The last sound stays.' : '';
-      page.store.put({ audioNotice: { state: 'error', message: `${name}: ${message}.${kept}` } });
+      page.store.put({
+        audioNotice: { state: 'error', message: `${name}: ${message}.${lastSoundStays(page.store.get())}` },
+      });
     }
   }
   const useFile = (file: File) => use(() => file.arrayBuffer(), file.name);
@@ -47,8 +48,8 @@ export function audioInputView(page: Page): View {
       recording = await record();
       page.store.put({ audioNotice: { state: 'busy', message: 'Recording: press Stop when you are done.' } });
     } catch (err) {
-      const kept = page.store.get().audio ? ' The last sound stays.' : '';
-      page.store.put({ audioNotice: { state: 'error', message: `${(err as Error).message}.${kept}` } });
+      const message = `${(err as Error).message}.${lastSoundStays(page.store.get())}`;
+      page.store.put({ audioNotice: { state: 'error', message } });
     }
     view.render(page.store.get());
   });

@@ -26,6 +26,14 @@ export function load(page: Page, source: Source, transfer: Transferable[] = []):
   });
 }
 
+/** What a model reads, as a person names it. */
+const READS = { text: 'text', image: 'images', audio: 'sound' } as const;
+/** The inputs whose files a person may drop meaning them, not a model: how to tell them, and who reads them. */
+const INPUTS = [
+  { input: 'image', is: isImage, models: 'a vision model (ViT, DeiT, DINOv2, CLIP) to look at an image' },
+  { input: 'audio', is: isAudio, models: 'a speech model (Whisper) to transcribe a sound' },
+] as const;
+
 export function pickerView(page: Page): View {
   const hub = $<HTMLInputElement>('hub-id');
   const pick = $<HTMLSelectElement>('model-pick');
@@ -69,20 +77,14 @@ export function pickerView(page: Page): View {
   hub.addEventListener('keydown', (e) => e.key === 'Enter' && $('load-hub').click());
 
   async function loadFiles(list: FileList | File[]): Promise<void> {
-    // Images alone are not a model's files: said in the page's words, and nothing loads (with a vision model
-    // loaded, image-input.ts takes them as its image before this).
+    // Images or sounds alone are not a model's files: said in the page's words, and nothing loads (with a model
+    // that reads them loaded, its input view takes them before this).
     const m = page.store.get().model;
-    if ([...list].every(isImage) && m && m.input !== 'image') {
+    const other = m && INPUTS.find((k) => k.input !== m.input && [...list].every(k.is));
+    if (m && other) {
       const message =
-        `${m.name} reads text, not images: choose a vision model (ViT, DeiT, DINOv2, CLIP) to look at an image, ` +
+        `${m.name} reads ${READS[m.input]}, not ${READS[other.input]}: choose ${other.models}, ` +
         "or drop a model's files (its config.json, weights and tokenizer) to load another model.";
-      page.store.put({ loading: { state: 'error', message } });
-      return;
-    }
-    if ([...list].every(isAudio) && m && m.input !== 'audio') {
-      const message =
-        `${m.name} reads ${m.input === 'image' ? 'images' : 'text'}, not sound: choose a speech model (Whisper) to ` +
-        "transcribe a sound, or drop a model's files (its config.json, weights and tokenizer) to load another model.";
       page.store.put({ loading: { state: 'error', message } });
       return;
     }
@@ -109,8 +111,8 @@ export function pickerView(page: Page): View {
       if (e && fitting(e, pick.value, s.plans)) {
         for (const option of pick.querySelectorAll('option')) {
           const m = MODELS.find((x) => x.id === option.value);
-          const sizes = m && sizesOf(m, s.plans[m.id]);
           if (!m) continue;
+          const sizes = sizesOf(m, s.plans[m.id]);
           if (!sizes) {
             setText(option, m.name);
             continue;

@@ -115,11 +115,8 @@ export function sourceView(page: Page): View {
   // Encoder, decoder and cross-attention as tabs (the WAI-ARIA pattern): arrow keys, Home and End move along them
   // and choose the one they reach.
   const tabs = [...document.querySelectorAll<HTMLButtonElement>('#stack-tabs [role=tab]')];
-  // Cross-attention has no rollout or flow: choosing it shows its heads.
-  const choose = (pairSet: PairSet) =>
-    page.store.select(
-      pairSet === 'cross' && page.store.get().view !== 'head' ? { pairSet, view: 'head' } : { pairSet },
-    );
+  // (Cross-attention has no rollout or flow: requests.ts shows its heads when it is chosen.)
+  const choose = (pairSet: PairSet) => page.store.select({ pairSet });
   for (const tab of tabs) tab.addEventListener('click', () => choose(tab.dataset.stack as PairSet));
   $('stack-tabs').addEventListener('keydown', (e) => {
     const at = tabs.indexOf(document.activeElement as HTMLButtonElement);

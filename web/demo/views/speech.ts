@@ -4,7 +4,7 @@
 // above are buttons: each plays the stretch of sound it was heard in; clicking the picture plays from there, and a
 // playhead follows the sound.
 import { play } from '../audio.js';
-import { paintSpeech, speechLayout, type SpeechLayout, type SpeechPicture } from '../draw/speech.js';
+import { paintSpeech, POSITION_SECONDS, speechLayout, type SpeechLayout, type SpeechPicture } from '../draw/speech.js';
 import type { RunResult, SpeechRun } from '../protocol.js';
 import type { State } from '../state.js';
 import { $, changes, fitWidth, setProp, setText, type Page, type View } from './view.js';
@@ -107,7 +107,7 @@ export function speechView(page: Page): View {
     const a = layout.alignment;
     if (y >= a.y && y < a.y + a.h) {
       const r = Math.floor((y - a.y) / layout.rowHeight);
-      const k = Math.min(picture.positions - 1, Math.floor(t / 0.02));
+      const k = Math.min(picture.positions - 1, Math.floor(t / POSITION_SECONDS));
       const which = page.store.get().speechAlignment === 'heads' ? 'the alignment heads (mean)' : 'this head';
       const w = picture.alignment[r * picture.positions + k];
       if (w !== undefined)
@@ -265,7 +265,7 @@ export function speechView(page: Page): View {
       const rows = alignmentRows(cross, speech, which, s.layer, s.head);
       picture = {
         samples: s.audio!.samples,
-        seconds: cross.shape[3] * 0.02,
+        seconds: cross.shape[3] * POSITION_SECONDS,
         features: speech.features,
         melBins: speech.melBins,
         frames: speech.frames,
