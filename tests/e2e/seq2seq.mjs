@@ -277,11 +277,23 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         for (let h = 0; h < HEADS; h++) for (let j = 0; j < m; j++) if (crossAt(2, h, i, j) >= 0.01) want++;
         await page.$eval('#lines-scroll', (el) => (el.scrollTop = 0));
         const c = await box('#lines');
-        const row = Math.max(6, Math.min(22, 640 / Math.max(n, m)));
+        // The target's rows on the right span the view as the source's do on the left.
+        const row = (Math.max(n, m) * Math.max(6, Math.min(22, 640 / Math.max(n, m)))) / n;
+        await page.mouse.move(c.x + c.width / 2, c.y - 20);
         await page.mouse.move(c.x + c.width - 30, c.y + 16 + (i + 0.5) * row);
-        await page.waitForFunction((w) => document.getElementById('lines').dataset.lines === String(w), want, {
-          timeout: 5_000,
-        });
+        const drawn = () => page.$eval('#lines', (c) => ({ ...c.dataset, left: undefined, right: undefined }));
+        await page
+          .waitForFunction(
+            ([i, w]) => {
+              const d = document.getElementById('lines').dataset;
+              return d.focus === String(i) && d.lines === String(w);
+            },
+            [i, want],
+            { timeout: 5_000 },
+          )
+          .catch(async () =>
+            assert(false, `hovering target ${i}: want ${want} lines, drawn ${JSON.stringify(await drawn())}`),
+          );
         // On the left (the source's side) nothing is a query: every line is drawn again.
         await page.mouse.move(c.x + 30, c.y + 16 + (i + 0.5) * row);
         await page.waitForFunction((w) => Number(document.getElementById('lines').dataset.lines) > w, want);
@@ -440,6 +452,20 @@ export async function seq2seqChecks(browser, site, engine, shots) {
         const want = forced.maps.cross.attentions[(0 * k + k - 1) * m + 2];
         assert(Math.abs(shown - want) < 1e-6, `generated cross (${k - 1}, 2): page ${shown}, library ${want}`);
         await page.screenshot({ path: join(shots, 'seq2seq-generated.png') });
+        // The head view after Generate: source and target each span the view, so that wherever it has scrolled
+        // (it follows the newest target rows) the source tokens the lines run to are beside them.
+        await page.click('#tab-lines');
+        await page.waitForFunction((k) => JSON.parse(document.getElementById('lines').dataset.right).length === k, k);
+        const view = await page.$eval('#lines', (c) => ({
+          rows: JSON.parse(c.dataset.rows),
+          left: JSON.parse(c.dataset.left).length,
+          right: JSON.parse(c.dataset.right).length,
+        }));
+        const [spanLeft, spanRight] = [view.rows[0] * view.left, view.rows[1] * view.right];
+        assert(Math.abs(spanLeft - spanRight) < 1e-6, `the source spans ${spanLeft} px, the target ${spanRight} px`);
+        await page.$eval('#lines-scroll', (el) => (el.scrollTop = el.scrollHeight));
+        await page.waitForFunction(() => Number(document.getElementById('lines').dataset.lines) > 0);
+        await (await page.$('#lines-scroll')).screenshot({ path: join(shots, 'seq2seq-generated-lines.png') });
         // An edit of the box runs its text again.
         await page.fill('#context', target);
         await shows(targetLabels, sourceLabels);

@@ -38,6 +38,12 @@ export function rowHeight(n: number): number {
   return Math.max(6, Math.min(22, 640 / Math.max(n, 1)));
 }
 
+/**
+ * The row height of a side of `count` tokens in a view of `n` rows (the taller side's): each side spans the whole
+ * track, so that cross-attention between a short source and a long target lines up end to end wherever it scrolls.
+ */
+export const sideRow = (n: number, count: number) => (n * rowHeight(n)) / Math.max(count, 1);
+
 /** The height of the whole view of n tokens (the scroll track's). */
 export const viewHeight = (n: number) => Math.ceil(n * rowHeight(n) + 2 * MARGIN);
 
@@ -66,22 +72,27 @@ export interface HeadView {
 export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
   const keys = v.keyTokens ?? v.tokens;
   const n = Math.max(v.tokens.length, keys.length); // rows of the taller side
-  const row = rowHeight(n);
   const ctx = canvas.getContext('2d')!;
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   const LABEL = labelRoom(canvas.width);
   const left = LABEL,
     right = canvas.width - LABEL;
   const [queryX, keyX] = v.flip ? [right, left] : [left, right];
-  const y = (i: number) => MARGIN + (i + 0.5) * row - v.scroll;
-  const first = Math.max(0, Math.floor((v.scroll - MARGIN) / row)),
-    last = Math.min(n, Math.ceil((v.scroll + canvas.height - MARGIN) / row));
+  // Each side spans the track: the shorter side's rows are taller.
+  const [rowQ, rowK] = [sideRow(n, v.tokens.length), sideRow(n, keys.length)];
+  const yq = (i: number) => MARGIN + (i + 0.5) * rowQ - v.scroll;
+  const yk = (j: number) => MARGIN + (j + 0.5) * rowK - v.scroll;
+  const visible = (rowSide: number, count: number) => [
+    Math.max(0, Math.floor((v.scroll - MARGIN) / rowSide)),
+    Math.min(count, Math.ceil((v.scroll + canvas.height - MARGIN) / rowSide)),
+  ];
+  const [first, last] = visible(rowQ, v.tokens.length);
   // The candidates: head, query, key and weight, and a histogram of the weights in steps of 0.1%.
   const found: number[] = [];
   const bins = new Uint32Array(1000);
   v.maps.forEach((map, h) => {
     if (!map) return;
-    for (let i = first; i < Math.min(last, v.tokens.length); i++) {
+    for (let i = first; i < last; i++) {
       if (v.focus !== null && i !== v.focus) continue;
       const r = map.row(i);
       for (let j = 0; j < r.length; j++)
@@ -109,14 +120,14 @@ export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
     groups.get(key)!.push(at);
     drawn++;
   }
-  ctx.lineWidth = Math.max(1, row / 8);
+  ctx.lineWidth = Math.max(1, Math.min(rowQ, rowK) / 8);
   for (const [key, lines] of groups) {
     ctx.strokeStyle = HEAD_COLOURS[Math.floor(key / STEPS) % HEAD_COLOURS.length];
     ctx.globalAlpha = ((key % STEPS) + 1) / STEPS;
     ctx.beginPath();
     for (const at of lines) {
-      ctx.moveTo(queryX, y(found[at + 1]));
-      ctx.lineTo(keyX, y(found[at + 2]));
+      ctx.moveTo(queryX, yq(found[at + 1]));
+      ctx.lineTo(keyX, yk(found[at + 2]));
     }
     ctx.stroke();
   }
@@ -131,16 +142,26 @@ export function drawHeadView(canvas: HTMLCanvasElement, v: HeadView): number {
     ctx.textAlign = 'left';
     ctx.fillText(v.sides[1], right + 8, MARGIN / 2 - v.scroll, LABEL - 12);
   }
-  if (row < 8) return drawn; // too many tokens to label; hover names them
-  ctx.font = `${Math.min(14, row * 0.75)}px system-ui, sans-serif`;
-  const [leftLabels, rightLabels] = v.flip ? [keys, v.tokens] : [v.tokens, keys];
-  for (let i = first; i < last; i++) {
-    ctx.globalAlpha = v.focus === null || v.focus === i || v.keyTokens ? 1 : 0.4;
-    ctx.textAlign = 'right';
-    if (i < leftLabels.length) ctx.fillText(leftLabels[i], left - 8, y(i), LABEL - 12);
-    ctx.textAlign = 'left';
-    if (i < rightLabels.length) ctx.fillText(rightLabels[i], right + 8, y(i), LABEL - 12);
-  }
+  // Each side's labels at its own rows (none where they are too close to read; hover names them).
+  const sides: Array<[string[], number, number, boolean]> = v.flip
+    ? [
+        [keys, rowK, left - 8, false],
+        [v.tokens, rowQ, right + 8, true],
+      ]
+    : [
+        [v.tokens, rowQ, left - 8, true],
+        [keys, rowK, right + 8, false],
+      ];
+  sides.forEach(([labels, rowSide, x, queries], k) => {
+    if (rowSide < 8) return;
+    ctx.font = `${Math.min(14, rowSide * 0.75)}px system-ui, sans-serif`;
+    ctx.textAlign = k === 0 ? 'right' : 'left';
+    const [from, to] = visible(rowSide, labels.length);
+    for (let i = from; i < to; i++) {
+      ctx.globalAlpha = v.focus === null || v.keyTokens || !queries || v.focus === i ? 1 : 0.4;
+      ctx.fillText(labels[i], x, MARGIN + (i + 0.5) * rowSide - v.scroll, LABEL - 12);
+    }
+  });
   ctx.globalAlpha = 1;
   return drawn;
 }
@@ -157,6 +178,6 @@ export function queryAt(
   const rect = canvas.getBoundingClientRect();
   const scale = canvas.width / rect.width;
   const x = (event.clientX - rect.left) * scale;
-  const i = Math.floor(((event.clientY - rect.top) * scale + scroll - MARGIN) / rowHeight(rows));
+  const i = Math.floor(((event.clientY - rect.top) * scale + scroll - MARGIN) / sideRow(rows, n));
   return x < canvas.width / 2 !== flip && i >= 0 && i < n ? i : null;
 }

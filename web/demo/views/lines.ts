@@ -3,7 +3,7 @@
 // double-click to show it alone. The token in focus (chips, map cursor) is drawn alone too, and scrolled to.
 // The canvas is the height of its scroll box; a frame draws the rows in view (draw/lines.ts), at most one per
 // animation frame. While a generation grows the maps, the view follows the newest token if it was at the end.
-import { drawHeadView, HEAD_COLOURS, MARGIN, queryAt, rowHeight, viewHeight } from '../draw/lines.js';
+import { drawHeadView, HEAD_COLOURS, MARGIN, queryAt, rowHeight, sideRow, viewHeight } from '../draw/lines.js';
 import { headRows } from '../map-rows.js';
 import type { State } from '../state.js';
 import { $, changes, setText, type Page, type View } from './view.js';
@@ -50,10 +50,15 @@ export function linesView(page: Page): View {
     });
     if (target === canvas) {
       canvas.dataset.lines = String(lines);
+      canvas.dataset.focus = String(hovered ?? s.token ?? ''); // the query drawn alone, for the tests
       // For the tests: which tokens stand on each side (written when they change, not at every frame).
       const [left, right] = flip ? [r.keyTokens ?? r.tokens, r.tokens] : [r.tokens, r.keyTokens ?? r.tokens];
       if (sided(left, right))
         Object.assign(canvas.dataset, { left: JSON.stringify(left), right: JSON.stringify(right) });
+      // Each side's row height (both sides span the track).
+      const n = rowsOf(r);
+      const rows = JSON.stringify([sideRow(n, left.length), sideRow(n, right.length)]);
+      if (canvas.dataset.rows !== rows) canvas.dataset.rows = rows;
     }
   }
   /** What the next frame does first: follow the newest row (if the view was at the end), or bring one into view. */
@@ -102,7 +107,8 @@ export function linesView(page: Page): View {
 
   canvas.addEventListener('pointermove', (e) => {
     if (!shown?.result) return;
-    const i = queryAt(canvas, e, shown.result.tokens.length, top, rowsOf(shown.result), flipped(shown));
+    // The box's scroll as it is now: the scroll event that updates `top` may not have come yet.
+    const i = queryAt(canvas, e, shown.result.tokens.length, scroll.scrollTop, rowsOf(shown.result), flipped(shown));
     if (i === hovered) return;
     hovered = i;
     redraw();
@@ -116,9 +122,9 @@ export function linesView(page: Page): View {
     page.store.select({ activeHeads: active.map((on, k) => (solo ? k === h : k === h ? !on : on)) });
   };
 
-  /** Brings row i into view. */
+  /** Brings query row i into view. */
   function reveal(i: number, n: number): void {
-    const row = rowHeight(n);
+    const row = sideRow(n, shown?.result?.tokens.length ?? n);
     const y = MARGIN + i * row;
     if (y < top || y + row > top + box.height) scroll.scrollTop = top = Math.max(0, y - box.height / 2);
   }
