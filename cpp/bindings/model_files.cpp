@@ -28,10 +28,6 @@ class JsFileBytes final : public FileBytes {
   double size_;
 };
 
-bool is_weights(const std::string& name) {
-  return name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0;
-}
-
 }  // namespace
 
 ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
@@ -40,7 +36,7 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
   double small = 0, weights = 0;
   for (int i = 0; i < count; ++i) {
     const std::string name = names[i].as<std::string>();
-    (large && is_weights(name) ? weights : small) += files[names[i]]["byteLength"].as<double>();
+    (large && is_weights_file(name) ? weights : small) += files[names[i]]["byteLength"].as<double>();
   }
   const auto mib = [](double bytes) { return std::to_string(static_cast<long long>(bytes / (1 << 20))); };
   if (small > kMaxSmallFileBytes)
@@ -55,7 +51,7 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
   for (int i = 0; i < count; ++i) {
     const std::string name = names[i].as<std::string>();
     const val bytes = files[names[i]];
-    if (large && is_weights(name)) {
+    if (large && is_weights_file(name)) {
       (*large)[name] = std::make_shared<JsFileBytes>(bytes);
       continue;
     }

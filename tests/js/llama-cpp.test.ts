@@ -2,9 +2,9 @@
 // random checkpoint in the Hub's layout (which AttnScope loads) and its GGUF twin (which llama.cpp,
 // through node-llama-cpp's prebuilt binary, loads), run on the same token ids. At every position the
 // next-token probabilities agree within 1e-4 with the same five most likely ids, and greedy generation
-// gives the same 32 tokens. A GGUF whose q/k rows miss the converter's permutation (interleaved RoPE
-// instead of rotate-half) must fail the same comparison, and so must a Phi-3 GGUF that rotates the whole head where
-// the checkpoint rotates half of it.
+// gives the same 32 tokens; AttnScope reading the GGUF file itself agrees as closely. A GGUF whose q/k
+// rows miss the converter's permutation (interleaved RoPE instead of rotate-half) must fail the same
+// comparison, and so must a Phi-3 GGUF that rotates the whole head where the checkpoint rotates half of it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,62 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine } from '../../dist/node.js';
 import { type DecoderSpec, decoderCheckpoint } from '../llm/checkpoints.mjs';
+import { ROWS } from './decoder-rows.js';
 import { BUILDS, engineFor } from './engines.js';
 
 const reference = fileURLToPath(new URL('../reference/', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'attnscope-gguf-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Each architecture row, with what makes it itself. */
-const ROWS: Record<string, DecoderSpec> = {
-  'llama: grouped-query attention, tied head': { arch: 'llama', tied: true },
-  'llama: untied head, llama3 RoPE scaling': {
-    arch: 'llama',
-    theta: 500000,
-    ropeScaling: {
-      rope_type: 'llama3',
-      factor: 8,
-      low_freq_factor: 1,
-      high_freq_factor: 4,
-      original_max_position_embeddings: 16,
-    },
-  },
-  'llama: linear RoPE scaling, head_dim apart from d / heads': {
-    arch: 'llama',
-    headDim: 16,
-    ropeScaling: { type: 'linear', factor: 2 },
-  },
-  // llama.cpp runs Mistral as llama and ignores its window, so this twin's window spans the sequence; the
-  // window itself is held to the float64 reference in tests/cpp/decoder_test.cpp, and below on Gemma.
-  'mistral: sliding window as wide as the context': { arch: 'mistral', window: 128 },
-  'qwen2: q, k, v biases, multi-query, untied': { arch: 'qwen2', kvHeads: 1, theta: 1e6 },
-  'qwen3: QK-norm, head_dim apart from d / heads, tied': { arch: 'qwen3', headDim: 16, tied: true },
-  'gemma2: soft-caps, windows of 5 on even layers, query_pre_attn_scalar': {
-    arch: 'gemma2',
-    layers: 3,
-    window: 5,
-    queryPreAttnScalar: 24,
-    attnSoftcap: 20,
-    finalSoftcap: 15,
-  },
-  'gemma3: QK-norm, local and global RoPE, linear scaling, windows of 5': {
-    arch: 'gemma3',
-    layers: 3,
-    window: 5,
-    queryPreAttnScalar: 24,
-    layerTypes: ['sliding_attention', 'full_attention', 'sliding_attention'],
-    ropeScaling: { rope_type: 'linear', factor: 8 },
-  },
-  // Phi-4-mini's RoPE: 6 of each head's 8 dims turn; longrope's short factors and its attention factor
-  // √(1 + ln 2 / ln 256), as llama.cpp reads them from rope_factors_short and rope.scaling.attn_factor.
-  'phi3: stacked q, k, v and gate, up; partial rotary 0.75; longrope': {
-    arch: 'phi3',
-    kvHeads: 4,
-    partialRotary: 0.75,
-    maxPositions: 512,
-    longrope: { short: [1, 1.5, 3], long: [2, 4, 8], original: 256 },
-  },
-};
 
 const IDS = Array.from({ length: 24 }, (_, i) => (i * 37 + 11) % 96);
 
@@ -147,6 +97,20 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
     expect(differentTop5).toEqual([]);
     model.dispose();
   });
+
+  it.each(Object.keys(ROWS))(
+    '%s: AttnScope reading the GGUF llama.cpp read: within 1e-4, the same top 5',
+    async (name) => {
+      const model = await engine.loadModel({ files: { 'model.gguf': decoderCheckpoint(ROWS[name]).gguf() } });
+      const { worst, differentTop5 } = agreement(
+        model.run(IDS, { returnLogits: true }).logits!,
+        fullLogits[name].logits,
+      );
+      expect(worst).toBeLessThanOrEqual(1e-4);
+      expect(differentTop5).toEqual([]);
+      model.dispose();
+    },
+  );
 
   it.each(Object.keys(ROWS))('%s: greedy generation of 32 tokens equals llama.cpp', async (name) => {
     const model = await engine.loadModel({ files: decoderCheckpoint(ROWS[name]).files });

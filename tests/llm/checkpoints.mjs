@@ -140,7 +140,9 @@ export function decoderCheckpoint(spec) {
     config,
     tensors: hf,
     files,
-    gguf: () => ggufTwin(s, headDim, hf),
+    gguf: () => gguf(...ggufTwin(s, headDim, hf)),
+    /** The twin's keys and tensors, to write otherwise (split, retyped, broken). */
+    ggufParts: () => ggufTwin(s, headDim, hf),
   };
 }
 
@@ -507,7 +509,7 @@ function ggufTwin(s, headDim, hf) {
     put(`${b}ffn_up.weight`, t('mlp.up_proj.weight'));
     put(`${b}ffn_down.weight`, t('mlp.down_proj.weight'));
   }
-  return gguf(keys, tensors);
+  return /** @type {const} */ ([keys, tensors]);
 }
 
 /** The shapes of real models people run (their config.json values), for size and speed tests. */
@@ -619,7 +621,7 @@ export function realShapeCheckpoint(name, options = {}) {
   /** @type {Resolved} */
   const resolved = { ...s, arch, maxPositions: 8192, tied: true, seed: 12345, headScale: 1 };
   // llama.cpp's twin keeps the matrices BF16 and, as its converter does, the norms' vectors F32.
-  const twin = () =>
+  const twinParts = () =>
     ggufTwin(
       resolved,
       hd,
@@ -639,6 +641,7 @@ export function realShapeCheckpoint(name, options = {}) {
         'tokenizer.json': new TextEncoder().encode(JSON.stringify(byteLevelTokenizer(s.vocab))),
       }),
     },
-    gguf: twin,
+    gguf: () => gguf(...twinParts()),
+    ggufParts: twinParts,
   };
 }

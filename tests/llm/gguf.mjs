@@ -1,4 +1,4 @@
-// A GGUF v3 writer (F32 and BF16 tensors), for llama.cpp twins of the tests' Hugging Face checkpoints.
+// A GGUF v3 writer (F32, F16 and BF16 tensors), for llama.cpp twins of the tests' Hugging Face checkpoints.
 // The layout, from ggml's gguf.h and gguf.cpp:
 //   "GGUF" · u32 version 3 · i64 tensor count · i64 key count
 //   keys: string key · u32 type · value (an array: u32 element type · u64 count · elements)
@@ -8,10 +8,9 @@
 // written as i32 fails), and wants exactly the tensors its architecture asks for.
 
 /** GGUF value types. */
-export const T = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
-const ALIGN = 32;
-const GGML_F32 = 0;
-const GGML_BF16 = 30; // ggml.h's ggml_type
+export const T = { UINT16: 2, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9, UINT64: 10 };
+/** ggml.h's ggml_type ids. */
+export const GGML = { F32: 0, F16: 1, Q8_0: 8, BF16: 30 };
 
 class Writer {
   constructor() {
@@ -59,6 +58,8 @@ class Writer {
     if (type === T.FLOAT32) return this.f32(/** @type {number} */ (v));
     if (type === T.BOOL) return this.fixed(1, (d) => d.setUint8(0, v ? 1 : 0));
     if (type === T.STRING) return this.string(/** @type {string} */ (v));
+    if (type === T.UINT64) return this.u64(/** @type {number} */ (v));
+    if (type === T.UINT16) return this.fixed(2, (d) => d.setUint16(0, /** @type {number} */ (v), true));
     throw new Error(`gguf: unsupported value type ${type}`);
   }
   bytes() {
@@ -69,19 +70,20 @@ class Writer {
   }
 }
 
-const padded = (/** @type {number} */ n) => Math.ceil(n / ALIGN) * ALIGN;
-
 /**
  * A GGUF file.
  * @param {Array<[string, number, unknown] | [string, 9, number, unknown[]]>} keys `[key, type, value]`, or `[key, T.ARRAY, elementType, values]`
- * @param {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array }>} tensors dims innermost first; data
- *   row-major over them: float32, or bf16 bits
+ * @param {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array, type?: number }>} tensors dims
+ *   innermost first; data row-major over them: float32, or 16-bit values (bf16 bits unless `type` says GGML.F16)
+ * @param {{ version?: number, alignment?: number }} [options] a version or alignment other than 3 and 32
  * @returns {Uint8Array}
  */
-export function gguf(keys, tensors) {
+export function gguf(keys, tensors, options = {}) {
+  const ALIGN = options.alignment ?? 32;
+  const padded = (/** @type {number} */ n) => Math.ceil(n / ALIGN) * ALIGN;
   const w = new Writer();
   w.push(new TextEncoder().encode('GGUF'));
-  w.u32(3);
+  w.u32(options.version ?? 3);
   w.u64(tensors.length);
   w.u64(keys.length);
   for (const [key, type, ...rest] of keys) {
@@ -104,7 +106,7 @@ export function gguf(keys, tensors) {
     w.string(t.name);
     w.u32(t.dims.length);
     for (const d of t.dims) w.u64(d);
-    w.u32(t.data instanceof Uint16Array ? GGML_BF16 : GGML_F32);
+    w.u32(t.type ?? (t.data instanceof Uint16Array ? GGML.BF16 : GGML.F32));
     w.u64(offset);
     offset += padded(t.data.byteLength);
   }

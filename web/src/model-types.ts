@@ -287,7 +287,10 @@ export type ModelSource =
   | 'default'
   /** The same, with a progress callback. */
   | DefaultSource
-  /** config.json, model.safetensors and the tokenizer's files (e.g. vocab.json). */
+  /**
+   * config.json, model.safetensors and the tokenizer's files (e.g. vocab.json); or a decoder's GGUF file (`*.gguf`,
+   * or the parts of a split one), read as the checkpoint it was converted from.
+   */
   | { files: ModelFiles }
   /** Downloaded from the Hugging Face Hub and cached. */
   | HubSource;

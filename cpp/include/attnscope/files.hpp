@@ -24,4 +24,13 @@ class FileBytes {
 };
 using LargeFiles = std::map<std::string, std::shared_ptr<const FileBytes>>;
 
+// Whether a file's name says it holds weights (safetensors, or llama.cpp's GGUF): the files read tensor by tensor.
+inline bool ends_with(const std::string& name, const char* suffix) {
+  const std::string s(suffix);
+  return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+}
+inline bool is_weights_file(const std::string& name) {
+  return ends_with(name, ".safetensors") || ends_with(name, ".gguf");
+}
+
 }  // namespace attnscope

@@ -124,6 +124,10 @@ SafeTensors::SafeTensors(std::shared_ptr<const FileBytes> file, std::string what
                   std::to_string(ranges[i - 1].second) + ")");
 }
 
+SafeTensors::SafeTensors(std::shared_ptr<const FileBytes> file, std::string what,
+                         std::map<std::string, SafeTensorInfo> tensors)
+    : file_(std::move(file)), data_size_(file_->size()), what_(std::move(what)), tensors_(std::move(tensors)) {}
+
 const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expected,
                                      std::vector<std::uint8_t>& scratch) const {
   const auto it = tensors_.find(name);
@@ -137,9 +141,27 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   if (!fits)
     throw Error(what_ + ": tensor " + quote(name) + " has shape " + format_shape(info.shape) +
                 " but the config needs " + format_shape(expected));
-  if (const std::uint8_t* memory = file_->memory()) return memory + data_offset_ + info.begin;
-  scratch.resize(static_cast<std::size_t>(info.end - info.begin));
-  file_->read(data_offset_ + info.begin, info.end - info.begin, scratch.data());
+  const std::uint8_t* memory = file_->memory();
+  if (memory && !info.interleaved) return memory + data_offset_ + info.begin;
+  const std::size_t bytes = static_cast<std::size_t>(info.end - info.begin);
+  std::vector<std::uint8_t> stored;
+  if (!memory || info.interleaved) {
+    (info.interleaved ? stored : scratch).resize(bytes);
+    if (memory)
+      std::memcpy(stored.data(), memory + data_offset_ + info.begin, bytes);
+    else
+      file_->read(data_offset_ + info.begin, bytes, (info.interleaved ? stored : scratch).data());
+  }
+  if (!info.interleaved) return scratch.data();
+  // Row h·per + j·per/2 + i (transformers': each head's halves) is stored at h·per + 2i + j (llama.cpp's pairs).
+  const std::int64_t rows = info.shape[0], per = rows / info.interleaved;
+  const std::size_t row = bytes / static_cast<std::size_t>(rows);
+  scratch.resize(bytes);
+  for (std::int64_t h = 0; h < info.interleaved; ++h)
+    for (std::int64_t j = 0; j < 2; ++j)
+      for (std::int64_t i = 0; i < per / 2; ++i)
+        std::memcpy(scratch.data() + (h * per + j * (per / 2) + i) * row, stored.data() + (h * per + 2 * i + j) * row,
+                    row);
   return scratch.data();
 }
 
@@ -153,6 +175,8 @@ Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
   if (p != kernels::Precision::f32) check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
   kernels::widen(src, p, count, t.data.data());
   check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), t.data.data(), count);
+  if (const float add = tensors_.at(name).add)
+    for (float& x : t.data) x += add;
   return t;
 }
 

@@ -35,6 +35,11 @@ struct SafeTensorInfo {
   std::string dtype;  // F32, F16 or BF16
   Shape shape;
   std::uint64_t begin = 0, end = 0;  // byte range within the data section
+  // As a GGUF holds them (gguf_checkpoint.cpp): the rows of `interleaved` heads with each head's RoPE halves
+  // interleaved in pairs, as llama.cpp's converter permutes Llama's q and k, put back in halves when read; `add`
+  // added to every value (Gemma's norms, stored as 1 + w).
+  std::int64_t interleaved = 0;
+  float add = 0;
 };
 
 class SafeTensors {
@@ -43,6 +48,9 @@ class SafeTensors {
   SafeTensors(std::shared_ptr<const FileBytes> file, std::string what);
   // Views `data` (the whole file, which must outlive this object).
   SafeTensors(const std::uint8_t* data, std::uint64_t size, std::string what);
+  // Tensors another format's reader found in `file` (a GGUF's), checked as it checks them; offsets from the file's
+  // start.
+  SafeTensors(std::shared_ptr<const FileBytes> file, std::string what, std::map<std::string, SafeTensorInfo> tensors);
 
   const std::map<std::string, SafeTensorInfo>& tensors() const { return tensors_; }
   bool contains(const std::string& name) const { return tensors_.count(name) != 0; }

@@ -168,6 +168,13 @@ Rotary rotary(double base, std::int64_t dim, const Json* scaling, const Json& c,
     longrope(r, c, *scaling, double(max_positions));
     return r;
   }
+  if (type == "frequency_factors") {  // a GGUF's: inv_freq[i] / factors[i], as llama.cpp's rope_freqs tensor holds them
+    const Json* f = scaling->find("factors");
+    if (!f || !f->is_array() || f->array().size() != inv.size())
+      throw Error(context("rope_scaling.factors must list " + std::to_string(inv.size()) + " numbers"));
+    for (std::size_t i = 0; i < inv.size(); ++i) inv[i] /= f->array()[i].number();
+    return r;
+  }
   const double factor = config_number(*scaling, "factor", 1e-6, 1e6);
   if (type == "linear") {
     for (double& f : inv) f /= factor;

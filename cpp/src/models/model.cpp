@@ -3,24 +3,39 @@
 #include "attnscope/model.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
+#include "models/gguf_checkpoint.hpp"
 #include "models/spec.hpp"
+#include "models/weights.hpp"
 
 namespace attnscope {
 
 std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& large) {
+  // A GGUF (llama.cpp's file, or the parts of a split one) is read as the checkpoint it was converted from.
+  std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>> ggufs;
+  for (const auto& [name, bytes] : files)
+    if (is_gguf_name(name))
+      ggufs.emplace_back(
+          name, std::make_shared<MemoryBytes>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  for (const auto& [name, bytes] : large)
+    if (is_gguf_name(name)) ggufs.emplace_back(name, bytes);
   const auto config_file = files.find("config.json");
-  if (config_file == files.end()) throw Error("loadModel: config.json is missing from the model's files");
-  const Json config = Json::parse(config_file->second, "config.json");
+  std::optional<GgufCheckpoint> gguf;
+  if (config_file == files.end() && !ggufs.empty()) gguf = read_gguf_checkpoint(ggufs);
+  if (config_file == files.end() && !gguf)
+    throw Error("loadModel: config.json (or a .gguf file) is missing from the model's files");
+  const Json config = Json::parse(gguf ? gguf->config : config_file->second, "config.json");
   if (!config.is_object()) throw Error("config.json: expected a JSON object");
   const Json* archs = config.find("architectures");
   if (!archs || !archs->is_array() || archs->array().empty() || !archs->array()[0].is_string())
     throw Error("config.json: architectures must name the model's architecture, e.g. [\"BertModel\"]");
   const std::string& arch = archs->array()[0].string();
   if (transformer::is_supported(arch)) {
-    std::unique_ptr<Model> model = transformer::make_model(arch, config, files, large, make_tokenizer(files));
+    const WeightStore store = gguf ? WeightStore(std::move(gguf->tensors)) : WeightStore(files, large);
+    std::unique_ptr<Model> model = transformer::make_model(arch, config, files, store, make_tokenizer(files));
     // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
     const Tokenizer* t = model->tokenizer();
     if (t && t->vocab_size() > model->info().vocab_size && model->info().input == InputKind::text)

@@ -163,8 +163,9 @@ Spec read_spec(const std::string& architecture, const Json& config, const Json* 
 // The weights in the checkpoint's own names, checked against the spec.
 ModelWeights read_weights(const Spec& spec, const WeightStore& store);
 
+// `files`: the small files beside the weights (generation_config.json, preprocessor_config.json).
 std::unique_ptr<Model> make_model(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                  const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer);
+                                  const WeightStore& weights, std::unique_ptr<Tokenizer> tokenizer);
 
 }  // namespace transformer
 }  // namespace attnscope

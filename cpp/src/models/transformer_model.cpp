@@ -314,13 +314,13 @@ void TransformerModel::analyse(const RunOptions& o, RunResult& r) const {
 }
 
 std::unique_ptr<Model> make_model(const std::string& architecture, const Json& config, const ModelFiles& files,
-                                  const LargeFiles& large, std::unique_ptr<Tokenizer> tokenizer) {
+                                  const WeightStore& store, std::unique_ptr<Tokenizer> tokenizer) {
   const auto generation_file = files.find("generation_config.json");
   const Json generation =
       generation_file == files.end() ? Json() : Json::parse(generation_file->second, "generation_config.json");
   Spec spec = read_spec(architecture, config, &generation);
   if (spec.tokenizer_required && !tokenizer) throw Error("loadModel: vocab.json is missing from the model's files");
-  ModelWeights weights = read_weights(spec, WeightStore(files, large));
+  ModelWeights weights = read_weights(spec, store);
   Preprocessor preprocessor;
   const auto file = files.find("preprocessor_config.json");
   preprocessor.from_file = file != files.end();

@@ -39,6 +39,10 @@ class WeightStore {
     }
   }
 
+  // Tables another format's reader made (a GGUF's, in transformers' names), by file name.
+  explicit WeightStore(std::vector<std::pair<std::string, std::unique_ptr<SafeTensors>>> tables)
+      : shards_(std::move(tables)) {}
+
   bool contains(const std::string& name) const { return shard_of(name) != nullptr; }
 
   // How the files store the tensor, as ModelInfo says it: "f32", "f16" or "bf16".
