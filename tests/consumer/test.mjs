@@ -145,7 +145,7 @@ for (const [name, dir] of [
 }
 const emitted = files(join(app, 'dist'));
 const emittedWithModel = files(join(withModel, 'dist'));
-await check('the app emits under 5 MB and no model bytes; with the model, shards of at most 20 MiB', () => {
+await check('the app emits under 5.5 MB and no model bytes; with the model, shards of at most 20 MiB', () => {
   const wasm = emitted.filter((f) => f.name.endsWith('.wasm'));
   const model = emittedWithModel.filter(isModel);
   console.log(
@@ -153,7 +153,7 @@ await check('the app emits under 5 MB and no model bytes; with the model, shards
       `with the default model ${(sum(emittedWithModel) / MB).toFixed(2)} MB, its files: ` +
       model.map((f) => `${f.name} ${(f.bytes / MiB).toFixed(1)} MiB`).join(', '),
   );
-  assert(sum(emitted) < 5 * MB, `${sum(emitted)} bytes`);
+  assert(sum(emitted) < 5.5 * MB, `${sum(emitted)} bytes`);
   assert(wasm.length === 4 && emitted.filter((f) => /attnscope-.*\.js$/.test(f.name)).length === 2, 'four builds');
   assert(!emitted.some(isModel), `model files: ${emitted.map((f) => f.name)}`);
   assert(model.filter((f) => f.name.endsWith('.safetensors')).length === 2, 'two shards');

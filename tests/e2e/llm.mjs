@@ -4,7 +4,8 @@
 // the logit lens, the heads' measures, grouped-query heads, the induction test on a checkpoint with a planted
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
-import { assert, check, serve } from './harness.mjs';
+import { decoderCheckpoint } from '../llm/checkpoints.mjs';
+import { assert, check, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
 import { generateChecks } from './llm-generate.mjs';
@@ -131,6 +132,39 @@ export async function llmChecks(browser, site, engine, shots) {
           null,
           { timeout: 30_000 },
         );
+        await page.click('#load-default');
+        await page.waitForFunction(
+          () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
+          null,
+          { timeout: 30_000 },
+        );
+        await settled(page);
+      },
+    );
+
+    await check(
+      "llm: a GGUF dropped on the page loads as a language model: its tokens and next-token bars are the library's",
+      async () => {
+        const bytes = decoderCheckpoint({ arch: 'qwen3', tokenizer: true }).gguf();
+        const library = await engine.loadModel({ files: { 'qwen3-twin.gguf': bytes } });
+        await loadFiles(page, { 'qwen3-twin.gguf': bytes }, 'Qwen3ForCausalLM');
+        await page.fill('#text', TEXT);
+        const want = library.run(TEXT, { topK: 10 });
+        const n = want.tokens.length;
+        await page.waitForFunction(
+          (n) => window.__attnscope.answered() && window.__attnscope.state().result.tokens.length === n,
+          n,
+        );
+        const tokens = await state(page, () => window.__attnscope.state().result.tokens);
+        const labels = library.labels(want.ids);
+        assert(JSON.stringify(tokens) === JSON.stringify(labels), `tokens ${tokens} vs ${labels}`);
+        const p = want.predictions;
+        const last = Array.from({ length: 10 }, (_, k) => ({
+          id: p.ids[(n - 1) * 10 + k],
+          p: p.probs[(n - 1) * 10 + k],
+        }));
+        same(await barsAt(page), last, 'the GGUF model, last position');
+        library.dispose();
         await page.click('#load-default');
         await page.waitForFunction(
           () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',

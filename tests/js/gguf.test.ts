@@ -91,6 +91,25 @@ describe('GGUF files', () => {
     expect(apart(g, working).maps).toBeGreaterThan(1e-2);
   });
 
+  it('its own tokenizer: text runs as in the checkpoint with its tokenizer.json', async () => {
+    const c = decoderCheckpoint({ arch: 'qwen3', tokenizer: true });
+    const g = await engine.loadModel({ files: { 'qwen3.gguf': c.gguf() } });
+    // The GGUF says llama-bpe: a word the vocabulary holds whole is one token (ignore_merges, as in Llama 3's
+    // tokenizer.json and llama.cpp), where the test's tokenizer.json would merge "she" as "s" + "he".
+    const json = JSON.parse(new TextDecoder().decode(c.files['tokenizer.json']));
+    json.model.ignore_merges = true;
+    const tokenizer = new TextEncoder().encode(JSON.stringify(json));
+    const hf = await engine.loadModel({ files: { ...c.files, 'tokenizer.json': tokenizer } });
+    for (const text of ['The cat sat on the mat.', "she's 3.14159 and\n\n  it was <|endoftext|> the end"]) {
+      expect(g.tokenize(text)).toEqual(hf.tokenize(text));
+      const [a, b] = [g.run(text), hf.run(text)];
+      expect(a.tokens).toEqual(b.tokens);
+      expect(worst(a.attentions, b.attentions)).toBeLessThan(1e-5);
+    }
+    expect(g.info.eosTokenIds).toEqual([319]);
+    expect(g.decode(g.tokenize('the cat').ids)).toBe('the cat');
+  });
+
   it('BF16 tensors: the same model as the checkpoint that holds them', async () => {
     const c = decoderCheckpoint({ arch: 'llama', layers: 3, dtype: 'bf16' });
     const [k, t] = c.ggufParts();

@@ -386,6 +386,28 @@ function llama3Factors(s, headDim) {
 }
 
 /**
+ * A byte-level tokenizer.json (byteLevelTokenizer's: Llama 3's split) as llama.cpp's converter writes it into a GGUF:
+ * the tokens in id order, added special ones as control tokens, the merges as "a b", <|endoftext|> as EOS.
+ * @param {ReturnType<typeof byteLevelTokenizer>} t
+ */
+function ggufTokenizer(t) {
+  const tokens = Object.entries(t.model.vocab)
+    .sort((a, b) => a[1] - b[1])
+    .map(([token]) => token);
+  const types = tokens.map(() => 1);
+  for (const a of t.added_tokens) ((tokens[a.id] = a.content), (types[a.id] = 3));
+  return [
+    ['tokenizer.ggml.model', T.STRING, 'gpt2'],
+    ['tokenizer.ggml.pre', T.STRING, 'llama-bpe'],
+    ['tokenizer.ggml.tokens', T.ARRAY, T.STRING, tokens],
+    ['tokenizer.ggml.token_type', T.ARRAY, T.INT32, types],
+    ['tokenizer.ggml.merges', T.ARRAY, T.STRING, t.model.merges.map((m) => m.join(' '))],
+    ['tokenizer.ggml.eos_token_id', T.UINT32, t.added_tokens[0].id],
+    ['tokenizer.ggml.add_bos_token', T.BOOL, false],
+  ];
+}
+
+/**
  * The GGUF twin, as llama.cpp's converter would write it.
  * @param {Resolved} s @param {number} headDim @param {Record<string, AnyTensor>} hf (BF16 matrices stay BF16)
  */
@@ -406,8 +428,12 @@ function ggufTwin(s, headDim, hf) {
     [A('attention.value_length'), T.UINT32, headDim],
     [A('attention.layer_norm_rms_epsilon'), T.FLOAT32, 1e-6],
     [A('rope.freq_base'), T.FLOAT32, s.theta],
-    ['tokenizer.ggml.model', T.STRING, 'test'],
-    ['tokenizer.ggml.tokens', T.ARRAY, T.STRING, Array.from({ length: s.vocab }, (_, i) => `tok${i}`)],
+    ...(s.tokenizer
+      ? ggufTokenizer(byteLevelTokenizer(s.vocab))
+      : [
+          ['tokenizer.ggml.model', T.STRING, 'test'],
+          ['tokenizer.ggml.tokens', T.ARRAY, T.STRING, Array.from({ length: s.vocab }, (_, i) => `tok${i}`)],
+        ]),
   ];
   const scaling = /** @type {RopeScaling | undefined} */ (s.ropeScaling);
   if (scaling && (scaling.rope_type ?? scaling.type) === 'linear')

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "attnscope/error.hpp"
+#include "io/text.hpp"
 
 namespace attnscope {
 
@@ -44,8 +45,8 @@ class Cursor {
 
   void bytes(void* out, std::uint64_t n, const char* what_for) {
     if (n > left())
-      throw Error(what_ + ": " + what_for + " at byte " + std::to_string(at_) + " needs " + std::to_string(n) +
-                  " bytes, past the end of the file (" + std::to_string(size_) + " bytes)");
+      fail({what_, ": ", what_for, " at byte ", Num(double(at_)), " needs ", Num(double(n)),
+            " bytes, past the end of the file (", Num(double(size_)), " bytes)"});
     auto* dest = static_cast<std::uint8_t*>(out);
     while (n > 0) {
       if (at_ < buffer_at_ || at_ >= buffer_at_ + buffer_.size()) fill();
@@ -68,8 +69,8 @@ class Cursor {
   std::string string(std::uint64_t max, const char* what_for) {
     const std::uint64_t n = number<std::uint64_t>(what_for);
     if (n > max)
-      throw Error(what_ + ": " + what_for + " at byte " + std::to_string(at_ - 8) + " is " + std::to_string(n) +
-                  " bytes long, above the limit of " + std::to_string(max));
+      fail({what_, ": ", what_for, " at byte ", Num(double(at_ - 8)), " is ", Num(double(n)),
+            " bytes long, above the limit of ", Num(double(max))});
     std::string s(static_cast<std::size_t>(n), '\0');
     bytes(s.data(), n, what_for);
     return s;
@@ -137,7 +138,7 @@ double read_number(Cursor& in, GgufValue::Type t, const char* what_for) {
 
 GgufValue::Type value_type(std::uint32_t raw, const std::string& where) {
   if (raw > static_cast<std::uint32_t>(GgufValue::Type::f64))
-    throw Error(where + " has value type " + std::to_string(raw) + ", which GGUF does not define (0 to 12)");
+    fail({where, " has value type ", Num(double(raw)), ", which GGUF does not define (0 to 12)"});
   return static_cast<GgufValue::Type>(raw);
 }
 
@@ -165,23 +166,21 @@ Gguf::Gguf(std::shared_ptr<const FileBytes> file, std::string what) : file_(std:
   Cursor in(*file_, what_);
   char magic[4];
   in.bytes(magic, 4, "the magic");
-  if (std::memcmp(magic, "GGUF", 4) != 0) throw Error(what_ + ": not a GGUF file (it does not start with \"GGUF\")");
+  if (std::memcmp(magic, "GGUF", 4) != 0) fail({what_, ": not a GGUF file (it does not start with \"GGUF\")"});
   version_ = in.number<std::uint32_t>("the version");
   if (version_ != 2 && version_ != 3)
-    throw Error(what_ + ": GGUF version " + std::to_string(version_) + " is not supported (2 and 3 are)");
+    fail({what_, ": GGUF version ", Num(double(version_)), " is not supported (2 and 3 are)"});
   const std::uint64_t tensor_count = in.number<std::uint64_t>("the tensor count");
   const std::uint64_t key_count = in.number<std::uint64_t>("the key count");
   // Each key takes at least 8 + 4 + 1 bytes, each tensor info 8 + 4 + 8 + 4 + 8.
-  if (key_count > in.left() / 13)
-    throw Error(what_ + ": " + std::to_string(key_count) + " metadata keys cannot fit in the file");
-  if (tensor_count > in.left() / 32)
-    throw Error(what_ + ": " + std::to_string(tensor_count) + " tensors cannot fit in the file");
+  if (key_count > in.left() / 13) fail({what_, ": ", Num(double(key_count)), " metadata keys cannot fit in the file"});
+  if (tensor_count > in.left() / 32) fail({what_, ": ", Num(double(tensor_count)), " tensors cannot fit in the file"});
 
   std::uint64_t text = 0;  // bytes of strings held so far
   const auto string = [&](std::uint64_t max, const char* what_for) {
     std::string s = in.string(max, what_for);
     if ((text += s.size()) > kMaxText)
-      throw Error(what_ + ": the metadata's strings pass the limit of " + std::to_string(kMaxText >> 20) + " MiB");
+      fail({what_, ": the metadata's strings pass the limit of ", Num(double(kMaxText >> 20)), " MiB"});
     return s;
   };
   for (std::uint64_t i = 0; i < key_count; ++i) {
@@ -193,11 +192,11 @@ Gguf::Gguf(std::shared_ptr<const FileBytes> file, std::string what) : file_(std:
       v.text = string(kMaxString, "a metadata string");
     } else if (v.type == GgufValue::Type::array) {
       v.element = value_type(in.number<std::uint32_t>("an array's element type"), where);
-      if (v.element == GgufValue::Type::array) throw Error(where + " is an array of arrays, which GGUF readers refuse");
+      if (v.element == GgufValue::Type::array) fail({where, " is an array of arrays, which GGUF readers refuse"});
       const std::uint64_t count = in.number<std::uint64_t>("an array's length");
       if (count > in.left() / least_bytes(v.element))
-        throw Error(where + " has " + std::to_string(count) + " " + type_name(v.element) +
-                    " elements, more than the rest of the file can hold");
+        fail({where, " has ", Num(double(count)), " ", type_name(v.element),
+              " elements, more than the rest of the file can hold"});
       if (v.element == GgufValue::Type::string) {
         v.strings.reserve(static_cast<std::size_t>(count));
         for (std::uint64_t k = 0; k < count; ++k) v.strings.push_back(string(kMaxString, "a metadata string"));
@@ -208,14 +207,14 @@ Gguf::Gguf(std::shared_ptr<const FileBytes> file, std::string what) : file_(std:
     } else {
       v.number = read_number(in, v.type, "a metadata value");
     }
-    if (!metadata_.emplace(std::move(key), std::move(v)).second) throw Error(where + " appears twice");
+    if (!metadata_.emplace(std::move(key), std::move(v)).second) fail({where, " appears twice"});
   }
 
   std::uint64_t alignment = 32;
   if (const GgufValue* a = find("general.alignment")) {
     if (a->type != GgufValue::Type::u32 || a->number < 1 || a->number > (1 << 30) ||
         (static_cast<std::uint64_t>(a->number) & (static_cast<std::uint64_t>(a->number) - 1)))
-      throw Error(what_ + ": general.alignment must be a u32 power of two");
+      fail({what_, ": general.alignment must be a u32 power of two"});
     alignment = static_cast<std::uint64_t>(a->number);
   }
 
@@ -230,49 +229,49 @@ Gguf::Gguf(std::shared_ptr<const FileBytes> file, std::string what) : file_(std:
     p.name = string(kMaxName - 1, "a tensor name");
     const std::string where = what_ + ": tensor " + quote(p.name);
     const std::uint32_t dims = in.number<std::uint32_t>("a tensor's dimension count");
-    if (dims < 1 || dims > kMaxDims) throw Error(where + " has " + std::to_string(dims) + " dimensions (1 to 4)");
+    if (dims < 1 || dims > kMaxDims) fail({where, " has ", Num(double(dims)), " dimensions (1 to 4)"});
     std::uint64_t count = 1;
     for (std::uint32_t d = 0; d < dims; ++d) {
       const std::uint64_t n = in.number<std::uint64_t>("a tensor dimension");
       if (n > (std::uint64_t{1} << 40) || (n != 0 && count > (std::uint64_t{1} << 50) / n))
-        throw Error(where + ": its size overflows");
+        fail({where, ": its size overflows"});
       count *= n;
       p.tensor.dims.push_back(n);
     }
     p.tensor.type = in.number<std::uint32_t>("a tensor type");
     const GgmlType* type = ggml_type(p.tensor.type);
-    if (!type) throw Error(where + " has ggml type " + std::to_string(p.tensor.type) + ", which ggml does not define");
+    if (!type) fail({where, " has ggml type ", Num(double(p.tensor.type)), ", which ggml does not define"});
     if (p.tensor.dims[0] % type->block)
-      throw Error(where + " has rows of " + std::to_string(p.tensor.dims[0]) + " values, not whole blocks of " +
-                  std::to_string(type->block) + " (" + type->name + ")");
+      fail({where, " has rows of ", Num(double(p.tensor.dims[0])), " values, not whole blocks of ",
+            Num(double(type->block)), " (", type->name, ")"});
     p.tensor.bytes = count / type->block * type->bytes;
     p.tensor.offset = in.number<std::uint64_t>("a tensor offset");
     if (p.tensor.offset % alignment)
-      throw Error(where + " starts at offset " + std::to_string(p.tensor.offset) +
-                  ", not a multiple of the alignment " + std::to_string(alignment));
+      fail({where, " starts at offset ", Num(double(p.tensor.offset)), ", not a multiple of the alignment ",
+            Num(double(alignment))});
     infos.push_back(std::move(p));
   }
 
   const std::uint64_t data = (in.at() + alignment - 1) / alignment * alignment;
   const std::uint64_t size = file_->size();
-  if (data > size && tensor_count > 0) throw Error(what_ + ": the file ends before its data section");
+  if (data > size && tensor_count > 0) fail({what_, ": the file ends before its data section"});
   const std::uint64_t data_size = data > size ? 0 : size - data;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (Pending& p : infos) {
     const std::string where = what_ + ": tensor " + quote(p.name);
     if (p.tensor.offset > data_size || p.tensor.bytes > data_size - p.tensor.offset)
-      throw Error(where + " holds bytes [" + std::to_string(p.tensor.offset) + ", " +
-                  std::to_string(p.tensor.offset + p.tensor.bytes) + ") past the end of the data section (" +
-                  std::to_string(data_size) + " bytes): the file is truncated or not a GGUF");
+      fail({where, " holds bytes [", Num(double(p.tensor.offset)), ", ", Num(double(p.tensor.offset + p.tensor.bytes)),
+            ") past the end of the data section (", Num(double(data_size)),
+            " bytes): the file is truncated or not a GGUF"});
     ranges.emplace_back(p.tensor.offset, p.tensor.offset + p.tensor.bytes);
     p.tensor.offset += data;
-    if (!tensors_.emplace(p.name, std::move(p.tensor)).second) throw Error(where + " appears twice");
+    if (!tensors_.emplace(p.name, std::move(p.tensor)).second) fail({where, " appears twice"});
   }
   std::sort(ranges.begin(), ranges.end());
   for (std::size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].first < ranges[i - 1].second && ranges[i].first != ranges[i].second)
-      throw Error(what_ + ": tensors overlap at bytes [" + std::to_string(ranges[i].first) + ", " +
-                  std::to_string(ranges[i - 1].second) + ") of the data section");
+      fail({what_, ": tensors overlap at bytes [", Num(double(ranges[i].first)), ", ",
+            Num(double(ranges[i - 1].second)), ") of the data section"});
 }
 
 }  // namespace attnscope

@@ -1,6 +1,7 @@
 #include "io/json.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <unordered_set>
 
@@ -256,5 +257,28 @@ class JsonParser {
 };
 
 Json Json::parse(std::string_view text, const std::string& what) { return JsonParser(text, what).document(); }
+
+std::string json_string(std::string_view s) {
+  std::string out;
+  append_json_string(out, s);
+  return out;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(ch)));
+      out += b;
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+}
 
 }  // namespace attnscope

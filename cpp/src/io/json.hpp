@@ -52,4 +52,9 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t at);
 // Appends the UTF-8 encoding of code point `cp` (surrogates encoded as WTF-8).
 void append_utf8(std::string& out, std::uint32_t cp);
 
+// `s` as a JSON string literal: quotes, backslashes and control characters escaped, other bytes as they are.
+std::string json_string(std::string_view s);
+// The same, appended to `out`.
+void append_json_string(std::string& out, std::string_view s);
+
 }  // namespace attnscope

@@ -54,7 +54,7 @@ std::uint64_t whole_number(const Json& j, const std::string& what) {
 }  // namespace
 
 void MemoryBytes::read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const {
-  std::memcpy(dest, data_ + offset, static_cast<std::size_t>(count));
+  if (count) std::memcpy(dest, data_ + offset, static_cast<std::size_t>(count));  // dest may be null for none
 }
 
 SafeTensors::SafeTensors(const std::uint8_t* data, std::uint64_t size, std::string what)

@@ -7,6 +7,9 @@
 
 #include "attnscope/error.hpp"
 #include "io/gguf.hpp"
+#include "io/json.hpp"
+#include "io/text.hpp"
+#include "tokenizers/gguf_vocab.hpp"
 
 namespace attnscope {
 
@@ -90,43 +93,22 @@ bool applies(const Name& n, unsigned flags) {
 // config.json's text, a field at a time.
 class ConfigText {
  public:
-  void number(const char* key, double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.17g", v);
-    raw(key, b);
+  void number(const char* key, double v) { append(text_, {comma(), "\"", key, "\":", Num(v)}); }
+  void string(const char* key, std::string_view v) {
+    append(text_, {comma(), "\"", key, "\":"});
+    append_json_string(text_, v);
   }
-  void string(const char* key, const std::string& v) {
-    std::string quoted = "\"";
-    for (const char ch : v) {
-      if (ch == '"' || ch == '\\') {
-        quoted += '\\';
-        quoted += ch;
-      } else if (static_cast<unsigned char>(ch) < 0x20) {
-        char b[8];
-        std::snprintf(b, sizeof b, "\\u%04x", ch);
-        quoted += b;
-      } else {
-        quoted += ch;
-      }
-    }
-    raw(key, quoted + "\"");
-  }
-  void boolean(const char* key, bool v) { raw(key, v ? "true" : "false"); }
+  void boolean(const char* key, bool v) { append(text_, {comma(), "\"", key, "\":", v ? "true" : "false"}); }
   void numbers(const char* key, const std::vector<double>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%s%.17g", i ? "," : "", v[i]);
-      s += b;
-    }
-    raw(key, s + "]");
+    append(text_, {comma(), "\"", key, "\":["});
+    for (std::size_t i = 0; i < v.size(); ++i) append(text_, {i ? "," : "", Num(v[i])});
+    text_ += "]";
   }
-  void raw(const char* key, const std::string& json) {
-    text_ += (text_.size() > 1 ? ",\"" : "\"") + std::string(key) + "\":" + json;
-  }
+  void raw(const char* key, std::string_view json) { append(text_, {comma(), "\"", key, "\":", json}); }
   std::string done() const { return text_ + "}"; }
 
  private:
+  const char* comma() const { return text_.size() > 1 ? "," : ""; }
   std::string text_ = "{";
 };
 
@@ -145,14 +127,14 @@ class Metadata {
     const GgufValue* v = find(key);
     const std::string name = key_of(key);
     if (!v) {
-      if (std::isnan(fallback)) throw Error(g_.what() + ": metadata " + quote(name) + " is missing");
+      if (std::isnan(fallback)) fail({g_.what(), ": metadata ", quote(name), " is missing"});
       return fallback;
     }
     if (v->type == GgufValue::Type::string || v->type == GgufValue::Type::array)
-      throw Error(g_.what() + ": metadata " + quote(name) + " must be a number (per-layer values are not supported)");
+      fail({g_.what(), ": metadata ", quote(name), " must be a number (per-layer values are not supported)"});
     if (!(v->number >= min && v->number <= max))
-      throw Error(g_.what() + ": metadata " + quote(name) + " is " + std::to_string(v->number) + ", outside " +
-                  std::to_string(min) + " to " + std::to_string(max));
+      fail({g_.what(), ": metadata ", quote(name), " is ", Num(double(v->number)), ", outside ", Num(double(min)),
+            " to ", Num(double(max))});
     return v->number;
   }
 
@@ -171,12 +153,12 @@ const std::string* first_string(const Gguf& g, const char* key) {
 std::vector<double> values_of(const Gguf& g, const std::string& name) {
   const GgufTensor& t = g.tensors().at(name);
   if (t.type != kGgmlF32 || t.dims.size() != 1)
-    throw Error(g.what() + ": tensor " + quote(name) + " must be a float32 vector, as llama.cpp's converter writes it");
+    fail({g.what(), ": tensor ", quote(name), " must be a float32 vector, as llama.cpp's converter writes it"});
   std::vector<float> f(static_cast<std::size_t>(t.dims[0]));
   g.file()->read(t.offset, t.bytes, reinterpret_cast<std::uint8_t*>(f.data()));
   std::vector<double> out;
   for (float x : f) {
-    if (!(std::isfinite(x) && x > 0)) throw Error(g.what() + ": tensor " + quote(name) + " must hold positive numbers");
+    if (!(std::isfinite(x) && x > 0)) fail({g.what(), ": tensor ", quote(name), " must hold positive numbers"});
     out.push_back(x);
   }
   return out;
@@ -190,16 +172,15 @@ std::string config_of(const Gguf& g, const Row& row, const std::map<std::string,
   c.raw("architectures", std::string("[\"") + row.architecture + "\"]");
   c.string("model_type", row.model_type);
   if (const std::string* name = first_string(g, "general.name")) c.string("_name_or_path", *name);
-  const GgufTensor& embedding = where.count("token_embd.weight")
-                                    ? where.at("token_embd.weight")->tensors().at("token_embd.weight")
-                                    : throw Error(g.what() + ": tensor \"token_embd.weight\" is missing");
-  if (embedding.dims.size() != 2) throw Error(g.what() + ": tensor \"token_embd.weight\" must be a matrix");
+  if (!where.count("token_embd.weight")) fail({g.what(), ": tensor \"token_embd.weight\" is missing"});
+  const GgufTensor& embedding = where.at("token_embd.weight")->tensors().at("token_embd.weight");
+  if (embedding.dims.size() != 2) fail({g.what(), ": tensor \"token_embd.weight\" must be a matrix"});
   const double d = m.number("embedding_length", 1, 65536), layers = m.number("block_count", 1, 512);
   const double heads = m.number("attention.head_count", 1, 1024);
   const double kv_heads = m.number("attention.head_count_kv", 1, 1024, heads);
   const double head_dim = m.number("attention.key_length", 2, 4096, std::floor(d / heads));
   if (m.number("attention.value_length", 2, 4096, head_dim) != head_dim)
-    throw Error(g.what() + ": attention.value_length differs from attention.key_length, which these models never do");
+    fail({g.what(), ": attention.value_length differs from attention.key_length, which these models never do"});
   c.number("vocab_size", static_cast<double>(embedding.dims[1]));
   c.number("hidden_size", d);
   c.number("num_hidden_layers", layers);
@@ -231,7 +212,7 @@ std::string config_of(const Gguf& g, const Row& row, const std::map<std::string,
     r.number("factor", m.number("rope.scaling.factor", 1e-6, 1e6));
     c.raw("rope_scaling", r.done());
   } else if (scaling != "none" && !(row.flags & kPhi3 && scaling == "longrope")) {
-    throw Error(g.what() + ": RoPE scaling " + quote(scaling) + " is not supported (linear, Llama 3's, longrope)");
+    fail({g.what(), ": RoPE scaling ", quote(scaling), " is not supported (linear, Llama 3's, longrope)"});
   }
 
   if (row.flags & kGemma) {
@@ -249,8 +230,8 @@ std::string config_of(const Gguf& g, const Row& row, const std::map<std::string,
       const GgufValue* pattern = m.find("attention.sliding_window_pattern");
       if (pattern && pattern->type == GgufValue::Type::array) {
         if (pattern->numbers.size() != static_cast<std::size_t>(layers))
-          throw Error(g.what() + ": attention.sliding_window_pattern must say for each of the " +
-                      std::to_string(static_cast<int>(layers)) + " layers whether it slides");
+          fail({g.what(), ": attention.sliding_window_pattern must say for each of the ",
+                Num(double(static_cast<int>(layers))), " layers whether it slides"});
         std::string types = "[";
         for (std::size_t i = 0; i < pattern->numbers.size(); ++i)
           types += std::string(i ? "," : "") + (pattern->numbers[i] ? "\"sliding_attention\"" : "\"full_attention\"");
@@ -271,7 +252,7 @@ std::string config_of(const Gguf& g, const Row& row, const std::map<std::string,
     const double window = m.number("attention.sliding_window", 0, 1e8, 0);
     if (window > 0) c.number("sliding_window", window);
     if (has("rope_factors_long.weight") != has("rope_factors_short.weight"))
-      throw Error(g.what() + ": longrope needs both rope_factors_long.weight and rope_factors_short.weight");
+      fail({g.what(), ": longrope needs both rope_factors_long.weight and rope_factors_short.weight"});
     if (has("rope_factors_long.weight")) {
       ConfigText r;
       r.string("rope_type", "longrope");
@@ -304,35 +285,32 @@ GgufCheckpoint read_gguf_checkpoint(
   const Gguf& first = *parts.front();
   const double count = split(first, "split.count", 1);
   if (count != static_cast<double>(parts.size()) || split(first, "split.no", 0) != 0)
-    throw Error(first.what() + ": a split GGUF of " + std::to_string(static_cast<long long>(count)) + " files, given " +
-                std::to_string(parts.size()) + (parts.size() == 1 ? " file" : " files") +
-                " (every part is needed, once)");
+    fail({first.what(), ": a split GGUF of ", Num(double(static_cast<long long>(count))), " files, given ",
+          Num(double(parts.size())), (parts.size() == 1 ? " file" : " files"), " (every part is needed, once)"});
   for (std::size_t i = 0; i < parts.size(); ++i)
     if (split(*parts[i], "split.no", 0) != static_cast<double>(i))
-      throw Error(parts[i]->what() + ": part " + std::to_string(i + 1) +
-                  " of the split GGUF is missing or given twice");
+      fail({parts[i]->what(), ": part ", Num(double(i + 1)), " of the split GGUF is missing or given twice"});
 
   const GgufValue* arch = first.find("general.architecture");
   if (!arch || arch->type != GgufValue::Type::string)
-    throw Error(first.what() + ": metadata \"general.architecture\" is missing");
+    fail({first.what(), ": metadata \"general.architecture\" is missing"});
   const Row* row = nullptr;
   for (const Row& r : kRows)
     if (arch->text == r.gguf) row = &r;
   if (!row) {
     std::string known;
     for (const Row& r : kRows) known += std::string(known.empty() ? "" : ", ") + r.gguf;
-    throw Error(first.what() + ": GGUF architecture " + quote(arch->text) + " is not supported (supported: " + known +
-                ")");
+    fail({first.what(), ": GGUF architecture ", quote(arch->text), " is not supported (supported: ", known, ")"});
   }
 
   std::map<std::string, const Gguf*> where;  // every tensor's file
   for (const auto& g : parts)
     for (const auto& [name, t] : g->tensors())
-      if (!where.emplace(name, g.get()).second)
-        throw Error(g->what() + ": tensor " + quote(name) + " appears in two parts");
+      if (!where.emplace(name, g.get()).second) fail({g->what(), ": tensor ", quote(name), " appears in two parts"});
 
   GgufCheckpoint out;
   out.config = config_of(first, *row, where);
+  out.tokenizer = tokenizers::tokenizer_files(first);
   const Metadata m(first, row->gguf);
   const std::int64_t layers = static_cast<std::int64_t>(m.number("block_count", 1, 512));
   const std::int64_t heads = static_cast<std::int64_t>(m.number("attention.head_count", 1, 1024));
@@ -355,10 +333,10 @@ GgufCheckpoint read_gguf_checkpoint(
       const bool digits = !number.empty() && number.size() < 5 &&
                           std::all_of(number.begin(), number.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
       if (!digits || dot == std::string::npos)
-        throw Error(g->what() + ": tensor " + quote(name) + " is not a block's tensor as llama.cpp names them");
+        fail({g->what(), ": tensor ", quote(name), " is not a block's tensor as llama.cpp names them"});
       if (std::stoll(number) >= layers)
-        throw Error(g->what() + ": tensor " + quote(name) + " is in block " + number + ", but block_count is " +
-                    std::to_string(layers));
+        fail({g->what(), ": tensor ", quote(name), " is in block ", number, ", but block_count is ",
+              Num(double(layers))});
       blocks = std::max<std::int64_t>(blocks, std::stoll(number) + 1);
       for (const Name& n : kLayerNames)
         if (applies(n, row->flags) && name.compare(dot + 1, std::string::npos, n.gguf) == 0) found = &n;
@@ -368,12 +346,12 @@ GgufCheckpoint read_gguf_checkpoint(
         if (name == n.gguf) found = &n;
       if (found) hf = found->hf;
     }
-    if (!found) throw Error(g->what() + ": tensor " + quote(name) + " is not one a " + row->gguf + " model has");
+    if (!found) fail({g->what(), ": tensor ", quote(name), " is not one a ", row->gguf, " model has"});
     const GgufTensor& t = g->tensors().at(name);
     const GgmlType& type = *ggml_type(t.type);
     if (t.type != kGgmlF32 && t.type != kGgmlF16 && t.type != kGgmlBF16)
-      throw Error(g->what() + ": tensor " + quote(name) + " is " + type.name +
-                  "; AttnScope reads GGUF tensors in F32, F16 and BF16");
+      fail({g->what(), ": tensor ", quote(name), " is ", type.name,
+            "; AttnScope reads GGUF tensors in F32, F16 and BF16"});
     SafeTensorInfo info;
     info.dtype = type.name;
     for (auto d = t.dims.rbegin(); d != t.dims.rend(); ++d) info.shape.push_back(static_cast<std::int64_t>(*d));
@@ -383,14 +361,14 @@ GgufCheckpoint read_gguf_checkpoint(
     if ((found->role == Role::query || found->role == Role::key) && (row->flags & kInterleaved)) {
       info.interleaved = found->role == Role::query ? heads : kv_heads;
       if (info.shape[0] % (2 * info.interleaved))
-        throw Error(g->what() + ": tensor " + quote(name) + " has " + std::to_string(info.shape[0]) +
-                    " rows, not whole heads of even width for " + std::to_string(info.interleaved) + " heads");
+        fail({g->what(), ": tensor ", quote(name), " has ", Num(double(info.shape[0])),
+              " rows, not whole heads of even width for ", Num(double(info.interleaved)), " heads"});
     }
     tables[g].emplace(hf, std::move(info));
   }
   if (blocks != layers)
-    throw Error(first.what() + ": block_count is " + std::to_string(layers) + ", but the tensors are of " +
-                std::to_string(blocks) + (blocks == 1 ? " block" : " blocks"));
+    fail({first.what(), ": block_count is ", Num(double(layers)), ", but the tensors are of ", Num(double(blocks)),
+          (blocks == 1 ? " block" : " blocks")});
   for (const auto& g : parts)
     out.tensors.emplace_back(g->what(),
                              std::make_unique<SafeTensors>(g->file(), g->what(), std::move(tables[g.get()])));

@@ -16,6 +16,9 @@ namespace attnscope {
 
 struct GgufCheckpoint {
   std::string config;  // config.json's text
+  // tokenizer.json and tokenizer_config.json from its tokenizer.ggml.* keys (tokenizers/gguf_vocab.hpp); none when
+  // the file has no tokenizer AttnScope reads.
+  ModelFiles tokenizer;
   // One table per file of a split GGUF (-00001-of-0000N.gguf), in transformers' names.
   std::vector<std::pair<std::string, std::unique_ptr<SafeTensors>>> tensors;
 };

@@ -35,7 +35,8 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
   const std::string& arch = archs->array()[0].string();
   if (transformer::is_supported(arch)) {
     const WeightStore store = gguf ? WeightStore(std::move(gguf->tensors)) : WeightStore(files, large);
-    std::unique_ptr<Model> model = transformer::make_model(arch, config, files, store, make_tokenizer(files));
+    std::unique_ptr<Model> model =
+        transformer::make_model(arch, config, files, store, make_tokenizer(gguf ? gguf->tokenizer : files));
     // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
     const Tokenizer* t = model->tokenizer();
     if (t && t->vocab_size() > model->info().vocab_size && model->info().input == InputKind::text)

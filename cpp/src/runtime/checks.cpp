@@ -9,6 +9,7 @@
 
 #include "attnscope/attention.hpp"
 #include "attnscope/messages.hpp"
+#include "io/text.hpp"
 
 namespace attnscope {
 
@@ -74,6 +75,12 @@ void check_finite(const char* op, const char* name, const float* data, std::int6
     throw Error(messages::format(
         "non_finite", {{"op", op}, {"name", name}, {"value", value}, {"index", std::to_string(first_index + i)}}));
   }
+}
+
+void fail(std::initializer_list<std::string_view> parts) {
+  std::string message;
+  append(message, parts);
+  throw Error(message);
 }
 
 std::string quote(std::string_view s) {

@@ -1,7 +1,10 @@
 // Which tokenizer a model's files hold, and from which file.
 #include "attnscope/error.hpp"
 #include "attnscope/tokenizer.hpp"
+#include "io/gguf.hpp"
 #include "io/json.hpp"
+#include "io/safetensors.hpp"
+#include "tokenizers/gguf_vocab.hpp"
 #include "tokenizers/pipeline.hpp"
 
 namespace attnscope {
@@ -10,6 +13,15 @@ std::unique_ptr<Tokenizer> make_wordpiece_from_vocab_txt(std::string_view text, 
 std::unique_ptr<Tokenizer> make_wordpiece_from_tokenizer_json(const Json& j);
 
 std::unique_ptr<Tokenizer> make_tokenizer(const std::map<std::string, std::string>& files) {
+  // A GGUF's tokenizer, written out as the files below (its first part's, for a split one).
+  for (const auto& [name, bytes] : files) {
+    if (!ends_with(name, ".gguf")) continue;
+    const Gguf g(std::make_shared<MemoryBytes>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                 name);
+    const GgufValue* part = g.find("split.no");
+    if (part && part->number != 0) continue;
+    return make_tokenizer(tokenizers::tokenizer_files(g));
+  }
   const auto config_file = files.find("tokenizer_config.json");
   const Json config = config_file == files.end() ? Json() : Json::parse(config_file->second, "tokenizer_config.json");
   const Json* c = config.is_object() ? &config : nullptr;

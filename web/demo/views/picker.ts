@@ -1,7 +1,8 @@
 // The model picker: every family's models by name, each with what it downloads and the heap it needs (written here
 // for the language models; asked of the Hub's file list for the others when one is chosen); one that will not fit
 // says so, and is refused before anything downloads. Any Hub id; the embedded default (the offline first load); or
-// files chosen or dropped. It says how the load goes: progress, done, or why not.
+// files chosen or dropped (a checkpoint's, or a decoder's GGUF), which will not be read if the weights cannot fit. It
+// says how the load goes: progress, done, or why not.
 import { FAMILIES, gib, heapNeeds, MODELS, size, sizesOf, type Entry } from '../catalogue.js';
 import type { Source } from '../protocol.js';
 import { isAudio } from '../audio.js';
@@ -60,21 +61,26 @@ export function pickerView(page: Page): View {
     const e = s.engine;
     if (!m || !e) return;
     const sizes = sizesOf(m, s.plans[m.id]);
-    const fit = sizes && heapNeeds(sizes.weights, e);
     // Refused here, before anything downloads (the engine would refuse it after the Hub's file list anyway).
-    if (sizes && fit && !fit.fits) {
-      const message =
-        `${m.name} needs ${gib(fit.needs)} of heap (${gib(sizes.weights)} of weights and ${gib(e.runningRoomBytes)} ` +
-        `to run), and ${gib(fit.free)} of the engine's ${gib(e.maxHeapBytes)} is free: it will not fit, so nothing was downloaded.`;
-      page.store.put({ loading: { state: 'error', message } });
-      return;
-    }
+    if (sizes && refused(m.name, sizes.weights, 'nothing was downloaded')) return;
     hub.value = m.id;
     load(page, { kind: 'hub', id: m.id });
   });
   $('load-default').addEventListener('click', () => load(page, { kind: 'default' }));
   $('load-hub').addEventListener('click', () => load(page, { kind: 'hub', id: hub.value.trim() }));
   hub.addEventListener('keydown', (e) => e.key === 'Enter' && $('load-hub').click());
+
+  /** Says, where the load's messages go, that weights of this size will not fit; false when they fit. */
+  function refused(name: string, weights: number, so: string): boolean {
+    const e = page.store.get().engine;
+    const fit = e && heapNeeds(weights, e);
+    if (!e || !fit || fit.fits) return false;
+    const message =
+      `${name} needs ${gib(fit.needs)} of heap (${gib(weights)} of weights and ${gib(e.runningRoomBytes)} ` +
+      `to run), and ${gib(fit.free)} of the engine's ${gib(e.maxHeapBytes)} is free: it will not fit, so ${so}.`;
+    page.store.put({ loading: { state: 'error', message } });
+    return true;
+  }
 
   async function loadFiles(list: FileList | File[]): Promise<void> {
     // Images or sounds alone are not a model's files: said in the page's words, and nothing loads (with a model
@@ -84,10 +90,14 @@ export function pickerView(page: Page): View {
     if (m && other) {
       const message =
         `${m.name} reads ${READS[m.input]}, not ${READS[other.input]}: choose ${other.models}, ` +
-        "or drop a model's files (its config.json, weights and tokenizer) to load another model.";
+        "or drop a model's files (its config.json, weights and tokenizer, or a .gguf) to load another model.";
       page.store.put({ loading: { state: 'error', message } });
       return;
     }
+    // The weights' size is known before they are read: a model that will not fit is refused first.
+    const weights = [...list].filter((f) => /\.(safetensors|gguf)$/.test(f.name));
+    const bytes = weights.reduce((sum, f) => sum + f.size, 0);
+    if (weights.length && refused(weights[0].name, bytes, 'nothing was read')) return;
     const files: Record<string, ArrayBuffer> = {};
     for (const f of list) files[f.name] = await f.arrayBuffer();
     load(page, { kind: 'files', files }, Object.values(files));
