@@ -144,6 +144,21 @@ function tokenizerKeys(c: Case, json: any, addsBos: boolean): { keys: Key[]; voc
   return { keys, vocab: size };
 }
 
+/** A GGUF of a small random Llama as wide as the vocabulary, with these tokenizer keys. */
+function withTokenizer(keys: Key[], vocab: number): Uint8Array {
+  const [modelKeys, tensors] = decoderCheckpoint({
+    arch: 'llama',
+    vocab,
+    d: 8,
+    heads: 2,
+    kvHeads: 1,
+    ffn: 8,
+    layers: 1,
+    tied: true,
+  }).ggufParts();
+  return gguf([...modelKeys.filter((k) => !k[0].startsWith('tokenizer.')), ...keys] as never, tensors);
+}
+
 let engine: Engine;
 beforeAll(async () => {
   engine = await engineFor('relaxed-simd', 1);
@@ -162,18 +177,7 @@ describe.each(Object.entries(CASES))('%s', (_, c) => {
   let model: Model;
   beforeAll(async () => {
     const { keys, vocab } = tokenizerKeys(c, json, addsBos);
-    const [modelKeys, tensors] = decoderCheckpoint({
-      arch: 'llama',
-      vocab,
-      d: 8,
-      heads: 2,
-      kvHeads: 1,
-      ffn: 8,
-      layers: 1,
-      tied: true,
-    }).ggufParts();
-    const file = gguf([...modelKeys.filter((k) => !k[0].startsWith('tokenizer.')), ...keys] as never, tensors);
-    model = await engine.loadModel({ files: { 'model.gguf': file } });
+    model = await engine.loadModel({ files: { 'model.gguf': withTokenizer(keys, vocab) } });
   });
 
   it(`gives @huggingface/tokenizers' ids on the corpus`, () => {
@@ -200,28 +204,13 @@ describe.each(Object.entries(CASES))('%s', (_, c) => {
 describe('a GGUF tokenizer it does not read', () => {
   it('an unknown pre-tokenizer is an error naming it; the engine goes on', async () => {
     const { keys, vocab } = tokenizerKeys(CASES['GPT-2 (gpt2, gpt-2)'], gpt2Json(BYTE_LEVEL), false);
-    const [modelKeys, tensors] = decoderCheckpoint({
-      arch: 'llama',
-      vocab,
-      d: 8,
-      heads: 2,
-      kvHeads: 1,
-      ffn: 8,
-      layers: 1,
-      tied: true,
-    }).ggufParts();
     const renamed = keys.map((k) =>
       k[0] === 'tokenizer.ggml.pre' ? (['tokenizer.ggml.pre', T.STRING, 'tekken'] as Key) : k,
     );
-    const file = gguf([...modelKeys.filter((k) => !k[0].startsWith('tokenizer.')), ...renamed] as never, tensors);
-    await expect(engine.loadModel({ files: { 'model.gguf': file } })).rejects.toThrow(
+    await expect(engine.loadModel({ files: { 'model.gguf': withTokenizer(renamed, vocab) } })).rejects.toThrow(
       'model.gguf: tokenizer.ggml.pre "tekken" is not supported (llama-bpe, qwen2, smollm, gpt-2)',
     );
-    const ok = await engine.loadModel({
-      files: {
-        'model.gguf': gguf([...modelKeys.filter((k) => !k[0].startsWith('tokenizer.')), ...keys] as never, tensors),
-      },
-    });
+    const ok = await engine.loadModel({ files: { 'model.gguf': withTokenizer(keys, vocab) } });
     expect(Array.from(ok.tokenize('Hello world').ids)).toEqual([15496, 995]);
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
 import { goldenModelFiles, hubListing, TINY_BERT_VOCAB } from '../golden-models.mjs';
 import { decoderCheckpoint } from '../llm/checkpoints.mjs';
+import { gguf, T } from '../llm/gguf.mjs';
 import { SEQ2SEQ_GOLDENS, seq2seqFiles } from '../seq2seq.mjs';
 import { testImage, VISION_GOLDENS, visionFiles } from '../vision.mjs';
 
@@ -32,6 +33,27 @@ const REPOS: Record<string, Record<string, Uint8Array>> = {
     ...decoderCheckpoint({ arch: 'llama', tied: true, tokenizer: true }).files,
     'generation_config.json': new TextEncoder().encode('{"bos_token_id": 0, "eos_token_id": [319, 7]}'),
   },
+};
+
+// GGUF repositories as people publish them (a README beside the files): one file, and one split in two parts.
+const qwen = decoderCheckpoint({ arch: 'qwen3', tokenizer: true });
+const [ggufKeys, ggufTensors] = qwen.ggufParts();
+const part = (no: number, tensors: typeof ggufTensors) =>
+  gguf(
+    [
+      ...(no === 0 ? ggufKeys : []),
+      ['split.no', T.UINT16, no],
+      ['split.count', T.UINT16, 2],
+      ['split.tensors.count', T.INT32, ggufTensors.length],
+    ] as never,
+    tensors,
+  );
+const half = ggufTensors.length >> 1;
+REPOS['someone/tiny-qwen3-GGUF'] = {
+  'README.md': new TextEncoder().encode('# tiny-qwen3 GGUF\n'),
+  'tiny-qwen3-f32.gguf': qwen.gguf(),
+  'tiny-qwen3-f32-00001-of-00002.gguf': part(0, ggufTensors.slice(0, half)),
+  'tiny-qwen3-f32-00002-of-00002.gguf': part(1, ggufTensors.slice(half)),
 };
 
 // A Marian translation model as Helsinki-NLP's repositories lay it out: config.json, the weights, two SentencePiece
@@ -392,5 +414,55 @@ describe('loadModel({ hub })', () => {
   it('keeps working after failed loads', async () => {
     const model = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base });
     expect(model.run('the cat').tokens.length).toBe(4);
+  });
+});
+
+describe('loadModel({ hub, file }): a GGUF from a repository', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await createEngine({ threads: 1 });
+  });
+  afterAll(() => engine.dispose());
+  const hub = 'someone/tiny-qwen3-GGUF';
+  const text = 'The cat sat on the mat.';
+
+  it('downloads the file asked for, and nothing else, and loads it as the file itself loads', async () => {
+    const before = requests.length;
+    const progress: HubProgress[] = [];
+    const file = 'tiny-qwen3-f32.gguf';
+    const model = await engine.loadModel({ hub, file, baseUrl: base, onProgress: (p) => progress.push(p) });
+    expect([...new Set(progress.map((p) => p.file))]).toEqual([file]);
+    expect(requests.slice(before).filter((u) => u.includes('/resolve/'))).toEqual([`/${hub}/resolve/main/${file}`]);
+    const local = await engine.loadModel({ files: { [file]: REPOS[hub][file] } });
+    const [a, b] = [model.run(text), local.run(text)];
+    expect(a.tokens).toEqual(b.tokens);
+    expect(Array.from(a.attentions)).toEqual(Array.from(b.attentions));
+    const plan = await engine.hubPlan({ hub, file, baseUrl: base });
+    expect(plan.files).toEqual([{ name: file, size: REPOS[hub][file].length, weights: true }]);
+    expect(plan.weightBytes).toBe(REPOS[hub][file].length);
+  });
+
+  it('the first part of a split GGUF brings the others', async () => {
+    const file = 'tiny-qwen3-f32-00001-of-00002.gguf';
+    const model = await engine.loadModel({ hub, file, baseUrl: base });
+    const whole = await engine.loadModel({ files: { 'x.gguf': REPOS[hub]['tiny-qwen3-f32.gguf'] } });
+    expect(Array.from(model.run(text).attentions)).toEqual(Array.from(whole.run(text).attentions));
+    const plan = await engine.hubPlan({ hub, file, baseUrl: base });
+    expect(plan.files.map((f) => f.name)).toEqual([file, 'tiny-qwen3-f32-00002-of-00002.gguf']);
+  });
+
+  it('a file the repository lacks, or a path that is not a .gguf in it, is refused, naming it', async () => {
+    await expect(engine.loadModel({ hub, file: 'tiny-qwen3-Q9.gguf', baseUrl: base })).rejects.toThrow(
+      `loadModel: ${hub} has no tiny-qwen3-Q9.gguf on the Hub (asked for)`,
+    );
+    await expect(engine.hubPlan({ hub, file: 'tiny-qwen3-Q9.gguf', baseUrl: base })).rejects.toThrow(
+      `hubPlan: ${hub} has no tiny-qwen3-Q9.gguf on the Hub`,
+    );
+    const before = requests.length;
+    for (const file of ['../secrets.gguf', 'model.safetensors', ''])
+      await expect(engine.loadModel({ hub, file, baseUrl: base })).rejects.toThrow(
+        `loadModel: file ${JSON.stringify(file)} is not a .gguf file's path in the repository`,
+      );
+    expect(requests.length).toBe(before);
   });
 });

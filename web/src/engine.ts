@@ -153,12 +153,13 @@ class WasmEngine implements Engine {
     return model;
   }
 
-  async hubPlan(source: Pick<HubSource, 'hub' | 'baseUrl' | 'revision'>): Promise<HubPlan> {
+  async hubPlan(source: Pick<HubSource, 'hub' | 'baseUrl' | 'revision' | 'file'>): Promise<HubPlan> {
     const op = 'hubPlan';
     this.live(op);
     if (typeof source !== 'object' || source === null)
       throw new Error(`${op}: source must be { hub: 'org/name' }, got ${typeName(source)}`);
-    const { id, files } = await planHubFiles({ hub: source.hub, baseUrl: source.baseUrl, revision: source.revision });
+    const { hub, baseUrl, revision, file } = source;
+    const { id, files } = await planHubFiles({ hub, baseUrl, revision, file });
     const weightBytes = files.reduce((sum, f) => sum + (f.weights ? f.size : 0), 0);
     const { heapBytes, freeBytes, fits } = this.heapFor(op, weightBytes);
     return {

@@ -30,7 +30,22 @@ export function checkHubSource(source: HubSource, op = 'loadModel'): { id: strin
   }
   if (base.protocol !== 'https:' && base.protocol !== 'http:')
     throw new Error(`${op}: baseUrl must be http(s), got ${base.protocol}`);
+  const { file } = source;
+  if (file !== undefined && (typeof file !== 'string' || !GGUF.test(file) || file.split('/').includes('..')))
+    throw new Error(`${op}: file ${JSON.stringify(file)} is not a .gguf file's path in the repository`);
   return { id, base: base.href.replace(/\/$/, ''), revision };
+}
+
+/** A GGUF's path in a repository. */
+const GGUF = /^[A-Za-z0-9_.\/-]{1,255}\.gguf$/;
+
+/** The files of a GGUF: the one asked for, or every part of a split one (`-00001-of-00003.gguf`). */
+function ggufParts(file: string): string[] {
+  const split = /^(.*)-(\d{5})-of-(\d{5})\.gguf$/.exec(file);
+  if (!split) return [file];
+  const count = Number(split[3]);
+  const pad = (k: number) => String(k).padStart(5, '0');
+  return Array.from({ length: count }, (_, k) => `${split[1]}-${pad(k + 1)}-of-${split[3]}.gguf`);
 }
 
 class NotFound extends Error {}
@@ -236,6 +251,11 @@ export async function planHubFiles(
   const listing = await fetchListing(base, id, revision, 'hubPlan');
   if (!listing) throw new Error(`hubPlan: could not reach ${base} to list the files of ${id}; are you offline?`);
   const has = (name: string) => listing.has(name);
+  if (source.file) {
+    const parts = ggufParts(source.file);
+    for (const part of parts) if (!has(part)) throw new Error(`hubPlan: ${id} has no ${part} on the Hub`);
+    return { id, files: parts.map((name) => ({ name, size: listing.get(name)?.size ?? 0, weights: true })) };
+  }
   if (!has('config.json')) throw new Error(`hubPlan: ${id} has no config.json on the Hub (every model needs one)`);
   const names = ['config.json'];
   const tokenizer = TOKENIZER_FILES.find(({ first }) => has(first));
@@ -304,6 +324,14 @@ export async function fetchHubModel(
     return bytes;
   };
 
+  if (source.file) {
+    // A GGUF holds the whole model: its config, tokenizer and weights. A model too large is refused from the list.
+    const parts = ggufParts(source.file);
+    if (listing) fits?.(parts.reduce((sum, part) => sum + (listing.get(part)?.size ?? 0), 0));
+    for (const part of parts)
+      await required(part, parts.length > 1 ? 'a part of the split GGUF asked for' : 'asked for');
+    return files;
+  }
   await required('config.json', 'every model needs one');
   for (const { first, also } of TOKENIZER_FILES) {
     if (!(await fetchFile(first))) continue;

@@ -228,6 +228,12 @@ export interface HubSource {
   baseUrl?: string;
   /** Branch, tag or commit. Default `main`. */
   revision?: string;
+  /**
+   * A GGUF in the repository to load, e.g. `Llama-3.2-1B-Instruct-f16.gguf` (a path inside it): the model, its
+   * config and its tokenizer from that one file, not the Hugging Face checkpoint. The first part of a split GGUF
+   * (`…-00001-of-00003.gguf`) brings the others.
+   */
+  file?: string;
   /** Called as each file's bytes arrive (and once for a file served from the cache). */
   onProgress?: (progress: HubProgress) => void;
   /** Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true. */

@@ -104,7 +104,7 @@ export interface Engine {
    * plan.downloadBytes; plan.heapBytes; plan.fits; // 151 MB to download, ...
    * ```
    */
-  hubPlan(source: Pick<HubSource, 'hub' | 'baseUrl' | 'revision'>): Promise<HubPlan>;
+  hubPlan(source: Pick<HubSource, 'hub' | 'baseUrl' | 'revision' | 'file'>): Promise<HubPlan>;
   /**
    * Loads only a tokenizer: `{ files: { 'vocab.json', 'merges.txt' } }` (GPT-2 byte-level BPE), or
    * the default model's SentencePiece `vocab.json`.
