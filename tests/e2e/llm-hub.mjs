@@ -36,6 +36,8 @@ const endless = (() => {
 /** Two layers and 4,096 positions: the model reads more tokens than the page runs (2,048). */
 const long = decoderCheckpoint({ arch: 'llama', maxPositions: 4096, tokenizer: true });
 const weights = planted.files['model.safetensors'];
+/** A Qwen 3 as a GGUF with its own tokenizer (the converter's twin of the checkpoint). */
+export const qwenGguf = decoderCheckpoint({ arch: 'qwen3', tokenizer: true }).gguf();
 /** A BART in the Hub's layout with a byte-level tokenizer.json (tests/seq2seq.mjs). */
 export const bart = bartWithTokenizer();
 
@@ -53,6 +55,8 @@ export const REPOS = {
   'test/cut-short': [planted.files, { ...planted.files, 'model.safetensors': weights.subarray(0, weights.length / 3) }],
   // A picker model of another family, under its real id: its sizes come from this listing.
   'facebook/bart-base': [bart, bart],
+  // A GGUF repository (no config.json): the page loads `test/qwen3-GGUF/qwen3-f32.gguf` as typed.
+  'test/qwen3-GGUF': [{ 'qwen3-f32.gguf': qwenGguf }, { 'qwen3-f32.gguf': qwenGguf }],
 };
 
 /** Routes the Hub for a browser context; returns the URLs asked for, in order. */

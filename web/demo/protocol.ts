@@ -42,6 +42,13 @@ export const modelName = (m: { name: string; architecture: string }) =>
 export type Across = 'rollout' | 'flow';
 export type Source =
   { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
+/** A Hub id as typed: `org/name`, or a GGUF in a repository, `org/name/path/model.gguf` (its repository, then its path). */
+export function hubSource(id: string): { hub: string; file?: string } {
+  const parts = id.split('/');
+  return id.endsWith('.gguf') && parts.length > 2
+    ? { hub: parts.slice(0, 2).join('/'), file: parts.slice(2).join('/') }
+    : { hub: id };
+}
 /** [layers, heads, n_q, n_k]: n_q = n_k = n but in cross-attention */
 export type Shape = [number, number, number, number];
 export interface Matrix {

@@ -19,6 +19,7 @@ import type {
   SetName,
   Summary,
 } from './protocol.js';
+import { hubSource } from './protocol.js';
 import { crossMeasures, imageMeasures } from './measures.js';
 import {
   ablate,
@@ -92,7 +93,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
       ? await w.engine.loadModel({ default: true, onProgress: defaultProgress(id) })
       : source.kind === 'hub'
         ? await w.engine.loadModel({
-            hub: source.id,
+            ...hubSource(source.id),
             onProgress: (p) => postMessage({ id, kind: 'progress', ...p } satisfies Message),
           })
         : await w.engine.loadModel({ files: source.files });
