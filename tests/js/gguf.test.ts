@@ -107,6 +107,12 @@ describe('GGUF files', () => {
       expect(worst(a.attentions, b.attentions)).toBeLessThan(1e-5);
     }
     expect(g.info.eosTokenIds).toEqual([319]);
+    // An instruction model's end of turn ends a generation too, as in llama.cpp (Llama 3's <|eot_id|>).
+    const [keys, tensors] = c.ggufParts();
+    const chat = await engine.loadModel({
+      files: { 'chat.gguf': gguf([...keys, ['tokenizer.ggml.eot_token_id', T.UINT32, 7]] as never, tensors) },
+    });
+    expect(chat.info.eosTokenIds).toEqual([319, 7]);
     expect(g.decode(g.tokenize('the cat').ids)).toBe('the cat');
   });
 

@@ -193,8 +193,16 @@ std::string config_of(const Gguf& g, const Row& row, const std::map<std::string,
   c.number("rope_theta", m.number("rope.freq_base", 1e-6, 1e12, 1e4));
   c.boolean("tie_word_embeddings", !has("output.weight"));
   c.boolean("attention_bias", has("blk.0.attn_q.bias"));  // Qwen 2 has its q, k, v biases whatever it says
-  for (const char* id : {"bos_token_id", "eos_token_id"})
-    if (m.has(std::string("tokenizer.ggml.") + id)) c.number(id, m.number(std::string("tokenizer.ggml.") + id, 0, 1e7));
+  if (m.has("tokenizer.ggml.bos_token_id")) c.number("bos_token_id", m.number("tokenizer.ggml.bos_token_id", 0, 1e7));
+  // A text ends at EOS, and an instruction model's turn at its end-of-turn (Llama 3's <|eot_id|>) or end-of-message
+  // token, as llama.cpp ends generation at each.
+  std::vector<double> ends;
+  for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
+    if (m.has(key)) {
+      const double id = m.number(key, 0, 1e7);
+      if (std::find(ends.begin(), ends.end(), id) == ends.end()) ends.push_back(id);
+    }
+  if (!ends.empty()) c.numbers("eos_token_id", ends);
 
   // RoPE's scaling: linear as a factor; Llama 3's as the per-frequency divisors the converter computed; longrope's
   // factors as tensors.
