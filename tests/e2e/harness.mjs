@@ -108,6 +108,12 @@ export async function loadFiles(page, files, architecture) {
     });
 }
 
+/** A 1 × 1 PNG: an image dropped where a model's files go. */
+export const ONE_PIXEL_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
+
 /** Chooses the tiny BERT checkpoint's files in the page's file input, as a person would. */
 export function chooseTinyBert(page) {
   return page.setInputFiles('#files', [

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { bartWithTokenizer } from '../seq2seq.mjs';
 import { jfkWav } from '../whisper.mjs';
-import { assert, check, loadFiles, serve } from './harness.mjs';
+import { assert, check, loadFiles, ONE_PIXEL_PNG, serve } from './harness.mjs';
 
 /** Whether an element is drawn: in the layout and not hidden by visibility. */
 const drawn = (page, selector) =>
@@ -36,11 +36,7 @@ export async function honestChecks(browser, site, engine, shots) {
 
     await check('honest: an image dropped on a text model loads nothing, says why, and leaves the link', async () => {
       const header = await page.textContent('#model-name');
-      const png = Buffer.from(
-        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-        'base64',
-      );
-      await page.setInputFiles('#files', [{ name: 'cat.png', mimeType: 'image/png', buffer: png }]);
+      await page.setInputFiles('#files', [{ name: 'cat.png', mimeType: 'image/png', buffer: ONE_PIXEL_PNG }]);
       await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'error');
       const said = await page.textContent('#load-status');
       assert(/reads text, not images/.test(said) && !/config\.json is missing/.test(said), said);

@@ -71,6 +71,17 @@ export const settled = (page) =>
     { timeout: 30_000 },
   );
 
+/** Goes back to the embedded default model, and waits for its run. */
+export async function loadDefault(page) {
+  await page.click('#load-default');
+  await page.waitForFunction(
+    () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
+    null,
+    { timeout: 30_000 },
+  );
+  await settled(page);
+}
+
 /** Loads a Hub model by id, as typed into the picker; waits for its architecture when given. */
 export async function load(page, id, architecture) {
   await page.fill('#hub-id', id);

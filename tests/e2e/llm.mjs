@@ -11,7 +11,7 @@ import { generateChecks } from './llm-generate.mjs';
 import { headChecks } from './llm-heads.mjs';
 import { longChecks } from './llm-long.mjs';
 import { bart, planted, qwenGguf, routeHub } from './llm-hub.mjs';
-import { barsAt, bars, load, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
+import { barsAt, bars, load, loadDefault, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
 
 export async function llmChecks(browser, site, engine, shots) {
   const server = await serve(true, site);
@@ -131,13 +131,7 @@ export async function llmChecks(browser, site, engine, shots) {
           null,
           { timeout: 30_000 },
         );
-        await page.click('#load-default');
-        await page.waitForFunction(
-          () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
-          null,
-          { timeout: 30_000 },
-        );
-        await settled(page);
+        await loadDefault(page);
       },
     );
 
@@ -163,24 +157,15 @@ export async function llmChecks(browser, site, engine, shots) {
           assert(JSON.stringify(tokens) === JSON.stringify(labels), `${how}: tokens ${tokens} vs ${labels}`);
           same(await barsAt(page), last, `the GGUF model (${how}), last position`);
         };
-        const backToDefault = async () => {
-          await page.click('#load-default');
-          await page.waitForFunction(
-            () => document.getElementById('model-name').dataset.architecture === 'UniversalSentenceEncoderLite',
-            null,
-            { timeout: 30_000 },
-          );
-          await settled(page);
-        };
         await loadFiles(page, { 'qwen3-twin.gguf': qwenGguf }, 'Qwen3ForCausalLM');
         await shows('dropped');
-        await backToDefault();
+        await loadDefault(page);
         // From the Hub: the repository, then the file's path in it, as one types it.
         await load(page, 'test/qwen3-GGUF/qwen3-f32.gguf', 'Qwen3ForCausalLM');
         assert(asked.includes('/test/qwen3-GGUF/resolve/main/qwen3-f32.gguf'), `asked: ${asked.slice(-4)}`);
         await shows('from the Hub');
         library.dispose();
-        await backToDefault();
+        await loadDefault(page);
       },
     );
 

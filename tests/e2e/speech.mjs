@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { jfkWav, speechWhisper } from '../whisper.mjs';
-import { assert, check, loadFiles, serve } from './harness.mjs';
+import { assert, check, loadFiles, ONE_PIXEL_PNG, serve } from './harness.mjs';
 
 /** The samples .ci/setup made with espeak-ng (web/demo/make-samples.mjs). */
 const SAMPLES = new URL('../../public/samples/', import.meta.url);
@@ -333,11 +333,7 @@ export async function speechChecks(browser, site, engine, shots) {
     await check(
       'speech: an image chosen as model files is refused in the page’s words: Whisper reads sound',
       async () => {
-        const png = Buffer.from(
-          'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
-          'base64',
-        );
-        await page.setInputFiles('#files', [{ name: 'cat.png', mimeType: 'image/png', buffer: png }]);
+        await page.setInputFiles('#files', [{ name: 'cat.png', mimeType: 'image/png', buffer: ONE_PIXEL_PNG }]);
         await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'error');
         const said = await page.textContent('#load-status');
         assert(/reads sound, not images: choose a vision model/.test(said), said);
