@@ -51,6 +51,7 @@ val info_to_js(const Model& model) {
   i.set("causal", m.causal);
   i.set("languageModel", m.language_model);
   i.set("weightsDtype", m.weights_dtype);
+  i.set("weights", m.weights);
   val eos = val::array();
   for (std::int32_t id : m.eos) eos.call<void>("push", id);
   i.set("eosTokenIds", eos);

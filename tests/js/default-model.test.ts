@@ -83,6 +83,7 @@ describe('default model: Universal Sentence Encoder lite', () => {
       causal: false,
       languageModel: false,
       weightsDtype: 'f32',
+      weights: 'F32',
       window: [0, 0],
       eosTokenIds: [],
     });

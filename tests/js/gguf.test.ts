@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model } from '../../dist/node.js';
 import { GGML, T, gguf } from '../llm/gguf.mjs';
-import { decoderCheckpoint, toBf16 } from '../llm/checkpoints.mjs';
+import { type DecoderSpec, decoderCheckpoint, toBf16 } from '../llm/checkpoints.mjs';
+import { QUANT, type QuantType, quantizedTwins } from '../llm/quantize.mjs';
 import { halfBits } from '../whisper.mjs';
 import { ROWS } from './decoder-rows.js';
 import { engineFor } from './engines.js';
@@ -26,8 +27,8 @@ const worst = (a: ArrayLike<number>, b: ArrayLike<number>) => {
 };
 
 /** Every map and the logits of two models on the same ids, and how far apart they are. */
-function apart(a: Model, b: Model) {
-  const [x, y] = [a.run(IDS, { returnLogits: true }), b.run(IDS, { returnLogits: true })];
+function apart(a: Model, b: Model, ids = IDS) {
+  const [x, y] = [a.run(ids, { returnLogits: true }), b.run(ids, { returnLogits: true })];
   return { maps: worst(x.attentions, y.attentions), logits: worst(x.logits!.data, y.logits!.data) };
 }
 
@@ -66,6 +67,70 @@ describe.each([
     hf.dispose();
     g.dispose();
   });
+});
+
+// A quantized file is the model of its dequantized weights: the same file with each quantized tensor written as the
+// float32 values ggml's dequantize_row_* gives (quantize.mjs, written from ggml-quants.c) must run the same, every map
+// and logit, through both ways the GEMM reads quantized panels: many rows (a prompt: dequantized a chunk at a time) and
+// one to three (a decoding step: decoded in registers).
+describe.each([
+  { build: 'relaxed-simd-threads' as const, threads: 2 },
+  { build: 'simd' as const, threads: 1 },
+])('quantized GGUF, $build build', ({ build, threads }) => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await engineFor(build, threads);
+  });
+  afterAll(() => engine.dispose());
+
+  // K-quants take rows of 256 values: d 256, 4 heads of 64, an FFN of 512.
+  const shape = { d: 256, heads: 4, kvHeads: 2, headDim: 64, ffn: 512, layers: 2 };
+  const Q4_K_M = (name: string) => (/attn_v|ffn_down|token_embd|output\.weight/.test(name) ? 'Q6_K' : 'Q4_K');
+  // [name, each tensor's type, the embedding's dtype, general.file_type (llama_ftype) and its name]
+  const MIXES: Array<[string, (name: string) => QuantType, string, number, string]> = [
+    ['Q8_0', () => 'Q8_0', 'q8_0', 7, 'Q8_0'],
+    ['Q4_0', () => 'Q4_0', 'q4_0', 2, 'Q4_0'],
+    ['Q4_K', () => 'Q4_K', 'q4_k', 14, 'Q4_K_S'],
+    ['Q6_K', () => 'Q6_K', 'q6_k', 18, 'Q6_K'],
+    ['Q4_K_M (Q4_K, with Q6_K for attn_v, ffn_down and the embedding)', Q4_K_M, 'q6_k', 15, 'Q4_K_M'],
+  ];
+  const ARCHS: DecoderSpec[] = [
+    { arch: 'llama', ...shape, tied: false },
+    { arch: 'gemma2', ...shape, window: 5, attnSoftcap: 20, finalSoftcap: 15, queryPreAttnScalar: 64 },
+    { arch: 'qwen3', ...shape, tied: true },
+  ];
+
+  it.each(MIXES)(
+    '%s: every map and logit as the dequantized weights give them',
+    async (_, typeOf, dtype, type, name) => {
+      for (const spec of ARCHS) {
+        const [bare, tensors] = decoderCheckpoint(spec).ggufParts();
+        const keys = [...bare, ['general.file_type', T.UINT32, type] as Key];
+        const [quantized, dequantized] = quantizedTwins(tensors, typeOf);
+        const before = engine.memory().allocatedBytes;
+        const q = await engine.loadModel({ files: { 'q.gguf': gguf(keys, quantized) } });
+        const held = engine.memory().allocatedBytes - before;
+        const f = await engine.loadModel({ files: { 'f.gguf': gguf(keys, dequantized) } });
+        expect(q.info.weightsDtype, spec.arch).toBe(dtype);
+        expect(q.info.weights).toBe(name);
+        // Held quantized: at most 10 bits a value (Q6_K's codes as bytes), against float32's 32.
+        expect(held).toBeLessThan((engine.memory().allocatedBytes - before - held) / 2.5);
+        // 24 tokens at once, then 1, 2 and 3: a decoding step's row counts.
+        for (const ids of [IDS, IDS.slice(0, 1), IDS.slice(0, 2), IDS.slice(0, 3)]) {
+          const { maps, logits } = apart(q, f, ids);
+          expect(maps, `${spec.arch}, ${ids.length} tokens`).toBeLessThan(1e-5);
+          expect(logits, `${spec.arch}, ${ids.length} tokens`).toBeLessThan(1e-4);
+        }
+        // Generation: each step one new row against the cache, the same tokens and maps.
+        const greedy = { maxNewTokens: 6, temperature: 0, stopAtEos: false };
+        const [a, b] = [await q.generate(IDS.slice(0, 5), greedy), await f.generate(IDS.slice(0, 5), greedy)];
+        expect(a.ids).toEqual(b.ids);
+        expect(worst(a.attentions!, b.attentions!)).toBeLessThan(1e-5);
+        q.dispose();
+        f.dispose();
+      }
+    },
+  );
 });
 
 describe('GGUF files', () => {
@@ -123,6 +188,7 @@ describe('GGUF files', () => {
     const g = await engine.loadModel({ files: { 'bf16.gguf': gguf(k, bf16) } });
     const hf = await engine.loadModel({ files: c.files });
     expect(g.info.weightsDtype).toBe('bf16');
+    expect(g.info.weights).toBe('BF16'); // no general.file_type: as the embedding is stored
     const { maps, logits } = apart(g, hf);
     expect(maps).toBeLessThan(1e-6);
     expect(logits).toBeLessThan(1e-5);
@@ -197,6 +263,33 @@ describe('GGUF files', () => {
       'an unknown tensor type',
       () => gguf(keys, [{ ...tensors[0], type: 99 }, ...tensors.slice(1)]),
       'has ggml type 99, which ggml does not define',
+    ],
+    [
+      'a quantized tensor whose scale is NaN',
+      () => {
+        const [q] = quantizedTwins(tensors, () => 'Q8_0');
+        const i = q.findIndex((t) => t.type === QUANT.Q8_0.id);
+        const blocks = (q[i].data as Uint8Array).slice();
+        new DataView(blocks.buffer).setUint16(3 * QUANT.Q8_0.bytes, 0x7e00, true); // block 3's d
+        return gguf(
+          keys,
+          q.map((t, j) => (j === i ? { ...t, data: blocks } : t)),
+        );
+      },
+      /tensor "[a-z_.0-9]+" has a non-finite scale in block 3 \(Q8_0\)/,
+    ],
+    [
+      'a quantized type AttnScope does not multiply',
+      () => {
+        const i = tensors.findIndex((t) => t.dims.length === 2);
+        const count = tensors[i].dims[0] * tensors[i].dims[1];
+        return gguf(keys, [
+          ...tensors.slice(0, i),
+          { ...tensors[i], type: GGML.Q5_0, data: new Uint8Array((count / 32) * 22) },
+          ...tensors.slice(i + 1),
+        ]);
+      },
+      /is Q5_0; AttnScope reads GGUF tensors in F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K/,
     ],
     [
       'a block count that contradicts the tensors',

@@ -55,6 +55,7 @@ describe.each(BUILDS)('$build build', ({ build, threads }) => {
       causal: true,
       languageModel: true,
       weightsDtype: 'f16',
+      weights: 'F16',
       window: [0, 0],
     });
     // Causal: no query sees a later key.

@@ -1,4 +1,4 @@
-// A GGUF v3 writer (F32, F16 and BF16 tensors), for llama.cpp twins of the tests' Hugging Face checkpoints.
+// A GGUF v3 writer (F32, F16 and BF16 tensors, and quantized blocks: quantize.mjs), for llama.cpp twins of the tests' Hugging Face checkpoints.
 // The layout, from ggml's gguf.h and gguf.cpp:
 //   "GGUF" · u32 version 3 · i64 tensor count · i64 key count
 //   keys: string key · u32 type · value (an array: u32 element type · u64 count · elements)
@@ -10,7 +10,9 @@
 /** GGUF value types. */
 export const T = { UINT16: 2, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9, UINT64: 10 };
 /** ggml.h's ggml_type ids. */
-export const GGML = { F32: 0, F16: 1, Q8_0: 8, BF16: 30 };
+export const GGML = { F32: 0, F16: 1, Q4_0: 2, Q5_0: 6, Q8_0: 8, Q4_K: 12, Q6_K: 14, BF16: 30 };
+/** Values and bytes per block of the quantized types. */
+const BLOCKS = { 2: [32, 18], 6: [32, 22], 8: [32, 34], 12: [256, 144], 14: [256, 210] };
 
 class Writer {
   constructor() {
@@ -73,8 +75,9 @@ class Writer {
 /**
  * A GGUF file.
  * @param {Array<[string, number, unknown] | [string, 9, number, unknown[]]>} keys `[key, type, value]`, or `[key, T.ARRAY, elementType, values]`
- * @param {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array, type?: number }>} tensors dims
- *   innermost first; data row-major over them: float32, or 16-bit values (bf16 bits unless `type` says GGML.F16)
+ * @param {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array | Uint8Array, type?: number }>} tensors
+ *   dims innermost first; data row-major over them: float32, 16-bit values (bf16 bits unless `type` says GGML.F16),
+ *   or a quantized `type`'s blocks
  * @param {{ version?: number, alignment?: number }} [options] a version or alignment other than 3 and 32
  * @returns {Uint8Array}
  */
@@ -101,7 +104,9 @@ export function gguf(keys, tensors, options = {}) {
   let offset = 0;
   for (const t of tensors) {
     const count = t.dims.reduce((a, b) => a * b, 1);
-    if (t.data.length !== count) throw new Error(`gguf: ${t.name} has ${t.data.length} values for dims ${t.dims}`);
+    const blocks = BLOCKS[/** @type {keyof typeof BLOCKS} */ (t.type ?? -1)];
+    const length = blocks ? (count / blocks[0]) * blocks[1] : count;
+    if (t.data.length !== length) throw new Error(`gguf: ${t.name} has ${t.data.length} values for dims ${t.dims}`);
     if (new TextEncoder().encode(t.name).length >= 64) throw new Error(`gguf: ${t.name} is longer than 63 bytes`);
     w.string(t.name);
     w.u32(t.dims.length);

@@ -1,11 +1,11 @@
 // The SIMD128 kernels against plain code, run in wasm (node build/wasm/kernels_test.js, and its relaxed-SIMD twin
 // kernels_test_relaxed.js): native builds take the std:: path (and Eigen's GEMM), so only here is the four-lane code
 // tested directly. Element-wise exp, GELU (exact, tanh and quick) and SiLU against libm, score masking, the softmax of
-// a row without a mask against the same row masked by ones, the GEMM on float32 and on 16-bit weight panels, the top-k
-// probabilities of a row of logits against the softmax of the whole row, the few-row attention of a decoding step
-// against the float64 reference, the screened greedy argmax against the whole product's, and a packed weight's blocks
-// of rows (heads through W_O) against a float64 loop. Prints the largest errors;
-// exits 1 if one is over its bound.
+// a row without a mask against the same row masked by ones, the GEMM on float32, 16-bit and quantized weight panels,
+// the top-k probabilities of a row of logits against the softmax of the whole row, the few-row attention of a decoding
+// step against the float64 reference, the screened greedy argmax against the whole product's, and a packed weight's
+// blocks of rows (heads through W_O) against a float64 loop. Prints the largest errors; exits 1 if one is over its
+// bound.
 #include "kernels/kernels.hpp"
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 
 #include "attnscope/attention.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/quantized.hpp"
 #include "kernels/scores.hpp"
 #include "kernels/screened_argmax.hpp"
 #include "kernels/vexp.hpp"
@@ -162,6 +163,82 @@ double sixteen_bit_gemm_error() {
             }
         }
     }
+  return worst;
+}
+
+// The GEMM from quantized panels (Q8_0, Q4_0, Q4_K, Q6_K blocks, random bytes with finite scales) against a float64
+// loop over the values ggml dequantizes (dequantize_row), for every row count: 1-3 rows decode the codes in registers
+// (a decoding step), 4 and more dequantize a panel's chunk of k into scratch (depth 2048 in three chunks, each whole
+// groups). Also each column (an embedding's row), the whole matrix unpacked, and blocks of rows (heads through W_O),
+// which must give the dequantized values exactly. Returns the largest error relative to the sum of the terms'
+// magnitudes; `inexact` counts values read otherwise than dequantize_row gives them.
+double quantized_gemm_error(int& inexact) {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  double worst = 0;
+  for (k::Blocks blocks : {k::Blocks::q8_0, k::Blocks::q4_0, k::Blocks::q4_k, k::Blocks::q6_k}) {
+    const k::BlockFormat& f = k::format_of(blocks);
+    for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{256, 8}, {512, 13}, {256, 75}, {2048, 33}}) {
+      const std::int64_t row_bytes = depth / f.values * f.bytes;
+      std::vector<std::uint8_t> raw(static_cast<std::size_t>(n * row_bytes));  // [n, depth]: a Linear's [out, in]
+      for (auto& b : raw) b = static_cast<std::uint8_t>(rng());
+      for (std::int64_t i = 0; i < n * depth / f.values; ++i) {  // d (and dmin) finite: f16 in [2^-9, 2^-1)
+        std::uint8_t* block = raw.data() + i * f.bytes + (blocks == k::Blocks::q6_k ? 208 : 0);
+        for (int h = 0; h < (blocks == k::Blocks::q4_k ? 2 : 1); ++h) {
+          const auto d = static_cast<std::uint16_t>(((6 + rng() % 8) << 10) | (rng() & 0x3ff) | (rng() & 0x8000));
+          block[2 * h] = static_cast<std::uint8_t>(d & 0xff), block[2 * h + 1] = static_cast<std::uint8_t>(d >> 8);
+        }
+      }
+      std::vector<float> wide(static_cast<std::size_t>(n * depth));
+      for (std::int64_t j = 0; j < n; ++j)
+        k::dequantize_row(blocks, raw.data() + j * row_bytes, depth, wide.data() + j * depth);
+      const k::PackedWeight w(k::MatrixSource{raw.data(), f.layout, depth, n, true, blocks});
+      std::vector<float> column(static_cast<std::size_t>(depth));
+      const attnscope::Tensor unpacked = w.unpack();
+      for (std::int64_t j = 0; j < n; ++j) {
+        w.column(j, column.data());
+        for (std::int64_t p = 0; p < depth; ++p)
+          inexact += (column[p] != wide[j * depth + p]) + (unpacked.data[p * n + j] != wide[j * depth + p]);
+      }
+      std::vector<float> x(static_cast<std::size_t>(depth)), through(static_cast<std::size_t>(depth / 64 * n));
+      for (float& v : x) v = uniform(rng);
+      w.block_rows(x.data(), 64, through.data());
+      for (std::int64_t b = 0; b < depth / 64; ++b)
+        for (std::int64_t j = 0; j < n; ++j) {
+          double exact = 0, magnitude = 0;
+          for (std::int64_t p = b * 64; p < (b + 1) * 64; ++p) {
+            const double term = double(x[p]) * wide[j * depth + p];
+            exact += term, magnitude += std::abs(term);
+          }
+          worst = std::max(worst, std::abs(through[b * n + j] - exact) / magnitude);
+        }
+      std::vector<float> pack;
+      for (std::int64_t m : {1, 2, 3, 4, 5, 9, 35})
+        for (bool with_bias : {false, true}) {
+          std::vector<float> a(static_cast<std::size_t>(m * depth)), bias(static_cast<std::size_t>(n)),
+              c(static_cast<std::size_t>(m * n));
+          for (float& v : a) v = uniform(rng);
+          for (float& v : bias) v = uniform(rng);
+          k::GemmArgs g{
+              a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
+          g.packed = w.panels();
+          g.precision = f.layout;
+          const std::int64_t split = n > 24 ? 24 : n;  // two blocks of columns, as two tasks would
+          k::gemm_columns(g, 0, split, pack);
+          k::gemm_columns(g, split, n, pack);
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) {
+              double exact = with_bias ? bias[j] : 0.0, magnitude = std::abs(exact);
+              for (std::int64_t p = 0; p < depth; ++p) {
+                const double term = double(a[i * depth + p]) * wide[j * depth + p];
+                exact += term, magnitude += std::abs(term);
+              }
+              worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);
+            }
+        }
+    }
+  }
   return worst;
 }
 
@@ -540,6 +617,9 @@ int main() {
   expect_below("softmax without a mask: rows differing", plain_softmax_mismatches(), 0);
   expect_below("gemm on 16-bit panels: error / sum |terms|", sixteen_bit_gemm_error(), 1e-6);
   expect_below("gemm on float32: error / sum |terms|", float32_gemm_error(), 1e-6);
+  int inexact = 0;
+  expect_below("gemm on quantized panels: error / sum |terms|", quantized_gemm_error(inexact), 1e-6);
+  expect_below("quantized panels: values read otherwise", inexact, 0);
   expect_below("block rows (heads through W_O): error / sum |terms|", block_rows_error(), 1e-6);
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);

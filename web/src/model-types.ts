@@ -118,8 +118,13 @@ export interface ModelInfo {
   causal: boolean;
   /** Predicts the next token: {@link RunOptions.topK}, {@link RunOptions.logitLens} and {@link Model.(generate:1)}. */
   languageModel: boolean;
-  /** How the model's files store its weights. */
-  weightsDtype: 'f32' | 'f16' | 'bf16';
+  /** How the model's files store its weights (the embedding's type, for a GGUF whose tensors mix types). */
+  weightsDtype: 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q4_0' | 'q4_k' | 'q6_k';
+  /**
+   * The weights' type as the files name it: a GGUF's file type as llama.cpp names it (`Q4_K_M`, `Q8_0`, `F16`, ...),
+   * else `F32`, `F16` or `BF16`.
+   */
+  weights: string;
   /** Per layer: 0 for full attention, else the width of its sliding window (Mistral, Gemma's local layers). */
   window: number[];
   /** Language models: the token ids that end a text (config.json's `eos_token_id`). */

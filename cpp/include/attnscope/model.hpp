@@ -68,7 +68,8 @@ struct ModelInfo {
   std::int64_t head_dim = 0;          // d_k = d_v of every head
   bool causal = false;                // a token sees only the tokens before it (decoders)
   bool language_model = false;        // predicts the next token: predictions, logit lens, generate
-  std::string weights_dtype = "f32";  // as the files store the weights: "f32", "f16" or "bf16"
+  std::string weights_dtype = "f32";  // the embedding's type: "f32", "f16", "bf16", a GGUF's "q8_0", "q4_k", ...
+  std::string weights;                // as the files name their type: a GGUF's file type (Q4_K_M), else F32, BF16, ...
   std::vector<std::int64_t> window;   // per layer: 0 for full attention, else the sliding window's width
   std::vector<std::int32_t> eos;      // language models: the ids that end a text (config.json's eos_token_id)
   // Encoder-decoders (BART, Marian, T5): a source runs through the encoder, a target through the decoder.

@@ -7,6 +7,7 @@
 
 #include "attnscope/error.hpp"
 #include "io/json.hpp"
+#include "kernels/quantized.hpp"
 
 namespace attnscope {
 
@@ -24,6 +25,9 @@ std::uint64_t dtype_size(const std::string& dtype) {
 // The weights AttnScope reads; a checkpoint may hold other tensors beside them (older CLIP and BERT files keep their
 // int64 position_ids buffers), which load untouched and are refused only when read.
 bool is_float(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
+
+// A GGUF's quantized tensor (gguf_checkpoint.cpp names its dtype as ggml does), or none.
+kernels::Blocks blocks_of(const std::string& dtype) { return kernels::blocks_named(dtype.c_str()); }
 
 kernels::Precision precision_of(const std::string& dtype) {
   return dtype == "F32"    ? kernels::Precision::f32
@@ -133,9 +137,9 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(what_ + ": tensor " + quote(name) + " is missing");
   const SafeTensorInfo& info = it->second;
-  if (!is_float(info.dtype))
+  if (!is_float(info.dtype) && blocks_of(info.dtype) == kernels::Blocks::none)
     throw Error(what_ + ": tensor " + quote(name) + " has dtype " + info.dtype +
-                "; AttnScope reads weights in F32, F16 and BF16");
+                "; AttnScope reads weights in F32, F16 and BF16 (and from a GGUF Q8_0, Q4_0, Q4_K and Q6_K)");
   bool fits = info.shape.size() == expected.size();
   for (std::size_t i = 0; fits && i < expected.size(); ++i) fits = expected[i] < 0 || expected[i] == info.shape[i];
   if (!fits)
@@ -165,15 +169,28 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   return scratch.data();
 }
 
+void SafeTensors::check_blocks(const std::string& name, kernels::Blocks blocks, const std::uint8_t* data,
+                               std::int64_t count) const {
+  const std::int64_t bad = kernels::first_bad_block(blocks, data, count);
+  if (bad >= 0)
+    throw Error("loadModel: " + what_ + ": tensor " + quote(name) + " has a non-finite scale in block " +
+                std::to_string(bad) + " (" + kernels::format_of(blocks).name + ")");
+}
+
 Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
   std::vector<std::uint8_t> scratch;
   const std::uint8_t* src = raw(name, expected, scratch);
   const SafeTensorInfo& info = tensors_.at(name);
   Tensor t(info.shape.empty() ? Shape{1} : info.shape);  // a scalar is one value
-  const kernels::Precision p = precision_of(info.dtype);
   const std::int64_t count = static_cast<std::int64_t>(t.data.size());
-  if (p != kernels::Precision::f32) check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
-  kernels::widen(src, p, count, t.data.data());
+  if (const kernels::Blocks blocks = blocks_of(info.dtype); blocks != kernels::Blocks::none) {
+    check_blocks(name, blocks, src, count / kernels::format_of(blocks).values);
+    kernels::dequantize_row(blocks, src, count, t.data.data());
+  } else {
+    const kernels::Precision p = precision_of(info.dtype);
+    if (p != kernels::Precision::f32) check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
+    kernels::widen(src, p, count, t.data.data());
+  }
   check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), t.data.data(), count);
   if (const float add = tensors_.at(name).add)
     for (float& x : t.data) x += add;
@@ -185,9 +202,18 @@ std::shared_ptr<const kernels::PackedWeight> SafeTensors::matrix(const std::stri
                                                                  std::int64_t count) const {
   std::vector<std::uint8_t> scratch;
   const std::uint8_t* whole = raw(name, {rows, cols}, scratch);
-  const kernels::Precision p = precision_of(tensors_.at(name).dtype);
   if (count < 0) count = rows;
   if (first < 0 || first + count > rows) throw Error(what_ + ": tensor " + quote(name) + ": rows out of range");
+  if (const kernels::Blocks blocks = blocks_of(tensors_.at(name).dtype); blocks != kernels::Blocks::none) {
+    // Rows of blocks along cols: a Linear's [out, in] (or an embedding's [vocab, d]) as the GEMM's B [in, out].
+    if (!transposed)
+      throw Error(what_ + ": tensor " + quote(name) + " is quantized, which AttnScope reads as a Linear's [out, in]");
+    const kernels::BlockFormat& f = kernels::format_of(blocks);
+    const std::uint8_t* src = whole + first * (cols / f.values * f.bytes);
+    check_blocks(name, blocks, src, count * cols / f.values);
+    return std::make_shared<kernels::PackedWeight>(kernels::MatrixSource{src, f.layout, cols, count, true, blocks});
+  }
+  const kernels::Precision p = precision_of(tensors_.at(name).dtype);
   const std::uint8_t* src = whole + first * cols * (p == kernels::Precision::f32 ? 4 : 2);
   if (p == kernels::Precision::f32)
     check_finite("loadModel", (what_ + ": tensor " + quote(name)).c_str(), reinterpret_cast<const float*>(src),

@@ -32,7 +32,7 @@ class MemoryBytes final : public FileBytes {
 };
 
 struct SafeTensorInfo {
-  std::string dtype;  // F32, F16 or BF16
+  std::string dtype;  // F32, F16 or BF16; from a GGUF also Q8_0, Q4_0, Q4_K, Q6_K
   Shape shape;
   std::uint64_t begin = 0, end = 0;  // byte range within the data section
   // As a GGUF holds them (gguf_checkpoint.cpp): the rows of `interleaved` heads with each head's RoPE halves
@@ -68,6 +68,10 @@ class SafeTensors {
  private:
   // The tensor's bytes (checked against `expected`): in memory, or read into `scratch`.
   const std::uint8_t* raw(const std::string& name, const Shape& expected, std::vector<std::uint8_t>& scratch) const;
+
+  // Throws, naming the tensor, if one of the `count` quantized blocks at `data` has a scale that is not finite.
+  void check_blocks(const std::string& name, kernels::Blocks blocks, const std::uint8_t* data,
+                    std::int64_t count) const;
 
   std::shared_ptr<const FileBytes> file_;
   std::uint64_t data_offset_ = 0, data_size_ = 0;  // the data section within the file

@@ -5,6 +5,7 @@
 
 #include "attnscope/error.hpp"
 #include "attnscope/packing.hpp"
+#include "kernels/quantized.hpp"
 #include "threads/thread_pool.hpp"
 
 namespace attnscope::kernels {
@@ -73,9 +74,10 @@ void pack_panels(const void* source, std::int64_t k, std::int64_t n, bool transp
 PackedWeight::PackedWeight(const float* b, std::int64_t k, std::int64_t n) : b_(b), k_(k), n_(n) {}
 
 PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_(s.precision) {
-  const std::int64_t count = packed_size(k_, n_);
-  panels_.resize(static_cast<std::size_t>(count * bytes_of(precision_)));
-  if (precision_ == Precision::f32)
+  panels_.resize(static_cast<std::size_t>((n_ + kPanelColumns - 1) / kPanelColumns * panel_bytes(k_, precision_)));
+  if (s.blocks != Blocks::none)
+    pack_quantized(s.blocks, static_cast<const std::uint8_t*>(s.data), k_, n_, panels_.data());
+  else if (precision_ == Precision::f32)
     pack_panels<4>(s.data, k_, n_, s.transposed, panels_.data());
   else
     pack_panels<2>(s.data, k_, n_, s.transposed, panels_.data());
@@ -234,7 +236,7 @@ const void* PackedWeight::panels() const {
 }
 
 const void* PackedWeight::panels_from(std::int64_t col) const {
-  return static_cast<const std::uint8_t*>(panels()) + packed_size(k_, col) * bytes_of(precision_);
+  return static_cast<const std::uint8_t*>(panels()) + col / kPanelColumns * panel_bytes(k_, precision_);
 }
 
 const float* PackedWeight::matrix() const {
@@ -244,6 +246,16 @@ const float* PackedWeight::matrix() const {
   return b_ ? b_ : matrix_.empty() ? nullptr : matrix_.data();
 }
 
+const std::uint8_t* PackedWeight::panel_as_read(std::int64_t c, std::vector<float>& scratch, Precision& as) const {
+  const std::uint8_t* panel = panels_.data() + c * panel_bytes(k_, precision_);
+  as = precision_;
+  if (!is_quantized(precision_)) return panel;
+  scratch.resize(static_cast<std::size_t>(k_ * kPanelColumns));
+  dequantize_panel(panel, precision_, 0, k_, scratch.data());
+  as = Precision::f32;
+  return reinterpret_cast<const std::uint8_t*>(scratch.data());
+}
+
 void PackedWeight::column(std::int64_t j, float* out) const {
   if (source_) panels();
   if (b_) {
@@ -251,17 +263,18 @@ void PackedWeight::column(std::int64_t j, float* out) const {
     return;
   }
   // Panel j / 8, slot j % 8 of each of its k rows.
-  const std::int64_t base =
-      packed_size(k_, j / kPanelColumns * kPanelColumns) + panel_slot(j % kPanelColumns, precision_);
-  const std::int64_t size = bytes_of(precision_);
+  std::vector<float> scratch;
+  Precision as;
+  const std::uint8_t* panel = panel_as_read(j / kPanelColumns, scratch, as);
+  const std::int64_t slot = panel_slot(j % kPanelColumns, as), size = bytes_of(as);
   for (std::int64_t p = 0; p < k_; ++p) {
-    const std::uint8_t* at = panels_.data() + (base + p * kPanelColumns) * size;
-    if (precision_ == Precision::f32) {
+    const std::uint8_t* at = panel + (p * kPanelColumns + slot) * size;
+    if (as == Precision::f32) {
       std::memcpy(out + p, at, 4);
     } else {
       std::uint16_t h;
       std::memcpy(&h, at, 2);
-      out[p] = widen(h, precision_);
+      out[p] = widen(h, as);
     }
   }
 }
@@ -273,21 +286,23 @@ Tensor PackedWeight::unpack() const {
     std::copy_n(b_, k_ * n_, t.data.begin());
     return t;
   }
-  // Row by row: each row of B is its eight columns' slots in one row of every panel, so the writes run along t.
-  const std::int64_t size = bytes_of(precision_), panels = (n_ + kPanelColumns - 1) / kPanelColumns;
-  for (std::int64_t p = 0; p < k_; ++p) {
-    float* out = t.data.data() + p * n_;
-    for (std::int64_t c = 0; c < panels; ++c) {
-      const std::uint8_t* row = panels_.data() + (packed_size(k_, c * kPanelColumns) + p * kPanelColumns) * size;
-      const std::int64_t columns = std::min(kPanelColumns, n_ - c * kPanelColumns);
+  // Panel by panel, its rows into their eight columns of t's rows.
+  const std::int64_t panels = (n_ + kPanelColumns - 1) / kPanelColumns;
+  std::vector<float> scratch;
+  for (std::int64_t c = 0; c < panels; ++c) {
+    Precision as;
+    const std::uint8_t* panel = panel_as_read(c, scratch, as);
+    const std::int64_t size = bytes_of(as), columns = std::min(kPanelColumns, n_ - c * kPanelColumns);
+    for (std::int64_t p = 0; p < k_; ++p) {
+      float* out = t.data.data() + p * n_ + c * kPanelColumns;
       for (std::int64_t j = 0; j < columns; ++j) {
-        const std::uint8_t* at = row + panel_slot(j, precision_) * size;
-        if (precision_ == Precision::f32) {
-          std::memcpy(out + c * kPanelColumns + j, at, 4);
+        const std::uint8_t* at = panel + (p * kPanelColumns + panel_slot(j, as)) * size;
+        if (as == Precision::f32) {
+          std::memcpy(out + j, at, 4);
         } else {
           std::uint16_t h;
           std::memcpy(&h, at, 2);
-          out[c * kPanelColumns + j] = widen(h, precision_);
+          out[j] = widen(h, as);
         }
       }
     }
@@ -304,9 +319,12 @@ void PackedWeight::block_rows(const float* x, std::int64_t block, float* out) co
       for (std::int64_t j = 0; j < n_; ++j) out[r / block * n_ + j] += x[r] * b_[r * n_ + j];
     return;
   }
-  const std::int64_t size = bytes_of(precision_), panels = (n_ + kPanelColumns - 1) / kPanelColumns;
+  const std::int64_t panels = (n_ + kPanelColumns - 1) / kPanelColumns;
+  std::vector<float> scratch;
   for (std::int64_t c = 0; c < panels; ++c) {
-    const std::uint8_t* panel = panels_.data() + packed_size(k_, c * kPanelColumns) * size;
+    Precision as;
+    const std::uint8_t* panel = panel_as_read(c, scratch, as);
+    const std::int64_t size = bytes_of(as);
     const std::int64_t columns = std::min(kPanelColumns, n_ - c * kPanelColumns);
     for (std::int64_t b = 0; b < blocks; ++b) {
       float sums[kPanelColumns] = {};  // the panel's eight columns, in column order
@@ -315,9 +333,9 @@ void PackedWeight::block_rows(const float* x, std::int64_t block, float* out) co
       for (std::int64_t r = b * block; r < (b + 1) * block; ++r) {
         const std::uint8_t* row = panel + r * kPanelColumns * size;
         v128_t b0, b1;
-        if (precision_ == Precision::f32)
+        if (as == Precision::f32)
           b0 = wasm_v128_load(row), b1 = wasm_v128_load(row + 16);
-        else if (precision_ == Precision::bf16)
+        else if (as == Precision::bf16)
           widen_panel_row<Precision::bf16>(reinterpret_cast<const std::uint16_t*>(row), b0, b1);
         else
           widen_panel_row<Precision::f16>(reinterpret_cast<const std::uint16_t*>(row), b0, b1);
@@ -330,14 +348,14 @@ void PackedWeight::block_rows(const float* x, std::int64_t block, float* out) co
 #else
       for (std::int64_t r = b * block; r < (b + 1) * block; ++r)
         for (std::int64_t j = 0; j < kPanelColumns; ++j) {
-          const std::uint8_t* at = panel + (r * kPanelColumns + panel_slot(j, precision_)) * size;
+          const std::uint8_t* at = panel + (r * kPanelColumns + panel_slot(j, as)) * size;
           float v;
-          if (precision_ == Precision::f32) {
+          if (as == Precision::f32) {
             std::memcpy(&v, at, 4);
           } else {
             std::uint16_t h;
             std::memcpy(&h, at, 2);
-            v = widen(h, precision_);
+            v = widen(h, as);
           }
           sums[j] += x[r] * v;
         }

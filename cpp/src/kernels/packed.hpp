@@ -28,8 +28,28 @@ namespace attnscope::kernels {
 
 inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
 
-enum class Precision : std::uint8_t { f32, bf16, f16 };
+// How a panel holds its values: float32, 16-bit floats, or quantized (quantized.hpp): codes of 8 or 4 bits with a
+// float32 scale (and, for 4 bits, a min) per column for each group of 32 rows (16 for q8_16).
+enum class Precision : std::uint8_t { f32, bf16, f16, q8_32, q8_16, q4_32 };
+inline bool is_quantized(Precision p) { return p >= Precision::q8_32; }
+// Bytes per value of the float layouts.
 inline std::int64_t bytes_of(Precision p) { return p == Precision::f32 ? 4 : 2; }
+// Rows of a quantized panel that share each column's scale.
+inline constexpr std::int64_t group_rows(Precision p) { return p == Precision::q8_16 ? 16 : 32; }
+// A quantized panel is k / group_rows groups, each: float scale[8] · (q4_32: float min[8]) · the codes, 8 bytes a row
+// (q8: each column's int8 code, in column order; q4: two rows in 8 bytes, the first in the low nibbles). Value
+// (r, j) = scale[j] · code(r, j) − min[j]: exactly the value ggml dequantizes.
+inline constexpr std::int64_t group_header(Precision p) { return p == Precision::q4_32 ? 64 : 32; }
+inline constexpr std::int64_t group_bytes(Precision p) {
+  return group_header(p) + group_rows(p) * (p == Precision::q4_32 ? 4 : 8);
+}
+// Bytes of a panel's first k rows (k a whole number of groups, for a quantized panel).
+inline std::int64_t panel_bytes(std::int64_t k, Precision p) {
+  return is_quantized(p) ? k / group_rows(p) * group_bytes(p) : k * kPanelColumns * bytes_of(p);
+}
+
+// ggml's block formats a weight may come in (quantized.hpp); none for plain values.
+enum class Blocks : std::uint8_t;
 
 // One 16-bit value as float32. Exact: bf16 is float32's top half; f16 is rebiased through a
 // float multiply, which also places f16's subnormals. Finite inputs only (weights are checked).
@@ -78,11 +98,13 @@ inline void widen_panel_row(const std::uint16_t* row, v128_t& b0, v128_t& b1) {
 #endif
 
 // B [k, n] as a file holds it: row-major [k, n], or [n, k] read transposed (a Linear's [out, in]).
+// Or [n, k] in ggml's blocks along k (`blocks`, with `precision` the panels' layout for them).
 struct MatrixSource {
   const void* data;
   Precision precision;
   std::int64_t k, n;
   bool transposed;
+  Blocks blocks{};
 };
 
 // Floats (or 16-bit values) in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.
@@ -150,6 +172,8 @@ class PackedWeight {
   std::int64_t bytes() const;
 
  private:
+  // Panel c as float32 or 16-bit rows: itself, or dequantized into `scratch` (then `as` is f32).
+  const std::uint8_t* panel_as_read(std::int64_t c, std::vector<float>& scratch, Precision& as) const;
   // Every block of a streamed weight into panels_ (natively also matrix_), checked; packed on the
   // pool's threads if one is given.
   void read_whole(ThreadPool* pool) const;

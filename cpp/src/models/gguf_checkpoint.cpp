@@ -9,6 +9,7 @@
 #include "io/gguf.hpp"
 #include "io/json.hpp"
 #include "io/text.hpp"
+#include "kernels/quantized.hpp"
 #include "tokenizers/gguf_vocab.hpp"
 
 namespace attnscope {
@@ -279,6 +280,18 @@ std::string config_of(const Gguf& g, const Row& row, const std::map<std::string,
 
 bool is_gguf_name(const std::string& name) { return ends_with(name, ".gguf"); }
 
+// llama.h's llama_ftype names of general.file_type: what a file is called by (…-Q4_K_M.gguf).
+std::string file_type_name(const Gguf& g) {
+  static const char* const names[] = {"F32",    "F16",    "Q4_0",   "Q4_1",   "",       "",       "",
+                                      "Q8_0",   "Q5_0",   "Q5_1",   "Q2_K",   "Q3_K_S", "Q3_K_M", "Q3_K_L",
+                                      "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K"};
+  const GgufValue* v = g.find("general.file_type");
+  if (!v || v->type == GgufValue::Type::string || v->type == GgufValue::Type::array) return "";
+  const double t = v->number;
+  if (t >= 0 && t < 19 && t == std::floor(t)) return names[static_cast<int>(t)];
+  return t == 32 ? "BF16" : "";
+}
+
 GgufCheckpoint read_gguf_checkpoint(
     const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files) {
   std::vector<std::unique_ptr<Gguf>> parts;
@@ -319,6 +332,7 @@ GgufCheckpoint read_gguf_checkpoint(
   GgufCheckpoint out;
   out.config = config_of(first, *row, where);
   out.tokenizer = tokenizers::tokenizer_files(first);
+  out.file_type = file_type_name(first);
   const Metadata m(first, row->gguf);
   const std::int64_t layers = static_cast<std::int64_t>(m.number("block_count", 1, 512));
   const std::int64_t heads = static_cast<std::int64_t>(m.number("attention.head_count", 1, 1024));
@@ -357,9 +371,10 @@ GgufCheckpoint read_gguf_checkpoint(
     if (!found) fail({g->what(), ": tensor ", quote(name), " is not one a ", row->gguf, " model has"});
     const GgufTensor& t = g->tensors().at(name);
     const GgmlType& type = *ggml_type(t.type);
-    if (t.type != kGgmlF32 && t.type != kGgmlF16 && t.type != kGgmlBF16)
+    if (t.type != kGgmlF32 && t.type != kGgmlF16 && t.type != kGgmlBF16 &&
+        kernels::blocks_named(type.name) == kernels::Blocks::none)
       fail({g->what(), ": tensor ", quote(name), " is ", type.name,
-            "; AttnScope reads GGUF tensors in F32, F16 and BF16"});
+            "; AttnScope reads GGUF tensors in F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K"});
     SafeTensorInfo info;
     info.dtype = type.name;
     for (auto d = t.dims.rbegin(); d != t.dims.rend(); ++d) info.shape.push_back(static_cast<std::int64_t>(*d));

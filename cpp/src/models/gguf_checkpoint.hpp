@@ -19,6 +19,8 @@ struct GgufCheckpoint {
   // tokenizer.json and tokenizer_config.json from its tokenizer.ggml.* keys (tokenizers/gguf_vocab.hpp); none when
   // the file has no tokenizer AttnScope reads.
   ModelFiles tokenizer;
+  // general.file_type as llama.cpp names it (Q4_K_M, Q8_0, F16, ...); empty when the file does not say.
+  std::string file_type;
   // One table per file of a split GGUF (-00001-of-0000N.gguf), in transformers' names.
   std::vector<std::pair<std::string, std::unique_ptr<SafeTensors>>> tensors;
 };

@@ -37,6 +37,10 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
     const WeightStore store = gguf ? WeightStore(std::move(gguf->tensors)) : WeightStore(files, large);
     std::unique_ptr<Model> model =
         transformer::make_model(arch, config, files, store, make_tokenizer(gguf ? gguf->tokenizer : files));
+    std::string& weights = model->info_.weights;
+    weights = gguf ? gguf->file_type : "";
+    if (weights.empty())  // as the files name the embedding's type: F32, BF16, Q8_0, ...
+      for (char ch : model->info_.weights_dtype) weights += static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
     // The embedding table may have spare rows (USE lite: 8002 rows for 8000 pieces), never fewer.
     const Tokenizer* t = model->tokenizer();
     if (t && t->vocab_size() > model->info().vocab_size && model->info().input == InputKind::text)

@@ -45,10 +45,12 @@ class WeightStore {
 
   bool contains(const std::string& name) const { return shard_of(name) != nullptr; }
 
-  // How the files store the tensor, as ModelInfo says it: "f32", "f16" or "bf16".
+  // How the files store the tensor, as ModelInfo says it: "f32", "f16", "bf16", or a GGUF's "q8_0", "q4_0", "q4_k",
+  // "q6_k".
   std::string dtype(const std::string& name) const {
-    const std::string& d = shard(name).tensors().at(name).dtype;
-    return d == "BF16" ? "bf16" : d == "F16" ? "f16" : "f32";
+    std::string d = shard(name).tensors().at(name).dtype;
+    for (char& ch : d) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    return d;
   }
 
   // The tensor as float32, checked against `expected` (-1 matches any dimension).
