@@ -21,6 +21,8 @@
 // every layer reads its keys and values from memory, as a decoding step does (the weights of the whole
 // model pass through the caches between one step's read of a layer's cache and the next).
 //
+// Last, the same GEMV on quantized weights (alone: QUANTIZED_ONLY=1 npm run bench:decode).
+//
 //   npm run bench:decode        (built with the wasm builds: build/wasm/bench/decode_kernels.js)
 #include <wasm_simd128.h>
 
@@ -28,12 +30,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "kernels/gemm.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/quantized.hpp"
 #include "kernels/screened_argmax.hpp"
 #include "threads/thread_pool.hpp"
 
@@ -243,7 +247,61 @@ double step_attention_ms(attnscope::ThreadPool& pool, std::int64_t context, Cach
 
 }  // namespace
 
+// A decoding step's GEMV on quantized weights (random blocks, finite scales), one thread: giga-weights per second and
+// GB/s of the file's bytes, in cache (n = 256) and from memory (n = 16,384: 32 M weights), at Llama-3.2-1B's depth
+// (2,048), beside BF16 panels of the same shape. Best of 6 interleaved rounds.
+void quantized_rates() {
+  const std::int64_t depth = 2048;
+  const k::Precision formats[] = {k::Precision::bf16, k::Precision::q8_0, k::Precision::q4_0, k::Precision::q4_k,
+                                  k::Precision::q6_k};
+  const char* names[] = {"BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"};
+  std::printf("\nA decoding step's GEMV (1 row, depth %lld), one thread: G weights/s (GB/s of the file's bytes)\n",
+              static_cast<long long>(depth));
+  std::printf("%-8s %22s %22s\n", "", "in cache", "from memory");
+  std::mt19937 rng(3);
+  for (int f = 0; f < 5; ++f) {
+    const k::Precision q = formats[f];
+    double best[2] = {};
+    double bytes_per_weight = 2;
+    for (int s = 0; s < 2; ++s) {
+      const std::int64_t n = s == 0 ? 256 : 16384;
+      std::unique_ptr<k::PackedWeight> w;
+      std::vector<std::uint16_t> half;
+      if (q == k::Precision::bf16) {
+        half.assign(static_cast<std::size_t>(n * depth), 0x3f80);
+        w = std::make_unique<k::PackedWeight>(k::MatrixSource{half.data(), q, depth, n, true});
+      } else {
+        const k::FileBlock& b = k::file_block(q);
+        bytes_per_weight = static_cast<double>(b.bytes) / static_cast<double>(b.values);
+        std::vector<std::uint8_t> raw(static_cast<std::size_t>(n * depth / b.values * b.bytes));
+        for (auto& x : raw) x = static_cast<std::uint8_t>(rng());
+        for (std::int64_t i = 0; i < n * depth / b.values; ++i) {
+          std::uint8_t* at = raw.data() + i * b.bytes + (q == k::Precision::q6_k ? 208 : 0);
+          at[1] = 0x10, at[3] = q == k::Precision::q4_k ? 0x10 : at[3];
+        }
+        w = std::make_unique<k::PackedWeight>(k::MatrixSource{raw.data(), q, depth, n, true});
+      }
+      std::vector<float> a(static_cast<std::size_t>(depth), 0.5f), c(static_cast<std::size_t>(n));
+      const int reps = s == 0 ? 400 : 4;
+      for (int round = 0; round < 6; ++round) {
+        k::GemmArgs g = k::GemmArgs().lhs(a.data(), depth).out(c.data(), n).shape(1, n, depth);
+        g.packed = w->panels(), g.precision = q, g.streamed = true;
+        const auto start = Clock::now();
+        for (int i = 0; i < reps; ++i) k::gemm_columns(g, 0, n, g_pack);
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        best[s] = std::max(best[s], static_cast<double>(depth * n) * reps / seconds / 1e9);
+      }
+    }
+    std::printf("%-8s %10.2f (%5.1f GB/s) %10.2f (%5.1f GB/s)\n", names[f], best[0], best[0] * bytes_per_weight,
+                best[1], best[1] * bytes_per_weight);
+  }
+}
+
 int main() {
+  if (const char* only = std::getenv("QUANTIZED_ONLY"); only && *only) {
+    quantized_rates();
+    return 0;
+  }
   volatile std::int64_t depth_now = 576;  // not a constant, as in the engine
   const std::int64_t depth = depth_now;
   const char* names[] = {"engine, 1 row (decoding step)", "engine, 2 rows", "engine, 3 rows", "read only",
@@ -298,4 +356,5 @@ int main() {
     std::printf("  after %4lld tokens %8.2f %14.2f %16.2f\n", static_cast<long long>(context),
                 step_attention_ms(pool, context, Caches::warm), step_attention_ms(pool, context, Caches::own),
                 step_attention_ms(pool, context, Caches::after_weights));
+  quantized_rates();
 }

@@ -227,7 +227,7 @@ inline val guard(const char* op, Fn fn) {
     return r;
   } catch (const std::bad_alloc&) {
     val r = val::object();
-    r.set("error", std::string(op) + ": out of memory (the wasm heap is limited to 2 GiB)");
+    r.set("error", std::string(op) + ": out of memory (the wasm heap is limited to 4 GiB)");
     return r;
   } catch (const std::exception& e) {
     val r = val::object();

@@ -55,8 +55,13 @@ inline void stream_from_js(const char* op, const char* name, JsTensor& w) {
   w.streamed = std::make_unique<StreamedWeight>(k, n, std::make_unique<JsRows>(op, name, w.js["data"], n));
 }
 
-// The wasm heap's limit (-sMAXIMUM_MEMORY), and what a model's weights must leave free of it for running.
-inline constexpr double kMaxHeapBytes = 2048.0 * 1024 * 1024;
+// Bytes malloc has handed out. mallinfo's fields are int; dlmalloc counts in size_t and the field keeps its low 32
+// bits, which read unsigned are the count up to the 4 GiB heap.
+inline double allocated_bytes() { return static_cast<double>(static_cast<unsigned>(mallinfo().uordblks)); }
+
+// The wasm heap's limit (-sMAXIMUM_MEMORY=4GB: Emscripten stops a page short, so that a heap size fits in size_t), and
+// what a model's weights must leave free of it for running.
+inline constexpr double kMaxHeapBytes = 4096.0 * 1024 * 1024 - 65536;
 inline constexpr double kRunningRoom = 256.0 * 1024 * 1024;
 
 // The heap buffer attention writes its weights into on more than one thread (see WeightsOut) before they are
@@ -274,10 +279,9 @@ class Engine {
 
   // Live heap figures, for leak checks and the benchmark's peak-heap column.
   val memory() const {
-    const struct mallinfo mi = mallinfo();
     val m = val::object();
     m.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
-    m.set("allocatedBytes", static_cast<double>(mi.uordblks));
+    m.set("allocatedBytes", allocated_bytes());
     return m;
   }
 

@@ -42,7 +42,7 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
   if (small > kMaxSmallFileBytes)
     throw Error(std::string(op) + ": the files besides the weights hold " + mib(small) + " MiB, above the limit of " +
                 mib(kMaxSmallFileBytes) + " MiB");
-  const double in_use = static_cast<double>(mallinfo().uordblks);
+  const double in_use = allocated_bytes();
   if (weights + small + in_use + kRunningRoom > kMaxHeapBytes)
     throw Error(std::string(op) + ": the weights need " + mib(weights) + " MiB of the engine's " + mib(kMaxHeapBytes) +
                 " MiB heap, which holds " + mib(in_use) + " MiB already and keeps " + mib(kRunningRoom) +

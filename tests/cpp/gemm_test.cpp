@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 
+#include "kernels/quantized.hpp"
 #include "test_util.hpp"
 
 namespace attnscope {
@@ -74,6 +75,39 @@ TEST(Gemm, SixteenBitWeightsStaySixteenBitAndWidenExactly) {
     for (std::int64_t p = 0; p < k; ++p) x[p] = 0.25f * float(p + 1);
     w.block_rows(x.data(), 1, rows.data());
     for (std::int64_t i = 0; i < k * n; ++i) EXPECT_EQ(rows[i], x[i / n] * (*values)[i]) << i;
+  }
+}
+
+// Quantized weights (ggml's Q8_0, Q4_0, Q4_K, Q6_K blocks, random bytes with finite scales) hold, by column and whole,
+// the values ggml dequantizes, in panels of the file's own size (Q4_K's 6-bit scales as bytes: 4.625 bits a value).
+TEST(Gemm, QuantizedWeightsHoldTheValuesGgmlDequantizes) {
+  namespace k = kernels;
+  std::mt19937 rng(5);
+  for (k::Precision q : {k::Precision::q8_0, k::Precision::q4_0, k::Precision::q4_k, k::Precision::q6_k}) {
+    const k::FileBlock& f = k::file_block(q);
+    const std::int64_t depth = 512, n = 13, row_bytes = depth / f.values * f.bytes;
+    std::vector<std::uint8_t> raw(static_cast<std::size_t>(n * row_bytes));
+    for (auto& b : raw) b = static_cast<std::uint8_t>(rng());
+    for (std::int64_t i = 0; i < n * depth / f.values; ++i) {  // d (and dmin): finite f16
+      std::uint8_t* at = raw.data() + i * f.bytes + (q == k::Precision::q6_k ? 208 : 0);
+      at[1] &= 0xbb, at[3] &= q == k::Precision::q4_k ? 0xbb : 0xff;
+    }
+    EXPECT_EQ(k::first_bad_block(q, raw.data(), n * depth / f.values), -1);
+    std::vector<float> wide(static_cast<std::size_t>(n * depth));
+    for (std::int64_t j = 0; j < n; ++j)
+      k::dequantize_row(q, raw.data() + j * row_bytes, depth, wide.data() + j * depth);
+    const k::PackedWeight w(k::MatrixSource{raw.data(), q, depth, n, true});
+    const Tensor unpacked = w.unpack();
+    std::vector<float> column(static_cast<std::size_t>(depth));
+    int differ = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      w.column(j, column.data());
+      for (std::int64_t p = 0; p < depth; ++p)
+        differ += (column[p] != wide[j * depth + p]) + (unpacked.data[p * n + j] != wide[j * depth + p]);
+    }
+    EXPECT_EQ(differ, 0) << f.name;
+    const double bits = 8.0 * k::panel_bytes(depth, q) / (depth * k::kPanelColumns);
+    EXPECT_LE(bits, 8.0 * f.bytes / f.values * (q == k::Precision::q4_k ? 4.625 / 4.5 : 1.0)) << f.name;
   }
 }
 

@@ -50,7 +50,7 @@ export const REPOS = {
   'test/deep-llama': [deep.files, deep.files],
   'test/long-llama': [long.files, long.files],
   // The listing says 3 GB of weights: the page must refuse before asking for them.
-  'test/huge': [{ ...planted.files, 'model.safetensors': { length: 3e9 } }, planted.files],
+  'test/huge': [{ ...planted.files, 'model.safetensors': { length: 5e9 } }, planted.files],
   // The weights stop a third of the way: a failed download.
   'test/cut-short': [planted.files, { ...planted.files, 'model.safetensors': weights.subarray(0, weights.length / 3) }],
   // A picker model of another family, under its real id: its sizes come from this listing.

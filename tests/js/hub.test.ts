@@ -95,11 +95,11 @@ function served(id: string, name: string, body: Uint8Array): Uint8Array {
   return body;
 }
 
-// The Hub's file list; org/too-big's lists its weights at 3 GB (the bytes served are a tiny model's).
+// The Hub's file list; org/too-big's lists its weights at 5 GB (the bytes served are a tiny model's).
 function listing(id: string, files: Record<string, Uint8Array>): string {
   const list = JSON.parse(hubListing(files));
   for (const sibling of list.siblings)
-    if (id === 'org/too-big' && sibling.rfilename === 'model.safetensors') sibling.size = sibling.lfs.size = 3e9;
+    if (id === 'org/too-big' && sibling.rfilename === 'model.safetensors') sibling.size = sibling.lfs.size = 5e9;
   return JSON.stringify(list);
 }
 
@@ -355,7 +355,7 @@ describe('loadModel({ hub })', () => {
     const kept = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base });
     const asked = requests.length;
     await expect(engine.loadModel({ hub: 'org/too-big', baseUrl: base })).rejects.toThrow(
-      /org\/too-big needs 2861 MiB for its weights, and the engine's 2048 MiB heap holds \d+ MiB already and keeps \d+ MiB for running: .*nothing was downloaded/,
+      /org\/too-big needs 4768 MiB for its weights, and the engine's 4096 MiB heap holds \d+ MiB already and keeps \d+ MiB for running: .*nothing was downloaded/,
     );
     expect(requests.slice(asked).some((url) => url.includes('model.safetensors'))).toBe(false);
     expect(kept.run('the cat').tokens.length).toBe(4);
@@ -398,7 +398,7 @@ describe('loadModel({ hub })', () => {
       expect(plan.fits).toBe(true);
     }
     const big = await engine.hubPlan({ hub: 'org/too-big', baseUrl: base });
-    expect(big.weightBytes).toBe(3e9);
+    expect(big.weightBytes).toBe(5e9);
     expect(big.fits).toBe(false);
     expect(big.freeBytes).toBe(engine.info().maxHeapBytes - engine.memory().allocatedBytes);
     await expect(engine.hubPlan({ hub: 'org/missing', baseUrl: base })).rejects.toThrow('is not on the Hub');

@@ -48,6 +48,7 @@ export function normals(seed) {
  *   (rotary dims / 2 each) and original_max_position_embeddings
  * @property {number} [ggufRotaryDims] a deliberate mistake: the GGUF's rope.dimension_count, not the converter's
  * @property {boolean} [interleavedRope] a deliberate mistake: Llama's q/k rows left unpermuted in the GGUF
+ * @property {boolean} [shapesOnly] every tensor empty but for its shape (realShapeGguf fills them otherwise)
  * @property {'f32' | 'bf16'} [dtype] how model.safetensors stores the weights (bf16: rounded to nearest even; the GGUF
  *   twin and `tensors` then hold those rounded values, so both are the same model)
  * @property {boolean} [tokenizer] add a tokenizer.json (byteLevelTokenizer()); the vocabulary then holds its 320 tokens
@@ -84,7 +85,7 @@ export function decoderCheckpoint(spec) {
   const random = normals(s.seed);
   /** @type {(shape: number[], scale: number, offset?: number) => HfTensor} */
   const tensor = (shape, scale, offset = 0) => {
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    const data = new Float32Array(s.shapesOnly ? 0 : shape.reduce((a, b) => a * b, 1));
     for (let i = 0; i < data.length; i++) data[i] = offset + scale * random();
     return { shape, data };
   };
@@ -132,7 +133,7 @@ export function decoderCheckpoint(spec) {
   /** @type {Record<string, Uint8Array>} */
   const files = {
     'config.json': new TextEncoder().encode(JSON.stringify(config)),
-    'model.safetensors': safetensors(stored),
+    ...(!s.shapesOnly && { 'model.safetensors': safetensors(stored) }),
   };
   if (s.tokenizer) files['tokenizer.json'] = new TextEncoder().encode(JSON.stringify(byteLevelTokenizer()));
   return {
@@ -350,6 +351,7 @@ function permute({ shape, data }, heads) {
   const [rows, cols] = shape.length === 2 ? shape : [shape[0], 1];
   const per = rows / heads;
   const out = new /** @type {any} */ (data.constructor)(data.length);
+  if (!data.length) return out; // shapes only
   for (let h = 0; h < heads; h++)
     for (let i = 0; i < per / 2; i++)
       for (let j = 0; j < 2; j++) {

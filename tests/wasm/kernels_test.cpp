@@ -177,23 +177,23 @@ double quantized_gemm_error(int& inexact) {
   std::mt19937 rng(13);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   double worst = 0;
-  for (k::Blocks blocks : {k::Blocks::q8_0, k::Blocks::q4_0, k::Blocks::q4_k, k::Blocks::q6_k}) {
-    const k::BlockFormat& f = k::format_of(blocks);
+  for (k::Precision q : {k::Precision::q8_0, k::Precision::q4_0, k::Precision::q4_k, k::Precision::q6_k}) {
+    const k::FileBlock& f = k::file_block(q);
     for (auto [depth, n] : {std::pair<std::int64_t, std::int64_t>{256, 8}, {512, 13}, {256, 75}, {2048, 33}}) {
       const std::int64_t row_bytes = depth / f.values * f.bytes;
       std::vector<std::uint8_t> raw(static_cast<std::size_t>(n * row_bytes));  // [n, depth]: a Linear's [out, in]
       for (auto& b : raw) b = static_cast<std::uint8_t>(rng());
       for (std::int64_t i = 0; i < n * depth / f.values; ++i) {  // d (and dmin) finite: f16 in [2^-9, 2^-1)
-        std::uint8_t* block = raw.data() + i * f.bytes + (blocks == k::Blocks::q6_k ? 208 : 0);
-        for (int h = 0; h < (blocks == k::Blocks::q4_k ? 2 : 1); ++h) {
+        std::uint8_t* block = raw.data() + i * f.bytes + (q == k::Precision::q6_k ? 208 : 0);
+        for (int h = 0; h < (q == k::Precision::q4_k ? 2 : 1); ++h) {
           const auto d = static_cast<std::uint16_t>(((6 + rng() % 8) << 10) | (rng() & 0x3ff) | (rng() & 0x8000));
           block[2 * h] = static_cast<std::uint8_t>(d & 0xff), block[2 * h + 1] = static_cast<std::uint8_t>(d >> 8);
         }
       }
       std::vector<float> wide(static_cast<std::size_t>(n * depth));
       for (std::int64_t j = 0; j < n; ++j)
-        k::dequantize_row(blocks, raw.data() + j * row_bytes, depth, wide.data() + j * depth);
-      const k::PackedWeight w(k::MatrixSource{raw.data(), f.layout, depth, n, true, blocks});
+        k::dequantize_row(q, raw.data() + j * row_bytes, depth, wide.data() + j * depth);
+      const k::PackedWeight w(k::MatrixSource{raw.data(), q, depth, n, true});
       std::vector<float> column(static_cast<std::size_t>(depth));
       const attnscope::Tensor unpacked = w.unpack();
       for (std::int64_t j = 0; j < n; ++j) {
@@ -223,7 +223,7 @@ double quantized_gemm_error(int& inexact) {
           k::GemmArgs g{
               a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
           g.packed = w.panels();
-          g.precision = f.layout;
+          g.precision = q;
           const std::int64_t split = n > 24 ? 24 : n;  // two blocks of columns, as two tasks would
           k::gemm_columns(g, 0, split, pack);
           k::gemm_columns(g, split, n, pack);

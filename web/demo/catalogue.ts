@@ -1,7 +1,8 @@
 // The models the picker offers by name, by family: their Hub ids, what they download and the heap they need once
-// loaded. The language models' sizes are written here (the weights in BF16, as the Hub ships them, and the
-// tokenizer), so the picker says them offline; the other families' the Hub's file list gives when one is chosen
-// (engine.hubPlan). 16-bit weights stay 16-bit in the heap, and the engine keeps room beside them for running
+// loaded. The safetensors language models' sizes are written here (the weights in BF16, as the Hub ships them, and the
+// tokenizer), so the picker says them offline; the other models' (GGUF files among them, `org/name-GGUF/file.gguf`)
+// the Hub's file list gives when one is chosen (engine.hubPlan). Weights stay in their file's type in the heap (16-bit
+// or quantized), and the engine keeps room beside them for running
 // (EngineInfo.runningRoomBytes), so a model needs its weights plus that room; one that would not fit the heap is
 // refused here, before anything downloads.
 export interface Entry {
@@ -56,6 +57,24 @@ export const MODELS: Entry[] = [
     weights: 2_200_119_864,
     other: 2_100_000,
     about: 'Llama · 22 layers × 32 heads, 4 KV',
+  },
+  {
+    id: 'bartowski/Llama-3.2-1B-Instruct-GGUF/Llama-3.2-1B-Instruct-Q8_0.gguf',
+    name: 'Llama 3.2 1B Instruct (GGUF Q8_0)',
+    family: 'Language models',
+    about: 'Llama 3 · 16 layers × 32 heads, 8 KV',
+  },
+  {
+    id: 'Qwen/Qwen3-1.7B-GGUF/Qwen3-1.7B-Q8_0.gguf',
+    name: 'Qwen3 1.7B (GGUF Q8_0)',
+    family: 'Language models',
+    about: 'Qwen3 · 28 layers × 16 heads, 8 KV; QK-norm',
+  },
+  {
+    id: 'bartowski/gemma-2-2b-it-GGUF/gemma-2-2b-it-Q4_K_M.gguf',
+    name: 'Gemma 2 2B it (GGUF Q4_K_M)',
+    family: 'Language models',
+    about: 'Gemma 2 · 26 layers × 8 heads, 4 KV; soft-caps, local windows',
   },
   { id: 'facebook/bart-base', name: 'BART base', family: 'Encoder-decoders', about: 'BART · 6 + 6 layers × 12 heads' },
   {

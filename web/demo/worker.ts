@@ -322,7 +322,7 @@ const HANDLERS: { [K in Kind]: Handler<K> } = {
     for (const old of w.images.keys()) if (w.images.size > 2) w.images.delete(old);
     return { id, kind: 'image' };
   },
-  plan: async ({ id, hub }) => ({ id, kind: 'plan', plan: await w.engine.hubPlan({ hub }) }),
+  plan: async ({ id, hub }) => ({ id, kind: 'plan', plan: await w.engine.hubPlan(hubSource(hub)) }),
   audio: async ({ id, audio, bytes }) => {
     const decoded = await w.engine.decodeAudio(bytes);
     w.audios.set(audio, decoded.samples);

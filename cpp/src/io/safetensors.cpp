@@ -26,8 +26,8 @@ std::uint64_t dtype_size(const std::string& dtype) {
 // int64 position_ids buffers), which load untouched and are refused only when read.
 bool is_float(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
 
-// A GGUF's quantized tensor (gguf_checkpoint.cpp names its dtype as ggml does), or none.
-kernels::Blocks blocks_of(const std::string& dtype) { return kernels::blocks_named(dtype.c_str()); }
+// A GGUF's quantized tensor (gguf_checkpoint.cpp names its dtype as ggml does), or f32 for another.
+kernels::Precision quantized_of(const std::string& dtype) { return kernels::quantized_named(dtype.c_str()); }
 
 kernels::Precision precision_of(const std::string& dtype) {
   return dtype == "F32"    ? kernels::Precision::f32
@@ -137,7 +137,7 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(what_ + ": tensor " + quote(name) + " is missing");
   const SafeTensorInfo& info = it->second;
-  if (!is_float(info.dtype) && blocks_of(info.dtype) == kernels::Blocks::none)
+  if (!is_float(info.dtype) && !kernels::is_quantized(quantized_of(info.dtype)))
     throw Error(what_ + ": tensor " + quote(name) + " has dtype " + info.dtype +
                 "; AttnScope reads weights in F32, F16 and BF16 (and from a GGUF Q8_0, Q4_0, Q4_K and Q6_K)");
   bool fits = info.shape.size() == expected.size();
@@ -169,12 +169,12 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   return scratch.data();
 }
 
-void SafeTensors::check_blocks(const std::string& name, kernels::Blocks blocks, const std::uint8_t* data,
+void SafeTensors::check_blocks(const std::string& name, kernels::Precision p, const std::uint8_t* data,
                                std::int64_t count) const {
-  const std::int64_t bad = kernels::first_bad_block(blocks, data, count);
+  const std::int64_t bad = kernels::first_bad_block(p, data, count);
   if (bad >= 0)
     throw Error("loadModel: " + what_ + ": tensor " + quote(name) + " has a non-finite scale in block " +
-                std::to_string(bad) + " (" + kernels::format_of(blocks).name + ")");
+                std::to_string(bad) + " (" + kernels::file_block(p).name + ")");
 }
 
 Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
@@ -183,9 +183,9 @@ Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
   const SafeTensorInfo& info = tensors_.at(name);
   Tensor t(info.shape.empty() ? Shape{1} : info.shape);  // a scalar is one value
   const std::int64_t count = static_cast<std::int64_t>(t.data.size());
-  if (const kernels::Blocks blocks = blocks_of(info.dtype); blocks != kernels::Blocks::none) {
-    check_blocks(name, blocks, src, count / kernels::format_of(blocks).values);
-    kernels::dequantize_row(blocks, src, count, t.data.data());
+  if (const kernels::Precision q = quantized_of(info.dtype); kernels::is_quantized(q)) {
+    check_blocks(name, q, src, count / kernels::file_block(q).values);
+    kernels::dequantize_row(q, src, count, t.data.data());
   } else {
     const kernels::Precision p = precision_of(info.dtype);
     if (p != kernels::Precision::f32) check_finite_16(what_ + ": tensor " + quote(name), src, count, p);
@@ -204,14 +204,17 @@ std::shared_ptr<const kernels::PackedWeight> SafeTensors::matrix(const std::stri
   const std::uint8_t* whole = raw(name, {rows, cols}, scratch);
   if (count < 0) count = rows;
   if (first < 0 || first + count > rows) throw Error(what_ + ": tensor " + quote(name) + ": rows out of range");
-  if (const kernels::Blocks blocks = blocks_of(tensors_.at(name).dtype); blocks != kernels::Blocks::none) {
+  if (const kernels::Precision q = quantized_of(tensors_.at(name).dtype); kernels::is_quantized(q)) {
     // Rows of blocks along cols: a Linear's [out, in] (or an embedding's [vocab, d]) as the GEMM's B [in, out].
     if (!transposed)
       throw Error(what_ + ": tensor " + quote(name) + " is quantized, which AttnScope reads as a Linear's [out, in]");
-    const kernels::BlockFormat& f = kernels::format_of(blocks);
+    const kernels::FileBlock& f = kernels::file_block(q);
+    if (cols % kernels::superblock_rows(q))  // a panel's super-block spans 32 or 256 values of a row, as its blocks do
+      throw Error(what_ + ": tensor " + quote(name) + " has rows of " + std::to_string(cols) + " values, not whole " +
+                  f.name + " blocks");
     const std::uint8_t* src = whole + first * (cols / f.values * f.bytes);
-    check_blocks(name, blocks, src, count * cols / f.values);
-    return std::make_shared<kernels::PackedWeight>(kernels::MatrixSource{src, f.layout, cols, count, true, blocks});
+    check_blocks(name, q, src, count * cols / f.values);
+    return std::make_shared<kernels::PackedWeight>(kernels::MatrixSource{src, q, cols, count, true});
   }
   const kernels::Precision p = precision_of(tensors_.at(name).dtype);
   const std::uint8_t* src = whole + first * cols * (p == kernels::Precision::f32 ? 4 : 2);

@@ -70,8 +70,7 @@ class SafeTensors {
   const std::uint8_t* raw(const std::string& name, const Shape& expected, std::vector<std::uint8_t>& scratch) const;
 
   // Throws, naming the tensor, if one of the `count` quantized blocks at `data` has a scale that is not finite.
-  void check_blocks(const std::string& name, kernels::Blocks blocks, const std::uint8_t* data,
-                    std::int64_t count) const;
+  void check_blocks(const std::string& name, kernels::Precision p, const std::uint8_t* data, std::int64_t count) const;
 
   std::shared_ptr<const FileBytes> file_;
   std::uint64_t data_offset_ = 0, data_size_ = 0;  // the data section within the file

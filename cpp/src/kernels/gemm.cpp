@@ -154,86 +154,75 @@ void narrow(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, con
     narrow_panels<R, 1, Panel>(g, col_begin + i * kPanelColumns, 0, panels + i * panel_elements, panel_elements);
 }
 
-// The 1-3 rows of A against T quantized panels at once, `apart` columns apart (as narrow_panels): each pair of rows
-// of codes becomes floats in registers, scale · code, and a 4-bit panel's mins come off at the end of each group,
-// min · (the group's sum of a). Fewer panels at once than narrow_panels: each holds its group's scales in registers.
+// The 1-3 rows of A against T quantized panels at once, `apart` columns apart (as narrow_panels): each row of codes
+// becomes floats in registers (quantized.hpp), and a 4-bit panel's mins come off at the end of each
+// group, min · (the group's sum of a). Within a group the codes go into two sets of sums of a · code (group_codes'
+// slots, odd rows and even), each waiting on its own multiply-adds; the group's scales multiply them once at its end.
+// Four panels go at once, but one for Q6_K, whose decoding needs the registers the others' sums would take
+// (`QUANTIZED_ONLY=1 npm run bench:decode` times the choices: one set of sums, two or four; one panel, two or four).
 template <int R, int T, Precision P>
 void narrow_quantized(const GemmArgs& g, std::int64_t col, std::int64_t apart, const std::uint8_t* first,
                       std::int64_t panel_size, const float* group_sums) {
-  constexpr std::int64_t kGroup = group_rows(P), kSize = group_bytes(P), kHeader = group_header(P);
+  constexpr std::int64_t kRowsPer = superblock_rows(P), kSize = superblock_bytes(P), kGroup = group_rows(P);
+  constexpr bool kMins = P == Precision::q4_0 || P == Precision::q4_k;
   v128_t lo[T][R], hi[T][R];
   for (int t = 0; t < T; ++t)
     for (int r = 0; r < R; ++r) lo[t][r] = hi[t][r] = wasm_f32x4_splat(0.0f);
   const std::uint8_t* b[T];
   for (int t = 0; t < T; ++t) b[t] = first + t * (apart / kPanelColumns) * panel_size;
   const std::int64_t groups = g.k / kGroup;
-  // Row p of A (a column of R values) times the float row c0 | c1.
-  const auto add_row = [&](int t, std::int64_t p, v128_t c0, v128_t c1) {
-    for (int r = 0; r < R; ++r) {
-      const v128_t x = wasm_v128_load32_splat(g.a + r * g.lda + p);
-      lo[t][r] = multiply_add(x, c0, lo[t][r]);
-      hi[t][r] = multiply_add(x, c1, hi[t][r]);
-    }
-  };
-  for (std::int64_t q = 0; q < groups; ++q) {
-    const std::int64_t p0 = q * kGroup;
-    for (int t = 0; t < T; ++t) {
-      const std::uint8_t* group = b[t] + q * kSize;
-      const v128_t s0 = wasm_v128_load(group), s1 = wasm_v128_load(group + 16);
-      // Eight codes as int16 (a row) to floats times the scales.
-      const auto scaled = [&](v128_t r16, v128_t& c0, v128_t& c1) {
-        c0 = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(r16)), s0);
-        c1 = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(r16)), s1);
-      };
-      const std::uint8_t* code = group + kHeader;
-      v128_t c0, c1;
-      if constexpr (P == Precision::q4_32) {
-        for (std::int64_t p = 0; p < kGroup; p += 4, code += 16) {  // rows p, p + 2 low; p + 1, p + 3 high
-          const v128_t v = wasm_v128_load(code);
-          const v128_t low = wasm_v128_and(v, wasm_i8x16_splat(0x0f)), high = wasm_u8x16_shr(v, 4);
-          scaled(wasm_u16x8_extend_low_u8x16(low), c0, c1);
-          add_row(t, p0 + p, c0, c1);
-          scaled(wasm_u16x8_extend_low_u8x16(high), c0, c1);
-          add_row(t, p0 + p + 1, c0, c1);
-          scaled(wasm_u16x8_extend_high_u8x16(low), c0, c1);
-          add_row(t, p0 + p + 2, c0, c1);
-          scaled(wasm_u16x8_extend_high_u8x16(high), c0, c1);
-          add_row(t, p0 + p + 3, c0, c1);
-        }
-        const v128_t m0 = wasm_v128_load(group + 32), m1 = wasm_v128_load(group + 48);
+  for (std::int64_t s = 0; s < g.k / kRowsPer; ++s)
+    for (std::int64_t q = 0; q < kRowsPer / kGroup; ++q) {
+      const float* a = g.a + s * kRowsPer + q * kGroup;
+      for (int t = 0; t < T; ++t) {
+        const std::uint8_t* sb = b[t] + s * kSize;
+        v128_t s0, s1, m0, m1;
+        group_scales<P>(sb, q, s0, s1, m0, m1);
+        // The group's sums of a · code, by slot; times the scales at its end.
+        v128_t gl[R][2], gh[R][2];
+        for (int r = 0; r < R; ++r) gl[r][0] = gl[r][1] = gh[r][0] = gh[r][1] = wasm_f32x4_splat(0.0f);
+        group_codes<P>(sb, q, [&](auto slot, int row, v128_t codes) {
+          constexpr int x = decltype(slot)::value % 2;
+          const v128_t c0 = small_to_float(wasm_i32x4_extend_low_i16x8(codes));
+          const v128_t c1 = small_to_float(wasm_i32x4_extend_high_i16x8(codes));
+          for (int r = 0; r < R; ++r) {
+            const v128_t v = wasm_v128_load32_splat(a + r * g.lda + row);
+            gl[r][x] = multiply_add(v, c0, gl[r][x]);
+            gh[r][x] = multiply_add(v, c1, gh[r][x]);
+          }
+        });
         for (int r = 0; r < R; ++r) {
-          const v128_t sum = wasm_f32x4_neg(wasm_v128_load32_splat(group_sums + r * groups + q));
-          lo[t][r] = multiply_add(sum, m0, lo[t][r]);
-          hi[t][r] = multiply_add(sum, m1, hi[t][r]);
-        }
-      } else {
-        for (std::int64_t p = 0; p < kGroup; p += 2, code += 16) {
-          const v128_t v = wasm_v128_load(code);
-          scaled(wasm_i16x8_extend_low_i8x16(v), c0, c1);
-          add_row(t, p0 + p, c0, c1);
-          scaled(wasm_i16x8_extend_high_i8x16(v), c0, c1);
-          add_row(t, p0 + p + 1, c0, c1);
+          lo[t][r] = multiply_add(wasm_f32x4_add(gl[r][0], gl[r][1]), s0, lo[t][r]);
+          hi[t][r] = multiply_add(wasm_f32x4_add(gh[r][0], gh[r][1]), s1, hi[t][r]);
+          if constexpr (kMins) {
+            const v128_t sum =
+                wasm_f32x4_neg(wasm_v128_load32_splat(group_sums + r * groups + s * (kRowsPer / kGroup) + q));
+            lo[t][r] = multiply_add(sum, m0, lo[t][r]);
+            hi[t][r] = multiply_add(sum, m1, hi[t][r]);
+          }
         }
       }
     }
-  }
   for (int t = 0; t < T; ++t) store_rows<R>(g, 0, col + t * apart, lo[t], hi[t]);
 }
 
-// Every row of C, columns [col_begin, col_end), when A has fewer than kRows rows and B is quantized.
+// Every row of C, columns [col_begin, col_end), when A has R rows and B is quantized. Only one row (a decoding step)
+// takes this path: two or three rows (a few characters typed) dequantize each panel once into scratch, as many rows
+// do, which costs about what decoding it per row in registers would, in a third of the code.
 template <int R, Precision P>
 void narrow_quantized_rows(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, const std::uint8_t* panels,
                            std::int64_t panel_size) {
-  constexpr int T = R == 1 ? 2 : 1;
+  constexpr int T = P == Precision::q6_k ? 1 : 4;
   // A 4-bit panel's values are scale · code − min: each group's min times the sum of A's values over the group.
   constexpr std::int64_t kGroup = group_rows(P);
+  constexpr bool kMins = P == Precision::q4_0 || P == Precision::q4_k;
   const std::int64_t groups = g.k / kGroup;
-  std::vector<float> sums(P == Precision::q4_32 ? static_cast<std::size_t>(R * groups) : 0);
-  for (int r = 0; r < R && P == Precision::q4_32; ++r)
+  std::vector<float> sums(kMins ? static_cast<std::size_t>(R * groups) : 0);
+  for (int r = 0; r < R && kMins; ++r)
     for (std::int64_t q = 0; q < groups; ++q) {
-      float s = 0.0f;
-      for (std::int64_t p = q * kGroup; p < (q + 1) * kGroup; ++p) s += g.a[r * g.lda + p];
-      sums[static_cast<std::size_t>(r * groups + q)] = s;
+      float sum = 0.0f;
+      for (std::int64_t p = q * kGroup; p < (q + 1) * kGroup; ++p) sum += g.a[r * g.lda + p];
+      sums[static_cast<std::size_t>(r * groups + q)] = sum;
     }
   const std::int64_t count = (col_end - col_begin + kPanelColumns - 1) / kPanelColumns;
   const std::int64_t share = count / T, apart = share * kPanelColumns;
@@ -242,14 +231,6 @@ void narrow_quantized_rows(const GemmArgs& g, std::int64_t col_begin, std::int64
                               sums.data());
   for (std::int64_t i = share * T; i < count; ++i)
     narrow_quantized<R, 1, P>(g, col_begin + i * kPanelColumns, 0, panels + i * panel_size, panel_size, sums.data());
-}
-
-template <Precision P>
-void narrow_quantized_any(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, const std::uint8_t* panels,
-                          std::int64_t panel_size) {
-  if (g.m == 1) narrow_quantized_rows<1, P>(g, col_begin, col_end, panels, panel_size);
-  if (g.m == 2) narrow_quantized_rows<2, P>(g, col_begin, col_end, panels, panel_size);
-  if (g.m == 3) narrow_quantized_rows<3, P>(g, col_begin, col_end, panels, panel_size);
 }
 
 template <typename Panel>
@@ -370,15 +351,18 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
 #ifdef __wasm_simd128__
   const std::int64_t panel_rows = g.packed_k ? g.packed_k : g.k, panel_size = panel_bytes(panel_rows, g.precision);
   const std::int64_t panel_elements = panel_rows * kPanelColumns;
-  if (g.m < kRows && g.packed) {  // a decoding step: 16-bit and quantized panels become floats in registers
+  // A decoding step: 16-bit panels, and for one row quantized ones, become floats in registers.
+  if (g.m < kRows && g.packed && (!is_quantized(g.precision) || g.m == 1)) {
     const std::uint8_t* first = static_cast<const std::uint8_t*>(g.packed) + (col_begin / kPanelColumns) * panel_size;
     const auto* half = reinterpret_cast<const std::uint16_t*>(first);
-    if (g.precision == Precision::q8_32)
-      narrow_quantized_any<Precision::q8_32>(g, col_begin, col_end, first, panel_size);
-    else if (g.precision == Precision::q8_16)
-      narrow_quantized_any<Precision::q8_16>(g, col_begin, col_end, first, panel_size);
-    else if (g.precision == Precision::q4_32)
-      narrow_quantized_any<Precision::q4_32>(g, col_begin, col_end, first, panel_size);
+    if (g.precision == Precision::q8_0)
+      narrow_quantized_rows<1, Precision::q8_0>(g, col_begin, col_end, first, panel_size);
+    else if (g.precision == Precision::q4_0)
+      narrow_quantized_rows<1, Precision::q4_0>(g, col_begin, col_end, first, panel_size);
+    else if (g.precision == Precision::q4_k)
+      narrow_quantized_rows<1, Precision::q4_k>(g, col_begin, col_end, first, panel_size);
+    else if (g.precision == Precision::q6_k)
+      narrow_quantized_rows<1, Precision::q6_k>(g, col_begin, col_end, first, panel_size);
     else if (g.precision == Precision::bf16)
       narrow_rows<HalfPanel<Precision::bf16>>(g, col_begin, col_end, half, panel_elements);
     else if (g.precision == Precision::f16)
@@ -387,9 +371,10 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
       narrow_rows<FloatPanel>(g, col_begin, col_end, reinterpret_cast<const float*>(first), panel_elements);
     return;
   }
-  // 16-bit and quantized panels become float32 in `pack`, a chunk of k at a time: whole groups of a quantized one.
+  // 16-bit and quantized panels become float32 in `pack`, a chunk of k at a time: whole super-blocks of a quantized
+  // one.
   const bool widened = g.packed && g.precision != Precision::f32;
-  const std::int64_t granule = is_quantized(g.precision) ? group_rows(g.precision) : 1;
+  const std::int64_t granule = is_quantized(g.precision) ? superblock_rows(g.precision) : 1;
   const std::int64_t depth = std::min(g.k, (chunk_depth(g.k) + granule - 1) / granule * granule);
   if ((!g.packed || widened) && static_cast<std::int64_t>(pack.size()) < depth * kPanelColumns)
     pack.resize(static_cast<std::size_t>(depth * kPanelColumns));
@@ -410,16 +395,16 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
         if (!g.packed) pack_panel(part, col, pack.data());
         const float* panel = source && !widened ? reinterpret_cast<const float*>(source) : pack.data();
         const auto* half = reinterpret_cast<const std::uint16_t*>(source);
-        if (g.m < kRows) {  // B packed here, a panel at a time
-          narrow_rows<FloatPanel>(part, col, col + kPanelColumns, panel, panel_elements);
-          continue;
-        }
         if (widened && is_quantized(g.precision))
           dequantize_panel(packed + (col / kPanelColumns) * panel_size, g.precision, k0, part.k, pack.data());
         else if (widened && g.precision == Precision::bf16)
           widen_panel<Precision::bf16>(half, part.k, pack.data());
         else if (widened)
           widen_panel<Precision::f16>(half, part.k, pack.data());
+        if (g.m < kRows) {  // B packed here (or dequantized), a panel at a time
+          narrow_rows<FloatPanel>(part, col, col + kPanelColumns, panel, panel_elements);
+          continue;
+        }
         Ahead ahead;  // the next panel's chunk of a weight, loaded a line at a time by this panel's blocks
         if (g.streamed && col + kPanelColumns < col_end)
           ahead = {source + panel_size, panel_bytes(part.k, g.precision) / kLineBytes};

@@ -75,8 +75,8 @@ PackedWeight::PackedWeight(const float* b, std::int64_t k, std::int64_t n) : b_(
 
 PackedWeight::PackedWeight(const MatrixSource& s) : k_(s.k), n_(s.n), precision_(s.precision) {
   panels_.resize(static_cast<std::size_t>((n_ + kPanelColumns - 1) / kPanelColumns * panel_bytes(k_, precision_)));
-  if (s.blocks != Blocks::none)
-    pack_quantized(s.blocks, static_cast<const std::uint8_t*>(s.data), k_, n_, panels_.data());
+  if (is_quantized(precision_))
+    pack_quantized(precision_, static_cast<const std::uint8_t*>(s.data), k_, n_, panels_.data());
   else if (precision_ == Precision::f32)
     pack_panels<4>(s.data, k_, n_, s.transposed, panels_.data());
   else

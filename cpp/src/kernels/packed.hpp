@@ -28,28 +28,26 @@ namespace attnscope::kernels {
 
 inline constexpr std::int64_t kPanelColumns = 8;  // columns of B per packed panel
 
-// How a panel holds its values: float32, 16-bit floats, or quantized (quantized.hpp): codes of 8 or 4 bits with a
-// float32 scale (and, for 4 bits, a min) per column for each group of 32 rows (16 for q8_16).
-enum class Precision : std::uint8_t { f32, bf16, f16, q8_32, q8_16, q4_32 };
-inline bool is_quantized(Precision p) { return p >= Precision::q8_32; }
+// How a panel holds its values: float32, 16-bit floats, or one of ggml's quantized formats at the file's own bits per
+// value (quantized.hpp): super-blocks of rows, each a header of scales and the codes of 8 columns.
+enum class Precision : std::uint8_t { f32, bf16, f16, q8_0, q4_0, q4_k, q6_k };
+inline constexpr bool is_quantized(Precision p) { return p >= Precision::q8_0; }
 // Bytes per value of the float layouts.
-inline std::int64_t bytes_of(Precision p) { return p == Precision::f32 ? 4 : 2; }
-// Rows of a quantized panel that share each column's scale.
-inline constexpr std::int64_t group_rows(Precision p) { return p == Precision::q8_16 ? 16 : 32; }
-// A quantized panel is k / group_rows groups, each: float scale[8] · (q4_32: float min[8]) · the codes, 8 bytes a row
-// (q8: each column's int8 code, in column order; q4: two rows in 8 bytes, the first in the low nibbles). Value
-// (r, j) = scale[j] · code(r, j) − min[j]: exactly the value ggml dequantizes.
-inline constexpr std::int64_t group_header(Precision p) { return p == Precision::q4_32 ? 64 : 32; }
-inline constexpr std::int64_t group_bytes(Precision p) {
-  return group_header(p) + group_rows(p) * (p == Precision::q4_32 ? 4 : 8);
+inline constexpr std::int64_t bytes_of(Precision p) { return p == Precision::f32 ? 4 : 2; }
+// Rows of a quantized panel's super-block, and its bytes (its 8 columns' share of as many of the file's blocks).
+inline constexpr std::int64_t superblock_rows(Precision p) {
+  return p == Precision::q8_0 || p == Precision::q4_0 ? 32 : 256;
 }
-// Bytes of a panel's first k rows (k a whole number of groups, for a quantized panel).
-inline std::int64_t panel_bytes(std::int64_t k, Precision p) {
-  return is_quantized(p) ? k / group_rows(p) * group_bytes(p) : k * kPanelColumns * bytes_of(p);
+inline constexpr std::int64_t superblock_bytes(Precision p) {
+  return p == Precision::q8_0   ? 16 + 32 * 8
+         : p == Precision::q4_0 ? 16 + 32 * 4
+         : p == Precision::q4_k ? 160 + 256 * 4
+                                : 144 + 256 * 6;
 }
-
-// ggml's block formats a weight may come in (quantized.hpp); none for plain values.
-enum class Blocks : std::uint8_t;
+// Bytes of a panel's first k rows (k a whole number of super-blocks, for a quantized panel).
+inline constexpr std::int64_t panel_bytes(std::int64_t k, Precision p) {
+  return is_quantized(p) ? k / superblock_rows(p) * superblock_bytes(p) : k * kPanelColumns * bytes_of(p);
+}
 
 // One 16-bit value as float32. Exact: bf16 is float32's top half; f16 is rebiased through a
 // float multiply, which also places f16's subnormals. Finite inputs only (weights are checked).
@@ -98,13 +96,12 @@ inline void widen_panel_row(const std::uint16_t* row, v128_t& b0, v128_t& b1) {
 #endif
 
 // B [k, n] as a file holds it: row-major [k, n], or [n, k] read transposed (a Linear's [out, in]).
-// Or [n, k] in ggml's blocks along k (`blocks`, with `precision` the panels' layout for them).
+// A quantized `precision`: [n, k] in ggml's blocks of that format along k (transposed).
 struct MatrixSource {
   const void* data;
   Precision precision;
   std::int64_t k, n;
   bool transposed;
-  Blocks blocks{};
 };
 
 // Floats (or 16-bit values) in the panels of a B with k rows and n columns: ceil(n / 8) panels of k × 8.

@@ -372,7 +372,7 @@ GgufCheckpoint read_gguf_checkpoint(
     const GgufTensor& t = g->tensors().at(name);
     const GgmlType& type = *ggml_type(t.type);
     if (t.type != kGgmlF32 && t.type != kGgmlF16 && t.type != kGgmlBF16 &&
-        kernels::blocks_named(type.name) == kernels::Blocks::none)
+        !kernels::is_quantized(kernels::quantized_named(type.name)))
       fail({g->what(), ": tensor ", quote(name), " is ", type.name,
             "; AttnScope reads GGUF tensors in F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K"});
     SafeTensorInfo info;
