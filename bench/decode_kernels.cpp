@@ -277,7 +277,8 @@ void quantized_rates() {
         for (auto& x : raw) x = static_cast<std::uint8_t>(rng());
         for (std::int64_t i = 0; i < n * depth / b.values; ++i) {
           std::uint8_t* at = raw.data() + i * b.bytes + (q == k::Precision::q6_k ? 208 : 0);
-          at[1] = 0x10, at[3] = q == k::Precision::q4_k ? 0x10 : at[3];
+          at[1] = 0x10;
+          if (q == k::Precision::q4_k) at[3] = 0x10;  // its dmin
         }
         w = std::make_unique<k::PackedWeight>(k::MatrixSource{raw.data(), q, depth, n, true});
       }

@@ -12,6 +12,7 @@
 //   translation  an opus-mt-en-de-shaped encoder-decoder: encode 64, write 32 with every map (bench/seq2seq.mjs, 11)
 //   vision     ViT-B/16 at 224² and DINOv2-S/14 at 518², every map (bench/vision.mjs, 12)
 //   speech     a whisper-tiny-shaped Whisper: a 30 s window, then 32 tokens with every map (bench/speech.mjs, 13)
+//   gguf       a Llama-3.2-1B-shaped GGUF in Q8_0 and Q4_K_M against llama.cpp native (bench/gguf.mjs, 14)
 // Every engine runs in its own process (bench/engines/*.mjs, bench/native.cpp) on the same
 // weights and inputs (bench/workloads.mjs writes them; bench/peers/onnx_graphs.py makes the
 // ONNX graphs of the same weights). Section 1's times are also drawn, time against n per engine,
@@ -25,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 
 import { attention } from './attention.mjs';
 import { blocks } from './blocks.mjs';
+import { gguf } from './gguf.mjs';
 import { measure } from './harness.mjs';
 import { languageModel, llmDecode, llmExplain, llmPrefill, llmTyping } from './language-model.mjs';
 import { longInputs, oneShot } from './one-shot-and-long.mjs';
@@ -52,7 +54,7 @@ const SECTIONS = {
  * Sections that start engine processes of their own, a few at a time, and quit them: they run after the shared
  * engines have quit, so that no other engine's memory stays resident beside theirs.
  */
-const OWN = { vision };
+const OWN = { vision, gguf };
 /** Sections that run on their own, without the engine processes. */
 const ALONE = { page: pageBench };
 const chosen = process.argv.slice(2);

@@ -1,7 +1,7 @@
 // The benchmark's engines as processes (bench/engines/*.mjs, bench/native.cpp), each spoken
 // to one JSON line at a time, and what they need: the native build and the workloads.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,31 @@ export function prepare() {
 export function prepareLlm() {
   console.log("Writing the language model rows' weights, GGUF and ONNX graph (once)…");
   writeLlm(dir);
+}
+
+/**
+ * Writes section 14's GGUF files (once: 2.1 GB in build/bench/gguf): Llama-3.2-1B's shape in Q8_0 and in llama.cpp's
+ * Q4_K_M mix, random blocks. Returns their paths by type.
+ */
+export async function prepareGguf() {
+  const { T } = await import('../tests/llm/gguf.mjs');
+  const { q4KM, realShapeGguf } = await import('../tests/llm/real-gguf.mjs');
+  const out = join(dir, 'gguf');
+  mkdirSync(out, { recursive: true });
+  const files = {};
+  for (const [type, typeOf, fileType] of [
+    ['Q8_0', () => 'Q8_0', 7],
+    ['Q4_K_M', q4KM(16), 15],
+  ]) {
+    files[type] = join(out, `Llama-3.2-1B-${type}.gguf`);
+    if (existsSync(files[type])) continue;
+    console.log(`Writing ${files[type]} (once)…`);
+    writeFileSync(
+      files[type],
+      realShapeGguf('Llama-3.2-1B', typeOf, [['general.file_type', T.UINT32, fileType]]).bytes,
+    );
+  }
+  return files;
 }
 
 /** Writes the translation model's files (once: about 860 MB in build/bench/seq2seq). */

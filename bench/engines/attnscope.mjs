@@ -4,7 +4,7 @@
 // dist/ runs instead: the A/B rows of `npm run bench -- blocks`.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 import { pathToFileURL } from 'node:url';
 
@@ -48,11 +48,20 @@ let seq2seq = null;
 let speech = null;
 /** The vision model loaded last: `{ key, model }` (one at a time: ViT-B is 350 MB in float32). */
 let vision = null;
+/** The GGUF model loaded last (section 14), one at a time: `{ file, model }`. */
+let ggufModel = null;
+const loadGguf = async (file) => {
+  if (ggufModel?.file === file) return ggufModel.model;
+  ggufModel?.model.dispose();
+  ggufModel = null;
+  ggufModel = { file, model: await engine.loadModel({ files: { [basename(file)]: readFileSync(file) } }) };
+  return ggufModel.model;
+};
 const loadLlm = async () =>
   (llm ??= await engine.loadModel({ files: files(join(dir, 'llm'), ['config.json', 'model.safetensors']) }));
 
 serveEngine(
-  async ({ work, n, rows, k, m, context, tokens, model: key, causal = false, into = false }) => {
+  async ({ work, n, rows, k, m, context, tokens, model: key, causal = false, into = false, file }) => {
     if (work === 'mha') {
       // Weights held in the engine, as the peers hold theirs (initializers, tensors).
       layer ??= engine.multiHeadLayer(mhaWeights(), { heads: HEADS });
@@ -107,12 +116,14 @@ serveEngine(
         const r = model.run(SENTENCE);
         return sample(r.attentions, r.shape[2], r.hidden.data, r.hidden.shape[1]);
       };
-    } else if (work === 'llm-prefill') {
-      // Every layer's maps and the top 5 next tokens after every position (the page's run); no prefix taken.
-      const model = await loadLlm();
+    } else if (work === 'llm-prefill' || work === 'gguf-prefill') {
+      // Every layer's maps (a GGUF's 1-3B model: the last layer's, as the page runs one past what fits) and the top 5
+      // next tokens after every position (the page's run); no prefix taken.
+      const model = work === 'gguf-prefill' ? await loadGguf(file) : await loadLlm();
       const ids = llmIds(n);
+      const mapLayers = work === 'gguf-prefill' ? [model.info.layers - 1] : undefined;
       return () => {
-        const r = model.run(ids, { topK: 5, reusePrefix: false });
+        const r = model.run(ids, { topK: 5, reusePrefix: false, mapLayers });
         const [layers, heads] = r.shape;
         const head0 = r.attentions.subarray((layers - 1) * heads * n * n);
         return llmSample(head0, n, r.predictions.probs.subarray((n - 1) * 5, n * 5));
@@ -148,9 +159,9 @@ serveEngine(
             : model.explainLogit(run, { position: n - 1, token }).logit;
         return { ms: performance.now() - start, sample: [value] };
       };
-    } else if (work === 'llm-decode') {
+    } else if (work === 'llm-decode' || work === 'gguf-decode') {
       // Greedy tokens after `context` tokens with the KV cache, no maps kept: the median time per token.
-      const model = await loadLlm();
+      const model = work === 'gguf-decode' ? await loadGguf(file) : await loadLlm();
       const ids = llmIds(context);
       return async () => {
         const stamps = [];

@@ -1,6 +1,6 @@
 // llama.cpp, native (node-llama-cpp's prebuilt CPU binary, as tests/reference installs it), as a
-// benchmark engine on the GGUF twin of the LLM rows' weights (BF16, F32 keys and values, flash
-// attention off): node bench/engines/llamacpp.mjs <threads> <dir>
+// benchmark engine on the GGUF twin of the LLM rows' weights (BF16), or on a GGUF file the work names
+// (section 14), F32 keys and values, flash attention off: node bench/engines/llamacpp.mjs <threads> <dir>
 // It is the ceiling, not a peer: it returns no attention weights, and its prefill computes the
 // logits of the last token only.
 import { createRequire } from 'node:module';
@@ -21,26 +21,34 @@ const llama = await getLlama({
   logLevel: LlamaLogLevel.error,
   logger: (level, message) => process.stderr.write(`llama.cpp [${level}] ${message}\n`), // stdout is the protocol's
 });
-const model = await llama.loadModel({ modelPath: join(dir, 'llm', 'model.gguf') });
-const context = await model.createContext({
-  contextSize: 2048,
-  threads,
-  flashAttention: false,
-  experimentalKvCacheKeyType: 'F32',
-  experimentalKvCacheValueType: 'F32',
-});
-const sequence = context.getSequence();
+/** The model of the file loaded last, and its context's sequence: one at a time. */
+let loaded = null;
+async function sequenceOf(modelPath) {
+  if (loaded?.modelPath === modelPath) return loaded.sequence;
+  await loaded?.model.dispose();
+  const model = await llama.loadModel({ modelPath });
+  const context = await model.createContext({
+    contextSize: 2048,
+    threads,
+    flashAttention: false,
+    experimentalKvCacheKeyType: 'F32',
+    experimentalKvCacheValueType: 'F32',
+  });
+  loaded = { modelPath, model, sequence: context.getSequence() };
+  return loaded.sequence;
+}
 const greedy = { generateNext: { token: true } };
 
-serveEngine(async ({ work, n, context: length, tokens }) => {
-  if (work === 'llm-prefill') {
+serveEngine(async ({ work, n, context: length, tokens, file }) => {
+  const sequence = await sequenceOf(file ?? join(dir, 'llm', 'model.gguf'));
+  if (work === 'llm-prefill' || work === 'gguf-prefill') {
     const ids = llmIds(n);
     return async () => {
       await sequence.clearHistory();
       await sequence.controlledEvaluate(ids.map((id, i) => (i === n - 1 ? [id, greedy] : id)));
       return null; // nothing to compare: no attention weights
     };
-  } else if (work === 'llm-decode') {
+  } else if (work === 'llm-decode' || work === 'gguf-decode') {
     const ids = llmIds(length);
     return async () => {
       await sequence.clearHistory();

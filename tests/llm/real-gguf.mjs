@@ -2,8 +2,6 @@
 // (random codes and scales; no float weights are drawn, and none are quantized): for memory and speed, not for
 // numbers. A file holds every tensor its architecture's GGUF holds, under llama.cpp's names and metadata
 // (decoderCheckpoint's GGUF twin, from the shapes alone).
-import { randomFillSync } from 'node:crypto';
-
 import { decoderCheckpoint } from './checkpoints.mjs';
 import { GGML, gguf } from './gguf.mjs';
 import { QUANT } from './quantize.mjs';
@@ -75,6 +73,22 @@ export const q4KM = (layers) => (name) => {
   return /attn_v|ffn_down/.test(name) && moreBits ? 'Q6_K' : 'Q4_K';
 };
 
+/**
+ * Fills `bytes` with xorshift32's stream from `seed` (deterministic, and in Node and browsers alike).
+ * @param {Uint8Array | Uint16Array} array @param {number} seed
+ */
+function randomFill(array, seed) {
+  const words = new Uint32Array(array.buffer, array.byteOffset, array.byteLength >> 2);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x;
+  }
+}
+let seed = 1;
+
 /** An f16's bits for a scale of 2^e (e from -24 up). @param {number} e */
 const halfOf = (e) => (e + 15) << 10;
 
@@ -86,7 +100,7 @@ const halfOf = (e) => (e + 15) << 10;
 function randomBlocks(type, count) {
   const { values, bytes } = QUANT[type];
   const out = new Uint8Array((count / values) * bytes);
-  randomFillSync(out);
+  randomFill(out, seed++);
   const view = new DataView(out.buffer);
   for (let b = 0; b < count / values; b++) {
     const o = b * bytes;
@@ -100,7 +114,7 @@ function randomBlocks(type, count) {
 /** Random BF16 bits: a sign, an exponent of 2^-9 … 2^-2, 7 random mantissa bits. @param {number} count */
 function randomBf16(count) {
   const out = new Uint16Array(count);
-  randomFillSync(out);
+  randomFill(out, seed++);
   for (let i = 0; i < count; i++) out[i] = (out[i] & 0x807f) | ((118 + ((out[i] >> 7) & 7)) << 7);
   return out;
 }
