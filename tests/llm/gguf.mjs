@@ -13,6 +13,13 @@ export const T = { UINT16: 2, UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 
 export const GGML = { F32: 0, F16: 1, Q4_0: 2, Q5_0: 6, Q8_0: 8, Q4_K: 12, Q6_K: 14, BF16: 30 };
 /** Values and bytes per block of the quantized types. */
 const BLOCKS = { 2: [32, 18], 6: [32, 22], 8: [32, 34], 12: [256, 144], 14: [256, 210] };
+/** The quantized types tests/llm/quantize.mjs writes: ggml id, values per block, bytes per block. */
+export const QUANT = {
+  Q8_0: { id: GGML.Q8_0, values: 32, bytes: 34 },
+  Q4_0: { id: GGML.Q4_0, values: 32, bytes: 18 },
+  Q4_K: { id: GGML.Q4_K, values: 256, bytes: 144 },
+  Q6_K: { id: GGML.Q6_K, values: 256, bytes: 210 },
+};
 
 class Writer {
   constructor() {

@@ -6,18 +6,12 @@
 //   Q4_0  18 bytes / 32 values:  f16 d · q[16] (value j low nibble, j + 16 high)   x = d·(q − 8)
 //   Q4_K 144 bytes / 256 values: f16 d, dmin · 12 bytes of 6-bit scales and mins · q[128]
 //   Q6_K 210 bytes / 256 values: ql[128] · qh[64] · int8 scales[16] · f16 d
-import { GGML } from './gguf.mjs';
+import { GGML, QUANT } from './gguf.mjs';
 import { halfBits } from '../whisper.mjs';
 
 const f = Math.fround;
 
-/** ggml types: id, values per block, bytes per block. */
-export const QUANT = {
-  Q8_0: { id: 8, values: 32, bytes: 34 },
-  Q4_0: { id: 2, values: 32, bytes: 18 },
-  Q4_K: { id: 12, values: 256, bytes: 144 },
-  Q6_K: { id: 14, values: 256, bytes: 210 },
-};
+export { QUANT };
 /** @typedef {keyof typeof QUANT} QuantType */
 
 /** An f16's value. @param {number} h */

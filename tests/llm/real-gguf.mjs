@@ -3,8 +3,7 @@
 // numbers. A file holds every tensor its architecture's GGUF holds, under llama.cpp's names and metadata
 // (decoderCheckpoint's GGUF twin, from the shapes alone).
 import { decoderCheckpoint } from './checkpoints.mjs';
-import { GGML, gguf } from './gguf.mjs';
-import { QUANT } from './quantize.mjs';
+import { GGML, QUANT, gguf } from './gguf.mjs';
 
 /** @typedef {import('./checkpoints.mjs').DecoderSpec} DecoderSpec */
 /** @typedef {import('./quantize.mjs').QuantType | 'BF16'} TensorType */
