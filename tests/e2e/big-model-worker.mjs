@@ -50,58 +50,52 @@ async function bert() {
   return { ...report, builds: await everyBuild() };
 }
 
+/**
+ * A model loaded from `files` on a new engine (the page's copy of them let go after), run on the 128 ids: what it
+ * holds after loading and after the run, with `options` for the run.
+ * @param {Record<string, Uint8Array>} files @param {object} options
+ */
+async function loadAndRun(files, options) {
+  const engine = await createEngine();
+  const model = await engine.loadModel({ files });
+  for (const name of Object.keys(files)) delete files[name]; // the model reads nothing more from them
+  const loaded = MiB(engine.memory().heapBytes);
+  const started = performance.now();
+  const r = model.run(ids, { topK: 5, ...options });
+  const report = {
+    build: engine.info().build,
+    weightsDtype: model.info.weightsDtype,
+    weights: model.info.weights,
+    shape: r.shape,
+    finite: r.attentions.every(Number.isFinite) && r.predictions.probs.every(Number.isFinite),
+    loadedMiB: loaded,
+    ranMiB: MiB(engine.memory().heapBytes),
+    runMs: Math.round(performance.now() - started),
+  };
+  engine.dispose();
+  return report;
+}
+
 /** One report per language model: its shape's parameters, heap after load and after a 128-token run. */
 async function languageModels(names) {
   const reports = {};
   for (const name of names) {
-    let { params, files } = realShapeCheckpoint(name);
-    const engine = await createEngine();
-    const model = await engine.loadModel({ files });
-    files = null; // the page's copy of the file goes; the model reads nothing more from it
-    const loaded = MiB(engine.memory().heapBytes);
-    const started = performance.now();
-    const r = model.run(ids, { topK: 5 });
-    reports[name] = {
-      params,
-      build: engine.info().build,
-      weightsDtype: model.info.weightsDtype,
-      shape: r.shape,
-      finite: r.attentions.every(Number.isFinite) && r.predictions.probs.every(Number.isFinite),
-      loadedMiB: loaded,
-      ranMiB: MiB(engine.memory().heapBytes),
-      runMs: Math.round(performance.now() - started),
-    };
-    engine.dispose();
+    const { params, files } = realShapeCheckpoint(name);
+    reports[name] = { params, ...(await loadAndRun(files, {})) };
   }
   return reports;
 }
 
-/** One report per `name:type` GGUF, as languageModels reports. */
+/** One report per `name:type` GGUF, as languageModels reports, with the last layer's maps. */
 async function ggufModels(list) {
   const reports = {};
   for (const entry of list) {
     const [name, type] = entry.split(':');
     const typeOf = type === 'Q4_K_M' ? q4KM(REAL_LAYERS[name]) : () => type;
-    let { parameters, bytes } = realShapeGguf(name, typeOf, [['general.file_type', T.UINT32, FILE_TYPES[type]]]);
-    const file = bytes.length;
-    const engine = await createEngine();
-    const model = await engine.loadModel({ files: { [`${name}-${type}.gguf`]: bytes } });
-    bytes = null; // the page's copy of the file goes
-    const loaded = MiB(engine.memory().heapBytes);
-    const started = performance.now();
-    const r = model.run(ids, { topK: 5, mapLayers: [model.info.layers - 1] });
-    reports[entry] = {
-      params: parameters,
-      fileMiB: MiB(file),
-      build: engine.info().build,
-      weights: model.info.weights,
-      shape: r.shape,
-      finite: r.attentions.every(Number.isFinite) && r.predictions.probs.every(Number.isFinite),
-      loadedMiB: loaded,
-      ranMiB: MiB(engine.memory().heapBytes),
-      runMs: Math.round(performance.now() - started),
-    };
-    engine.dispose();
+    const { parameters, bytes } = realShapeGguf(name, typeOf, [['general.file_type', T.UINT32, FILE_TYPES[type]]]);
+    const fileMiB = MiB(bytes.length);
+    const report = await loadAndRun({ [`${name}-${type}.gguf`]: bytes }, { mapLayers: [REAL_LAYERS[name] - 1] });
+    reports[entry] = { params: parameters, fileMiB, ...report };
   }
   return reports;
 }

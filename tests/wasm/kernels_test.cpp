@@ -105,6 +105,42 @@ int plain_softmax_mismatches() {
   return mismatches;
 }
 
+// The GEMM from the packed weight `w` (B [depth, n], its panels in `precision`) against a float64 loop over `wide`
+// (the same weight as [n, depth] float32) for every row count the GEMM takes apart (1-3 rows, 4, 5, 9, 35), with and
+// without bias, its columns in two blocks as two tasks would: the largest error relative to the sum of the terms'
+// magnitudes.
+double packed_gemm_error(const attnscope::kernels::PackedWeight& w, attnscope::kernels::Precision precision,
+                         const std::vector<float>& wide, std::mt19937& rng) {
+  namespace k = attnscope::kernels;
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const std::int64_t depth = w.k(), n = w.n();
+  double worst = 0;
+  std::vector<float> pack;
+  for (std::int64_t m : {1, 2, 3, 4, 5, 9, 35})
+    for (bool with_bias : {false, true}) {
+      std::vector<float> a(static_cast<std::size_t>(m * depth)), bias(static_cast<std::size_t>(n)),
+          c(static_cast<std::size_t>(m * n));
+      for (float& v : a) v = uniform(rng);
+      for (float& v : bias) v = uniform(rng);
+      k::GemmArgs g{a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
+      g.packed = w.panels();
+      g.precision = precision;
+      const std::int64_t split = n > 24 ? 24 : n;
+      k::gemm_columns(g, 0, split, pack);
+      k::gemm_columns(g, split, n, pack);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+          double exact = with_bias ? bias[j] : 0.0, magnitude = std::abs(exact);
+          for (std::int64_t p = 0; p < depth; ++p) {
+            const double term = double(a[i * depth + p]) * wide[j * depth + p];
+            exact += term, magnitude += std::abs(term);
+          }
+          worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);
+        }
+    }
+  return worst;
+}
+
 // The GEMM from 16-bit (bf16, f16) weight panels against a float64 loop over the same weights
 // widened exactly, for every row count: 1-3 rows widen in registers (a decoding step), 4 and more
 // a panel at a time into scratch. Whole and partial panels, with and without bias; panel counts
@@ -115,7 +151,6 @@ int plain_softmax_mismatches() {
 double sixteen_bit_gemm_error() {
   namespace k = attnscope::kernels;
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   double worst = 0;
   // f32: float32 panels of bf16 values (a float32 checkpoint's decoding step takes the same kernel)
   for (k::Precision precision : {k::Precision::bf16, k::Precision::f16, k::Precision::f32})
@@ -138,30 +173,7 @@ double sixteen_bit_gemm_error() {
       k::widen(raw.data(), bits, static_cast<std::int64_t>(raw.size()), wide.data());
       const void* source = precision == k::Precision::f32 ? static_cast<const void*>(wide.data()) : raw.data();
       const k::PackedWeight w(k::MatrixSource{source, precision, depth, n, true});
-      std::vector<float> pack;
-      for (std::int64_t m : {1, 2, 3, 4, 5, 9, 35})
-        for (bool with_bias : {false, true}) {
-          std::vector<float> a(static_cast<std::size_t>(m * depth)), bias(static_cast<std::size_t>(n)),
-              c(static_cast<std::size_t>(m * n));
-          for (float& v : a) v = uniform(rng);
-          for (float& v : bias) v = uniform(rng);
-          k::GemmArgs g{
-              a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
-          g.packed = w.panels();
-          g.precision = precision;
-          const std::int64_t split = n > 24 ? 24 : n;  // two blocks of columns, as two tasks would
-          k::gemm_columns(g, 0, split, pack);
-          k::gemm_columns(g, split, n, pack);
-          for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) {
-              double exact = with_bias ? bias[j] : 0.0, magnitude = std::abs(exact);
-              for (std::int64_t p = 0; p < depth; ++p) {
-                const double term = double(a[i * depth + p]) * wide[j * depth + p];
-                exact += term, magnitude += std::abs(term);
-              }
-              worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);
-            }
-        }
+      worst = std::max(worst, packed_gemm_error(w, precision, wide, rng));
     }
   return worst;
 }
@@ -213,30 +225,7 @@ double quantized_gemm_error(int& inexact) {
           }
           worst = std::max(worst, std::abs(through[b * n + j] - exact) / magnitude);
         }
-      std::vector<float> pack;
-      for (std::int64_t m : {1, 2, 3, 4, 5, 9, 35})
-        for (bool with_bias : {false, true}) {
-          std::vector<float> a(static_cast<std::size_t>(m * depth)), bias(static_cast<std::size_t>(n)),
-              c(static_cast<std::size_t>(m * n));
-          for (float& v : a) v = uniform(rng);
-          for (float& v : bias) v = uniform(rng);
-          k::GemmArgs g{
-              a.data(), depth, nullptr, n, false, c.data(), n, m, n, depth, with_bias ? bias.data() : nullptr};
-          g.packed = w.panels();
-          g.precision = q;
-          const std::int64_t split = n > 24 ? 24 : n;  // two blocks of columns, as two tasks would
-          k::gemm_columns(g, 0, split, pack);
-          k::gemm_columns(g, split, n, pack);
-          for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j) {
-              double exact = with_bias ? bias[j] : 0.0, magnitude = std::abs(exact);
-              for (std::int64_t p = 0; p < depth; ++p) {
-                const double term = double(a[i * depth + p]) * wide[j * depth + p];
-                exact += term, magnitude += std::abs(term);
-              }
-              worst = std::max(worst, std::abs(c[i * n + j] - exact) / magnitude);
-            }
-        }
+      worst = std::max(worst, packed_gemm_error(w, q, wide, rng));
     }
   }
   return worst;
