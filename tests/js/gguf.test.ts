@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, Model } from '../../dist/node.js';
 import { GGML, T, gguf } from '../llm/gguf.mjs';
 import { type DecoderSpec, decoderCheckpoint, toBf16 } from '../llm/checkpoints.mjs';
-import { QUANT, type QuantType, quantizedTwins } from '../llm/quantize.mjs';
+import { QUANT, type QuantType, halfValue, quantizedTwins } from '../llm/quantize.mjs';
 import { halfBits } from '../whisper.mjs';
 import { ROWS } from './decoder-rows.js';
 import { engineFor } from './engines.js';
@@ -31,15 +31,6 @@ function apart(a: Model, b: Model, ids = IDS) {
   const [x, y] = [a.run(ids, { returnLogits: true }), b.run(ids, { returnLogits: true })];
   return { maps: worst(x.attentions, y.attentions), logits: worst(x.logits!.data, y.logits!.data) };
 }
-
-/** A float32 value as float16 and back (round to nearest even). */
-const toHalf = (x: number) => {
-  const h = halfBits(x);
-  const sign = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 0x1f,
-    m = h & 0x3ff;
-  return sign * (e ? 2 ** (e - 15) * (1 + m / 1024) : 2 ** -14 * (m / 1024));
-};
 
 describe.each([
   { build: 'relaxed-simd-threads' as const, threads: 2 },
@@ -71,8 +62,8 @@ describe.each([
 
 // A quantized file is the model of its dequantized weights: the same file with each quantized tensor written as the
 // float32 values ggml's dequantize_row_* gives (quantize.mjs, written from ggml-quants.c) must run the same, every map
-// and logit, through both ways the GEMM reads quantized panels: many rows (a prompt: dequantized a chunk at a time) and
-// one to three (a decoding step: decoded in registers).
+// and logit, through both ways the GEMM reads quantized panels: two or more rows (a prompt, or a few tokens appended:
+// dequantized a chunk at a time) and one (a decoding step: decoded in registers).
 describe.each([
   { build: 'relaxed-simd-threads' as const, threads: 2 },
   { build: 'simd' as const, threads: 1 },
@@ -196,7 +187,7 @@ describe('GGUF files', () => {
 
   it('F16 tensors: the model of their values, kept 16-bit', async () => {
     const half = retyped(GGML.F16, (d) => Uint16Array.from(d, halfBits));
-    const widened = retyped(GGML.F32, (d) => Float32Array.from(d, toHalf));
+    const widened = retyped(GGML.F32, (d) => Float32Array.from(d, (x) => halfValue(halfBits(x))));
     const g = await engine.loadModel({ files: { 'f16.gguf': gguf(keys, half) } });
     const f32 = await engine.loadModel({ files: { 'f32.gguf': gguf(keys, widened) } });
     expect(g.info.weightsDtype).toBe('f16');
