@@ -22,6 +22,26 @@ const maxDiff = (a, b) => {
   return d;
 };
 
+/** A mono 16 kHz 16-bit PCM WAV of samples in [-1, 1). */
+function pcm16Wav(samples) {
+  const out = Buffer.alloc(44 + 2 * samples.length);
+  out.write('RIFF', 0);
+  out.writeUInt32LE(out.length - 8, 4);
+  out.write('WAVEfmt ', 8);
+  out.writeUInt32LE(16, 16);
+  out.writeUInt16LE(1, 20); // PCM
+  out.writeUInt16LE(1, 22); // mono
+  out.writeUInt32LE(16000, 24);
+  out.writeUInt32LE(32000, 28);
+  out.writeUInt16LE(2, 32);
+  out.writeUInt16LE(16, 34);
+  out.write('data', 36);
+  out.writeUInt32LE(2 * samples.length, 40);
+  for (let i = 0; i < samples.length; i++)
+    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i] * 32768))), 44 + 2 * i);
+  return out;
+}
+
 export async function speechChecks(browser, site, engine, shots) {
   const files = speechWhisper(WORDS);
   const model = await engine.loadModel({ files });
@@ -283,6 +303,83 @@ export async function speechChecks(browser, site, engine, shots) {
       assert(text === de.text, `${text} vs ${de.text}`);
       await page.selectOption('#speech-language', '');
       await transcribed();
+    });
+
+    await check("speech: a sound longer than 30 s: each window's maps, words and axis, as the library's", async () => {
+      // jfk.wav three times over: 33 s, two windows (the second holds 3 s).
+      const n = audio.samples.length;
+      const samples = new Float32Array(3 * n);
+      for (let k = 0; k < 3; k++) samples.set(audio.samples, k * n);
+      const long = await model.generate({ audio: samples }, { wordTimestamps: true, encoderMapLayers: [0] });
+      assert(long.windows.length === 2, `${long.windows.length} windows`);
+      await chooseAudio('jfk3.wav', pcm16Wav(samples));
+      await page.waitForFunction(() => window.__attnscope.state().audio?.name === 'jfk3.wav');
+      await transcribed();
+      const shown = () =>
+        page.evaluate(() => {
+          const s = window.__attnscope.state();
+          const sets = s.result.sets;
+          const arr = (a) => Array.from(a);
+          return {
+            window: s.result.speech.window,
+            text: s.result.speech.text,
+            options: [...document.getElementById('speech-window').options].map((o) => o.textContent),
+            picker: !document.getElementById('speech-window-row').hidden,
+            words: [...document.querySelectorAll('#speech-words button')].map((b) => [
+              b.textContent,
+              Number(b.dataset.window),
+              b.dataset.shown !== undefined,
+            ]),
+            times: JSON.parse(document.getElementById('speech-canvas').dataset.times),
+            note: document.getElementById('speech-note').textContent,
+            cross: { shape: sets.cross.shape, data: arr(sets.cross.attentions) },
+            decoder: { shape: sets.decoder.shape, data: arr(sets.decoder.attentions) },
+            encoder: { shape: sets.encoder.shape, data: arr(sets.encoder.attentions) },
+            positions: [sets.cross.keyTokens, sets.encoder.tokens].map((t) => [t[0], t.at(-1)]),
+            streamed: window.__transcripts.length,
+            seconds: s.audio.seconds,
+            windows: s.result.speech.windows.map((w) => [w.start, w.seconds, w.text.length]),
+          };
+        });
+      const same = (got, k) => {
+        const w = long.windows[k];
+        assert(
+          got.window === k && got.text === long.text,
+          `window ${got.window} of ${JSON.stringify(got.windows)} (${got.seconds} s): ${got.text} vs ${long.text}`,
+        );
+        for (const set of ['cross', 'decoder', 'encoder']) {
+          const mine = w.maps[set];
+          const shapes = [got[set].shape, mine.shape].map((x) => JSON.stringify(x));
+          assert(shapes[0] === shapes[1], `window ${k} ${set}: ${shapes[0]} vs ${shapes[1]}`);
+          const d = maxDiff(got[set].data, mine.attentions);
+          assert(d === 0, `window ${k} ${set}: differs from the library's by ${d}`);
+        }
+        // The audio positions are named by their time in the whole sound.
+        const named = [w.start, w.start + (w.audioTokens.length - 1) * 0.02].map((t) => `${t.toFixed(2)} s`);
+        for (const ends of got.positions) assert(ends.join() === named.join(), `window ${k}: positions ${ends}`);
+        const first = w.tokenProbabilities.findIndex((p) => !Number.isNaN(p));
+        const timed = JSON.stringify(Array.from(w.tokenTimes.subarray(first)));
+        assert(JSON.stringify(got.times) === timed, `window ${k}: ${got.times} vs ${timed}`);
+        const words = long.words.map((x) => [x.word.trim(), x.window, x.window === k]);
+        assert(JSON.stringify(got.words) === JSON.stringify(words), `window ${k}: ${JSON.stringify(got.words)}`);
+      };
+      const before = await shown();
+      same(before, 0);
+      assert(before.picker && before.options.length === 2, JSON.stringify(before.options));
+      assert(/^1: 0:00–0:30/.test(before.options[0]) && /^2: 0:30–0:33/.test(before.options[1]), before.options);
+      assert(/2 windows of 30 s: the maps are window 1's \(0:00–0:30\)/.test(before.note), before.note);
+      // Another window: its maps, from the generation kept (no token decoded again).
+      await page.selectOption('#speech-window', '1');
+      await page.waitForFunction(() => window.__attnscope.state().result?.speech?.window === 1);
+      const after = await shown();
+      same(after, 1);
+      assert(after.streamed === before.streamed, `decoded again: ${after.streamed - before.streamed} tokens streamed`);
+      assert(/the maps are window 2's \(0:30–0:33\)/.test(after.note), after.note);
+      await page.screenshot({ path: join(shots, 'demo-speech-window.png') });
+      // A word of the first window shows the first window again.
+      await page.click('#speech-words button[data-window="0"]');
+      await page.waitForFunction(() => window.__attnscope.state().result?.speech?.window === 0);
+      same(await shown(), 0);
     });
 
     await check('speech: a sound dropped on the page is the sound, transcribed as chosen', async () => {

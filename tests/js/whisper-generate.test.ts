@@ -254,10 +254,22 @@ describe('Whisper decoding', () => {
     ]);
     const [first, second] = g.windows;
     const one = await model.generate({ audio: audio.subarray(0, 480000) }, { language: 'en', maxNewTokens: 8 });
-    const two = await model.generate({ audio: audio.subarray(480000) }, { language: 'en', maxNewTokens: 8 });
+    const two = await model.generate(
+      { audio: audio.subarray(480000) },
+      { language: 'en', wordTimestamps: true, maxNewTokens: 8, encoderMapLayers: [0] },
+    );
     expect(Array.from(first!.targetIds)).toEqual(Array.from(one.targetIds));
     expect(Array.from(second!.targetIds)).toEqual(Array.from(two.targetIds));
     expect(g.text).toBe(one.text + two.text);
+    // A window decoded on its own is that window exactly (the page shows a window past the maps budget so): its
+    // maps and times; sampled too, as each window starts from the seed.
+    for (const set of ['encoder', 'decoder', 'cross'] as const)
+      expect(Array.from(two.windows[0]!.maps[set]!.attentions)).toEqual(Array.from(second!.maps[set]!.attentions));
+    expect(Array.from(two.windows[0]!.tokenTimes!)).toEqual(Array.from(second!.tokenTimes!));
+    const sampled = { language: 'en', maxNewTokens: 8, temperature: 0.8, seed: 5 };
+    const hot = await model.generate({ audio }, sampled);
+    const hotAlone = await model.generate({ audio: audio.subarray(480000) }, sampled);
+    expect(Array.from(hot.windows[1]!.targetIds)).toEqual(Array.from(hotAlone.targetIds));
     expect(second!.maps.cross!.shape[3]).toBe(750);
     expect(second!.maps.encoder!.shape).toEqual([1, 2, 750, 750]);
     expect(second!.maps.encoder!.mapLayers).toEqual([0]);

@@ -119,7 +119,7 @@ export interface VisionRun {
 
 /**
  * What a speech model's run adds to a RunResult: the transcript, its words in time, and what the speech pane draws
- * on one time axis (the features, each token's time). The maps are the first 30 s window's, cut to the sound.
+ * on one time axis (the features, each token's time). The maps are one 30 s window's (`window`), cut to the sound.
  */
 export interface SpeechRun {
   /** The sound the run was of (the `audio` request's id). */
@@ -129,15 +129,18 @@ export interface SpeechRun {
   language: string;
   /** When the language was detected: its probability among the language tokens. */
   languageProbability?: number;
-  /** Seconds of sound the first window held (its maps' audio positions are 20 ms each). */
+  /** The window whose maps these are, and where it starts in the sound (seconds). */
+  window: number;
+  start: number;
+  /** Seconds of sound the window held (its maps' audio positions are 20 ms each). */
   seconds: number;
-  /** [melBins, frames]: the log-mel features of the first window's sound (2 frames per audio position). */
+  /** [melBins, frames]: the log-mel features of the window's sound (2 frames per audio position). */
   features: Float32Array;
   melBins: number;
   frames: number;
-  /** The first window's target tokens before the first generated one (start of transcript, language, task, ...). */
+  /** The window's target tokens before the first generated one (start of transcript, language, task, ...). */
   promptTokens: number;
-  /** The first window's target tokens' times, seconds from its start (DTW over the alignment heads). */
+  /** The window's target tokens' times, seconds from its start (DTW over the alignment heads). */
   tokenTimes: Float64Array;
   /** Each target token's probability among the text tokens (NaN for the prompt's). */
   tokenProbabilities: Float32Array;
@@ -204,6 +207,8 @@ interface Asks {
     task?: 'transcribe' | 'translate';
     /** Speech models: the decoder's [layer, head] pairs that time the words; absent: the model's own. */
     alignmentHeads?: Array<[number, number]>;
+    /** Speech models: the 30 s window whose maps to show (0, the first, if absent). */
+    window?: number;
   };
   /**
    * Speech models: a sound file's bytes (a WAV; other formats the page decoded and wrote as one), read by the engine

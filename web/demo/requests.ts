@@ -184,7 +184,7 @@ export function connect(
       audioNames.clear();
       const said = [`${name}: ${seconds.toFixed(2)} s, ${format}`, ...notices].join('; ');
       store.select(
-        { audio: { id: audio, name, samples, seconds, notices, format } },
+        { audio: { id: audio, name, samples, seconds, notices, format }, speechWindow: 0 },
         { audioNotice: { state: 'ok', message: `${said}.` } },
       );
     },

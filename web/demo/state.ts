@@ -120,6 +120,8 @@ export interface Choice {
   speechAlignment: 'heads' | 'head';
   /** Speech models: the heads the person chose to time the words with; null: the model's own (alignment_heads). */
   speechHeads: Array<[number, number]> | null;
+  /** Speech models: the 30 s window of a longer sound whose maps the panes show. */
+  speechWindow: number;
 }
 
 /** A generation in progress: the request whose tokens count, the text it continues and what it added so far. */
@@ -261,6 +263,7 @@ export function initialState(): State {
     speechTask: 'transcribe',
     speechAlignment: 'heads',
     speechHeads: null,
+    speechWindow: 0,
     engine: null,
     model: null,
     limit: null,

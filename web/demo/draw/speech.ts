@@ -1,12 +1,14 @@
-// The speech pane's picture, on one time axis (the seconds the model heard in its first 30 s window): the waveform,
+// The speech pane's picture, on one time axis (the seconds the model heard in one 30 s window): the waveform,
 // the log-mel spectrogram the encoder read (low frequencies at the bottom), each generated token's cross-attention
 // over the audio positions (20 ms each) with the path that timed the words drawn through it, and the words as spans.
 // Canvas drawing only: the view (views/speech.ts) says what to draw and reads the layout back for the pointer.
 import { cellImage, viridis, type Box } from './heatmap.js';
 
 export interface SpeechPicture {
-  /** The sound as the model heard it, 16 kHz. */
+  /** The window's sound as the model heard it, 16 kHz. */
   samples: Float32Array;
+  /** Where the window starts in the whole sound (s): the axis's labels. The picture's times are the window's. */
+  offset: number;
   /** Seconds the axis spans: the audio positions the maps hold, 20 ms each. */
   seconds: number;
   /** [melBins, frames], frames = 2 per audio position. */
@@ -188,6 +190,6 @@ export function paintSpeech(
     const xt = x(t);
     ctx.fillRect(xt, axis, 1, 3);
     ctx.textAlign = t === 0 ? 'left' : 'center';
-    ctx.fillText(`${Number(t.toFixed(1))} s`, xt, axis + 4);
+    ctx.fillText(`${Number((p.offset + t).toFixed(1))} s`, xt, axis + 4);
   }
 }

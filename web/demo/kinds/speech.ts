@@ -1,8 +1,9 @@
 // Speech through an encoder and a decoder (Whisper): the run reads the sound the page sent (the engine read it in
 // the worker, named by its id) and transcribes it greedily, timing its words with the alignment heads; the
-// transcript streams to the page while it decodes. One run returns the three map sets of the first 30 s window, cut
-// to the sound heard: the encoder's (over the audio positions, 20 ms each), the decoder's, and the cross-attention's
+// transcript streams to the page while it decodes. One run returns the three map sets of one 30 s window (the
+// first, or the one chosen; another window of the same sound decodes nothing again), cut to the sound heard: the encoder's (over the audio positions, 20 ms each), the decoder's, and the cross-attention's
 // (the target's tokens over the audio), with what the speech pane draws on one time axis beside them.
+import type { Model, SpeechGenerateOptions, SpeechGenerateResult } from 'attnscope';
 import type { Kept } from '../worker-analysis.js';
 import type { PairSet, SpeechRun, TranscriptMessage } from '../protocol.js';
 import type { MadeSet, PageKind, WorkerKind } from './kind.js';
@@ -17,7 +18,7 @@ const TOOLS = ['heads', 'cost'];
 
 export const speechPage: PageKind = {
   id: 'speech',
-  input: (s) => [s.audio?.id ?? null, s.speechLanguage, s.speechTask, s.speechHeads],
+  input: (s) => [s.audio?.id ?? null, s.speechLanguage, s.speechTask, s.speechHeads, s.speechWindow],
   // Nothing runs until there is a sound (the side panel asks for one).
   ask: (s) =>
     s.audio
@@ -27,12 +28,14 @@ export const speechPage: PageKind = {
           language: s.speechLanguage,
           task: s.speechTask,
           ...(s.speechHeads && { alignmentHeads: s.speechHeads }),
+          window: s.speechWindow,
         }
       : null,
   // Its three sets are shown as an encoder-decoder's are, by the same tabs.
   shown: pairPage.shown,
   opened: (_model, _before, linked) => ({
     speechHeads: null,
+    speechWindow: 0,
     main: linked.main && MAIN.includes(linked.main) ? linked.main : 'speech',
     tools: linked.tools && TOOLS.includes(linked.tools) ? linked.tools : 'heads',
     pairSet: 'cross',
@@ -43,6 +46,13 @@ export const speechPage: PageKind = {
 
 /** The run decoding now: a newer one stops it after its token in progress, and starts once it has. */
 let decoding: Promise<unknown> = Promise.resolve();
+/**
+ * The last sound transcribed, with what it was decoded with: showing another of its windows decodes nothing again
+ * (or, where the maps budget left that window's out, that window alone).
+ */
+let transcribed: { model: Model; key: string; g: SpeechGenerateResult } | null = null;
+/** The maps a transcription keeps for its windows (the first ones): about two windows of every encoder map. */
+const MAP_BYTES = 256 * 2 ** 20;
 
 export const speechWorker: WorkerKind = {
   id: 'speech',
@@ -58,56 +68,93 @@ export const speechWorker: WorkerKind = {
     if (controller.signal.aborted) throw new Error('a newer sound or setting replaced this one');
     const audioInfo = info.audio!;
     const encoderLayers = info.encoderLayers ?? 1;
-    // Positions heard in the first window (20 ms each), as the engine counts them: every encoder layer's maps of
-    // them while they fit the budget, else the layer shown.
-    const heard = Math.floor(Math.min(samples.length, audioInfo.windowSamples) / audioInfo.hopLength / 2);
-    const positions = Math.max(1, Math.min(audioInfo.positions, heard));
+    const heardIn = (sound: Float32Array) =>
+      Math.max(1, Math.min(audioInfo.positions, Math.floor(sound.length / audioInfo.hopLength / 2)));
+    // Every encoder layer's maps while a window's fit the budget (positions heard in the first, 20 ms each), else
+    // the layer shown.
+    const positions = heardIn(samples.subarray(0, audioInfo.windowSamples));
     const perLayer = info.heads * positions * positions * 4;
     const layers =
       perLayer * encoderLayers <= ENCODER_BYTES
         ? Array.from({ length: encoderLayers }, (_, l) => l)
         : [Math.max(0, Math.min(request.layer, encoderLayers - 1))];
     const { id } = request;
-    const generating = model.generate(
-      { audio: samples },
-      {
-        wordTimestamps: true,
-        ...(request.language && { language: request.language }),
-        ...(request.task && info.speech?.multilingual && { task: request.task }),
-        encoderMapLayers: layers,
-        ...(request.alignmentHeads && { alignmentHeads: request.alignmentHeads }),
-        signal: controller.signal,
-        onToken: (t) => postMessage({ id, kind: 'transcript', text: t.text } satisfies TranscriptMessage),
-      },
-    );
-    decoding = generating;
-    let g;
-    try {
-      g = await generating;
-    } finally {
-      if (s.generation === controller) s.generation = null;
+    const options: SpeechGenerateOptions = {
+      wordTimestamps: true,
+      ...(request.language && { language: request.language }),
+      ...(request.task && info.speech?.multilingual && { task: request.task }),
+      encoderMapLayers: layers,
+      ...(request.alignmentHeads && { alignmentHeads: request.alignmentHeads }),
+      mapBytes: MAP_BYTES,
+      signal: controller.signal,
+    };
+    const key = JSON.stringify([request.audio, request.language, request.task, request.alignmentHeads]);
+    let g: SpeechGenerateResult;
+    if (transcribed?.model === model && transcribed.key === key) g = transcribed.g;
+    else {
+      transcribed = null;
+      const generating = model.generate(
+        { audio: samples },
+        {
+          ...options,
+          onToken: (t) => postMessage({ id, kind: 'transcript', text: t.text } satisfies TranscriptMessage),
+        },
+      );
+      decoding = generating;
+      try {
+        g = await generating;
+      } finally {
+        if (s.generation === controller) s.generation = null;
+      }
+      if (controller.signal.aborted) throw new Error('a newer sound or setting replaced this one');
+      transcribed = { model, key, g };
     }
-    if (controller.signal.aborted) throw new Error('a newer sound or setting replaced this one');
-    const first = g.windows[0]!;
-    const [melBins, allFrames] = first.features.shape as [number, number];
-    const frames = Math.min(allFrames, 2 * first.audioTokens.length);
+    // The window shown, with its maps: as kept, or (past the budget, or for another encoder layer) that window
+    // decoded again on its own, which gives it exactly (each window starts afresh, from the same seed).
+    const index = Math.max(0, Math.min(request.window ?? 0, g.windows.length - 1));
+    const at = g.windows[index]!;
+    const from = Math.round(at.start * audioInfo.samplingRate);
+    const kept = at.maps.encoder?.mapLayers;
+    let shown = at;
+    if (!at.maps.cross || !layers.every((l) => kept?.includes(l))) {
+      const alone = model.generate(
+        { audio: samples.subarray(from, from + audioInfo.windowSamples) },
+        { ...options, mapBytes: Infinity },
+      );
+      decoding = alone;
+      try {
+        shown = (await alone).windows[0]!;
+      } finally {
+        if (s.generation === controller) s.generation = null;
+      }
+      if (controller.signal.aborted) throw new Error('a newer sound or setting replaced this one');
+    } else if (s.generation === controller) s.generation = null;
+    const [melBins, allFrames] = shown.features.shape as [number, number];
+    const frames = Math.min(allFrames, 2 * shown.audioTokens.length);
     const features = new Float32Array(melBins * frames);
     for (let m = 0; m < melBins; m++)
-      features.set(first.features.data.subarray(m * allFrames, m * allFrames + frames), m * frames);
+      features.set(shown.features.data.subarray(m * allFrames, m * allFrames + frames), m * frames);
+    // The audio positions, named by their time in the whole sound (the engine names a window's from its start).
+    const step = audioInfo.windowSamples / audioInfo.samplingRate / audioInfo.positions;
+    const audioTokens =
+      at.start === 0 ? shown.audioTokens : shown.audioTokens.map((_, i) => `${(at.start + i * step).toFixed(2)} s`);
     // The prompt's tokens have no probability: they were not generated.
-    const generatedAt = first.tokenProbabilities.findIndex((p) => !Number.isNaN(p));
+    const generatedAt = shown.tokenProbabilities.findIndex((p) => !Number.isNaN(p));
+    // The reply's arrays move to the page: the kept generation's are copied.
     const speech: SpeechRun = {
       audio: request.audio!,
       text: g.text,
       language: g.language,
-      ...(first.languageProbability !== undefined && { languageProbability: first.languageProbability }),
-      seconds: first.seconds,
+      ...(shown.languageProbability !== undefined && { languageProbability: shown.languageProbability }),
+      window: index,
+      start: at.start,
+      seconds: shown.seconds,
       features,
       melBins,
       frames,
-      promptTokens: generatedAt < 0 ? first.targetTokens.length : generatedAt,
-      tokenTimes: first.tokenTimes!,
-      tokenProbabilities: first.tokenProbabilities,
+      promptTokens: generatedAt < 0 ? shown.targetTokens.length : generatedAt,
+      tokenTimes: shown.tokenTimes!.slice(),
+      tokenProbabilities: shown.tokenProbabilities.slice(),
       words: g.words ?? [],
       alignmentHeads: g.alignmentHeads,
       // Against the words as the alignment heads timed them: with nothing said there are none to score.
@@ -122,15 +169,15 @@ export const speechWorker: WorkerKind = {
       })),
     };
     return SETS.map((set): MadeSet => {
-      const maps = first.maps[set]!;
+      const maps = shown.maps[set]!;
       const audio = set === 'encoder';
-      const tokens = audio ? first.audioTokens : first.targetTokens;
+      const tokens = audio ? audioTokens : shown.targetTokens;
       const kept: Kept = {
         mode: 'model',
         tokens,
-        special: audio ? tokens.map(() => false) : Array.from(first.targetIds, (t) => t >= info.speech!.endOfText),
-        ...(!audio && { ids: first.targetIds }),
-        attentions: maps.attentions,
+        special: audio ? tokens.map(() => false) : Array.from(shown.targetIds, (t) => t >= info.speech!.endOfText),
+        ...(!audio && { ids: shown.targetIds.slice() }),
+        attentions: maps.attentions.slice(),
         shape: maps.shape,
         mapLayers: maps.mapLayers,
         layers: audio ? encoderLayers : info.layers,
@@ -138,7 +185,7 @@ export const speechWorker: WorkerKind = {
         truncated: false,
         totalTokens: tokens.length,
       };
-      return { set, kept, extra: { ...(set === 'cross' && { keyTokens: first.audioTokens }), speech } };
+      return { set, kept, extra: { ...(set === 'cross' && { keyTokens: audioTokens }), speech } };
     });
   },
 };

@@ -9,7 +9,11 @@ import type { RunResult, SpeechRun } from '../protocol.js';
 import type { State } from '../state.js';
 import { $, changes, fitWidth, setProp, setText, type Page, type View } from './view.js';
 
-/** The first window's cross-attention set and speech of a speech run, whichever set the page shows. */
+const SAMPLE_RATE = 16000;
+/** Seconds as m:ss. */
+const clock = (seconds: number) => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
+
+/** The shown window's cross-attention set and speech of a speech run, whichever set the page shows. */
 function speechOf(s: Readonly<State>): { cross: RunResult; speech: SpeechRun } | null {
   const r = s.result;
   const cross = r?.set === 'cross' ? r : r?.sets?.cross;
@@ -46,6 +50,8 @@ export function speechView(page: Page): View {
   const wordsBox = $('speech-words');
   const playButton = $<HTMLButtonElement>('speech-play');
   const readout = $('speech-readout');
+  const windowRow = $('speech-window-row');
+  const windowSelect = $<HTMLSelectElement>('speech-window');
   /** What is drawn, its layout, and the picture without the playhead (redrawn under it each frame). */
   let picture: SpeechPicture | null = null;
   let layout: SpeechLayout | null = null;
@@ -80,10 +86,15 @@ export function speechView(page: Page): View {
     cancelAnimationFrame(frame);
     frame = requestAnimationFrame(tick);
   }
-  playButton.addEventListener('click', () => (playing ? stop() : playFrom(0)));
+  playButton.addEventListener('click', () => (playing ? stop() : playFrom(picture?.offset ?? 0)));
+  windowSelect.addEventListener('change', () => page.store.select({ speechWindow: Number(windowSelect.value) }));
+  // A word plays its span; a word of another window shows that window's maps too.
   wordsBox.addEventListener('click', (e) => {
     const b = (e.target as Element).closest<HTMLButtonElement>('button[data-start]');
-    if (b) playFrom(Number(b.dataset.start), Number(b.dataset.end) - Number(b.dataset.start));
+    if (!b) return;
+    const window = Number(b.dataset.window);
+    if (window !== page.store.get().speechWindow) page.store.select({ speechWindow: window });
+    playFrom(Number(b.dataset.start), Number(b.dataset.end) - Number(b.dataset.start));
   });
 
   /** The picture, then the playhead where the sound is. */
@@ -92,7 +103,7 @@ export function speechView(page: Page): View {
     const ctx = canvas.getContext('2d')!;
     ctx.drawImage(still, 0, 0);
     if (!playing) return;
-    const t = playing.from + playing.context.currentTime - playing.began;
+    const t = playing.from + playing.context.currentTime - playing.began - (picture?.offset ?? 0);
     const x = layout.left + t * layout.perSecond;
     ctx.fillStyle = page.colours().fg;
     ctx.fillRect(x, 0, 1.5, layout.height);
@@ -103,7 +114,7 @@ export function speechView(page: Page): View {
     if (!picture || !layout) return '';
     const t = (x - layout.left) / layout.perSecond;
     if (t < 0 || t > picture.seconds) return '';
-    const at = `${t.toFixed(2)} s`;
+    const at = `${(picture.offset + t).toFixed(2)} s`;
     const a = layout.alignment;
     if (y >= a.y && y < a.y + a.h) {
       const r = Math.floor((y - a.y) / layout.rowHeight);
@@ -111,11 +122,11 @@ export function speechView(page: Page): View {
       const which = page.store.get().speechAlignment === 'heads' ? 'the alignment heads (mean)' : 'this head';
       const w = picture.alignment[r * picture.positions + k];
       if (w !== undefined)
-        return `${at}: token "${picture.rows[r]}" attends ${w.toFixed(3)} here (${which}); timed at ${picture.times[r]!.toFixed(2)} s`;
+        return `${at}: token "${picture.rows[r]}" attends ${w.toFixed(3)} here (${which}); timed at ${(picture.offset + picture.times[r]!).toFixed(2)} s`;
     }
     const word = picture.words.find((w) => t >= w.start && t < w.end);
     if (y >= layout.words.y && word)
-      return `${at}: "${word.word.trim()}", ${word.start.toFixed(2)}–${word.end.toFixed(2)} s, probability ${word.probability.toFixed(2)}`;
+      return `${at}: "${word.word.trim()}", ${(picture.offset + word.start).toFixed(2)}–${(picture.offset + word.end).toFixed(2)} s, probability ${word.probability.toFixed(2)}`;
     return at;
   }
   canvas.addEventListener('pointermove', (e) =>
@@ -125,8 +136,8 @@ export function speechView(page: Page): View {
     if (!layout || !picture) return;
     const t = (e.offsetX - layout.left) / layout.perSecond;
     const word = e.offsetY >= layout.words.y ? picture.words.find((w) => t >= w.start && t < w.end) : undefined;
-    if (word) playFrom(word.start, word.end - word.start);
-    else if (t >= 0 && t <= picture.seconds) playFrom(t);
+    if (word) playFrom(picture.offset + word.start, word.end - word.start);
+    else if (t >= 0 && t <= picture.seconds) playFrom(picture.offset + t);
   });
 
   // Which heads time the words: ticking one adds it, unticking removes it (one at least stays); the words are timed
@@ -194,6 +205,26 @@ export function speechView(page: Page): View {
     );
   }
 
+  const windowsDirty = changes();
+  /** The window picker, for a sound longer than one window: each window's span and the start of its text. */
+  function renderWindows(speech: SpeechRun): void {
+    const { windows } = speech;
+    setProp(windowRow, 'hidden', windows.length < 2);
+    if (windowsDirty(windows)) {
+      windowSelect.replaceChildren(
+        ...windows.map((w, i) => {
+          const option = document.createElement('option');
+          option.value = String(i);
+          const text = w.text.trim();
+          option.textContent = `${i + 1}: ${clock(w.start)}–${clock(w.start + w.seconds)}${text ? ` “${text.length > 24 ? `${text.slice(0, 24)}…` : text}”` : ''}`;
+          option.title = text;
+          return option;
+        }),
+      );
+    }
+    windowSelect.value = String(speech.window);
+  }
+
   return {
     id: 'speech',
     pane: 'speech',
@@ -222,7 +253,11 @@ export function speechView(page: Page): View {
       const { cross, speech } = got;
       renderHeads(speech);
       setProp($<HTMLButtonElement>('speech-heads-reset'), 'disabled', !s.speechHeads);
-      const words = speech.words.filter((w) => w.window === 0);
+      renderWindows(speech);
+      // The shown window's words, in its own seconds as the picture's times are.
+      const words = speech.words
+        .filter((w) => w.window === speech.window)
+        .map((w) => ({ ...w, start: w.start - speech.start, end: w.end - speech.start }));
       if (wordsDirty(speech)) {
         wordsBox.replaceChildren(
           ...speech.words.map((w) => {
@@ -231,6 +266,8 @@ export function speechView(page: Page): View {
             b.textContent = w.word.trim();
             b.dataset.start = String(w.start);
             b.dataset.end = String(w.end);
+            b.dataset.window = String(w.window);
+            if (w.window === speech.window) b.dataset.shown = '';
             b.style.setProperty('--p', w.probability.toFixed(2));
             b.title = `${w.start.toFixed(2)}–${w.end.toFixed(2)} s, probability ${w.probability.toFixed(2)}: click to hear it`;
             return b;
@@ -246,7 +283,10 @@ export function speechView(page: Page): View {
           `The words were timed on the alignment heads (${heads}): each head's rows normalized, median-filtered, ` +
           'averaged, and a dynamic-time-warping path (orange) drawn through them; a token starts where the path enters its row. ' +
           `Each row is coloured from 0 to its largest weight.` +
-          (windows > 1 ? ` The sound is ${windows} windows of 30 s: the maps are the first window's.` : ''),
+          (windows > 1
+            ? ` The sound is ${windows} windows of 30 s: the maps are window ${speech.window + 1}'s ` +
+              `(${clock(speech.start)}–${clock(speech.start + speech.seconds)}); choose another above, or click one of its words.`
+            : ''),
       );
       const which = s.speechAlignment;
       const resized = fitWidth(canvas, canvas.height || 300, 320);
@@ -263,8 +303,10 @@ export function speechView(page: Page): View {
       )
         return;
       const rows = alignmentRows(cross, speech, which, s.layer, s.head);
+      const from = Math.round(speech.start * SAMPLE_RATE);
       picture = {
-        samples: s.audio!.samples,
+        samples: s.audio!.samples.subarray(from, from + Math.round(cross.shape[3] * POSITION_SECONDS * SAMPLE_RATE)),
+        offset: speech.start,
         seconds: cross.shape[3] * POSITION_SECONDS,
         features: speech.features,
         melBins: speech.melBins,
