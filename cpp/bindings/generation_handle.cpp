@@ -58,7 +58,9 @@ class GenerationHandle {
 
   // An encoder-decoder's beam search (no maps: the winner's come from a teacher-forced run): source as startPair's,
   // target: its start tokens (the decoder's first, then any forced), options { beams, lengthPenalty,
-  // noRepeatNgramSize, earlyStopping, maxLength, banned: Int32Array, bannedFirst?: Int32Array }
+  // noRepeatNgramSize, earlyStopping, maxLength, banned: Int32Array, bannedFirst?: Int32Array,
+  // filter?: (ids: Int32Array, logits: Float32Array) => Int32Array }: filter's arrays are views of the heap, read
+  // during the call only; it returns the tokens that beam may not take next, and must not throw.
   val startBeams(const ModelHandle& model, const Engine& engine, val source, val target, val options) {
     return guard("generate", [&] {
       begin(model, 0, "none");
@@ -74,6 +76,13 @@ class GenerationHandle {
       o.max_length = whole_number("generate", "maxLength", options["maxLength"], 0, 1e9);
       o.banned = ids_arg(options["banned"]);
       if (!options["bannedFirst"].isUndefined()) o.banned_first = ids_arg(options["bannedFirst"]);
+      if (!options["filter"].isUndefined()) {
+        const val filter = options["filter"];
+        o.filter = [filter](const std::vector<std::int32_t>& ids, const std::vector<float>& logits) {
+          return ids_arg(filter(val(emscripten::typed_memory_view(ids.size(), ids.data())),
+                                val(emscripten::typed_memory_view(logits.size(), logits.data()))));
+        };
+      }
       o.eos = model_->info().eos;
       generation_.reset();
       beams_.reset();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { Engine, Model, SpeechGenerateResult } from '../../dist/node.js';
 import { medianFilter, timeWarp, tokenTimes } from '../../dist/alignment.js';
+import { filtered } from '../../dist/timestamps.js';
 import { groupWords } from '../../dist/words.js';
 import {
   WHISPER_LANGUAGES,
@@ -42,6 +43,60 @@ function randomCross(shape: [number, number, number, number], seed: number): Flo
     for (let k = 0; k < keys; k++) out[r * keys + k] /= sum;
   }
   return out;
+}
+
+/**
+ * Beam search as transformers' BeamSearchScorer runs it (no early stopping), over `next(ids)`'s logits and banned
+ * tokens for a sequence: each step every beam's top 2·beams tokens by log-probability, the best 2·beams overall; an end
+ * of text among the first `beams` finishes a hypothesis scored sum / length (its length without the end token);
+ * it stops once `beams` hypotheses are finished and no running beam can beat the worst, or at `maxLength`.
+ */
+function referenceBeams(
+  start: number[],
+  beams: number,
+  maxLength: number,
+  next: (ids: number[]) => { logits: Float32Array; banned: Int32Array },
+): number[] {
+  let running = [{ ids: start, sum: 0 }];
+  const finished: Array<{ ids: number[]; score: number }> = [];
+  const finish = (ids: number[], sum: number, length: number) => {
+    finished.push({ ids, score: sum / length });
+    finished.sort((a, b) => b.score - a.score);
+    finished.length = Math.min(finished.length, beams);
+  };
+  for (;;) {
+    const length = running[0]!.ids.length;
+    const candidates: Array<{ score: number; beam: number; token: number }> = [];
+    running.forEach(({ ids, sum }, beam) => {
+      const { logits, banned } = next(ids);
+      let max = -Infinity;
+      for (const x of logits) max = Math.max(max, x);
+      let total = 0;
+      for (const x of logits) total += Math.exp(x - max);
+      const logp = Array.from(logits, (x) => x - max - Math.log(total));
+      for (const t of banned) logp[t] = -Infinity;
+      const order = logp.map((_, t) => t).sort((a, b) => logp[b]! - logp[a]! || a - b);
+      for (const t of order.slice(0, 2 * beams))
+        if (Number.isFinite(logp[t])) candidates.push({ score: sum + logp[t]!, beam, token: t });
+    });
+    candidates.sort((a, b) => b.score - a.score);
+    candidates.length = Math.min(candidates.length, 2 * beams);
+    const grown: typeof running = [];
+    candidates.forEach((c, rank) => {
+      if (grown.length === beams) return;
+      if (c.token === EOT) {
+        if (rank < beams) finish([...running[c.beam]!.ids, c.token], c.score, length);
+      } else grown.push({ ids: [...running[c.beam]!.ids, c.token], sum: c.score });
+    });
+    const over = finished.length >= beams && finished.at(-1)!.score >= candidates[0]!.score / length;
+    if (over || grown.length === 0) break;
+    running = grown;
+    if (length + 1 >= maxLength) {
+      for (const r of running) finish(r.ids, r.sum, length + 1);
+      break;
+    }
+  }
+  return finished[0]!.ids;
 }
 
 const speech = (n: number, seed: number) => {
@@ -444,10 +499,40 @@ describe('Whisper decoding', () => {
     } finally {
       other.dispose();
     }
-    await expect(model.generate({ audio }, { beams: 2, timestamps: true })).rejects.toThrow(
-      'beams are for windows without timestamps',
-    );
     await expect(model.generate({ audio }, { beams: 9 })).rejects.toThrow('beams must be a whole number from 1 to 8');
+  });
+
+  it('searches beams with timestamps: each beam under the rules of its own tokens, as a search written here', async () => {
+    const audio = speech(16000 * 8, 21);
+    const options = { language: 'en', timestamps: true, maxNewTokens: 10 } as const;
+    const greedy = await model.generate({ audio }, options);
+    const one = await model.generate({ audio }, { ...options, beams: 1 });
+    expect(Array.from(one.targetIds)).toEqual(Array.from(greedy.targetIds));
+    const speechInfo = model.info.speech!;
+    const filters = {
+      endOfText: EOT,
+      noTimestamps: NO_TIMESTAMPS,
+      vocabSize: model.info.vocabSize,
+      suppress: speechInfo.suppressTokens,
+      beginSuppress: speechInfo.beginSuppressTokens,
+      timestamps: true,
+      maxInitialTimestamp: speechInfo.maxInitialTimestamp,
+    };
+    const prompt = [SOT, 50259, TRANSCRIBE];
+    for (const beams of [2, 3]) {
+      const g = await model.generate({ audio }, { ...options, beams });
+      const want = referenceBeams(prompt, beams, prompt.length + options.maxNewTokens, (ids) => {
+        const run = model.run({ audio, target: Int32Array.from(ids) }, { returnLogits: true });
+        const V = model.info.vocabSize;
+        const logits = run.logits!.data.slice((ids.length - 1) * V, ids.length * V);
+        return { logits, banned: filtered(logits, ids.slice(prompt.length), filters) };
+      });
+      expect(Array.from(g.targetIds)).toEqual(want);
+      // Timestamps as greedy decoding writes them: the first one a timestamp, never three in a row.
+      const generated = want.slice(3).filter((id) => id !== EOT);
+      expect(generated[0]!).toBeGreaterThan(NO_TIMESTAMPS);
+      expect(g.segments!.length).toBeGreaterThan(0);
+    }
   });
 
   it('falls back to a higher temperature when a window repeats itself, as openai’s transcribe does', async () => {

@@ -987,8 +987,9 @@ export interface SpeechGenerateOptions {
    */
   timestamps?: boolean;
   /**
-   * Beam search over this many beams, 1 to 8, as transformers' beam search scores it (without timestamps; the
-   * winner is then read again token by token for its maps and probabilities). Default 1.
+   * Beam search over this many beams, 1 to 8, as transformers' beam search scores it, each beam filtered as greedy
+   * decoding is after its own tokens (with `timestamps`, their rules too); the winner is then read again token by
+   * token for its maps and probabilities. Default 1.
    */
   beams?: number;
   /** With beams: a finished beam's score is (sum of log-probabilities) / length^lengthPenalty. Default 1. */

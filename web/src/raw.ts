@@ -199,6 +199,11 @@ export interface RawGenerationHandle {
       banned: Int32Array;
       /** Not generated first (Whisper's begin_suppress_tokens). */
       bannedFirst?: Int32Array;
+      /**
+       * The tokens a beam may not take next, from its ids and next logits (views of the heap, read during the call
+       * only); must not throw.
+       */
+      filter?: (ids: Int32Array, logits: Float32Array) => Int32Array;
     },
   ): { error?: string };
   /** One more token on every beam: the leading beam's ids (the winner's once done). */

@@ -225,8 +225,6 @@ export async function generateSpeech(
   const beams = o.beams ?? 1;
   if (!Number.isInteger(beams) || beams < 1 || beams > 8)
     throw new Error(`${op}: beams must be a whole number from 1 to 8, got ${String(beams)}`);
-  if (beams > 1 && o.timestamps)
-    throw new Error(`${op}: beams are for windows without timestamps; decode with timestamps greedily or sampled`);
   const lengthPenalty = o.lengthPenalty ?? 1;
   if (!Number.isFinite(lengthPenalty)) throw new Error(`${op}: lengthPenalty must be a finite number`);
   const keepMaps = o.attentions ?? true;
@@ -503,8 +501,9 @@ export async function generateSpeech(
   }
 
   /**
-   * The beam search's winner after `start` (the prompt), as transformers' beam search scores it: the filters of a
-   * window without timestamps, `begin_suppress_tokens` at its first step.
+   * The beam search's winner after `start` (the prompt), as transformers' beam search scores it, each beam filtered
+   * as greedy decoding is after its own tokens (`suppress_tokens`, `begin_suppress_tokens` at its first step, and
+   * with timestamps their rules, which depend on what the beam wrote and on its logits).
    */
   async function beamSearch(
     source: { audio: Float32Array } | { features: Tensor },
@@ -512,7 +511,6 @@ export async function generateSpeech(
   ): Promise<{ ids: number[]; aborted: boolean }> {
     const b = newGeneration();
     try {
-      const banned = filtered(new Float32Array(info.vocabSize), [1], filters); // the filters of any step but the first
       orThrow(
         b.startBeams(handle, engine(), source, Int32Array.from(start), {
           beams,
@@ -520,8 +518,8 @@ export async function generateSpeech(
           noRepeatNgramSize: 0,
           earlyStopping: false,
           maxLength: start.length + maxNewTokens,
-          banned,
-          bannedFirst: Int32Array.from(speech.beginSuppressTokens),
+          banned: new Int32Array(0),
+          filter: (ids, logits) => filtered(logits, Array.from(ids.subarray(start.length)), filters),
         }),
       );
       for (;;) {

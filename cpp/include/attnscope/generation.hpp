@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct BeamOptions {
   std::vector<std::int32_t> eos;     // tokens that finish a hypothesis
   std::vector<std::int32_t> banned;  // tokens never generated (bad_words_ids of one token, such as Marian's <pad>)
   std::vector<std::int32_t> banned_first;  // tokens not generated first (Whisper's begin_suppress_tokens)
+  // Tokens a beam may not take next, from its ids so far and its next logits (Whisper's timestamp rules, which
+  // depend on each beam's own tokens); applied as `banned` is, after the log-softmax. Empty: none.
+  std::function<std::vector<std::int32_t>(const std::vector<std::int32_t>& ids, const std::vector<float>& logits)>
+      filter;
 };
 inline constexpr std::int64_t kMaxBeams = 8;
 

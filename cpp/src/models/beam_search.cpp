@@ -74,6 +74,9 @@ bool BeamSearch::step(const Runtime& runtime) {
       if (t >= 0 && t < vocab_) logp[t] = -std::numeric_limits<double>::infinity();
     for (std::int32_t t : o_.banned_first)
       if (length == start_length_ && t >= 0 && t < vocab_) logp[t] = -std::numeric_limits<double>::infinity();
+    if (o_.filter)
+      for (std::int32_t t : o_.filter(beams_[b]->ids(), logits))
+        if (t >= 0 && t < vocab_) logp[t] = -std::numeric_limits<double>::infinity();
     std::vector<std::int32_t> order(static_cast<std::size_t>(vocab_));
     for (std::int64_t t = 0; t < vocab_; ++t) order[t] = static_cast<std::int32_t>(t);
     const std::size_t k = std::min(keep, order.size());
