@@ -1,5 +1,5 @@
 // In a browser Web Worker: the package's browser entry, straight from dist/, loads random
-// checkpoints in real models' shapes and runs 128 tokens on the build it picks by itself.
+// checkpoints in real models' shapes and runs 128 tokens (`?tokens=` another count) on the build it picks by itself.
 // - no query: bert-base-uncased's size (109.5M parameters); then every build it ships runs the
 //   same small multi-head attention, to compare;
 // - `?llm=Qwen2.5-0.5B,…`: language models in BF16 as the Hub ships them, one engine each,
@@ -14,7 +14,8 @@ import { q4KM, realShapeGguf } from '../llm/real-gguf.mjs';
 
 const BUILDS = ['relaxed-simd-threads', 'relaxed-simd', 'simd-threads', 'simd'];
 const MiB = (bytes) => Math.round(bytes / 2 ** 20);
-const ids = Array.from({ length: 128 }, (_, i) => 1000 + i);
+const query = new URL(self.location.href).searchParams;
+const ids = Array.from({ length: Number(query.get('tokens') ?? 128) }, (_, i) => 1000 + i);
 
 /** Largest difference between each build's output and the first build's, on one 40 × 64 MHA. */
 async function everyBuild() {
@@ -51,7 +52,7 @@ async function bert() {
 }
 
 /**
- * A model loaded from `files` on a new engine (the page's copy of them let go after), run on the 128 ids: what it
+ * A model loaded from `files` on a new engine (the page's copy of them let go after), run on the ids: what it
  * holds after loading and after the run, with `options` for the run.
  * @param {Record<string, Uint8Array>} files @param {object} options
  */
@@ -76,7 +77,7 @@ async function loadAndRun(files, options) {
   return report;
 }
 
-/** One report per language model: its shape's parameters, heap after load and after a 128-token run. */
+/** One report per language model: its shape's parameters, heap after load and after the run. */
 async function languageModels(names) {
   const reports = {};
   for (const name of names) {
@@ -103,7 +104,6 @@ const REAL_LAYERS = { 'Llama-3.2-1B': 16, 'Qwen3-1.7B': 28, 'Gemma-2-2B': 26 };
 const FILE_TYPES = { Q8_0: 7, Q4_K_M: 15 };
 
 try {
-  const query = new URL(self.location.href).searchParams;
   const [llm, gguf] = [query.get('llm'), query.get('gguf')];
   postMessage(llm ? await languageModels(llm.split(',')) : gguf ? await ggufModels(gguf.split(',')) : await bert());
 } catch (err) {

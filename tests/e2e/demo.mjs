@@ -524,7 +524,8 @@ await check(
 );
 
 // The 1-3B models people study, from GGUF files in their real shapes, in a Web Worker: quantized weights stay at about
-// the file's size in the 4 GiB heap. docs/models.md's memory table has these lines too.
+// the file's size in the 4 GiB heap. docs/models.md's memory table has these lines too, at 512 tokens
+// (big-model.html?gguf=…&tokens=512).
 await check(
   'browser: Llama-3.2-1B (Q8_0) and Gemma-2-2B (Q4_K_M) shapes load from GGUF files and run in a Web Worker',
   async () => {

@@ -99,6 +99,35 @@ it.each([
   600_000,
 );
 
+// A 256k vocabulary (Gemma's) at every position: the top 5 are taken from the head's logits 64 MiB of rows at a time,
+// never [n, vocab] at once, and are those of the whole logits.
+it('takes the top 5 at every position a block of rows at a time, as from the whole logits', async () => {
+  const vocab = 262144;
+  const n = 200; // four blocks of 64 rows, the last of 8
+  const { files } = decoderCheckpoint({ arch: 'llama', vocab, d: 32, maxPositions: 256 });
+  const engine = await createEngine({ threads: 2 });
+  try {
+    const model = await engine.loadModel({ files });
+    const ids = Array.from({ length: n }, (_, i) => (i * 7919) % vocab);
+    const before = engine.memory().heapBytes;
+    const blocks = model.run(ids, { topK: 5, mapLayers: [] });
+    const grown = engine.memory().heapBytes - before;
+    expect(grown).toBeLessThan(0.5 * 4 * n * vocab); // the whole logits would take 200 MiB
+    const whole = model.run(ids, { topK: 5, mapLayers: [], returnLogits: true });
+    expect(Array.from(blocks.predictions!.ids)).toEqual(Array.from(whole.predictions!.ids));
+    expect(Array.from(blocks.predictions!.probs)).toEqual(Array.from(whole.predictions!.probs));
+    // And the whole logits' top 5, read here.
+    const logits = whole.logits!.data;
+    for (const i of [0, 63, 64, 199]) {
+      const row = Array.from(logits.subarray(i * vocab, (i + 1) * vocab));
+      const top = row.map((_, t) => t).sort((a, b) => row[b]! - row[a]! || a - b);
+      expect(Array.from(blocks.predictions!.ids.subarray(i * 5, i * 5 + 5))).toEqual(top.slice(0, 5));
+    }
+  } finally {
+    engine.dispose();
+  }
+}, 120_000);
+
 // Past 2 GiB: the heap's top half, where pointers read as negative 32-bit integers unless the glue and bindings take
 // them unsigned. The heap is first filled past 2^31 with linear layers of 1 MiB each, held, so that what is freed
 // between them leaves no hole above 1 MiB: every buffer the checks below allocate that is larger (a model's

@@ -218,10 +218,12 @@ void TransformerModel::run_pair(const Runtime& rt, const Input& input, const Run
                 " tokens, more than the decoder's " + std::to_string(c.max_tokens) + " positions");
   const std::int64_t ns = static_cast<std::int64_t>(source.sequence.tokens.size());
   const std::int64_t nt = static_cast<std::int64_t>(target.sequence.ids.size());
-  const bool logits = o.top_k || o.return_logits;
+  const double logits = 4.0 * double(nt) * double(spec_.head.vocab);  // a block of them for the top k alone
   check_budget("run", 4.0 * double(ce.layers * ce.heads) * double(ns) * double(ns) +
                           4.0 * double(c.layers * c.heads) * double(nt) * double(nt + ns) +
-                          (logits ? 4.0 * double(nt) * double(spec_.head.vocab) : 0.0));
+                          (o.return_logits ? logits
+                           : o.top_k       ? std::min(logits, double(kLogitBlockBytes))
+                                           : 0.0));
   Matrix embedded = front_->embed(rt, source, 0);
   r.features = std::move(source.features);
   r.sequences = {std::move(source.sequence), std::move(target.sequence)};
@@ -267,7 +269,7 @@ void TransformerModel::run_pair(const Runtime& rt, const Input& input, const Run
 void TransformerModel::predict(const Runtime& rt, const Matrix& hidden, const RunOptions& o, RunResult& r) const {
   if (!o.top_k && !o.return_logits) return;
   const std::int64_t n = hidden.rows(), vocab = spec_.head.vocab;
-  const Matrix all = heads_.logits(rt, hidden);
+  const Matrix all = o.return_logits ? heads_.logits(rt, hidden) : Matrix();
   if (o.return_logits) r.logits = ops::to_tensor(all);
   if (!o.top_k) return;
   const std::int64_t k = std::min(o.top_k, vocab);
@@ -275,10 +277,24 @@ void TransformerModel::predict(const Runtime& rt, const Matrix& hidden, const Ru
   out.k = k;
   out.ids.resize(static_cast<std::size_t>(n * k));
   out.probs.resize(out.ids.size());
-  rt.parallel_rows(n, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i)
-      sampling::top_k_probabilities(all.row(i).data(), vocab, k, &out.ids[i * k], &out.probs[i * k]);
-  });
+  top_k_rows(rt, hidden, o.return_logits ? &all : nullptr, 0, k, out.ids.data(), out.probs.data());
+}
+
+void TransformerModel::top_k_rows(const Runtime& rt, const Matrix& hidden, const Matrix* logits, std::int64_t first,
+                                  std::int64_t k, std::int32_t* ids, float* probs) const {
+  const std::int64_t n = hidden.rows(), vocab = spec_.head.vocab;
+  const std::int64_t block =
+      logits ? std::max<std::int64_t>(n, 1) : std::max<std::int64_t>(16, kLogitBlockBytes / (4 * vocab));
+  for (std::int64_t b = 0; b < n; b += block) {
+    const std::int64_t rows = std::min(block, n - b);
+    const Matrix computed = logits ? Matrix() : heads_.logits(rt, hidden.middleRows(b, rows));
+    const Matrix& l = logits ? *logits : computed;
+    const std::int64_t row = logits ? first + b : 0;
+    rt.parallel_rows(rows, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i)
+        sampling::top_k_probabilities(l.row(row + i).data(), vocab, k, ids + (b + i) * k, probs + (b + i) * k);
+    });
+  }
 }
 
 void TransformerModel::analyse(const RunOptions& o, RunResult& r) const {

@@ -96,6 +96,12 @@ class TransformerModel final : public Model {
               const std::vector<StreamTracker*>& trackers) const;
   // The language model's outputs over the last stack's final-normed rows: predictions and logits where asked.
   void predict(const Runtime& rt, const Matrix& hidden, const RunOptions& o, RunResult& r) const;
+  // Each row's k most likely next tokens into ids and probs ([rows, k]): from `logits` (hidden's row i is its row
+  // first + i) when the run keeps them, else from the head's logits a block of rows at a time (kLogitBlockBytes
+  // each), never [rows, vocab] at once: a 256k vocabulary's at 512 tokens would take 0.5 GB.
+  void top_k_rows(const Runtime& rt, const Matrix& hidden, const Matrix* logits, std::int64_t first, std::int64_t k,
+                  std::int32_t* ids, float* probs) const;
+  static constexpr std::int64_t kLogitBlockBytes = 64 << 20;
 
   Spec spec_;
   std::unique_ptr<FrontEnd> front_;                // the first stack's

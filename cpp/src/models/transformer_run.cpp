@@ -43,9 +43,11 @@ void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOpti
   } else {
     set.map_layers = *o.map_layers;
   }
-  const double logit_bytes = 4.0 * double(n) * double(vocab);
-  check_budget("run", 4.0 * double(set.map_layers.size() * c.heads) * double(n) * double(n) +
-                          (o.top_k || o.return_logits || o.logit_lens ? logit_bytes : 0.0) +
+  // The top k alone takes the head's logits a block of rows at a time (top_k_rows).
+  const double logit_bytes = o.return_logits || o.logit_lens ? 4.0 * double(n) * double(vocab)
+                             : o.top_k ? std::min(4.0 * double(n) * double(vocab), double(kLogitBlockBytes))
+                                       : 0.0;
+  check_budget("run", 4.0 * double(set.map_layers.size() * c.heads) * double(n) * double(n) + logit_bytes +
                           (spec_.input == InputKind::image ? 8.0 * double(n) * double(c.ffn) : 0.0));
   for (std::int64_t h = 0; h < c.heads; ++h)
     set.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
@@ -137,12 +139,12 @@ void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOpti
       }
   }
   Matrix logits_all;
-  if (o.top_k || o.return_logits) {
+  if (o.return_logits) {
     logits_all = Matrix(n, vocab);
-    if (p > 0 && o.return_logits) logits_all.topRows(p) = previous->logits.topRows(p);
+    if (p > 0) logits_all.topRows(p) = previous->logits.topRows(p);
     if (m > 0) logits_all.bottomRows(m) = heads_.logits(rt, computed);
+    r.logits = ops::to_tensor(logits_all);
   }
-  if (o.return_logits) r.logits = ops::to_tensor(logits_all);
   if (o.top_k) {
     const std::int64_t k = std::min(o.top_k, vocab);
     r.predictions.k = k;
@@ -152,12 +154,8 @@ void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOpti
       std::copy_n(previous->predictions.ids.begin(), p * k, r.predictions.ids.begin());
       std::copy_n(previous->predictions.probs.begin(), p * k, r.predictions.probs.begin());
     }
-    rt.parallel_rows(m, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) {
-        sampling::top_k_probabilities(logits_all.row(p + i).data(), vocab, k, &r.predictions.ids[(p + i) * k],
-                                      &r.predictions.probs[(p + i) * k]);
-      }
-    });
+    top_k_rows(rt, computed, o.return_logits ? &logits_all : nullptr, p, k, &r.predictions.ids[p * k],
+               &r.predictions.probs[p * k]);
   }
   if (!reusable) return;
   // Kept for the next run: the keys and values, the maps' lower triangles, the per-token outputs.
