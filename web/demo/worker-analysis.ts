@@ -11,6 +11,7 @@ import type {
   MultiHeadParams,
   PairRunResult,
   RunOptions,
+  SpeechGenerateResult,
   Tensor,
 } from 'attnscope';
 
@@ -62,6 +63,11 @@ export interface Session {
   images: Map<number, ImageBitmap>;
   /** The sounds the page sent, by id, as the model hears them (mono, 16 kHz): the last two. */
   audios: Map<number, Float32Array>;
+  /**
+   * A speech model's last transcription and what it was decoded with (sound, language, task, heads): showing another
+   * of its windows decodes nothing again. Let go with the model.
+   */
+  transcribed: { key: string; g: SpeechGenerateResult } | null;
   kept(run: number, what: string): Kept;
 }
 

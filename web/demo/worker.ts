@@ -56,6 +56,7 @@ const w: Session = {
   beside: null,
   images: new Map(),
   audios: new Map(),
+  transcribed: null,
   kept(run: number, what: string): Kept {
     const kept = this.runs.get(run);
     if (!kept) throw new Error(`${what}: that text has changed since; try again`);
@@ -108,6 +109,7 @@ async function load(request: Request<'load'>): Promise<Reply<'load'>> {
   }
   w.runs.clear();
   w.layerCache.clear();
+  w.transcribed = null;
   const info = w.engine.info();
   return {
     id,

@@ -3,7 +3,7 @@
 // transcript streams to the page while it decodes. One run returns the three map sets of one 30 s window (the
 // first, or the one chosen; another window of the same sound decodes nothing again), cut to the sound heard: the encoder's (over the audio positions, 20 ms each), the decoder's, and the cross-attention's
 // (the target's tokens over the audio), with what the speech pane draws on one time axis beside them.
-import type { Model, SpeechGenerateOptions, SpeechGenerateResult } from 'attnscope';
+import type { SpeechGenerateOptions, SpeechGenerateResult } from 'attnscope';
 import type { Kept } from '../worker-analysis.js';
 import type { PairSet, SpeechRun, TranscriptMessage } from '../protocol.js';
 import type { MadeSet, PageKind, WorkerKind } from './kind.js';
@@ -47,11 +47,9 @@ export const speechPage: PageKind = {
 /** The run decoding now: a newer one stops it after its token in progress, and starts once it has. */
 let decoding: Promise<unknown> = Promise.resolve();
 /**
- * The last sound transcribed, with what it was decoded with: showing another of its windows decodes nothing again
- * (or, where the maps budget left that window's out, that window alone).
+ * The maps the worker keeps of a transcription (its first windows'; one of whisper-tiny's with every encoder map
+ * takes about 100 MiB): a window past them is decoded again, alone, when shown.
  */
-let transcribed: { model: Model; key: string; g: SpeechGenerateResult } | null = null;
-/** The maps a transcription keeps for its windows (the first ones): about two windows of every encoder map. */
 const MAP_BYTES = 256 * 2 ** 20;
 
 export const speechWorker: WorkerKind = {
@@ -90,9 +88,9 @@ export const speechWorker: WorkerKind = {
     };
     const key = JSON.stringify([request.audio, request.language, request.task, request.alignmentHeads]);
     let g: SpeechGenerateResult;
-    if (transcribed?.model === model && transcribed.key === key) g = transcribed.g;
+    if (s.transcribed?.key === key) g = s.transcribed.g;
     else {
-      transcribed = null;
+      s.transcribed = null;
       const generating = model.generate(
         { audio: samples },
         {
@@ -107,7 +105,7 @@ export const speechWorker: WorkerKind = {
         if (s.generation === controller) s.generation = null;
       }
       if (controller.signal.aborted) throw new Error('a newer sound or setting replaced this one');
-      transcribed = { model, key, g };
+      s.transcribed = { key, g };
     }
     // The window shown, with its maps: as kept, or (past the budget, or for another encoder layer) that window
     // decoded again on its own, which gives it exactly (each window starts afresh, from the same seed).
