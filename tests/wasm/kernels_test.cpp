@@ -231,6 +231,65 @@ double quantized_gemm_error(int& inexact) {
   return worst;
 }
 
+// A decoding step's one row against quantized panels, as the integer kernel reads it (each group of A as integers on
+// its own power of two), on rows whose groups float32 handles and 16-bit integers would not: values spanning 2^-40
+// to 1 within a group, every value near 1e30 or 1e-30, and every other group zero. Returns the largest error relative
+// to the sum of the terms' magnitudes; `finite` counts finite outputs of rows with a NaN or an infinity in one group.
+double quantized_row_error(int& finite) {
+  namespace k = attnscope::kernels;
+  std::mt19937 rng(14);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> octave(0, 40);
+  const std::int64_t depth = 512, n = 40;
+  double worst = 0;
+  std::vector<float> pack;
+  for (k::Precision q : {k::Precision::q8_0, k::Precision::q4_0, k::Precision::q4_k, k::Precision::q6_k}) {
+    const k::FileBlock& f = k::file_block(q);
+    const std::int64_t row_bytes = depth / f.values * f.bytes;
+    std::vector<std::uint8_t> raw(static_cast<std::size_t>(n * row_bytes));
+    for (auto& b : raw) b = static_cast<std::uint8_t>(rng());
+    for (std::int64_t i = 0; i < n * depth / f.values; ++i) {  // d (and dmin): f16 in [2^-9, 2^-1)
+      std::uint8_t* block = raw.data() + i * f.bytes + (q == k::Precision::q6_k ? 208 : 0);
+      for (int h = 0; h < (q == k::Precision::q4_k ? 2 : 1); ++h) block[2 * h + 1] = static_cast<std::uint8_t>(0x18);
+    }
+    std::vector<float> wide(static_cast<std::size_t>(n * depth));
+    for (std::int64_t j = 0; j < n; ++j)
+      k::dequantize_row(q, raw.data() + j * row_bytes, depth, wide.data() + j * depth);
+    const k::PackedWeight w(k::MatrixSource{raw.data(), q, depth, n, true});
+    std::vector<float> a(static_cast<std::size_t>(depth)), c(static_cast<std::size_t>(n));
+    const auto product = [&] {
+      k::GemmArgs g{a.data(), depth, nullptr, n, false, c.data(), n, 1, n, depth, nullptr};
+      g.packed = w.panels(), g.precision = q;
+      k::gemm_columns(g, 0, n, pack);
+    };
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      for (std::int64_t p = 0; p < depth; ++p) {
+        const float u = uniform(rng);
+        a[p] = pattern == 0   ? std::ldexp(u, -octave(rng))
+               : pattern == 1 ? u * 1e30f
+               : pattern == 2 ? u * 1e-30f
+                              : (p / 16 % 2 ? 0.0f : u);
+      }
+      product();
+      for (std::int64_t j = 0; j < n; ++j) {
+        double exact = 0, magnitude = 0;
+        for (std::int64_t p = 0; p < depth; ++p) {
+          const double term = double(a[p]) * wide[j * depth + p];
+          exact += term, magnitude += std::abs(term);
+        }
+        worst = std::max(worst, magnitude == 0 ? std::abs(c[j]) : std::abs(c[j] - exact) / magnitude);
+      }
+    }
+    for (float bad : {NAN, INFINITY}) {
+      for (float& v : a) v = uniform(rng);
+      a[depth / 2 + 3] = bad;
+      product();
+      for (float v : c) finite += std::isfinite(v);
+    }
+  }
+  return worst;
+}
+
 // The float32 GEMM against a float64 loop: B read as it is (packed here a panel at a time, [k, n] or [n, k]) and
 // packed ahead (pack_b, as attention packs its keys and values), at depths the GEMM takes whole, in two chunks of k
 // (769) and in three (2048), and row counts it takes in one pass, in two (250 rows at depth 768 or 2048: 640 KB of A
@@ -609,6 +668,9 @@ int main() {
   int inexact = 0;
   expect_below("gemm on quantized panels: error / sum |terms|", quantized_gemm_error(inexact), 1e-6);
   expect_below("quantized panels: values read otherwise", inexact, 0);
+  int finite = 0;
+  expect_below("one row by quantized panels, wide ranges: error / sum |terms|", quantized_row_error(finite), 1e-6);
+  expect_below("one row by quantized panels, a NaN or inf in: finite outputs", finite, 0);
   expect_below("block rows (heads through W_O): error / sum |terms|", block_rows_error(), 1e-6);
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);

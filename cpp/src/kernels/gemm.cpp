@@ -3,6 +3,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
+#include <vector>
 
 #include "kernels/quantized.hpp"
 
@@ -154,83 +157,119 @@ void narrow(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, con
     narrow_panels<R, 1, Panel>(g, col_begin + i * kPanelColumns, 0, panels + i * panel_elements, panel_elements);
 }
 
-// The 1-3 rows of A against T quantized panels at once, `apart` columns apart (as narrow_panels): each row of codes
-// becomes floats in registers (quantized.hpp), and a 4-bit panel's mins come off at the end of each
-// group, min · (the group's sum of a). Within a group the codes go into two sets of sums of a · code (group_codes'
-// slots, odd rows and even), each waiting on its own multiply-adds; the group's scales multiply them once at its end.
-// Four panels go at once, but one for Q6_K, whose decoding needs the registers the others' sums would take
-// (`QUANTIZED_ONLY=1 npm run bench:decode` times the choices: one set of sums, two or four; one panel, two or four).
-template <int R, int T, Precision P>
+// A decoding step's row of A as integers, for the codes to multiply exactly in i32x4.dot_i16x8_s (two rows of codes
+// and two values of A per lane, summed in int32): each group of a quantized format's rows (32 values, 16 for Q6_K)
+// as integers of 30 bits on the group's own power of two, a = (hi · 2^15 + lo) · unit, hi in [−2^14, 2^14] and lo in
+// [0, 2^15) as int16. That is 29 bits of each group's largest value where float32 keeps 24, and the sums of code ·
+// hi and code · lo over a group stay below 2^27 (Q8_0's codes, the widest, have 8 bits), so a group's dot product is
+// exact until its two sums become float32. A group with a value that is not finite has a NaN unit, as float32
+// arithmetic would give.
+struct SplitRow {
+  std::vector<std::int16_t> hi, lo;
+  std::vector<float> unit, sum;  // per group: 2^e, and the sum of its values (for the mins)
+};
+
+void split_row(const float* a, std::int64_t k, std::int64_t group, SplitRow& out) {
+  const auto size = static_cast<std::size_t>(k), groups = static_cast<std::size_t>(k / group);
+  out.hi.assign(size, 0), out.lo.assign(size, 0), out.unit.assign(groups, 0.0f), out.sum.assign(groups, 0.0f);
+  for (std::size_t q = 0; q < groups; ++q) {
+    const float* x = a + q * group;
+    double largest = 0, sum = 0;
+    for (std::int64_t p = 0; p < group; ++p) largest = std::max(largest, std::abs(double{x[p]})), sum += x[p];
+    out.sum[q] = static_cast<float>(sum);
+    if (!std::isfinite(largest) || std::isnan(sum)) {
+      out.unit[q] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    if (largest == 0) continue;
+    int e = 0;
+    std::frexp(largest, &e);  // largest < 2^e, so that every value times 2^(29 − e) is at most 2^29
+    const double scale = std::ldexp(1.0, 29 - e);
+    out.unit[q] = static_cast<float>(std::ldexp(1.0, e - 29));
+    for (std::int64_t p = 0; p < group; ++p) {
+      const auto v = static_cast<std::int32_t>(std::nearbyint(double{x[p]} * scale));
+      const std::int32_t hi = v >> 15;  // floor(v / 2^15): lo = v − hi · 2^15 is never negative
+      out.hi[q * group + p] = static_cast<std::int16_t>(hi);
+      out.lo[q * group + p] = static_cast<std::int16_t>(v - hi * 32768);
+    }
+  }
+}
+
+// The row of A against T quantized panels at once, `apart` columns apart (as narrow_panels), codes and A as
+// integers (SplitRow): per group, per panel, two rows of codes at a time (group_code_pairs) into int32 sums of code ·
+// hi and code · lo for columns 0-3 and 4-7, which become float32 once, at the group's end, times its unit and the
+// columns' scales; a 4-bit panel's mins (and Q6_K's 32 · scale, its codes stored 0-63) come off as min · the group's
+// sum of A. The panels go a super-block at a time each; four at once, but one for Q6_K, whose decoding needs the
+// registers the others' sums would take (`QUANTIZED_ONLY=1 npm run bench:decode` times the choices).
+template <int T, Precision P>
 void narrow_quantized(const GemmArgs& g, std::int64_t col, std::int64_t apart, const std::uint8_t* first,
-                      std::int64_t panel_size, const float* group_sums) {
+                      std::int64_t panel_size, const SplitRow& a) {
   constexpr std::int64_t kRowsPer = superblock_rows(P), kSize = superblock_bytes(P), kGroup = group_rows(P);
-  constexpr bool kMins = P == Precision::q4_0 || P == Precision::q4_k;
-  v128_t lo[T][R], hi[T][R];
-  for (int t = 0; t < T; ++t)
-    for (int r = 0; r < R; ++r) lo[t][r] = hi[t][r] = wasm_f32x4_splat(0.0f);
+  constexpr bool kMins = P != Precision::q8_0;
+  // Q6_K's one stream came from memory at two thirds of the speed it runs in cache: each group also loads its share
+  // of the next super-block's lines (wasm has no prefetch instruction), which arrive while it computes. The other
+  // formats' four streams were slower so.
+  constexpr std::int64_t kAhead = P == Precision::q6_k ? (kSize + kLineBytes - 1) / kLineBytes : 0;
+  constexpr std::int64_t kAheadEach = (kAhead + kRowsPer / kGroup - 1) / (kRowsPer / kGroup);
+  const std::int64_t superblocks = g.k / kRowsPer;
+  v128_t sink = wasm_f32x4_splat(0.0f);
+  v128_t lo[T], hi[T];
+  for (int t = 0; t < T; ++t) lo[t] = hi[t] = wasm_f32x4_splat(0.0f);
   const std::uint8_t* b[T];
   for (int t = 0; t < T; ++t) b[t] = first + t * (apart / kPanelColumns) * panel_size;
-  const std::int64_t groups = g.k / kGroup;
-  for (std::int64_t s = 0; s < g.k / kRowsPer; ++s)
-    for (std::int64_t q = 0; q < kRowsPer / kGroup; ++q) {
-      const float* a = g.a + s * kRowsPer + q * kGroup;
-      for (int t = 0; t < T; ++t) {
-        const std::uint8_t* sb = b[t] + s * kSize;
+  for (std::int64_t s = 0; s < superblocks; ++s)
+    for (int t = 0; t < T; ++t) {
+      const std::uint8_t* sb = b[t] + s * kSize;
+      for (std::int64_t q = 0; q < kRowsPer / kGroup; ++q) {
+        const std::int64_t group = s * (kRowsPer / kGroup) + q;
+        const std::int16_t *ah = a.hi.data() + group * kGroup, *al = a.lo.data() + group * kGroup;
+        if (kAhead && s + 1 < superblocks)
+          for (std::int64_t i = q * kAheadEach; i < std::min(kAhead, (q + 1) * kAheadEach); ++i)
+            sink = wasm_v128_or(sink, wasm_v128_load(sb + kSize + i * kLineBytes));
+        v128_t h0 = wasm_i32x4_splat(0), h1 = h0, l0 = h0, l1 = h0;
+        group_code_pairs<P>(sb, q, [&](int row, v128_t c0, v128_t c1) {
+          const v128_t xh = wasm_v128_load32_splat(ah + row), xl = wasm_v128_load32_splat(al + row);
+          h0 = wasm_i32x4_add(h0, wasm_i32x4_dot_i16x8(c0, xh)), h1 = wasm_i32x4_add(h1, wasm_i32x4_dot_i16x8(c1, xh));
+          l0 = wasm_i32x4_add(l0, wasm_i32x4_dot_i16x8(c0, xl)), l1 = wasm_i32x4_add(l1, wasm_i32x4_dot_i16x8(c1, xl));
+        });
+        const v128_t unit = wasm_v128_load32_splat(a.unit.data() + group);
+        const v128_t high = wasm_f32x4_mul(unit, wasm_f32x4_splat(32768.0f));
+        const v128_t d0 =
+            multiply_add(wasm_f32x4_convert_i32x4(l0), unit, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(h0), high));
+        const v128_t d1 =
+            multiply_add(wasm_f32x4_convert_i32x4(l1), unit, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(h1), high));
         v128_t s0, s1, m0, m1;
         group_scales<P>(sb, q, s0, s1, m0, m1);
-        // The group's sums of a · code, by slot; times the scales at its end.
-        v128_t gl[R][2], gh[R][2];
-        for (int r = 0; r < R; ++r) gl[r][0] = gl[r][1] = gh[r][0] = gh[r][1] = wasm_f32x4_splat(0.0f);
-        group_codes<P>(sb, q, [&](auto slot, int row, v128_t codes) {
-          constexpr int x = decltype(slot)::value % 2;
-          const v128_t c0 = small_to_float(wasm_i32x4_extend_low_i16x8(codes));
-          const v128_t c1 = small_to_float(wasm_i32x4_extend_high_i16x8(codes));
-          for (int r = 0; r < R; ++r) {
-            const v128_t v = wasm_v128_load32_splat(a + r * g.lda + row);
-            gl[r][x] = multiply_add(v, c0, gl[r][x]);
-            gh[r][x] = multiply_add(v, c1, gh[r][x]);
-          }
-        });
-        for (int r = 0; r < R; ++r) {
-          lo[t][r] = multiply_add(wasm_f32x4_add(gl[r][0], gl[r][1]), s0, lo[t][r]);
-          hi[t][r] = multiply_add(wasm_f32x4_add(gh[r][0], gh[r][1]), s1, hi[t][r]);
-          if constexpr (kMins) {
-            const v128_t sum =
-                wasm_f32x4_neg(wasm_v128_load32_splat(group_sums + r * groups + s * (kRowsPer / kGroup) + q));
-            lo[t][r] = multiply_add(sum, m0, lo[t][r]);
-            hi[t][r] = multiply_add(sum, m1, hi[t][r]);
-          }
+        if constexpr (P == Precision::q6_k)
+          m0 = wasm_f32x4_mul(s0, wasm_f32x4_splat(32.0f)), m1 = wasm_f32x4_mul(s1, wasm_f32x4_splat(32.0f));
+        lo[t] = multiply_add(d0, s0, lo[t]);
+        hi[t] = multiply_add(d1, s1, hi[t]);
+        if constexpr (kMins) {
+          const v128_t sum = wasm_f32x4_neg(wasm_v128_load32_splat(a.sum.data() + group));
+          lo[t] = multiply_add(sum, m0, lo[t]);
+          hi[t] = multiply_add(sum, m1, hi[t]);
         }
       }
     }
-  for (int t = 0; t < T; ++t) store_rows<R>(g, 0, col + t * apart, lo[t], hi[t]);
+  for (int t = 0; t < T; ++t) store_rows<1>(g, 0, col + t * apart, &lo[t], &hi[t]);
+  [[maybe_unused]] volatile float kept = wasm_f32x4_extract_lane(sink, 0);  // so that the loads stay
 }
 
-// Every row of C, columns [col_begin, col_end), when A has R rows and B is quantized. Only one row (a decoding step)
-// takes this path: two or three rows (a few characters typed) dequantize each panel once into scratch, as many rows
-// do, which costs about what decoding it per row in registers would, in a third of the code.
-template <int R, Precision P>
-void narrow_quantized_rows(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, const std::uint8_t* panels,
-                           std::int64_t panel_size) {
+// Every column in [col_begin, col_end) of a decoding step's one row against quantized panels. Two or three rows (a
+// few characters typed) dequantize each panel once into scratch, as many rows do, which costs about what decoding it
+// per row in registers would, in a third of the code.
+template <Precision P>
+void narrow_quantized_row(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, const std::uint8_t* panels,
+                          std::int64_t panel_size) {
   constexpr int T = P == Precision::q6_k ? 1 : 4;
-  // A 4-bit panel's values are scale · code − min: each group's min times the sum of A's values over the group.
-  constexpr std::int64_t kGroup = group_rows(P);
-  constexpr bool kMins = P == Precision::q4_0 || P == Precision::q4_k;
-  const std::int64_t groups = g.k / kGroup;
-  std::vector<float> sums(kMins ? static_cast<std::size_t>(R * groups) : 0);
-  for (int r = 0; r < R && kMins; ++r)
-    for (std::int64_t q = 0; q < groups; ++q) {
-      float sum = 0.0f;
-      for (std::int64_t p = q * kGroup; p < (q + 1) * kGroup; ++p) sum += g.a[r * g.lda + p];
-      sums[static_cast<std::size_t>(r * groups + q)] = sum;
-    }
+  SplitRow a;
+  split_row(g.a, g.k, group_rows(P), a);
   const std::int64_t count = (col_end - col_begin + kPanelColumns - 1) / kPanelColumns;
   const std::int64_t share = count / T, apart = share * kPanelColumns;
   for (std::int64_t i = 0; i < share; ++i)
-    narrow_quantized<R, T, P>(g, col_begin + i * kPanelColumns, apart, panels + i * panel_size, panel_size,
-                              sums.data());
+    narrow_quantized<T, P>(g, col_begin + i * kPanelColumns, apart, panels + i * panel_size, panel_size, a);
   for (std::int64_t i = share * T; i < count; ++i)
-    narrow_quantized<R, 1, P>(g, col_begin + i * kPanelColumns, 0, panels + i * panel_size, panel_size, sums.data());
+    narrow_quantized<1, P>(g, col_begin + i * kPanelColumns, 0, panels + i * panel_size, panel_size, a);
 }
 
 template <typename Panel>
@@ -356,13 +395,13 @@ void gemm_columns(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_en
     const std::uint8_t* first = static_cast<const std::uint8_t*>(g.packed) + (col_begin / kPanelColumns) * panel_size;
     const auto* half = reinterpret_cast<const std::uint16_t*>(first);
     if (g.precision == Precision::q8_0)
-      narrow_quantized_rows<1, Precision::q8_0>(g, col_begin, col_end, first, panel_size);
+      narrow_quantized_row<Precision::q8_0>(g, col_begin, col_end, first, panel_size);
     else if (g.precision == Precision::q4_0)
-      narrow_quantized_rows<1, Precision::q4_0>(g, col_begin, col_end, first, panel_size);
+      narrow_quantized_row<Precision::q4_0>(g, col_begin, col_end, first, panel_size);
     else if (g.precision == Precision::q4_k)
-      narrow_quantized_rows<1, Precision::q4_k>(g, col_begin, col_end, first, panel_size);
+      narrow_quantized_row<Precision::q4_k>(g, col_begin, col_end, first, panel_size);
     else if (g.precision == Precision::q6_k)
-      narrow_quantized_rows<1, Precision::q6_k>(g, col_begin, col_end, first, panel_size);
+      narrow_quantized_row<Precision::q6_k>(g, col_begin, col_end, first, panel_size);
     else if (g.precision == Precision::bf16)
       narrow_rows<HalfPanel<Precision::bf16>>(g, col_begin, col_end, half, panel_elements);
     else if (g.precision == Precision::f16)

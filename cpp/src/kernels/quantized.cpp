@@ -201,7 +201,7 @@ void dequantize_panel(const std::uint8_t* panel, Precision p, std::int64_t first
         v128_t s0, s1, m0, m1;
         group_scales<P>(sb, g, s0, s1, m0, m1);
         float* group = to + g * group_rows(P) * kPanelColumns;
-        group_codes<P>(sb, g, [&](auto, int r, v128_t codes) {
+        group_codes<P>(sb, g, [&](int r, v128_t codes) {
           v128_t c0, c1;
           scaled_codes(codes, s0, s1, c0, c1);
           wasm_v128_store(group + r * kPanelColumns, wasm_f32x4_sub(c0, m0));

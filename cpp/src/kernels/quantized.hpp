@@ -102,61 +102,82 @@ inline void group_scales(const std::uint8_t* sb, std::int64_t g, v128_t& s0, v12
   }
 }
 
-// The codes of group g of super-block `sb`, a row at a time: row(slot, r, codes), r the row in the group, the 8
-// codes as int16 in lanes 0-7 of `codes`, and `slot` (std::integral_constant 0-3) r's place in its run of four rows,
-// so that a kernel can keep sets of sums by slot, each waiting on its own multiply-adds only. Four rows per
-// 16 bytes of 4-bit codes; Q6_K's top bits for rows 8u + {0, 1, 4, 5} in lanes 0-7 (2 bits each, from the low bits
-// up) and 8u + {2, 3, 6, 7} in lanes 8-15 of 16 bytes, so that each pair of rows a nibble vector holds finds its top
-// bits in place after one shift.
-template <Precision P, typename Row>
-inline void group_codes(const std::uint8_t* sb, std::int64_t g, Row row) {
-  using S0 = std::integral_constant<int, 0>;
-  using S1 = std::integral_constant<int, 1>;
-  using S2 = std::integral_constant<int, 2>;
-  using S3 = std::integral_constant<int, 3>;
+// The codes of group g of super-block `sb` in a 4-bit panel or Q6_K's, four rows at a time: quad(r, x, y), x the
+// codes of rows r and r + 2 (bytes 0-7 and 8-15, one per column), y of rows r + 1 and r + 3. Four rows per 16 bytes
+// of 4-bit codes. Q6_K's top bits for rows 8u + {0, 1, 4, 5} in bytes 0-7 (2 bits each, from the low bits up) and
+// 8u + {2, 3, 6, 7} in bytes 8-15 of 16, so that each pair of rows a nibble vector holds finds its top bits in place
+// after one shift; its codes come less 32 (as int8) when `Centred`, else as stored (0-63).
+template <Precision P, bool Centred, typename Quad>
+inline void group_code_quads(const std::uint8_t* sb, std::int64_t g, Quad quad) {
   constexpr int G = static_cast<int>(group_rows(P));
-  const std::uint8_t* codes = sb + codes_offset(P);
-  if constexpr (P == Precision::q8_0) {
-    for (int r = 0; r < G; r += 4) {
-      const v128_t v = wasm_v128_load(codes + r * 8), w = wasm_v128_load(codes + r * 8 + 16);
-      row(S0(), r, wasm_i16x8_extend_low_i8x16(v));
-      row(S1(), r + 1, wasm_i16x8_extend_high_i8x16(v));
-      row(S2(), r + 2, wasm_i16x8_extend_low_i8x16(w));
-      row(S3(), r + 3, wasm_i16x8_extend_high_i8x16(w));
-    }
-  } else if constexpr (P == Precision::q4_0 || P == Precision::q4_k) {
-    const std::uint8_t* at = codes + g * G * 4;
+  const std::uint8_t* low = sb + codes_offset(P) + g * G * 4;
+  const v128_t nibble = wasm_i8x16_splat(0x0f);
+  if constexpr (P == Precision::q4_0 || P == Precision::q4_k) {
     for (int r = 0; r < G; r += 4) {  // rows r, r + 2 in the low nibbles; r + 1, r + 3 in the high
-      const v128_t v = wasm_v128_load(at + r * 4);
-      const v128_t low = wasm_v128_and(v, wasm_i8x16_splat(0x0f)), high = wasm_u8x16_shr(v, 4);
-      row(S0(), r, wasm_u16x8_extend_low_u8x16(low));
-      row(S1(), r + 1, wasm_u16x8_extend_low_u8x16(high));
-      row(S2(), r + 2, wasm_u16x8_extend_high_u8x16(low));
-      row(S3(), r + 3, wasm_u16x8_extend_high_u8x16(high));
+      const v128_t v = wasm_v128_load(low + r * 4);
+      quad(r, wasm_v128_and(v, nibble), wasm_u8x16_shr(v, 4));
     }
   } else {
-    const std::uint8_t* low = codes + g * G * 4;
-    const std::uint8_t* top = codes + 256 * 4 + g * G * 2;
-    const v128_t nibble = wasm_i8x16_splat(0x0f), two = wasm_i8x16_splat(0x30), bias = wasm_i8x16_splat(32);
+    const std::uint8_t* top = sb + codes_offset(P) + 256 * 4 + g * G * 2;
+    const v128_t two = wasm_i8x16_splat(0x30);
     for (int r = 0; r < G; r += 8) {
       const v128_t v0 = wasm_v128_load(low + r * 4), v1 = wasm_v128_load(low + r * 4 + 16);
       const v128_t h = wasm_v128_load(top + r * 2);
-      // Rows r | r + 2, r + 1 | r + 3, r + 4 | r + 6 and r + 5 | r + 7: a nibble and its top bits, less 32.
+      // Rows r | r + 2, r + 1 | r + 3, r + 4 | r + 6 and r + 5 | r + 7: a nibble and its top bits.
       const v128_t q0 = wasm_v128_or(wasm_v128_and(v0, nibble), wasm_v128_and(wasm_i8x16_shl(h, 4), two));
       const v128_t q1 = wasm_v128_or(wasm_u8x16_shr(v0, 4), wasm_v128_and(wasm_i8x16_shl(h, 2), two));
       const v128_t q4 = wasm_v128_or(wasm_v128_and(v1, nibble), wasm_v128_and(h, two));
       const v128_t q5 = wasm_v128_or(wasm_u8x16_shr(v1, 4), wasm_v128_and(wasm_u8x16_shr(h, 2), two));
-      const v128_t s0 = wasm_i8x16_sub(q0, bias), s1 = wasm_i8x16_sub(q1, bias), s4 = wasm_i8x16_sub(q4, bias),
-                   s5 = wasm_i8x16_sub(q5, bias);
-      row(S0(), r, wasm_i16x8_extend_low_i8x16(s0));
-      row(S1(), r + 1, wasm_i16x8_extend_low_i8x16(s1));
-      row(S2(), r + 2, wasm_i16x8_extend_high_i8x16(s0));
-      row(S3(), r + 3, wasm_i16x8_extend_high_i8x16(s1));
-      row(S0(), r + 4, wasm_i16x8_extend_low_i8x16(s4));
-      row(S1(), r + 5, wasm_i16x8_extend_low_i8x16(s5));
-      row(S2(), r + 6, wasm_i16x8_extend_high_i8x16(s4));
-      row(S3(), r + 7, wasm_i16x8_extend_high_i8x16(s5));
+      if constexpr (Centred) {
+        const v128_t bias = wasm_i8x16_splat(32);
+        quad(r, wasm_i8x16_sub(q0, bias), wasm_i8x16_sub(q1, bias));
+        quad(r + 4, wasm_i8x16_sub(q4, bias), wasm_i8x16_sub(q5, bias));
+      } else {
+        quad(r, q0, q1);
+        quad(r + 4, q4, q5);
+      }
     }
+  }
+}
+
+// The codes of group g of super-block `sb`, a row at a time: row(r, codes), r the row in the group, the 8 codes
+// (columns 0-7) as int16 in `codes`, Q6_K's less 32.
+template <Precision P, typename Row>
+inline void group_codes(const std::uint8_t* sb, std::int64_t g, Row row) {
+  if constexpr (P == Precision::q8_0) {
+    const std::uint8_t* codes = sb + codes_offset(P);
+    for (int r = 0; r < 32; r += 2) {
+      const v128_t v = wasm_v128_load(codes + r * 8);
+      row(r, wasm_i16x8_extend_low_i8x16(v));
+      row(r + 1, wasm_i16x8_extend_high_i8x16(v));
+    }
+  } else {
+    group_code_quads<P, true>(sb, g, [&](int r, v128_t x, v128_t y) {
+      row(r, wasm_i16x8_extend_low_i8x16(x)), row(r + 1, wasm_i16x8_extend_low_i8x16(y));
+      row(r + 2, wasm_i16x8_extend_high_i8x16(x)), row(r + 3, wasm_i16x8_extend_high_i8x16(y));
+    });
+  }
+}
+
+// The codes of group g of super-block `sb` two rows at a time, as i32x4.dot_i16x8_s multiplies them by two values of
+// A: pair(r, c0, c1), rows r and r + 1 as int16 interleaved by column, columns 0-3 in c0 ((r, 0), (r + 1, 0), (r, 1),
+// ..., (r + 1, 3)) and 4-7 in c1. Q6_K's codes as stored (0-63).
+template <Precision P, typename Pair>
+inline void group_code_pairs(const std::uint8_t* sb, std::int64_t g, Pair pair) {
+  const auto pairs = [&](int r, v128_t rows) {
+    pair(r, wasm_i16x8_extend_low_i8x16(rows), wasm_i16x8_extend_high_i8x16(rows));
+  };
+  if constexpr (P == Precision::q8_0) {
+    const std::uint8_t* codes = sb + codes_offset(P);
+    for (int r = 0; r < 32; r += 2) {
+      const v128_t v = wasm_v128_load(codes + r * 8);  // rows r and r + 1
+      pairs(r, wasm_i8x16_shuffle(v, v, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    }
+  } else {
+    group_code_quads<P, false>(sb, g, [&](int r, v128_t x, v128_t y) {
+      pairs(r, wasm_i8x16_shuffle(x, y, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      pairs(r + 2, wasm_i8x16_shuffle(x, y, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+    });
   }
 }
 
