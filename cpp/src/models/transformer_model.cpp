@@ -218,12 +218,8 @@ void TransformerModel::run_pair(const Runtime& rt, const Input& input, const Run
                 " tokens, more than the decoder's " + std::to_string(c.max_tokens) + " positions");
   const std::int64_t ns = static_cast<std::int64_t>(source.sequence.tokens.size());
   const std::int64_t nt = static_cast<std::int64_t>(target.sequence.ids.size());
-  const double logits = 4.0 * double(nt) * double(spec_.head.vocab);  // a block of them for the top k alone
   check_budget("run", 4.0 * double(ce.layers * ce.heads) * double(ns) * double(ns) +
-                          4.0 * double(c.layers * c.heads) * double(nt) * double(nt + ns) +
-                          (o.return_logits ? logits
-                           : o.top_k       ? std::min(logits, double(kLogitBlockBytes))
-                                           : 0.0));
+                          4.0 * double(c.layers * c.heads) * double(nt) * double(nt + ns) + logit_bytes(nt, o));
   Matrix embedded = front_->embed(rt, source, 0);
   r.features = std::move(source.features);
   r.sequences = {std::move(source.sequence), std::move(target.sequence)};
@@ -277,24 +273,33 @@ void TransformerModel::predict(const Runtime& rt, const Matrix& hidden, const Ru
   out.k = k;
   out.ids.resize(static_cast<std::size_t>(n * k));
   out.probs.resize(out.ids.size());
-  top_k_rows(rt, hidden, o.return_logits ? &all : nullptr, 0, k, out.ids.data(), out.probs.data());
+  if (o.return_logits)
+    top_k_of(rt, all, 0, n, k, out.ids.data(), out.probs.data());
+  else
+    top_k_rows(rt, hidden, k, out.ids.data(), out.probs.data());
 }
 
-void TransformerModel::top_k_rows(const Runtime& rt, const Matrix& hidden, const Matrix* logits, std::int64_t first,
-                                  std::int64_t k, std::int32_t* ids, float* probs) const {
-  const std::int64_t n = hidden.rows(), vocab = spec_.head.vocab;
-  const std::int64_t block =
-      logits ? std::max<std::int64_t>(n, 1) : std::max<std::int64_t>(16, kLogitBlockBytes / (4 * vocab));
+void TransformerModel::top_k_rows(const Runtime& rt, const Matrix& hidden, std::int64_t k, std::int32_t* ids,
+                                  float* probs) const {
+  const std::int64_t n = hidden.rows();
+  const std::int64_t block = std::max<std::int64_t>(16, kLogitBlockBytes / (4 * spec_.head.vocab));
   for (std::int64_t b = 0; b < n; b += block) {
     const std::int64_t rows = std::min(block, n - b);
-    const Matrix computed = logits ? Matrix() : heads_.logits(rt, hidden.middleRows(b, rows));
-    const Matrix& l = logits ? *logits : computed;
-    const std::int64_t row = logits ? first + b : 0;
-    rt.parallel_rows(rows, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i)
-        sampling::top_k_probabilities(l.row(row + i).data(), vocab, k, ids + (b + i) * k, probs + (b + i) * k);
-    });
+    top_k_of(rt, heads_.logits(rt, hidden.middleRows(b, rows)), 0, rows, k, ids + b * k, probs + b * k);
   }
+}
+
+void TransformerModel::top_k_of(const Runtime& rt, const Matrix& logits, std::int64_t first, std::int64_t rows,
+                                std::int64_t k, std::int32_t* ids, float* probs) {
+  rt.parallel_rows(rows, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      sampling::top_k_probabilities(logits.row(first + i).data(), logits.cols(), k, ids + i * k, probs + i * k);
+  });
+}
+
+double TransformerModel::logit_bytes(std::int64_t rows, const RunOptions& o) const {
+  const double whole = 4.0 * double(rows) * double(spec_.head.vocab);
+  return o.return_logits || o.logit_lens ? whole : o.top_k ? std::min(whole, double(kLogitBlockBytes)) : 0.0;
 }
 
 void TransformerModel::analyse(const RunOptions& o, RunResult& r) const {

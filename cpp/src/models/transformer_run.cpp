@@ -43,11 +43,7 @@ void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOpti
   } else {
     set.map_layers = *o.map_layers;
   }
-  // The top k alone takes the head's logits a block of rows at a time (top_k_rows).
-  const double logit_bytes = o.return_logits || o.logit_lens ? 4.0 * double(n) * double(vocab)
-                             : o.top_k ? std::min(4.0 * double(n) * double(vocab), double(kLogitBlockBytes))
-                                       : 0.0;
-  check_budget("run", 4.0 * double(set.map_layers.size() * c.heads) * double(n) * double(n) + logit_bytes +
+  check_budget("run", 4.0 * double(set.map_layers.size() * c.heads) * double(n) * double(n) + logit_bytes(n, o) +
                           (spec_.input == InputKind::image ? 8.0 * double(n) * double(c.ffn) : 0.0));
   for (std::int64_t h = 0; h < c.heads; ++h)
     set.kv_head.push_back(static_cast<std::int32_t>(h / (c.heads / c.kv_heads)));
@@ -154,8 +150,10 @@ void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOpti
       std::copy_n(previous->predictions.ids.begin(), p * k, r.predictions.ids.begin());
       std::copy_n(previous->predictions.probs.begin(), p * k, r.predictions.probs.begin());
     }
-    top_k_rows(rt, computed, o.return_logits ? &logits_all : nullptr, p, k, &r.predictions.ids[p * k],
-               &r.predictions.probs[p * k]);
+    if (o.return_logits)
+      top_k_of(rt, logits_all, p, m, k, &r.predictions.ids[p * k], &r.predictions.probs[p * k]);
+    else
+      top_k_rows(rt, computed, k, &r.predictions.ids[p * k], &r.predictions.probs[p * k]);
   }
   if (!reusable) return;
   // Kept for the next run: the keys and values, the maps' lower triangles, the per-token outputs.

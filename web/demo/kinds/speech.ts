@@ -66,11 +66,10 @@ export const speechWorker: WorkerKind = {
     if (controller.signal.aborted) throw new Error('a newer sound or setting replaced this one');
     const audioInfo = info.audio!;
     const encoderLayers = info.encoderLayers ?? 1;
-    const heardIn = (sound: Float32Array) =>
-      Math.max(1, Math.min(audioInfo.positions, Math.floor(sound.length / audioInfo.hopLength / 2)));
     // Every encoder layer's maps while a window's fit the budget (positions heard in the first, 20 ms each), else
     // the layer shown.
-    const positions = heardIn(samples.subarray(0, audioInfo.windowSamples));
+    const heard = Math.min(samples.length, audioInfo.windowSamples);
+    const positions = Math.max(1, Math.min(audioInfo.positions, Math.floor(heard / audioInfo.hopLength / 2)));
     const perLayer = info.heads * positions * positions * 4;
     const layers =
       perLayer * encoderLayers <= ENCODER_BYTES
