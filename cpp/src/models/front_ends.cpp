@@ -279,14 +279,17 @@ Matrix AudioEmbedding::convolve(const Runtime& rt, const Tensor& features, std::
   // pad with zeros: conv2 pads conv1's GELU output, not the features.
   const std::int64_t f0 = std::max<std::int64_t>(0, 2 * first - 1);
   const std::int64_t f1 = std::min<std::int64_t>(frames, 2 * (first + count));
+  // Both windows are filled through row pointers: Eigen's (row, column) here was a call per value, through the wasm
+  // build's exception trampoline (JS), and took a tenth of a 30 s window's encoding.
   Matrix windows = Matrix::Zero(f1 - f0, mels * 3);  // [frames, mel_bins · 3], (mel, tap) order as conv1's weight
-  for (std::int64_t f = f0; f < f1; ++f)
-    for (std::int64_t c = 0; c < mels; ++c)
-      for (std::int64_t k = 0; k < 3; ++k) {
-        const std::int64_t at = f + k - 1;
-        if (at >= 0 && at < frames)
-          windows(f - f0, c * 3 + k) = features.data[static_cast<std::size_t>(c * frames + at)];
-      }
+  for (std::int64_t f = f0; f < f1; ++f) {
+    float* row = windows.data() + (f - f0) * mels * 3;
+    for (std::int64_t k = 0; k < 3; ++k) {
+      const std::int64_t at = f + k - 1;
+      if (at < 0 || at >= frames) continue;
+      for (std::int64_t c = 0; c < mels; ++c) row[c * 3 + k] = features.data[static_cast<std::size_t>(c * frames + at)];
+    }
+  }
   Matrix h = Stack::linear(rt, windows, w_.conv1, w_.conv1_bias);  // [f1 − f0, d]
   ops::gelu(h);
   Matrix strided = Matrix::Zero(count, d * 3);  // [count, d · 3]
@@ -294,7 +297,9 @@ Matrix AudioEmbedding::convolve(const Runtime& rt, const Tensor& features, std::
     for (std::int64_t k = 0; k < 3; ++k) {
       const std::int64_t at = 2 * (first + t) + k - 1;
       if (at < 0 || at >= frames) continue;
-      for (std::int64_t c = 0; c < d; ++c) strided(t, c * 3 + k) = h(at - f0, c);
+      const float* from = h.data() + (at - f0) * d;
+      float* to = strided.data() + t * d * 3 + k;
+      for (std::int64_t c = 0; c < d; ++c) to[c * 3] = from[c];
     }
   Matrix x = Stack::linear(rt, strided, w_.conv2, w_.conv2_bias);
   ops::gelu(x);
