@@ -87,7 +87,7 @@ std::int64_t softmax_keys(float* s, std::int64_t begin, std::int64_t end, std::i
 
 namespace {
 
-constexpr std::int64_t kKeyTile = 64;  // keys per tile of the fused path
+constexpr std::int64_t kKeyTile = 512;  // keys per tile of the fused path
 
 // Every head's kᵀ and v in the GEMM kernel's panels, packed once per call: row blocks
 // of the same head would otherwise each pack them again (at n = 512, 16 times).
@@ -129,8 +129,9 @@ void gemm_packed_kv(const GemmArgs& g) {
 
 // The fused path, when no weights are wanted: keys in tiles of kKeyTile, a running
 // max m and sum l per query (online softmax), the output accumulated and rescaled
-// as m grows. Memory per thread: a [32, 64] score tile and a [32, d_v] product;
-// nothing grows with n². Same arguments as attention().
+// as m grows. Memory per thread: a [32, 512] score tile (64 KB) and a [32, d_v] product;
+// nothing grows with n². Each tile rescales and adds into the output once, so long tiles
+// pay that less often, and their p·v products run deeper. Same arguments as attention().
 void fused_attention(ThreadPool& pool, const TensorView& q, const TensorView& k, const TensorView& v,
                      const AttentionDims& d, const ScoreRule& rule, float* out, OutputLayout layout) {
   const std::int64_t blocks = (d.n_q + kRowBlock - 1) / kRowBlock;
