@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "attnscope/error.hpp"
@@ -133,7 +134,7 @@ SafeTensors::SafeTensors(std::shared_ptr<const FileBytes> file, std::string what
     : file_(std::move(file)), data_size_(file_->size()), what_(std::move(what)), tensors_(std::move(tensors)) {}
 
 const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expected,
-                                     std::vector<std::uint8_t>& scratch) const {
+                                     std::unique_ptr<std::uint8_t[]>& scratch) const {
   const auto it = tensors_.find(name);
   if (it == tensors_.end()) throw Error(what_ + ": tensor " + quote(name) + " is missing");
   const SafeTensorInfo& info = it->second;
@@ -148,25 +149,25 @@ const std::uint8_t* SafeTensors::raw(const std::string& name, const Shape& expec
   const std::uint8_t* memory = file_->memory();
   if (memory && !info.interleaved) return memory + data_offset_ + info.begin;
   const std::size_t bytes = static_cast<std::size_t>(info.end - info.begin);
-  std::vector<std::uint8_t> stored;
+  std::unique_ptr<std::uint8_t[]> stored;
   if (!memory || info.interleaved) {
-    (info.interleaved ? stored : scratch).resize(bytes);
+    (info.interleaved ? stored : scratch).reset(new std::uint8_t[bytes]);
     if (memory)
-      std::memcpy(stored.data(), memory + data_offset_ + info.begin, bytes);
+      std::memcpy(stored.get(), memory + data_offset_ + info.begin, bytes);
     else
-      file_->read(data_offset_ + info.begin, bytes, (info.interleaved ? stored : scratch).data());
+      file_->read(data_offset_ + info.begin, bytes, (info.interleaved ? stored : scratch).get());
   }
-  if (!info.interleaved) return scratch.data();
+  if (!info.interleaved) return scratch.get();
   // Row h·per + j·per/2 + i (transformers': each head's halves) is stored at h·per + 2i + j (llama.cpp's pairs).
   const std::int64_t rows = info.shape[0], per = rows / info.interleaved;
   const std::size_t row = bytes / static_cast<std::size_t>(rows);
-  scratch.resize(bytes);
+  scratch.reset(new std::uint8_t[bytes]);
   for (std::int64_t h = 0; h < info.interleaved; ++h)
     for (std::int64_t j = 0; j < 2; ++j)
       for (std::int64_t i = 0; i < per / 2; ++i)
-        std::memcpy(scratch.data() + (h * per + j * (per / 2) + i) * row, stored.data() + (h * per + 2 * i + j) * row,
+        std::memcpy(scratch.get() + (h * per + j * (per / 2) + i) * row, stored.get() + (h * per + 2 * i + j) * row,
                     row);
-  return scratch.data();
+  return scratch.get();
 }
 
 void SafeTensors::check_blocks(const std::string& name, kernels::Precision p, const std::uint8_t* data,
@@ -178,7 +179,7 @@ void SafeTensors::check_blocks(const std::string& name, kernels::Precision p, co
 }
 
 Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
-  std::vector<std::uint8_t> scratch;
+  std::unique_ptr<std::uint8_t[]> scratch;
   const std::uint8_t* src = raw(name, expected, scratch);
   const SafeTensorInfo& info = tensors_.at(name);
   Tensor t(info.shape.empty() ? Shape{1} : info.shape);  // a scalar is one value
@@ -200,7 +201,7 @@ Tensor SafeTensors::read(const std::string& name, const Shape& expected) const {
 std::shared_ptr<const kernels::PackedWeight> SafeTensors::matrix(const std::string& name, std::int64_t rows,
                                                                  std::int64_t cols, bool transposed, std::int64_t first,
                                                                  std::int64_t count) const {
-  std::vector<std::uint8_t> scratch;
+  std::unique_ptr<std::uint8_t[]> scratch;
   const std::uint8_t* whole = raw(name, {rows, cols}, scratch);
   if (count < 0) count = rows;
   if (first < 0 || first + count > rows) throw Error(what_ + ": tensor " + quote(name) + ": rows out of range");

@@ -66,8 +66,10 @@ class SafeTensors {
                                                       std::int64_t count = -1) const;
 
  private:
-  // The tensor's bytes (checked against `expected`): in memory, or read into `scratch`.
-  const std::uint8_t* raw(const std::string& name, const Shape& expected, std::vector<std::uint8_t>& scratch) const;
+  // The tensor's bytes (checked against `expected`): in memory, or read into `scratch`. Scratch is allocated, never
+  // filled first: a std::vector's resize wrote each byte through a call, a third of a model's load.
+  const std::uint8_t* raw(const std::string& name, const Shape& expected,
+                          std::unique_ptr<std::uint8_t[]>& scratch) const;
 
   // Throws, naming the tensor, if one of the `count` quantized blocks at `data` has a scale that is not finite.
   void check_blocks(const std::string& name, kernels::Precision p, const std::uint8_t* data, std::int64_t count) const;
