@@ -163,7 +163,8 @@ void narrow(const GemmArgs& g, std::int64_t col_begin, std::int64_t col_end, con
 // [0, 2^15) as int16. That is 29 bits of each group's largest value where float32 keeps 24, and the sums of code ·
 // hi and code · lo over a group stay below 2^27 (Q8_0's codes, the widest, have 8 bits), so a group's dot product is
 // exact until its two sums become float32. A group with a value that is not finite has a NaN unit, as float32
-// arithmetic would give.
+// arithmetic would give; one whose largest value is under 2^-121, which float32 holds only as a subnormal, comes out as
+// zeros.
 struct SplitRow {
   std::vector<std::int16_t> hi, lo;
   std::vector<float> unit, sum;  // per group: 2^e, and the sum of its values (for the mins)
