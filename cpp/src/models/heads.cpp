@@ -46,11 +46,20 @@ std::int64_t Heads::greedy(const Runtime& rt, const Matrix& normed, const std::v
   return screen_->argmax(rt.pool(), scaled.data(), excluded);
 }
 
-void Heads::top1(const Runtime& rt, const Matrix& normed, std::int32_t* ids, float* probs) const {
-  const Matrix p = logits(rt, normed);
-  rt.parallel_rows(normed.rows(), [&](std::int64_t begin, std::int64_t end) {
+void Heads::top_k(const Runtime& rt, const Matrix& normed, std::int64_t k, std::int32_t* ids, float* probs) const {
+  const std::int64_t n = normed.rows();
+  const std::int64_t block = std::max<std::int64_t>(16, kLogitBlockBytes / (4 * c_.vocab));
+  for (std::int64_t b = 0; b < n; b += block) {
+    const std::int64_t rows = std::min(block, n - b);
+    top_k_of(rt, logits(rt, normed.middleRows(b, rows)), 0, rows, k, ids + b * k, probs + b * k);
+  }
+}
+
+void Heads::top_k_of(const Runtime& rt, const Matrix& logits, std::int64_t first, std::int64_t rows, std::int64_t k,
+                     std::int32_t* ids, float* probs) {
+  rt.parallel_rows(rows, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)
-      sampling::top_k_probabilities(p.row(i).data(), c_.vocab, 1, ids + i, probs + i);
+      sampling::top_k_probabilities(logits.row(first + i).data(), logits.cols(), k, ids + i * k, probs + i * k);
   });
 }
 

@@ -30,9 +30,14 @@ class Heads {
   // (kernels/screened_argmax.hpp; built on first use). −1 where there is none (a 16-bit head, soft-capped logits,
   // natively) or it cannot tell: then compute logits().
   std::int64_t greedy(const Runtime& rt, const Matrix& normed, const std::vector<std::int32_t>& excluded) const;
-  // Each row's most likely token and its probability, from final-normed rows [n, d]: the logit lens's row of one
-  // layer (ids and probs [n] at `ids`, `probs`).
-  void top1(const Runtime& rt, const Matrix& normed, std::int32_t* ids, float* probs) const;
+  // Each row's k most likely next tokens into ids and probs ([rows, k]), from final-normed rows [rows, d]: the
+  // predictions, and with k = 1 the logit lens's row of one layer. The logits are taken a block of rows at a time
+  // (kLogitBlockBytes each), never [rows, vocab] at once: a 256k vocabulary's at 512 tokens would take 0.5 GB.
+  void top_k(const Runtime& rt, const Matrix& normed, std::int64_t k, std::int32_t* ids, float* probs) const;
+  static constexpr std::int64_t kLogitBlockBytes = 64 << 20;
+  // The same from logits a run keeps: rows [first, first + rows) of `logits`.
+  static void top_k_of(const Runtime& rt, const Matrix& logits, std::int64_t first, std::int64_t rows, std::int64_t k,
+                       std::int32_t* ids, float* probs);
 
   // The pooler, CLIP's post-norm and projection, and a classifier on the last hidden state [n, d] (final-normed):
   // RunResult::embedding, image_embedding, label_logits and labels, each where the row has it.

@@ -35,7 +35,7 @@ void RunTaps::layer(const LayerView& view) {
   if (lens_ && view.stack == last_index_) {  // [layers, n]
     Matrix normed = *view.output;
     last_.final_norm(rt_, normed);
-    heads_.top1(rt_, normed, lens_->ids.data() + view.layer * n, lens_->probs.data() + view.layer * n);
+    heads_.top_k(rt_, normed, 1, lens_->ids.data() + view.layer * n, lens_->probs.data() + view.layer * n);
   }
   if (user_) user_->layer(view);
 }

@@ -274,32 +274,14 @@ void TransformerModel::predict(const Runtime& rt, const Matrix& hidden, const Ru
   out.ids.resize(static_cast<std::size_t>(n * k));
   out.probs.resize(out.ids.size());
   if (o.return_logits)
-    top_k_of(rt, all, 0, n, k, out.ids.data(), out.probs.data());
+    Heads::top_k_of(rt, all, 0, n, k, out.ids.data(), out.probs.data());
   else
-    top_k_rows(rt, hidden, k, out.ids.data(), out.probs.data());
-}
-
-void TransformerModel::top_k_rows(const Runtime& rt, const Matrix& hidden, std::int64_t k, std::int32_t* ids,
-                                  float* probs) const {
-  const std::int64_t n = hidden.rows();
-  const std::int64_t block = std::max<std::int64_t>(16, kLogitBlockBytes / (4 * spec_.head.vocab));
-  for (std::int64_t b = 0; b < n; b += block) {
-    const std::int64_t rows = std::min(block, n - b);
-    top_k_of(rt, heads_.logits(rt, hidden.middleRows(b, rows)), 0, rows, k, ids + b * k, probs + b * k);
-  }
-}
-
-void TransformerModel::top_k_of(const Runtime& rt, const Matrix& logits, std::int64_t first, std::int64_t rows,
-                                std::int64_t k, std::int32_t* ids, float* probs) {
-  rt.parallel_rows(rows, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i)
-      sampling::top_k_probabilities(logits.row(first + i).data(), logits.cols(), k, ids + i * k, probs + i * k);
-  });
+    heads_.top_k(rt, hidden, k, out.ids.data(), out.probs.data());
 }
 
 double TransformerModel::logit_bytes(std::int64_t rows, const RunOptions& o) const {
   const double whole = 4.0 * double(rows) * double(spec_.head.vocab);
-  return o.return_logits || o.logit_lens ? whole : o.top_k ? std::min(whole, double(kLogitBlockBytes)) : 0.0;
+  return o.return_logits ? whole : o.top_k || o.logit_lens ? std::min(whole, double(Heads::kLogitBlockBytes)) : 0.0;
 }
 
 void TransformerModel::analyse(const RunOptions& o, RunResult& r) const {

@@ -96,15 +96,8 @@ class TransformerModel final : public Model {
               const std::vector<StreamTracker*>& trackers) const;
   // The language model's outputs over the last stack's final-normed rows: predictions and logits where asked.
   void predict(const Runtime& rt, const Matrix& hidden, const RunOptions& o, RunResult& r) const;
-  // Each row's k most likely next tokens into ids and probs ([rows, k]), from the head's logits a block of rows at a
-  // time (kLogitBlockBytes each), never [rows, vocab] at once: a 256k vocabulary's at 512 tokens would take 0.5 GB.
-  void top_k_rows(const Runtime& rt, const Matrix& hidden, std::int64_t k, std::int32_t* ids, float* probs) const;
-  static constexpr std::int64_t kLogitBlockBytes = 64 << 20;
-  // The same from logits the run keeps: rows [first, first + rows) of `logits`.
-  static void top_k_of(const Runtime& rt, const Matrix& logits, std::int64_t first, std::int64_t rows, std::int64_t k,
-                       std::int32_t* ids, float* probs);
-  // What a run's logits take of its budget at `rows` positions: [rows, vocab] where it keeps them (or the lens
-  // computes them), one block for the top k alone, else nothing.
+  // What a run's logits take of its budget at `rows` positions: [rows, vocab] where it keeps them, one block for the
+  // top k or the lens alone, else nothing.
   double logit_bytes(std::int64_t rows, const RunOptions& o) const;
 
   Spec spec_;

@@ -151,9 +151,9 @@ void TransformerModel::run_one(const Runtime& rt, Reading reading, const RunOpti
       std::copy_n(previous->predictions.probs.begin(), p * k, r.predictions.probs.begin());
     }
     if (o.return_logits)
-      top_k_of(rt, logits_all, p, m, k, &r.predictions.ids[p * k], &r.predictions.probs[p * k]);
+      Heads::top_k_of(rt, logits_all, p, m, k, &r.predictions.ids[p * k], &r.predictions.probs[p * k]);
     else
-      top_k_rows(rt, computed, k, &r.predictions.ids[p * k], &r.predictions.probs[p * k]);
+      heads_.top_k(rt, computed, k, &r.predictions.ids[p * k], &r.predictions.probs[p * k]);
   }
   if (!reusable) return;
   // Kept for the next run: the keys and values, the maps' lower triangles, the per-token outputs.
