@@ -56,6 +56,16 @@ class GenerationHandle {
     });
   }
 
+  // log Σ exp of the logits after the last token over the ids below `end` that `banned` (Int32Array) does not
+  // name → number (−Infinity where none is left)
+  val logSumExp(const Engine& engine, val banned, double end) const {
+    return guard("generate", [&] {
+      if (!generation_) throw Error("generate: nothing is being generated");
+      if (!(end >= 0 && end <= 1e12)) throw Error("generate: logSumExp's end must be a count of tokens");
+      return val(generation_->next_log_sum_exp(engine.runtime(), static_cast<std::int64_t>(end), ids_arg(banned)));
+    });
+  }
+
   // An encoder-decoder's beam search (no maps: the winner's come from a teacher-forced run): source as startPair's,
   // target: its start tokens (the decoder's first, then any forced), options { beams, lengthPenalty,
   // noRepeatNgramSize, earlyStopping, maxLength, banned: Int32Array, bannedFirst?: Int32Array,
@@ -226,6 +236,7 @@ EMSCRIPTEN_BINDINGS(attnscope_generation) {
       .function("startPair", &GenerationHandle::startPair)
       .function("startBeams", &GenerationHandle::startBeams)
       .function("logits", &GenerationHandle::logits)
+      .function("logSumExp", &GenerationHandle::logSumExp)
       .function("beamStep", &GenerationHandle::beamStep)
       .function("append", &GenerationHandle::append)
       .function("step", &GenerationHandle::step)

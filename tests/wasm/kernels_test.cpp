@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -482,6 +483,50 @@ double top_k_error(int& ids_differ) {
   return worst;
 }
 
+// sampling::log_sum_exp (four lanes at a time in wasm) against log Σ exp in float64 over the ids kept: a
+// 51,865-token vocabulary (Whisper's), the whole and the ids below 50,257 (its text tokens), with no ids excluded, a
+// stretch of them, ids past the end or negative (which change nothing) and repeats, -inf logits, and a row whose
+// every kept logit is -inf (then -inf). Returns the largest absolute error (a probability exp(l − lse)'s relative
+// error), or +inf where -inf is not returned exactly where it should be.
+double log_sum_exp_error() {
+  namespace sampling = attnscope::sampling;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 5.0f);
+  const std::int64_t vocab = 51865;
+  double worst = 0;
+  for (int row = 0; row < 6; ++row) {
+    std::vector<float> logits(vocab);
+    for (float& l : logits) l = normal(rng);
+    if (row == 2)
+      for (std::int64_t i = 0; i < vocab; i += 7) logits[i] = -INFINITY;
+    if (row == 5) std::fill(logits.begin(), logits.begin() + 50257, -INFINITY);
+    std::vector<std::int32_t> excluded;
+    if (row >= 1) {
+      for (std::int32_t i = 50258; i < vocab; ++i) excluded.push_back(i);  // the timestamps and specials
+      excluded.insert(excluded.end(), {220, 220, 50256, -3, std::int32_t(vocab) + 9});
+    }
+    if (row == 4) std::iota(excluded.begin(), excluded.end(), 0), excluded.push_back(vocab - 1);
+    for (const std::int64_t end : {vocab, std::int64_t(50257)}) {
+      std::vector<bool> out(static_cast<std::size_t>(end));
+      for (std::int32_t id : excluded)
+        if (id >= 0 && id < end) out[id] = true;
+      double max = -INFINITY, sum = 0;
+      for (std::int64_t i = 0; i < end; ++i)
+        if (!out[i]) max = std::max(max, double(logits[i]));
+      for (std::int64_t i = 0; i < end && max > -INFINITY; ++i)
+        if (!out[i]) sum += std::exp(double(logits[i]) - max);
+      const double want = max == -INFINITY ? max : max + std::log(sum);
+      const double got = sampling::log_sum_exp(logits.data(), end, excluded);
+      if (std::isinf(want) || std::isinf(got)) {
+        if (got != want) return INFINITY;
+        continue;
+      }
+      worst = std::max(worst, std::abs(got - want));
+    }
+  }
+  return worst;
+}
+
 // kernels::attention with at most kFewRows query rows (few_rows.cpp: heads in chunks of up to three,
 // several keys or columns at a time, keys and rows of v from stretches read in lockstep, tiles of about
 // 64 KB read into cache first) against reference::attention, head by head: group sizes that leave chunks
@@ -675,6 +720,7 @@ int main() {
   int ids_differ = 0;
   expect_below("top-k probabilities: relative error", top_k_error(ids_differ), 1e-5);
   expect_below("top-k probabilities: tokens chosen otherwise", ids_differ, 0);
+  expect_below("log-sum-exp: error vs float64 reference", log_sum_exp_error(), 2e-6);
   expect_below("few-row attention: error vs float64 reference", few_rows_error(), 2e-5);
   int undecided = 0;
   expect_below("screened argmax: tokens other than the product's", screened_argmax_mismatches(undecided), 0);

@@ -184,6 +184,8 @@ export interface RawGenerationHandle {
   ): { error?: string };
   /** The logits after the last token, `[vocab]`. */
   logits(engine: RawEngine): { error: string } | Float32Array;
+  /** log Σ exp of the next logits over the ids below `end` that `banned` does not name (−Infinity where none is left). */
+  logSumExp(engine: RawEngine, banned: Int32Array, end: number): { error: string } | number;
   /** An encoder-decoder's beam search from `target`'s start tokens (no maps). */
   startBeams(
     model: RawModelHandle,

@@ -48,6 +48,7 @@ const MAP_BYTES = 512 * 2 ** 20;
 
 /** Whisper's median filter width along time (transformers' default; openai's `medfilt_width`). */
 const FILTER_WIDTH = 7;
+const NONE = new Int32Array(0);
 
 /** What generateSpeech needs of a model. */
 interface Listener {
@@ -121,44 +122,6 @@ function cropped(t: Tensor, keepRows: number, keepCols: number): Tensor {
       out.set(t.data.subarray(from, from + keepCols), (m * keepRows + r) * keepCols);
     }
   return { data: out, shape: [layers, heads, keepRows, keepCols] };
-}
-
-/**
- * A step's two numbers for token `id`, in one pass over the logits: its log-probability among the tokens the filters
- * left (openai's sum_logprobs adds these up), and its probability among the text tokens (below `eot`: openai's word
- * probability; NaN for a token past them). Each exp is taken once where both sets share their largest logit, as they
- * do unless the filters banned it: at 51,865 tokens two passes of exp through a callback were most of a step's time
- * outside the engine.
- */
-function stepProbabilities(
-  logits: Float32Array,
-  banned: Int32Array,
-  eot: number,
-  id: number,
-): { logProbability: number; textProbability: number } {
-  const n = logits.length;
-  const left = new Uint8Array(n).fill(1);
-  for (const b of banned) left[b] = 0;
-  let maxLeft = -Infinity;
-  let maxText = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const l = logits[i];
-    if (left[i] === 1 && l > maxLeft) maxLeft = l;
-    if (i < eot && l > maxText) maxText = l;
-  }
-  let sumLeft = 0;
-  let sumText = 0;
-  for (let i = 0; i < n; i++) {
-    const l = logits[i];
-    const text = i < eot ? Math.exp(l - maxText) : 0;
-    sumText += text;
-    if (left[i] === 1) sumLeft += i < eot && maxLeft === maxText ? text : Math.exp(l - maxLeft);
-  }
-  const logSum = (max: number, sum: number) => (max === -Infinity ? max : max + Math.log(sum));
-  return {
-    logProbability: logits[id] - logSum(maxLeft, sumLeft),
-    textProbability: id < eot ? Math.exp(logits[id] - logSum(maxText, sumText)) : NaN,
-  };
 }
 
 /** UTF-8 bytes over their zlib-compressed bytes (DEFLATE, level 6): openai's compression_ratio, > 2.4 repeating. */
@@ -397,12 +360,16 @@ export async function generateSpeech(
         }
         const logits = orThrow(g.logits(engine()));
         const banned = filtered(logits, generated, filters);
+        // The chosen token's log-probability among those the filters left (openai's sum_logprobs adds these up),
+        // and its probability among the text tokens (openai's word probability), from two log-sum-exps the engine
+        // takes over the 51,865 logits before the step moves on.
+        const left = orThrow(g.logSumExp(engine(), banned, logits.length));
+        const text = orThrow(g.logSumExp(engine(), NONE, speech.endOfText));
         const step = won
           ? orThrow(g.append(engine(), won.ids[i]))
           : orThrow(g.step(engine(), { temperature, topK: 0, topP: 1, noRepeatNgramSize: 0, banned }, undefined));
-        const p = stepProbabilities(logits, banned, speech.endOfText, step.id);
-        sumLogprob += p.logProbability;
-        probabilities.push(p.textProbability);
+        sumLogprob += logits[step.id] - left;
+        probabilities.push(step.id < speech.endOfText ? Math.exp(logits[step.id] - text) : NaN);
         if (step.id === speech.endOfText) {
           reason = 'eos';
           break;

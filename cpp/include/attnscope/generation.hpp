@@ -65,6 +65,10 @@ class Generation {
   virtual void append(const Runtime& runtime, std::int32_t id) = 0;
   // The next-token distribution after the last token: softmax of the logits [vocab].
   virtual std::vector<float> next_probabilities(const Runtime& runtime) const = 0;
+  // log Σ exp of the logits after the last token over the ids below `end` that `excluded` does not name; −∞ where
+  // none is left (a step's log-probability among the tokens its filters left is its logit less this).
+  virtual double next_log_sum_exp(const Runtime& runtime, std::int64_t end,
+                                  const std::vector<std::int32_t>& excluded) const = 0;
   virtual const std::vector<std::int32_t>& ids() const = 0;
   // The newest token's row of every self-attention map: [layers, heads, n] (empty with GenerationMaps::none).
   virtual Tensor last_rows() const = 0;

@@ -83,6 +83,14 @@ class DecoderGeneration final : public Generation {
     return p;
   }
 
+  double next_log_sum_exp(const Runtime& rt, std::int64_t end,
+                          const std::vector<std::int32_t>& excluded) const override {
+    if (end < 0 || end > vocab_)
+      throw Error("generate: the end of a log-sum-exp is " + std::to_string(end) + "; it must be within 0.." +
+                  std::to_string(vocab_));
+    return sampling::log_sum_exp(logits_of(rt).data(), end, excluded);
+  }
+
   const std::vector<std::int32_t>& ids() const override { return ids_; }
 
   Tensor last_rows() const override {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -90,6 +91,15 @@ double sum_exp(const float* x, std::int64_t n, float max) {
 bool before(float a, std::int32_t ia, float b, std::int32_t ib) { return a > b || (a == b && ia < ib); }
 
 }  // namespace
+
+double log_sum_exp(const float* logits, std::int64_t end, const std::vector<std::int32_t>& excluded) {
+  std::vector<float> kept(logits, logits + end);
+  for (std::int32_t id : excluded)
+    if (id >= 0 && id < end) kept[static_cast<std::size_t>(id)] = kNegInf;
+  const float max = kernels::max_of(kept.data(), end);
+  if (max == kNegInf) return -std::numeric_limits<double>::infinity();
+  return double(max) + std::log(sum_exp(kept.data(), end, max));
+}
 
 void top_k_probabilities(const float* logits, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs) {
   k = std::min(k, vocab);

@@ -32,6 +32,12 @@ void top_k(const float* p, std::int64_t vocab, std::int64_t k, std::int32_t* ids
 // position of a prefill, or every layer's logit lens, reads 49,152 logits a row.
 void top_k_probabilities(const float* logits, std::int64_t vocab, std::int64_t k, std::int32_t* ids, float* probs);
 
+// log Σ exp(logits[i]) over the ids i below `end` that `excluded` does not name (ids outside [0, end) named there
+// change nothing); −∞ where none is left. One pass for the max, one for the sum, four lanes at a time in wasm: a
+// speech step's log-probability among the tokens its filters left, and its word probability among the text tokens,
+// each over 51,865 logits.
+double log_sum_exp(const float* logits, std::int64_t end, const std::vector<std::int32_t>& excluded);
+
 // Throws an Error naming the option that is out of range (NaN temperature, top_p outside (0, 1], ...).
 void check(const char* op, const SamplingOptions& o);
 
