@@ -315,6 +315,7 @@ export function byteLevelTokenizer(size = TOKENIZER_VOCAB) {
     for (const c of chars) add(space, c);
     for (const p of pairs) add(space + p[0], p[1]);
     for (const p of pairs) for (const c of chars) add(p, c);
+    for (const p of pairs) for (const c of chars) add(space + p, c); // Gemma's 256,000
     if (count < size - 1) throw new Error(`byteLevelTokenizer: cannot fill a vocabulary of ${size}`);
   }
   return {

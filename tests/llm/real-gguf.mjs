@@ -122,9 +122,11 @@ function randomBf16(count) {
  * A GGUF in a real model's shape, each matrix of the type `typeOf(name)` gives, norms 1.
  * @param {keyof typeof REAL_GGUF_SHAPES} name @param {(name: string) => TensorType} typeOf
  * @param {Array<[string, number, unknown]>} [extraKeys] metadata beside the architecture's (general.file_type, ...)
+ * @param {{ tokenizer?: boolean }} [options] tokenizer: a byte-level BPE of the model's whole vocabulary in the
+ *   file's tokenizer.ggml keys (byteLevelTokenizer's), so that text can be typed; else llama.cpp's `test` vocabulary
  */
-export function realShapeGguf(name, typeOf, extraKeys = []) {
-  const spec = /** @type {DecoderSpec} */ ({ ...REAL_GGUF_SHAPES[name], shapesOnly: true });
+export function realShapeGguf(name, typeOf, extraKeys = [], options = {}) {
+  const spec = /** @type {DecoderSpec} */ ({ ...REAL_GGUF_SHAPES[name], shapesOnly: true, ...options });
   const [keys, tensors] = decoderCheckpoint(spec).ggufParts();
   let parameters = 0;
   const filled = tensors.map((t) => {
