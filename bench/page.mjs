@@ -6,9 +6,9 @@
 // before and after the page, their mean against the page's: a machine's speed drifts over minutes, and the two
 // runs bracket the page's). Then a 2B model from a GGUF file, Gemma-2-2B's shape in llama.cpp's Q4_K_M (26 layers ×
 // 8 heads, a 256,000-token vocabulary; random blocks, a byte-level BPE in the file's tokenizer keys), dropped the
-// same way: typing at the end of a 256-token text, panning, and generating 32 tokens (a 2B prefill of 2,000 tokens
-// takes minutes). The targets: no task over 100 ms in any scenario, and the page within 1.3× of Node's tokens per
-// second at every context length (the small models).
+// same way: typing at the end of a text just under 256 tokens, panning, and generating 32 tokens (a 2B prefill of
+// 2,000 tokens takes minutes). The targets: no task over 100 ms in any scenario, and the page within 1.3× of Node's
+// tokens per second at every context length (the small models).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
