@@ -20,6 +20,11 @@ import { median } from './stats.mjs';
 const PREFILL_N = [128, 512];
 const CONTEXT = 128;
 const DECODED = 16;
+/** AttnScope's two engines at a thread count, as the rows name them: in Node, then in the page's worker. */
+const where = (threads) => [
+  ['Node', `AttnScope relaxed ×${threads}`],
+  ['page', `AttnScope page ×${threads}`],
+];
 /** How many times faster `a`'s median is than `b`'s (b ran once: nothing to pair by round). */
 const medianRatio = (a, b) => (a && b ? `${(b.ms / a.ms).toFixed(2)}×` : '—');
 
@@ -28,11 +33,11 @@ export async function gguf({ measure }) {
   const results = {};
   let bandwidth = [];
   for (const threads of [1, 2]) {
-    const ours = `AttnScope relaxed ×${threads}`;
+    const [[, ours], [, page]] = where(threads);
     const wllama = new EngineProcess(`wllama ×${threads}`, ...nodeEngine('wllama.mjs', threads));
     const among = [
       new EngineProcess(ours, ...nodeEngine('attnscope.mjs', threads, 'relaxed-simd')),
-      new EngineProcess(`AttnScope page ×${threads}`, ...nodeEngine('attnscope-page.mjs', threads)),
+      new EngineProcess(page, ...nodeEngine('attnscope-page.mjs', threads)),
       new EngineProcess(`llama.cpp ×${threads}`, ...nodeEngine('llamacpp.mjs', threads)),
     ];
     const alongside = (e) => (e.name === ours && threads === 1 ? e.ask({ op: 'bandwidth' }) : undefined);
@@ -64,11 +69,6 @@ export async function gguf({ measure }) {
       `steps; wllama: their mean, as it reports them). Read bandwidth ` +
       `${(read / 1e9).toFixed(1)} GB/s (memcmp).`,
   );
-  // Two rows per file and thread count: AttnScope in Node, then in the page's worker, beside the same peers.
-  const where = (threads) => [
-    ['Node', `AttnScope relaxed ×${threads}`],
-    ['page', `AttnScope page ×${threads}`],
-  ];
   const rows = [];
   for (const type of Object.keys(files)) {
     const bytes = statSync(files[type]).size;
@@ -118,7 +118,7 @@ export async function gguf({ measure }) {
         target(`${type} decode ×${threads} (${place}) at ≥ 1.2× wllama (${x.toFixed(2)}×)`, x >= 1.2);
       }
   for (const type of Object.keys(files)) {
-    const share = perSecond(results[`${type} decode ×1`][`AttnScope relaxed ×1`]) / (read / statSync(files[type]).size);
+    const share = perSecond(results[`${type} decode ×1`][where(1)[0][1]]) / (read / statSync(files[type]).size);
     target(`${type} decode ×1 at ≥ 70% of the read-bandwidth limit (${(share * 100).toFixed(0)}%)`, share >= 0.7);
   }
 }

@@ -72,11 +72,11 @@ export function models() {
   ];
 }
 
-/**
- * The 2B model: one GGUF file, typed at 256 tokens and generating 32 (`tokens`, `generate`), with no comparison
- * with Node (its windows run to 2,048 tokens).
- */
 const BIG = 'Gemma-2-2B shape, Q4_K_M GGUF (26 × 8)';
+/**
+ * The 2B model: one GGUF file, typed just under 256 tokens and generating 32 (`tokens`, `generate`), with no
+ * comparison with Node (its windows run to 2,048 tokens).
+ */
 function bigModel() {
   const file = realShapeGguf('Gemma-2-2B', q4KM(26), [['general.file_type', T.UINT32, 15]], { tokenizer: true });
   return {
@@ -359,10 +359,10 @@ async function scenarios(browser, page, model, dir) {
     input.dispatchEvent(new Event('input'));
   });
   const promptIds = await page.evaluate(() => window.__attnscope.state().result.ids);
-  const inNode = !model.generate;
+  const withNode = !model.generate;
   let started = Date.now();
-  const node = inNode ? [nodeGeneration(dir, promptIds, limit - promptIds.length)] : [];
-  if (inNode) say(`generated in Node (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  const node = withNode ? [nodeGeneration(dir, promptIds, limit - promptIds.length)] : [];
+  if (withNode) say(`generated in Node (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   await watchLongTasks(page);
   await page.evaluate(() => {
     window.__arrivals = [];
@@ -409,7 +409,7 @@ async function scenarios(browser, page, model, dir) {
     return g.ids.length - g.promptTokens;
   });
   rows.generating = { ...generating, note: `${made} tokens (${arrivals.length} updates)` };
-  if (!inNode) return rows;
+  if (!withNode) return rows;
   node.push(nodeGeneration(dir, promptIds, limit - promptIds.length));
   const inPage = perWindow(arrivals);
   const runs = node.map((x) => perWindow(x.arrivals));
@@ -468,12 +468,11 @@ export async function pageBench(only = '') {
     ),
   );
   const compared = results.filter(({ rows }) => rows.generating.inPage);
-  if (compared.length)
+  if (compared.length) {
     console.log(
       'Generation, tokens per second by context length: page / Node (the mean of its runs before and after the ' +
         "page's), and Node's two runs",
     );
-  if (compared.length)
     console.table(
       compared.map(({ model, rows }) => ({
         model,
@@ -487,6 +486,7 @@ export async function pageBench(only = '') {
         threads: rows.generating.threads,
       })),
     );
+  }
   console.log('\nPage targets:');
   for (const { model, rows } of results) {
     for (const [what, r] of Object.entries(rows))
