@@ -14,6 +14,7 @@
 #include <emscripten/bind.h>
 
 #include "engine.hpp"
+#include "model_files.hpp"
 
 namespace attnscope {
 namespace {
@@ -177,5 +178,6 @@ EMSCRIPTEN_BINDINGS(attnscope) {
       .function("load", &LinearLayer::load)
       .function("run", &LinearLayer::run);
   emscripten::function("buildInfo", &attnscope::build_info);
+  emscripten::function("ggufWeightBytes", &attnscope::bindings::gguf_weight_bytes);
   emscripten::function("messages", &attnscope::message_table);
 }

@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include "attnscope/model.hpp"
 #include "convert.hpp"
 #include "engine.hpp"
 
@@ -12,12 +13,23 @@ namespace {
 // Most bytes of small model files (configs, tokenizers) one load may copy into the heap.
 constexpr double kMaxSmallFileBytes = 512.0 * 1024 * 1024;
 
-// A weight file that stays a JS Uint8Array: tensors are copied into the heap one at a time.
+// Reading past the first bytes of a file that JS has only begun (a range request's, a Blob slice's): the bytes up to
+// `end` are needed.
+struct NeedBytes {
+  int part;
+  std::uint64_t end;
+};
+
+// A weight file that stays a JS Uint8Array: tensors are copied into the heap one at a time. With `size` above its
+// length, the array is the file's first bytes, and reading past them throws NeedBytes.
 class JsFileBytes final : public FileBytes {
  public:
-  explicit JsFileBytes(val bytes) : bytes_(std::move(bytes)), size_(bytes_["byteLength"].as<double>()) {}
+  explicit JsFileBytes(val bytes) : JsFileBytes(bytes, bytes["byteLength"].as<double>()) {}
+  JsFileBytes(val bytes, double size, int part = -1)
+      : bytes_(std::move(bytes)), have_(bytes_["byteLength"].as<double>()), size_(size), part_(part) {}
   std::uint64_t size() const override { return static_cast<std::uint64_t>(size_); }
   void read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const override {
+    if (static_cast<double>(offset + count) > have_) throw NeedBytes{part_, offset + count};
     val(emscripten::typed_memory_view(static_cast<std::size_t>(count), dest))
         .call<void>("set",
                     bytes_.call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + count)));
@@ -25,7 +37,8 @@ class JsFileBytes final : public FileBytes {
 
  private:
   val bytes_;
-  double size_;
+  double have_, size_;
+  int part_;  // which of the files given together, for NeedBytes
 };
 
 }  // namespace
@@ -34,10 +47,16 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
   const val names = val::global("Object").call<val>("keys", files);
   const int count = names["length"].as<int>();
   double small = 0, weights = 0;
+  // A GGUF's weights take the heap their headers say (gguf_weight_bytes), which is not quite the file's size.
+  LargeFiles ggufs;
   for (int i = 0; i < count; ++i) {
     const std::string name = names[i].as<std::string>();
-    (large && is_weights_file(name) ? weights : small) += files[names[i]]["byteLength"].as<double>();
+    if (large && ends_with(name, ".gguf"))
+      ggufs.emplace(name, std::make_shared<JsFileBytes>(files[names[i]]));
+    else
+      (large && is_weights_file(name) ? weights : small) += files[names[i]]["byteLength"].as<double>();
   }
+  if (!ggufs.empty()) weights += static_cast<double>(Model::gguf_weight_bytes(ggufs));
   const auto mib = [](double bytes) { return std::to_string(static_cast<long long>(bytes / (1 << 20))); };
   if (small > kMaxSmallFileBytes)
     throw Error(std::string(op) + ": the files besides the weights hold " + mib(small) + " MiB, above the limit of " +
@@ -61,6 +80,25 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
         .call<void>("set", bytes);
   }
   return copy;
+}
+
+val gguf_weight_bytes(const val& parts) {
+  const char* op = "ggufWeightBytes";
+  return guard(op, [&] {
+    LargeFiles files;
+    const int count = parts["length"].as<int>();
+    for (int i = 0; i < count; ++i)
+      files.emplace(parts[i]["name"].as<std::string>(),
+                    std::make_shared<JsFileBytes>(parts[i]["head"], parts[i]["size"].as<double>(), i));
+    val r = val::object();
+    try {
+      r.set("weightBytes", static_cast<double>(Model::gguf_weight_bytes(files)));
+    } catch (const NeedBytes& need) {
+      r.set("part", need.part);
+      r.set("needBytes", static_cast<double>(need.end));
+    }
+    return r;
+  });
 }
 
 }  // namespace attnscope::bindings

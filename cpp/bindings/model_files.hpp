@@ -12,4 +12,9 @@ namespace attnscope::bindings {
 // in errors.
 ModelFiles copy_files(const char* op, const emscripten::val& files, LargeFiles* large = nullptr);
 
+// The heap a GGUF's weights take (gguf_weight_bytes), from the first bytes of its parts: [{ name, head: Uint8Array of
+// the file's first bytes, size: the file's }] → { weightBytes }, or { part, needBytes } when a header runs past its
+// `head` (that part's bytes [0, needBytes) are needed), or { error }.
+emscripten::val gguf_weight_bytes(const emscripten::val& parts);
+
 }  // namespace attnscope::bindings

@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
 import { goldenModelFiles, hubListing, TINY_BERT_VOCAB } from '../golden-models.mjs';
-import { decoderCheckpoint } from '../llm/checkpoints.mjs';
-import { gguf, T } from '../llm/gguf.mjs';
+import { decoderCheckpoint, toBf16 } from '../llm/checkpoints.mjs';
+import { GGML, gguf, T } from '../llm/gguf.mjs';
+import { type QuantType, quantizedTwins } from '../llm/quantize.mjs';
+import { halfBits } from '../whisper.mjs';
 import { SEQ2SEQ_GOLDENS, seq2seqFiles } from '../seq2seq.mjs';
 import { testImage, VISION_GOLDENS, visionFiles } from '../vision.mjs';
 
@@ -56,6 +58,33 @@ REPOS['someone/tiny-qwen3-GGUF'] = {
   'tiny-qwen3-f32-00002-of-00002.gguf': part(1, ggufTensors.slice(half)),
 };
 
+// Each tensor type a GGUF may hold, and Phi-3's stacked q, k, v and gate, up (packed as separate matrices), for what
+// a plan says their weights take of the heap. K-quants take rows of 256 values.
+const kShape = { d: 256, heads: 4, kvHeads: 2, headDim: 64, ffn: 512, layers: 2 };
+const quantized = (spec: Parameters<typeof decoderCheckpoint>[0], typeOf: (name: string) => QuantType) => {
+  const [keys, tensors] = decoderCheckpoint(spec).ggufParts();
+  return gguf(keys, quantizedTwins(tensors, typeOf)[0]);
+};
+const sixteen = (arch: 'qwen3' | 'llama', type: number) => {
+  const [keys, tensors] = decoderCheckpoint({ arch, ...kShape }).ggufParts();
+  const bits = (data: Float32Array) => (type === GGML.BF16 ? toBf16(data) : Uint16Array.from(data, halfBits));
+  return gguf(
+    keys,
+    tensors.map((t) => (t.dims.length === 2 ? { ...t, type, data: bits(t.data as Float32Array) } : t)),
+  );
+};
+const Q4_K_M = (name: string): QuantType => (/attn_v|ffn_down|token_embd|output\.weight/.test(name) ? 'Q6_K' : 'Q4_K');
+REPOS['someone/every-type-GGUF'] = {
+  'llama-Q8_0.gguf': quantized({ arch: 'llama', ...kShape, tied: false }, () => 'Q8_0'),
+  'llama-Q4_0.gguf': quantized({ arch: 'llama', ...kShape }, () => 'Q4_0'),
+  'qwen3-Q4_K.gguf': quantized({ arch: 'qwen3', ...kShape, tied: true }, () => 'Q4_K'),
+  'qwen3-Q6_K.gguf': quantized({ arch: 'qwen3', ...kShape, tied: true }, () => 'Q6_K'),
+  'gemma2-Q4_K_M.gguf': quantized({ arch: 'gemma2', ...kShape, window: 5, queryPreAttnScalar: 64 }, Q4_K_M),
+  'qwen3-BF16.gguf': sixteen('qwen3', GGML.BF16),
+  'llama-F16.gguf': sixteen('llama', GGML.F16),
+  'phi3-F32.gguf': decoderCheckpoint({ arch: 'phi3', kvHeads: 1, ffn: 52 }).gguf(),
+};
+
 // A Marian translation model as Helsinki-NLP's repositories lay it out: config.json, the weights, two SentencePiece
 // models (a small unigram model spm_train wrote for the tokenizer fuzzer's seeds, its first byte the fuzzer's case),
 // vocab.json, tokenizer_config.json and generation_config.json.
@@ -95,11 +124,18 @@ function served(id: string, name: string, body: Uint8Array): Uint8Array {
   return body;
 }
 
-// The Hub's file list; org/too-big's lists its weights at 5 GB (the bytes served are a tiny model's).
+// Files listed at a size other than their bytes': org/too-big's weights at 5 GB (the bytes served are a tiny model's);
+// a GGUF written as its header alone, at the size its tensors make (served as the header, then zeros).
+const CLAIMED: Record<string, Record<string, number>> = { 'org/too-big': { 'model.safetensors': 5e9 } };
+
+// The Hub's file list.
 function listing(id: string, files: Record<string, Uint8Array>): string {
   const list = JSON.parse(hubListing(files));
-  for (const sibling of list.siblings)
-    if (id === 'org/too-big' && sibling.rfilename === 'model.safetensors') sibling.size = sibling.lfs.size = 5e9;
+  for (const sibling of list.siblings) {
+    const size = CLAIMED[id]?.[sibling.rfilename];
+    if (size !== undefined) sibling.size = size;
+    if (size !== undefined && sibling.lfs) sibling.lfs.size = size;
+  }
   return JSON.stringify(list);
 }
 
@@ -116,7 +152,7 @@ beforeAll(async () => {
       req.socket.destroy();
       return;
     }
-    requests.push(req.url!);
+    requests.push(req.headers.range ? `${req.url!} (${req.headers.range})` : req.url!);
     const api = /^\/api\/models\/(.+)\/revision\/main\?blobs=true$/.exec(req.url!);
     if (api) {
       const files = api[1] === 'org/no-api' ? undefined : REPOS[api[1]];
@@ -139,6 +175,16 @@ beforeAll(async () => {
     if (m[1] === 'org/wrong-length' && m[2] === 'model.safetensors') {
       res.writeHead(200, { 'content-length': body.length + 100, connection: 'close' });
       res.end(body);
+      return;
+    }
+    // A range (a GGUF's header read before its download), of the file or of one listed larger than its bytes.
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (range) {
+      const size = CLAIMED[m[1]]?.[m[2]] ?? body.length;
+      const [from, to] = [Number(range[1]), Math.min(Number(range[2]), size - 1)];
+      const part = new Uint8Array(to + 1 - from);
+      part.set(body.subarray(from, to + 1));
+      res.writeHead(206, { 'content-length': part.length, 'content-range': `bytes ${from}-${to}/${size}` }).end(part);
       return;
     }
     res.writeHead(200, { 'content-length': body.length }).end(body);
@@ -432,14 +478,16 @@ describe('loadModel({ hub, file }): a GGUF from a repository', () => {
     const file = 'tiny-qwen3-f32.gguf';
     const model = await engine.loadModel({ hub, file, baseUrl: base, onProgress: (p) => progress.push(p) });
     expect([...new Set(progress.map((p) => p.file))]).toEqual([file]);
-    expect(requests.slice(before).filter((u) => u.includes('/resolve/'))).toEqual([`/${hub}/resolve/main/${file}`]);
+    // Its header first (the heap its weights take), then the file.
+    const url = `/${hub}/resolve/main/${file}`;
+    const head = `${url} (bytes=0-${Math.min(REPOS[hub][file].length, 2 ** 21) - 1})`;
+    expect(requests.slice(before).filter((u) => u.includes('/resolve/'))).toEqual([head, url]);
     const local = await engine.loadModel({ files: { [file]: REPOS[hub][file] } });
     const [a, b] = [model.run(text), local.run(text)];
     expect(a.tokens).toEqual(b.tokens);
     expect(Array.from(a.attentions)).toEqual(Array.from(b.attentions));
     const plan = await engine.hubPlan({ hub, file, baseUrl: base });
     expect(plan.files).toEqual([{ name: file, size: REPOS[hub][file].length, weights: true }]);
-    expect(plan.weightBytes).toBe(REPOS[hub][file].length);
   });
 
   it('the first part of a split GGUF brings the others', async () => {
@@ -464,5 +512,107 @@ describe('loadModel({ hub, file }): a GGUF from a repository', () => {
         `loadModel: file ${JSON.stringify(file)} is not a .gguf file's path in the repository`,
       );
     expect(requests.length).toBe(before);
+  });
+
+  it("a plan says the heap a GGUF's weights take, from its header, for every tensor type", async () => {
+    const id = 'someone/every-type-GGUF';
+    for (const [file, bytes] of Object.entries(REPOS[id])) {
+      const before = requests.length;
+      const plan = await engine.hubPlan({ hub: id, file, baseUrl: base });
+      // The list and a range of the file's first bytes: its header.
+      expect(requests.slice(before), file).toEqual([
+        `/api/models/${id}/revision/main?blobs=true`,
+        `/${id}/resolve/main/${file} (bytes=0-${Math.min(bytes.length, 2 ** 21) - 1})`,
+      ]);
+      expect(plan.heapBytes).toBe(plan.weightBytes + engine.info().runningRoomBytes);
+      const held = engine.memory().allocatedBytes;
+      const model = await engine.loadModel({ files: { [file]: bytes } });
+      // What loading takes beside the weights: the model's own bookkeeping and its small vocabulary's tokenizer.
+      const beside = engine.memory().allocatedBytes - held - plan.weightBytes;
+      expect(beside, file).toBeGreaterThanOrEqual(0);
+      expect(beside, file).toBeLessThan(64 * 1024);
+      // Q4_K's panels keep 148 bytes per 256 values a column where the file keeps 144.
+      if (file.includes('Q4_K')) expect(plan.weightBytes, file).toBeGreaterThan(bytes.length);
+      model.dispose();
+    }
+  });
+
+  /**
+   * A GGUF in Q4_K whose file would fit the heap free now but whose weights would not: its file's bytes (the
+   * weights at 144 bytes per 256 values) leave the running room, their panels (148) do not. Written as its header.
+   */
+  function tooBigGguf(): { header: Uint8Array; size: number; weightBytes: number } {
+    const { maxHeapBytes, runningRoomBytes } = engine.info();
+    const free = maxHeapBytes - engine.memory().allocatedBytes;
+    const k = 4096;
+    const columns = Math.floor((free - runningRoomBytes - 2 ** 20) / ((k / 256) * 144) / 8) * 8;
+    const bytes = columns * (k / 256) * 144;
+    const [keys] = decoderCheckpoint({ arch: 'llama' }).ggufParts();
+    const tensor = {
+      name: 'token_embd.weight',
+      dims: [k, columns],
+      type: 12,
+      data: { length: bytes, byteLength: bytes },
+    };
+    const header = gguf(keys, [tensor as never], { headerOnly: true });
+    const size = header.length + bytes;
+    expect(size + runningRoomBytes).toBeLessThanOrEqual(free);
+    return { header, size, weightBytes: (columns / 8) * (k / 256) * 1184 };
+  }
+
+  it('a GGUF whose file would fit but whose weights would not is refused from its header, before the download', async () => {
+    const id = 'someone/too-big-GGUF';
+    const kept = await engine.loadModel({ files: { 'q.gguf': REPOS['someone/every-type-GGUF']['qwen3-Q4_K.gguf'] } });
+    const { header, size, weightBytes } = tooBigGguf();
+    REPOS[id] = { 'big-Q4_K.gguf': header };
+    CLAIMED[id] = { 'big-Q4_K.gguf': size };
+    const plan = await engine.hubPlan({ hub: id, file: 'big-Q4_K.gguf', baseUrl: base });
+    expect(plan).toMatchObject({ downloadBytes: size, weightBytes, fits: false });
+    const before = requests.length;
+    const mib = Math.round(weightBytes / 2 ** 20);
+    await expect(engine.loadModel({ hub: id, file: 'big-Q4_K.gguf', baseUrl: base })).rejects.toThrow(
+      new RegExp(`loadModel: ${id} needs ${mib} MiB for its weights, .*nothing was downloaded`),
+    );
+    // The list, and the header's bytes read a range at a time: never the file.
+    const asked = requests.slice(before);
+    expect(asked[0]).toBe(`/api/models/${id}/revision/main?blobs=true`);
+    expect(asked.length).toBeGreaterThan(1);
+    for (const url of asked.slice(1))
+      expect(url).toMatch(/^\/someone\/too-big-GGUF\/resolve\/main\/big-Q4_K\.gguf \(bytes=0-\d+\)$/);
+    expect(Array.from(kept.run([1, 2, 3]).ids)).toEqual([1, 2, 3]);
+    kept.dispose();
+  });
+
+  it('a dropped GGUF (a File) whose weights would not fit is refused from its header, before it is read', async () => {
+    const { header, size, weightBytes } = tooBigGguf();
+    // A File of `size` bytes, the header then zeros, that must never be read whole.
+    class BigFile extends Blob {
+      override get size() {
+        return size;
+      }
+      override slice(start = 0, end = size) {
+        const part = new Uint8Array(Math.min(end, size) - start);
+        part.set(header.subarray(start, end));
+        return new Blob([part]);
+      }
+      override arrayBuffer(): Promise<ArrayBuffer> {
+        throw new Error('the file was read whole');
+      }
+    }
+    const mib = Math.round(weightBytes / 2 ** 20);
+    await expect(engine.loadModel({ files: { 'big-Q4_K.gguf': new BigFile([]) } })).rejects.toThrow(
+      new RegExp(`loadModel: big-Q4_K.gguf needs ${mib} MiB for its weights, .*nothing was read`),
+    );
+    // Its bytes handed over in hand (not read lazily by the engine): the load refuses before it reads a tensor.
+    const bytes = new Uint8Array(size);
+    bytes.set(header);
+    await expect(engine.loadModel({ files: { 'big-Q4_K.gguf': bytes } })).rejects.toThrow(
+      new RegExp(`loadModel: the weights need ${Math.floor(weightBytes / 2 ** 20)} MiB of the engine's \\d+ MiB heap`),
+    );
+    // A File that fits loads from its header's plan and then its bytes.
+    const file = REPOS['someone/every-type-GGUF']['gemma2-Q4_K_M.gguf'];
+    const model = await engine.loadModel({ files: { 'g.gguf': new Blob([new Uint8Array(file)]) } });
+    expect(model.info.weightsDtype).toBe('q6_k');
+    model.dispose();
   });
 });

@@ -85,7 +85,9 @@ class Writer {
  * @param {Array<{ name: string, dims: number[], data: Float32Array | Uint16Array | Uint8Array, type?: number }>} tensors
  *   dims innermost first; data row-major over them: float32, 16-bit values (bf16 bits unless `type` says GGML.F16),
  *   or a quantized `type`'s blocks
- * @param {{ version?: number, alignment?: number }} [options] a version or alignment other than 3 and 32
+ * @param {{ version?: number, alignment?: number, headerOnly?: boolean }} [options] a version or alignment other than
+ *   3 and 32; headerOnly: the header alone (and its padding), where a tensor's `data` may be just its
+ *   `{ length, byteLength }`: a file too large to write, as far as a reader of its header sees it
  * @returns {Uint8Array}
  */
 export function gguf(keys, tensors, options = {}) {
@@ -123,6 +125,7 @@ export function gguf(keys, tensors, options = {}) {
     offset += padded(t.data.byteLength);
   }
   w.push(new Uint8Array(padded(w.length) - w.length));
+  if (options.headerOnly) return w.bytes();
   for (const t of tensors) {
     const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
     w.push(bytes);

@@ -1,7 +1,7 @@
 // The models the picker offers by name, by family: their Hub ids, what they download and the heap they need once
 // loaded. The safetensors language models' sizes are written here (the weights in BF16, as the Hub ships them, and the
 // tokenizer), so the picker says them offline; the other models' (GGUF files among them, `org/name-GGUF/file.gguf`)
-// the Hub's file list gives when one is chosen (engine.hubPlan). Weights stay in their file's type in the heap (16-bit
+// the Hub's file list gives when one is chosen (engine.hubPlan; a GGUF's weights, its header). Weights stay in their file's type in the heap (16-bit
 // or quantized), and the engine keeps room beside them for running
 // (EngineInfo.runningRoomBytes), so a model needs its weights plus that room; one that would not fit the heap is
 // refused here, before anything downloads.

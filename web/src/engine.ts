@@ -27,6 +27,7 @@ import type {
 import { Analysis } from './analysis.js';
 import { Audio } from './audio.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
+import { blobHead, ggufWeightBytes } from './gguf-heap.js';
 import { fetchHubModel, planHubFiles } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
 import { WasmModel, WasmTokenizer } from './model.js';
@@ -116,9 +117,19 @@ class WasmEngine implements Engine {
       throw new Error(
         `${op}: source must be ${op === 'loadModel' ? "'default', { hub } or " : ''}{ files }, got ${typeName(source)}`,
       );
+    const entries = Object.entries(given as ModelFiles);
+    // A GGUF given as Blobs (dropped Files) too large for the heap is refused from its headers, before it is read.
+    const ggufs = entries.filter(([name]) => name.endsWith('.gguf'));
+    if (
+      op === 'loadModel' &&
+      ggufs.length &&
+      ggufs.every(([, v]) => typeof Blob !== 'undefined' && v instanceof Blob)
+    ) {
+      const heads = ggufs.map(([name, blob]) => blobHead(name, blob as Blob));
+      this.checkFits(op, ggufs.map(([name]) => name).join(', '), await ggufWeightBytes(this.module, op, heads), 'read');
+    }
     const files: Record<string, Uint8Array> = {};
-    for (const [name, value] of Object.entries(given as ModelFiles))
-      files[name] = await this.platform.read(op, name, value);
+    for (const [name, value] of entries) files[name] = await this.platform.read(op, name, value);
     return files;
   }
 
@@ -140,7 +151,12 @@ class WasmEngine implements Engine {
     const files = defaults
       ? await this.platform.defaultModel(defaults.onProgress)
       : typeof source === 'object' && source !== null && 'hub' in source
-        ? await fetchHubModel(source, this.platform.hubCache, (bytes) => this.checkFits(op, source.hub, bytes))
+        ? await fetchHubModel(
+            source,
+            this.platform.hubCache,
+            (bytes) => this.checkFits(op, source.hub, bytes),
+            (heads) => ggufWeightBytes(this.module, op, heads),
+          )
         : await this.readFiles(op, source);
     const handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
     const model = new WasmModel(
@@ -159,8 +175,10 @@ class WasmEngine implements Engine {
     if (typeof source !== 'object' || source === null)
       throw new Error(`${op}: source must be { hub: 'org/name' }, got ${typeName(source)}`);
     const { hub, baseUrl, revision, file } = source;
-    const { id, files } = await planHubFiles({ hub, baseUrl, revision, file });
-    const weightBytes = files.reduce((sum, f) => sum + (f.weights ? f.size : 0), 0);
+    const { id, files, heads } = await planHubFiles({ hub, baseUrl, revision, file });
+    const weightBytes = heads
+      ? await ggufWeightBytes(this.module, op, heads)
+      : files.reduce((sum, f) => sum + (f.weights ? f.size : 0), 0);
     const { heapBytes, freeBytes, fits } = this.heapFor(op, weightBytes);
     return {
       id,
@@ -182,7 +200,7 @@ class WasmEngine implements Engine {
   }
 
   /** Refuses weights that cannot fit the heap beside what it holds (as the C++ load would, but before a download). */
-  private checkFits(op: string, name: string, weightBytes: number): void {
+  private checkFits(op: string, name: string, weightBytes: number, before: 'downloaded' | 'read' = 'downloaded'): void {
     if (this.heapFor(op, weightBytes).fits) return;
     const { maxHeapBytes, runningRoomBytes } = this.module.buildInfo();
     const inUse = this.live(op).memory().allocatedBytes;
@@ -190,7 +208,7 @@ class WasmEngine implements Engine {
     throw new Error(
       `${op}: ${name} needs ${mib(weightBytes)} MiB for its weights, and the engine's ${mib(maxHeapBytes)} MiB heap ` +
         `holds ${mib(inUse)} MiB already and keeps ${mib(runningRoomBytes)} MiB for running: the model is too large ` +
-        `for this engine (dispose of other models first); nothing was downloaded`,
+        `for this engine (dispose of other models first); nothing was ${before}`,
     );
   }
 

@@ -1,6 +1,7 @@
 // Fetching a model's files from the Hugging Face Hub (or any server with the
 // same URL layout: <baseUrl>/<id>/resolve/<revision>/<file>), with progress,
 // a length check, and a cache that only ever holds complete downloads.
+import type { GgufHead } from './gguf-heap.js';
 import type { HubProgress, HubSource } from './types.js';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
@@ -70,6 +71,44 @@ async function download(
   if (total !== undefined && bytes.length !== total)
     throw new Error(`loadModel: the download of ${name} is truncated: ${bytes.length} bytes of the ${total} announced`);
   return bytes;
+}
+
+/**
+ * A Hub file's first bytes: a range request, read no further than asked whether or not the server honours the range
+ * (one that does not sends the whole file from its start, and is cancelled there).
+ */
+function hubHead(url: string, name: string, size: number, op: string): GgufHead {
+  return {
+    name,
+    size,
+    read: async (end) => {
+      let response: Response;
+      try {
+        response = await fetch(url, { headers: { range: `bytes=0-${end - 1}` } });
+      } catch (err) {
+        throw new Error(`${op}: could not reach ${url} (${(err as Error).message}); are you offline?`);
+      }
+      if (!response.ok) throw new Error(`${op}: reading ${name}'s header failed (HTTP ${response.status} at ${url})`);
+      const chunks: Uint8Array[] = [];
+      let got = 0;
+      const reader = response.body!.getReader();
+      while (got < end) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        got += value.length;
+      }
+      await reader.cancel();
+      if (got < end) throw new Error(`${op}: ${name} ends at byte ${got}, before the ${size} bytes the Hub lists`);
+      const head = new Uint8Array(end);
+      let at = 0;
+      for (const c of chunks) {
+        head.set(c.subarray(0, end - at), at);
+        at += Math.min(c.length, end - at);
+      }
+      return head;
+    },
+  };
 }
 
 /**
@@ -242,11 +281,14 @@ function shardsOf(index: Uint8Array): string[] {
 
 /**
  * What `loadModel({ hub })` would download, from the Hub's file list: each file with its listed size, and which of
- * them are the weights. Reads the list (and a sharded model's small index), nothing else.
+ * them are the weights. Reads the list (and a sharded model's small index), nothing else; for a GGUF, the way to its
+ * parts' headers, which say the heap its weights take.
  */
-export async function planHubFiles(
-  source: HubSource,
-): Promise<{ id: string; files: Array<{ name: string; size: number; weights: boolean }> }> {
+export async function planHubFiles(source: HubSource): Promise<{
+  id: string;
+  files: Array<{ name: string; size: number; weights: boolean }>;
+  heads?: GgufHead[];
+}> {
   const { id, base, revision } = checkHubSource(source, 'hubPlan');
   const listing = await fetchListing(base, id, revision, 'hubPlan');
   if (!listing) throw new Error(`hubPlan: could not reach ${base} to list the files of ${id}; are you offline?`);
@@ -254,7 +296,9 @@ export async function planHubFiles(
   if (source.file) {
     const parts = ggufParts(source.file);
     for (const part of parts) if (!has(part)) throw new Error(`hubPlan: ${id} has no ${part} on the Hub`);
-    return { id, files: parts.map((name) => ({ name, size: listing.get(name)?.size ?? 0, weights: true })) };
+    const files = parts.map((name) => ({ name, size: listing.get(name)?.size ?? 0, weights: true }));
+    const url = (name: string) => `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
+    return { id, files, heads: files.map(({ name, size }) => hubHead(url(name), name, size, 'hubPlan')) };
   }
   if (!has('config.json')) throw new Error(`hubPlan: ${id} has no config.json on the Hub (every model needs one)`);
   const names = ['config.json'];
@@ -277,10 +321,15 @@ export async function planHubFiles(
   return { id, files };
 }
 
+/**
+ * `fits` refuses weights too large for the heap (the engine's check); `ggufBytes` says what a GGUF's weights take of
+ * it, from its headers.
+ */
 export async function fetchHubModel(
   source: HubSource,
   platformCache: HubCache | undefined,
   fits?: (weightBytes: number) => void,
+  ggufBytes?: (heads: GgufHead[]) => Promise<number>,
 ): Promise<Record<string, Uint8Array>> {
   const { id, base, revision } = checkHubSource(source);
   const cache = source.cache === false ? undefined : platformCache;
@@ -325,9 +374,14 @@ export async function fetchHubModel(
   };
 
   if (source.file) {
-    // A GGUF holds the whole model: its config, tokenizer and weights. A model too large is refused from the list.
+    // A GGUF holds the whole model: its config, tokenizer and weights. A model too large is refused from its headers
+    // (a range request each), before the download.
     const parts = ggufParts(source.file);
-    if (listing) fits?.(parts.reduce((sum, part) => sum + (listing.get(part)?.size ?? 0), 0));
+    const listed = listing && parts.every((part) => listing.has(part));
+    if (listed && fits && ggufBytes) {
+      const url = (name: string) => `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
+      fits(await ggufBytes(parts.map((part) => hubHead(url(part), part, listing.get(part)!.size, 'loadModel'))));
+    }
     for (const part of parts)
       await required(part, parts.length > 1 ? 'a part of the split GGUF asked for' : 'asked for');
     return files;

@@ -259,7 +259,10 @@ export interface HubPlan {
   files: Array<{ name: string; size: number; weights: boolean }>;
   /** Bytes of all of them. */
   downloadBytes: number;
-  /** Bytes of the weights: what they take of the heap (they stay in the file's type). */
+  /**
+   * Bytes of the weights: what they take of the heap (they stay in the file's type). A GGUF's, from its header (range
+   * requests for its first megabytes): each matrix in the GEMM's panels of its own type, each vector as float32.
+   */
   weightBytes: number;
   /** The heap the model needs: its weights and the engine's room for running (`runningRoomBytes`). */
   heapBytes: number;

@@ -298,6 +298,13 @@ export interface RawModule extends RawAnalysis {
     maxHeapBytes: number;
     runningRoomBytes: number;
   };
+  /**
+   * The heap a GGUF's weights take, from the first bytes (`head`) of its parts, or the bytes [0, needBytes) of part
+   * `part` that a header runs into (gguf-heap.ts).
+   */
+  ggufWeightBytes(
+    parts: Array<{ name: string; size: number; head: Uint8Array }>,
+  ): { weightBytes: number } | { part: number; needBytes: number } | { error: string };
   /** The input checks' message templates, by kind (cpp/src/runtime/messages.cpp). */
   messages(): Record<string, string>;
   attnscopeWorkers(): Array<{ unref?: () => void; terminate(): void }>;

@@ -50,7 +50,7 @@ export function filtered(logits: Float32Array, generated: readonly number[], f: 
       if (f.maxInitialTimestamp !== undefined) ban(begin + f.maxInitialTimestamp + 1, f.vocabSize);
     }
     // The timestamps' summed probability against the likeliest text token, over what is left.
-    const stamps = logSumExp(logits, (i) => !out[i] && i >= begin);
+    const stamps = logSumExpLeft(logits, out, begin, f.vocabSize);
     let text = -Infinity;
     for (let i = 0; i < begin; i++) if (!out[i] && logits[i] > text) text = logits[i];
     if (stamps > text) ban(0, begin);
@@ -62,13 +62,16 @@ export function filtered(logits: Float32Array, generated: readonly number[], f: 
   return ids;
 }
 
-/** log Σ exp(logits[i]) over the ids below `end` that `keep` keeps; −∞ when it keeps none. */
-export function logSumExp(logits: Float32Array, keep: (i: number) => boolean, end = logits.length): number {
+/**
+ * log Σ exp(logits[i]) over the ids in [from, to) that `out` leaves in (the timestamps: Whisper's last 1,501 ids, so a
+ * pass over them, not the vocabulary); −∞ when it leaves none.
+ */
+function logSumExpLeft(logits: Float32Array, out: Uint8Array, from: number, to: number): number {
   let max = -Infinity;
-  for (let i = 0; i < end; i++) if (keep(i) && logits[i] > max) max = logits[i];
+  for (let i = from; i < to; i++) if (!out[i] && logits[i] > max) max = logits[i];
   if (max === -Infinity) return max;
   let sum = 0;
-  for (let i = 0; i < end; i++) if (keep(i)) sum += Math.exp(logits[i] - max);
+  for (let i = from; i < to; i++) if (!out[i]) sum += Math.exp(logits[i] - max);
   return max + Math.log(sum);
 }
 

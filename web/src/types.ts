@@ -95,9 +95,9 @@ export interface Engine {
   /** Loads a model: the embedded default, or your own files. */
   loadModel(source: ModelSource): Promise<Model>;
   /**
-   * What `loadModel({ hub })` would download, from the Hub's file list alone (and a sharded model's small index),
-   * and whether the model would fit this engine's heap now: so that a page can say what a model costs before its
-   * weights download.
+   * What `loadModel({ hub })` would download, from the Hub's file list alone (and a sharded model's small index, or a
+   * GGUF's header), and whether the model would fit this engine's heap now: so that a page can say what a model
+   * costs before its weights download.
    *
    * ```ts
    * const plan = await engine.hubPlan({ hub: 'openai/whisper-tiny' });

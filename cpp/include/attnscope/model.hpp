@@ -270,6 +270,9 @@ class Model {
   // the file, tensor or field that is missing or wrong, or the unsupported architecture.
   // Weight files (*.safetensors) may instead be in `large`, read tensor by tensor.
   static std::unique_ptr<Model> load(const ModelFiles& files, const LargeFiles& large = {});
+  // The heap the weights of a GGUF (its file, or a split one's files, by name) take once loaded, from their headers
+  // alone: what a load of them needs, known before any tensor is read. Throws as load does for a header it cannot read.
+  static std::uint64_t gguf_weight_bytes(const LargeFiles& ggufs);
 
   const ModelInfo& info() const { return info_; }
   // The tokenizer read from the model's files, or nullptr when they hold none

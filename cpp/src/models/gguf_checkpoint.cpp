@@ -292,9 +292,17 @@ std::string file_type_name(const Gguf& g) {
   return t == 32 ? "BF16" : "";
 }
 
-GgufCheckpoint read_gguf_checkpoint(
-    const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files) {
-  std::vector<std::unique_ptr<Gguf>> parts;
+namespace {
+
+// A GGUF's files read (their headers: tensors stay where they are), in their split order, with the architecture's row.
+struct Parts {
+  std::vector<std::unique_ptr<Gguf>> files;
+  const Row* row = nullptr;
+};
+
+Parts read_parts(const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files) {
+  Parts out;
+  std::vector<std::unique_ptr<Gguf>>& parts = out.files;
   for (const auto& [name, bytes] : files) parts.push_back(std::make_unique<Gguf>(bytes, name));
   // A split file's parts say which they are and how many there are; the first holds the model's metadata.
   const auto split = [](const Gguf& g, const char* key, double fallback) {
@@ -315,14 +323,55 @@ GgufCheckpoint read_gguf_checkpoint(
   const GgufValue* arch = first.find("general.architecture");
   if (!arch || arch->type != GgufValue::Type::string)
     fail({first.what(), ": metadata \"general.architecture\" is missing"});
-  const Row* row = nullptr;
   for (const Row& r : kRows)
-    if (arch->text == r.gguf) row = &r;
-  if (!row) {
+    if (arch->text == r.gguf) out.row = &r;
+  if (!out.row) {
     std::string known;
     for (const Row& r : kRows) known += std::string(known.empty() ? "" : ", ") + r.gguf;
     fail({first.what(), ": GGUF architecture ", quote(arch->text), " is not supported (supported: ", known, ")"});
   }
+  return out;
+}
+
+bool is_rope_tensor(const std::string& name) {
+  return std::find_if(std::begin(kRopeTensors), std::end(kRopeTensors), [&](const char* r) { return name == r; }) !=
+         std::end(kRopeTensors);
+}
+
+// How the GEMM's panels hold a tensor of the file's type; a type AttnScope does not read is an Error naming it.
+kernels::Precision precision_of(const Gguf& g, const std::string& name, const GgufTensor& t) {
+  const char* type = ggml_type(t.type)->name;
+  const kernels::Precision p = t.type == kGgmlF16    ? kernels::Precision::f16
+                               : t.type == kGgmlBF16 ? kernels::Precision::bf16
+                                                     : kernels::quantized_named(type);
+  if (p == kernels::Precision::f32 && t.type != kGgmlF32)
+    fail({g.what(), ": tensor ", quote(name), " is ", type,
+          "; AttnScope reads GGUF tensors in F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K"});
+  return p;
+}
+
+// The heap one tensor takes once read: a vector as float32; a matrix [n, k] (dims {k, n}) as the GEMM's panels of 8
+// columns in its own type, one set of panels per stretch of rows in `splits` (Phi-3's q, k, v), each padded to 8.
+std::uint64_t stored_bytes(const GgufTensor& t, kernels::Precision p, std::initializer_list<std::uint64_t> splits) {
+  std::uint64_t count = 1;
+  for (std::uint64_t d : t.dims) count *= d;
+  if (t.dims.size() == 1) return count * 4;
+  const std::uint64_t k = t.dims[0];
+  const std::uint64_t panel = static_cast<std::uint64_t>(kernels::panel_bytes(static_cast<std::int64_t>(k), p));
+  std::uint64_t panels = 0;
+  constexpr auto kColumns = static_cast<std::uint64_t>(kernels::kPanelColumns);
+  for (std::uint64_t rows : splits) panels += (rows + kColumns - 1) / kColumns;
+  return panels * panel;
+}
+
+}  // namespace
+
+GgufCheckpoint read_gguf_checkpoint(
+    const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files) {
+  const Parts read = read_parts(files);
+  const std::vector<std::unique_ptr<Gguf>>& parts = read.files;
+  const Gguf& first = *parts.front();
+  const Row* row = read.row;
 
   std::map<std::string, const Gguf*> where;  // every tensor's file
   for (const auto& g : parts)
@@ -343,9 +392,7 @@ GgufCheckpoint read_gguf_checkpoint(
   for (const auto& entry : where) {
     const std::string& name = entry.first;
     const Gguf* g = entry.second;
-    if (std::find_if(std::begin(kRopeTensors), std::end(kRopeTensors), [&](const char* r) { return name == r; }) !=
-        std::end(kRopeTensors))
-      continue;
+    if (is_rope_tensor(name)) continue;
     // blk.N.<name> → model.layers.N.<name>, by the tables.
     const Name* found = nullptr;
     std::string hf;
@@ -371,10 +418,7 @@ GgufCheckpoint read_gguf_checkpoint(
     if (!found) fail({g->what(), ": tensor ", quote(name), " is not one a ", row->gguf, " model has"});
     const GgufTensor& t = g->tensors().at(name);
     const GgmlType& type = *ggml_type(t.type);
-    if (t.type != kGgmlF32 && t.type != kGgmlF16 && t.type != kGgmlBF16 &&
-        !kernels::is_quantized(kernels::quantized_named(type.name)))
-      fail({g->what(), ": tensor ", quote(name), " is ", type.name,
-            "; AttnScope reads GGUF tensors in F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K"});
+    precision_of(*g, name, t);
     SafeTensorInfo info;
     info.dtype = type.name;
     for (auto d = t.dims.rbegin(); d != t.dims.rend(); ++d) info.shape.push_back(static_cast<std::int64_t>(*d));
@@ -396,6 +440,32 @@ GgufCheckpoint read_gguf_checkpoint(
     out.tensors.emplace_back(g->what(),
                              std::make_unique<SafeTensors>(g->file(), g->what(), std::move(tables[g.get()])));
   return out;
+}
+
+std::uint64_t gguf_weight_bytes(const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files) {
+  const Parts read = read_parts(files);
+  const Metadata m(*read.files.front(), read.row->gguf);
+  const bool phi3 = read.row->flags & kPhi3;
+  const auto heads = static_cast<std::uint64_t>(m.number("attention.head_count", 1, 1024));
+  const auto kv_heads = static_cast<std::uint64_t>(m.number("attention.head_count_kv", 1, 1024, double(heads)));
+  std::uint64_t bytes = 0;
+  for (const auto& g : read.files)
+    for (const auto& [name, t] : g->tensors()) {
+      if (is_rope_tensor(name)) continue;
+      const kernels::Precision p = precision_of(*g, name, t);
+      const std::uint64_t n = t.dims.size() > 1 ? t.dims[1] : 0;
+      if (phi3 && ends_with(name, ".attn_qkv.weight")) {
+        const std::uint64_t head_dim = n / (heads + 2 * kv_heads);
+        bytes += stored_bytes(t, p, {heads * head_dim, kv_heads * head_dim, kv_heads * head_dim});
+      } else if (phi3 && ends_with(name, ".ffn_up.weight")) {
+        bytes += stored_bytes(t, p, {n / 2, n / 2});
+      } else {
+        std::uint64_t rows = 1;
+        for (std::size_t d = 1; d < t.dims.size(); ++d) rows *= t.dims[d];
+        bytes += stored_bytes(t, p, {rows});
+      }
+    }
+  return bytes;
 }
 
 }  // namespace attnscope

@@ -32,4 +32,10 @@ bool is_gguf_name(const std::string& name);
 // what in it is wrong or not supported.
 GgufCheckpoint read_gguf_checkpoint(const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files);
 
+// The heap the weights of a GGUF (its file, or the files of a split one) take once loaded, from the headers alone: each
+// matrix in the GEMM's panels of 8 columns in its own type (quantized.hpp's super-blocks: a Q4_K panel keeps 148 bytes
+// per 256 values a column where the file keeps 144), each vector as float32. A load is checked against it before it
+// reads a tensor, and so is a download. Throws as read_gguf_checkpoint does for headers it cannot read.
+std::uint64_t gguf_weight_bytes(const std::vector<std::pair<std::string, std::shared_ptr<const FileBytes>>>& files);
+
 }  // namespace attnscope

@@ -52,6 +52,10 @@ std::unique_ptr<Model> Model::load(const ModelFiles& files, const LargeFiles& la
               " is not supported (supported: " + transformer::supported_architectures() + ")");
 }
 
+std::uint64_t Model::gguf_weight_bytes(const LargeFiles& ggufs) {
+  return attnscope::gguf_weight_bytes({ggufs.begin(), ggufs.end()});
+}
+
 SequenceInput SequenceInput::of_text(std::string_view text) {
   SequenceInput s;
   s.form = Form::text;
