@@ -20,22 +20,29 @@ struct NeedBytes {
   std::uint64_t end;
 };
 
-// A weight file that stays a JS Uint8Array: tensors are copied into the heap one at a time. With `size` above its
-// length, the array is the file's first bytes, and reading past them throws NeedBytes.
+// A weight file that stays in JS: a Uint8Array, or a File read in pieces (web/src/file-pieces.ts: its byteLength, and
+// a subarray that reads, undefined when the file can no longer be read). Tensors are copied into the heap one at a
+// time. With `size` above its length, the bytes are the file's first ones, and reading past them throws NeedBytes.
 class JsFileBytes final : public FileBytes {
  public:
-  explicit JsFileBytes(val bytes) : JsFileBytes(bytes, bytes["byteLength"].as<double>()) {}
-  JsFileBytes(val bytes, double size, int part = -1)
-      : bytes_(std::move(bytes)), have_(bytes_["byteLength"].as<double>()), size_(size), part_(part) {}
+  JsFileBytes(std::string name, val bytes) : JsFileBytes(std::move(name), bytes, bytes["byteLength"].as<double>()) {}
+  JsFileBytes(std::string name, val bytes, double size, int part = -1)
+      : name_(std::move(name)),
+        bytes_(std::move(bytes)),
+        have_(bytes_["byteLength"].as<double>()),
+        size_(size),
+        part_(part) {}
   std::uint64_t size() const override { return static_cast<std::uint64_t>(size_); }
   void read(std::uint64_t offset, std::uint64_t count, std::uint8_t* dest) const override {
     if (static_cast<double>(offset + count) > have_) throw NeedBytes{part_, offset + count};
-    val(emscripten::typed_memory_view(static_cast<std::size_t>(count), dest))
-        .call<void>("set",
-                    bytes_.call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + count)));
+    const val piece = bytes_.call<val>("subarray", static_cast<double>(offset), static_cast<double>(offset + count));
+    if (piece.isUndefined() || piece["length"].as<double>() != static_cast<double>(count))
+      throw Error(name_ + ": the file could not be read (it was changed or removed after it was chosen)");
+    val(emscripten::typed_memory_view(static_cast<std::size_t>(count), dest)).call<void>("set", piece);
   }
 
  private:
+  std::string name_;
   val bytes_;
   double have_, size_;
   int part_;  // which of the files given together, for NeedBytes
@@ -52,7 +59,7 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
   for (int i = 0; i < count; ++i) {
     const std::string name = names[i].as<std::string>();
     if (large && ends_with(name, ".gguf"))
-      ggufs.emplace(name, std::make_shared<JsFileBytes>(files[names[i]]));
+      ggufs.emplace(name, std::make_shared<JsFileBytes>(name, files[names[i]]));
     else
       (large && is_weights_file(name) ? weights : small) += files[names[i]]["byteLength"].as<double>();
   }
@@ -71,7 +78,7 @@ ModelFiles copy_files(const char* op, const val& files, LargeFiles* large) {
     const std::string name = names[i].as<std::string>();
     const val bytes = files[names[i]];
     if (large && is_weights_file(name)) {
-      (*large)[name] = std::make_shared<JsFileBytes>(bytes);
+      (*large)[name] = std::make_shared<JsFileBytes>(name, bytes);
       continue;
     }
     std::string& data = copy[name];
@@ -87,9 +94,10 @@ val gguf_weight_bytes(const val& parts) {
   return guard(op, [&] {
     LargeFiles files;
     const int count = parts["length"].as<int>();
-    for (int i = 0; i < count; ++i)
-      files.emplace(parts[i]["name"].as<std::string>(),
-                    std::make_shared<JsFileBytes>(parts[i]["head"], parts[i]["size"].as<double>(), i));
+    for (int i = 0; i < count; ++i) {
+      const std::string name = parts[i]["name"].as<std::string>();
+      files.emplace(name, std::make_shared<JsFileBytes>(name, parts[i]["head"], parts[i]["size"].as<double>(), i));
+    }
     val r = val::object();
     try {
       r.set("weightBytes", static_cast<double>(Model::gguf_weight_bytes(files)));

@@ -1,14 +1,15 @@
 // In a browser Web Worker: the package's browser entry, straight from dist/, loads random
 // checkpoints in real models' shapes and runs 128 tokens (`?tokens=` another count) on the build it picks by itself.
 // - no query: bert-base-uncased's size (109.5M parameters); then every build it ships runs the
-//   same small multi-head attention, to compare;
+//   same small multi-head attention, to compare; and a small GGUF from a File read in pieces, and from one that
+//   can no longer be read;
 // - `?llm=Qwen2.5-0.5B,…`: language models in BF16 as the Hub ships them, one engine each,
 //   with next-token predictions; the heap after loading and after the run are reported;
 // - `?gguf=Llama-3.2-1B:Q8_0,…`: the same from GGUF files in the real shapes of 1-3B models (Q8_0, or llama.cpp's
 //   Q4_K_M mix), the last layer's maps (as the page runs models whose every map would not fit).
 import { createEngine } from '../../dist/browser.js';
 import { bertCheckpoint } from '../safetensors.mjs';
-import { realShapeCheckpoint } from '../llm/checkpoints.mjs';
+import { decoderCheckpoint, realShapeCheckpoint } from '../llm/checkpoints.mjs';
 import { T } from '../llm/gguf.mjs';
 import { q4KM, realShapeGguf } from '../llm/real-gguf.mjs';
 
@@ -48,7 +49,39 @@ async function bert() {
     heapMiB: MiB(engine.memory().heapBytes),
   };
   engine.dispose();
-  return { ...report, builds: await everyBuild() };
+  return { ...report, builds: await everyBuild(), pieces: await pieces() };
+}
+
+/**
+ * A GGUF handed over as a File that must not be read whole (as the page hands a dropped one to its worker): read a
+ * tensor at a time, the same model as from its bytes. A File that can no longer be read past its header (changed on
+ * disk after it was chosen) is an error naming it, and the engine goes on. (bench/page.mjs drops a 2B model's GGUF
+ * of 1.6 GB from disk on the page: a Blob built in memory that large, Chromium will not read.)
+ */
+async function pieces() {
+  const bytes = decoderCheckpoint({ arch: 'qwen3' }).gguf();
+  class PiecesOnly extends Blob {
+    arrayBuffer() {
+      throw new Error('the GGUF was read whole');
+    }
+  }
+  class Gone extends Blob {
+    slice(from, to) {
+      return from === 0 ? super.slice(from, to) : 'gone';
+    }
+  }
+  const engine = await createEngine();
+  const ids = [1, 2, 3, 4, 5];
+  const whole = (await engine.loadModel({ files: { 'q.gguf': bytes } })).run(ids).attentions;
+  const read = (await engine.loadModel({ files: { 'q.gguf': new PiecesOnly([bytes]) } })).run(ids).attentions;
+  const unreadable = await engine.loadModel({ files: { 'gone.gguf': new Gone([bytes]) } }).then(
+    () => 'loaded',
+    (err) => String(err),
+  );
+  const after = (await engine.loadModel({ files: { 'q.gguf': bytes } })).run(ids).attentions;
+  const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+  engine.dispose();
+  return { same: same(whole, read), unreadable, after: same(whole, after) };
 }
 
 /**

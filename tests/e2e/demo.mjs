@@ -497,7 +497,7 @@ engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.
 await check(
-  'browser: a bert-base-sized model (109.5M parameters) runs in a Web Worker; every build agrees',
+  'browser: a bert-base-sized model (109.5M parameters) runs in a Web Worker; every build agrees; a GGUF File is read in pieces',
   async () => {
     const server = await serve(true, root);
     const page = await browser.newPage();
@@ -515,6 +515,13 @@ await check(
         JSON.stringify(report.builds),
       );
       assert(JSON.stringify(report.shape) === '[12,12,128,128]' && report.finite, JSON.stringify(report));
+      // A GGUF File read a tensor at a time, as the page's worker reads a dropped one; one no longer readable.
+      const { same, unreadable, after } = report.pieces;
+      assert(same && after, JSON.stringify(report.pieces));
+      assert(
+        unreadable.includes('gone.gguf: the file could not be read (it was changed or removed after it was chosen)'),
+        unreadable,
+      );
       console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
     } finally {
       await page.close();

@@ -27,6 +27,7 @@ import type {
 import { Analysis } from './analysis.js';
 import { Audio } from './audio.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
+import { type FilePieces, filePieces } from './file-pieces.js';
 import { blobHead, ggufWeightBytes } from './gguf-heap.js';
 import { fetchHubModel, planHubFiles } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
@@ -111,7 +112,7 @@ class WasmEngine implements Engine {
     return this.audio.decodeAudio(...args);
   }
 
-  private async readFiles(op: string, source: unknown): Promise<Record<string, Uint8Array>> {
+  private async readFiles(op: string, source: unknown): Promise<Record<string, Uint8Array | FilePieces>> {
     const given = (source as { files?: unknown } | null)?.files;
     if (typeof given !== 'object' || given === null)
       throw new Error(
@@ -128,15 +129,23 @@ class WasmEngine implements Engine {
       const heads = ggufs.map(([name, blob]) => blobHead(name, blob as Blob));
       this.checkFits(op, ggufs.map(([name]) => name).join(', '), await ggufWeightBytes(this.module, op, heads), 'read');
     }
-    const files: Record<string, Uint8Array> = {};
-    for (const [name, value] of entries) files[name] = await this.platform.read(op, name, value);
+    const files: Record<string, Uint8Array | FilePieces> = {};
+    for (const [name, value] of entries) {
+      // A weight file given as a Blob is read a tensor at a time where that can be done (in a worker).
+      const pieces =
+        op === 'loadModel' && /\.(gguf|safetensors)$/.test(name) && typeof Blob !== 'undefined' && value instanceof Blob
+          ? filePieces(value)
+          : undefined;
+      files[name] = pieces ?? (await this.platform.read(op, name, value));
+    }
     return files;
   }
 
   async loadTokenizer(source: { files: ModelFiles }): Promise<Tokenizer> {
     const op = 'loadTokenizer';
     this.live(op);
-    const files = await this.readFiles(op, source);
+    // Only a model's weight files are read in pieces: a tokenizer's are bytes.
+    const files = (await this.readFiles(op, source)) as Record<string, Uint8Array>;
     const handle = loaded(new this.module.TokenizerHandle(), (h) => h.load(files));
     const tokenizer = new WasmTokenizer(handle);
     this.owned.add(tokenizer);
@@ -159,11 +168,12 @@ class WasmEngine implements Engine {
           )
         : await this.readFiles(op, source);
     const handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
+    const generationConfig = files['generation_config.json'];
     const model = new WasmModel(
       handle,
       () => this.live('run'),
       () => new this.module.GenerationHandle(),
-      files['generation_config.json'],
+      generationConfig instanceof Uint8Array ? generationConfig : undefined,
     );
     this.owned.add(model);
     return model;

@@ -122,7 +122,8 @@ export interface RawLogitExplanation {
 }
 
 export interface RawModelHandle {
-  load(files: Record<string, Uint8Array>): { error?: string };
+  /** Weight files may be read in pieces (file-pieces.ts); the others are bytes. */
+  load(files: Record<string, Uint8Array | import('./file-pieces.js').FilePieces>): { error?: string };
   info(): import('./types.js').ModelInfo & { normalization: string; tokenizer: boolean };
   tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
   attentionWeights(layer: number): { error: string } | import('./types.js').MultiHeadParams;
@@ -250,7 +251,8 @@ export interface RawLinearLayer {
 }
 
 export interface RawTokenizerHandle {
-  load(files: Record<string, Uint8Array>): { error?: string };
+  /** Weight files may be read in pieces (file-pieces.ts); the others are bytes. */
+  load(files: Record<string, Uint8Array | import('./file-pieces.js').FilePieces>): { error?: string };
   info(): { vocabSize: number; normalization: string };
   tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
