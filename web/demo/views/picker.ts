@@ -98,12 +98,9 @@ export function pickerView(page: Page): View {
     const weights = [...list].filter((f) => /\.(safetensors|gguf)$/.test(f.name));
     const bytes = weights.reduce((sum, f) => sum + f.size, 0);
     if (weights.length && refused(weights[0].name, bytes, 'nothing was read')) return;
-    // The weights go to the worker as the Files they are, never read whole: its engine reads a tensor at a time (and a
-    // GGUF's header first, refusing one whose weights would not fit).
-    const files: Record<string, ArrayBuffer | File> = {};
-    for (const f of list) files[f.name] = /\.(safetensors|gguf)$/.test(f.name) ? f : await f.arrayBuffer();
-    const read = Object.values(files).filter((v): v is ArrayBuffer => v instanceof ArrayBuffer);
-    load(page, { kind: 'files', files }, read);
+    const files: Record<string, ArrayBuffer> = {};
+    for (const f of list) files[f.name] = await f.arrayBuffer();
+    load(page, { kind: 'files', files }, Object.values(files));
   }
   $<HTMLInputElement>('files').addEventListener('change', (e) => {
     const input = e.target as HTMLInputElement;
