@@ -121,11 +121,7 @@ class WasmEngine implements Engine {
     const entries = Object.entries(given as ModelFiles);
     // A GGUF given as Blobs (dropped Files) too large for the heap is refused from its headers, before it is read.
     const ggufs = entries.filter(([name]) => name.endsWith('.gguf'));
-    if (
-      op === 'loadModel' &&
-      ggufs.length &&
-      ggufs.every(([, v]) => typeof Blob !== 'undefined' && v instanceof Blob)
-    ) {
+    if (op === 'loadModel' && ggufs.length && ggufs.every(([, v]) => isBlob(v))) {
       const heads = ggufs.map(([name, blob]) => blobHead(name, blob as Blob));
       this.checkFits(op, ggufs.map(([name]) => name).join(', '), await ggufWeightBytes(this.module, op, heads), 'read');
     }
@@ -133,9 +129,7 @@ class WasmEngine implements Engine {
     for (const [name, value] of entries) {
       // A weight file given as a Blob is read a tensor at a time where that can be done (in a worker).
       const pieces =
-        op === 'loadModel' && /\.(gguf|safetensors)$/.test(name) && typeof Blob !== 'undefined' && value instanceof Blob
-          ? filePieces(value)
-          : undefined;
+        op === 'loadModel' && /\.(gguf|safetensors)$/.test(name) && isBlob(value) ? filePieces(value) : undefined;
       files[name] = pieces ?? (await this.platform.read(op, name, value));
     }
     return files;
@@ -348,11 +342,14 @@ export async function openEngine(
   return new WasmEngine(module, new module.Engine(threads), choice, platform);
 }
 
+/** Whether a value is a Blob (a File), where this platform has them. */
+const isBlob = (value: unknown): value is Blob => typeof Blob !== 'undefined' && value instanceof Blob;
+
 /** Bytes of a `{ files }` value that every platform can read. */
 export async function bytesOf(op: string, name: string, value: unknown): Promise<Uint8Array | undefined> {
   if (value instanceof Uint8Array) return value;
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (typeof Blob !== 'undefined' && value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
+  if (isBlob(value)) return new Uint8Array(await value.arrayBuffer());
   if (typeof value === 'string') return undefined; // a path: the platform decides
   throw new Error(`${op}: files["${name}"] must be a Blob, File, ArrayBuffer or Uint8Array, got ${typeName(value)}`);
 }

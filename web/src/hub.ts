@@ -49,6 +49,10 @@ function ggufParts(file: string): string[] {
   return Array.from({ length: count }, (_, k) => `${split[1]}-${pad(k + 1)}-of-${split[3]}.gguf`);
 }
 
+/** Where the Hub serves a repository's file. */
+const resolveUrl = (base: string, id: string, revision: string, name: string) =>
+  `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
+
 class NotFound extends Error {}
 
 /** Downloads one file, reporting progress; refuses a body shorter or longer than its content-length. */
@@ -297,8 +301,8 @@ export async function planHubFiles(source: HubSource): Promise<{
     const parts = ggufParts(source.file);
     for (const part of parts) if (!has(part)) throw new Error(`hubPlan: ${id} has no ${part} on the Hub`);
     const files = parts.map((name) => ({ name, size: listing.get(name)?.size ?? 0, weights: true }));
-    const url = (name: string) => `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
-    return { id, files, heads: files.map(({ name, size }) => hubHead(url(name), name, size, 'hubPlan')) };
+    const heads = files.map(({ name, size }) => hubHead(resolveUrl(base, id, revision, name), name, size, 'hubPlan'));
+    return { id, files, heads };
   }
   if (!has('config.json')) throw new Error(`hubPlan: ${id} has no config.json on the Hub (every model needs one)`);
   const names = ['config.json'];
@@ -308,7 +312,7 @@ export async function planHubFiles(source: HubSource): Promise<{
   let weights: string[];
   if (has('model.safetensors')) weights = ['model.safetensors'];
   else if (has('model.safetensors.index.json')) {
-    const url = `${base}/${id}/resolve/${encodeURIComponent(revision)}/model.safetensors.index.json`;
+    const url = resolveUrl(base, id, revision, 'model.safetensors.index.json');
     const index = await download(url, 'model.safetensors.index.json', () => undefined);
     names.push('model.safetensors.index.json');
     weights = shardsOf(index);
@@ -341,7 +345,7 @@ export async function fetchHubModel(
   const fetchFile = async (name: string): Promise<Uint8Array | undefined> => {
     const expected = listing?.get(name);
     if (listing && !expected) return undefined; // the repository has no such file
-    const url = `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
+    const url = resolveUrl(base, id, revision, name);
     // A cached file is used when it was stored with the checksum the Hub lists now (or, offline, as it is).
     const cached = await cache?.get(url);
     if (offline && !cached) return undefined; // `required` says why, for files that must exist
@@ -379,7 +383,7 @@ export async function fetchHubModel(
     const parts = ggufParts(source.file);
     const listed = listing && parts.every((part) => listing.has(part));
     if (listed && fits && ggufBytes) {
-      const url = (name: string) => `${base}/${id}/resolve/${encodeURIComponent(revision)}/${name}`;
+      const url = (part: string) => resolveUrl(base, id, revision, part);
       fits(await ggufBytes(parts.map((part) => hubHead(url(part), part, listing.get(part)!.size, 'loadModel'))));
     }
     for (const part of parts)

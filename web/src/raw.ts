@@ -251,8 +251,7 @@ export interface RawLinearLayer {
 }
 
 export interface RawTokenizerHandle {
-  /** Weight files may be read in pieces (file-pieces.ts); the others are bytes. */
-  load(files: Record<string, Uint8Array | import('./file-pieces.js').FilePieces>): { error?: string };
+  load(files: Record<string, Uint8Array>): { error?: string };
   info(): { vocabSize: number; normalization: string };
   tokenize(text: string, target: boolean): { error: string } | { tokens: string[]; ids: Int32Array };
   decode(ids: Int32Array, skipSpecial: boolean): { error: string } | { utf8: Uint8Array };
