@@ -4,6 +4,12 @@
 // the logit lens, the heads' measures, grouped-query heads, the induction test on a checkpoint with a planted
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { T } from '../llm/gguf.mjs';
+import { realShapeGguf } from '../llm/real-gguf.mjs';
 import { assert, check, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
@@ -167,6 +173,46 @@ export async function llmChecks(browser, site, engine, shots) {
     );
 
     await check(
+      'llm: a GGUF over 2 GiB dropped on the page loads and runs (Llama-3.2-1B in BF16: its worker reads the File in pieces)',
+      async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'attnscope-big-gguf-'));
+        try {
+          const { bytes } = realShapeGguf('Llama-3.2-1B', () => 'BF16', [['general.file_type', T.UINT32, 32]], {
+            tokenizer: true,
+          });
+          // Chromium refuses to read a File this large whole (NotReadableError): the page must not try.
+          assert(bytes.length > 2 ** 31, `the file is ${bytes.length} bytes`);
+          const path = join(dir, 'Llama-3.2-1B-BF16.gguf');
+          writeInPieces(path, bytes);
+          await page.setInputFiles('#files', path);
+          await page.waitForFunction(
+            () =>
+              document.getElementById('model-name').dataset.architecture === 'LlamaForCausalLM' ||
+              window.__attnscope.state().loading.state === 'error',
+            null,
+            { timeout: 300_000 },
+          );
+          const loading = await state(page, () => window.__attnscope.state().loading);
+          assert(loading.state !== 'error', loading.message);
+          const info = await state(page, () => window.__attnscope.state().model);
+          assert(info.weights === 'BF16' && info.layers === 16 && info.heads === 32, JSON.stringify(info));
+          await page.fill('#text', TEXT);
+          await page.waitForFunction(
+            () => window.__attnscope.answered() && window.__attnscope.state().result?.tokens.length > 5,
+            null,
+            { timeout: 60_000 },
+          );
+          const shown = await barsAt(page);
+          const sum = shown.reduce((a, b) => a + b.p, 0);
+          assert(shown.length === 10 && shown.every((b) => b.p > 0) && sum <= 1 + 1e-6, JSON.stringify(shown));
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+        await loadDefault(page);
+      },
+    );
+
+    await check(
       'llm: with the embedded encoder, the panes say they need a language model; it has no induction heads',
       async () => {
         for (const pane of ['next', 'lens']) {
@@ -275,5 +321,15 @@ export async function llmChecks(browser, site, engine, shots) {
   } finally {
     await context.close();
     server.close();
+  }
+}
+
+/** Writes bytes past 2 GiB, which one fs.writeFileSync cannot. */
+function writeInPieces(path, bytes) {
+  const fd = openSync(path, 'w');
+  try {
+    for (let at = 0; at < bytes.length; at += 1 << 30) writeSync(fd, bytes, at, Math.min(1 << 30, bytes.length - at));
+  } finally {
+    closeSync(fd);
   }
 }

@@ -40,8 +40,9 @@ export const flowWhole = (n: number, layers: number) => n * n * n * n * layers <
 export const modelName = (m: { name: string; architecture: string }) =>
   m.name === m.architecture ? m.name : `${m.name} (${m.architecture})`;
 export type Across = 'rollout' | 'flow';
+/** A model's files: weights as the Files chosen (the worker's engine reads them a tensor at a time), the rest read. */
 export type Source =
-  { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer> };
+  { kind: 'default' } | { kind: 'hub'; id: string } | { kind: 'files'; files: Record<string, ArrayBuffer | File> };
 /** A Hub id as typed: `org/name`, or a GGUF in a repository, `org/name/path/model.gguf` (its repository, then its path). */
 export function hubSource(id: string): { hub: string; file?: string } {
   const parts = id.split('/');

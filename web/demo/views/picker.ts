@@ -98,9 +98,22 @@ export function pickerView(page: Page): View {
     const weights = [...list].filter((f) => /\.(safetensors|gguf)$/.test(f.name));
     const bytes = weights.reduce((sum, f) => sum + f.size, 0);
     if (weights.length && refused(weights[0].name, bytes, 'nothing was read')) return;
-    const files: Record<string, ArrayBuffer> = {};
-    for (const f of list) files[f.name] = await f.arrayBuffer();
-    load(page, { kind: 'files', files }, Object.values(files));
+    // The weights go to the worker as the Files they are, never read whole (Chromium will not read a File over 2 GB
+    // whole, and a smaller one would sit in memory beside the heap): its engine reads a tensor at a time, and a GGUF's
+    // header first, refusing one whose weights would not fit.
+    const files: Record<string, ArrayBuffer | File> = {};
+    for (const f of list) {
+      try {
+        files[f.name] = /\.(safetensors|gguf)$/.test(f.name) ? f : await f.arrayBuffer();
+      } catch {
+        const still = page.store.get().model ? ' The previous model is still loaded.' : '';
+        const message = `Could not load the model: ${f.name} could not be read (it was changed or removed after it was chosen).${still}`;
+        page.store.put({ loading: { state: 'error', message } });
+        return;
+      }
+    }
+    const read = Object.values(files).filter((v): v is ArrayBuffer => v instanceof ArrayBuffer);
+    load(page, { kind: 'files', files }, read);
   }
   $<HTMLInputElement>('files').addEventListener('change', (e) => {
     const input = e.target as HTMLInputElement;
