@@ -112,4 +112,74 @@ export async function longChecks({ page, engine, shots }) {
       }
     },
   );
+
+  await check(
+    'llm: the heads table holds the rows around its view (96 heads: the first 64), and every head is a scroll away',
+    async () => {
+      await load(page, 'test/deep-llama', 'LlamaForCausalLM');
+      await page.fill('#text', 'the cat sat on the mat. the dog sat on the log.');
+      await page.click('#tab-heads');
+      // The short text's run, with every layer's maps (the long text before it had one layer's), in the table.
+      await page.waitForFunction(() => {
+        const r = window.__attnscope.state().result;
+        const table = document.getElementById('summaries');
+        return r?.run >= 0 && r.tokens.length < 40 && r.summaries.length === 96 && table.dataset.run === String(r.run);
+      });
+      const summaries = await state(page, () => window.__attnscope.state().result.summaries);
+      assert(summaries.length === 96, `${summaries.length} heads`);
+      const want = [...summaries].sort((a, b) => a.entropy - b.entropy).map((h) => `${h.layer},${h.head}`);
+      const rows = () =>
+        page.$$eval('#summaries tbody tr', (trs) =>
+          trs.map((tr) => ({ at: Number(tr.ariaRowIndex) - 2, head: `${tr.dataset.layer},${tr.dataset.head}` })),
+        );
+      const held = (shown, where) => {
+        assert(
+          shown.every((r, k) => r.at === shown[0].at + k && r.head === want[r.at]),
+          `${where}: ${JSON.stringify(shown.slice(0, 4))}…`,
+        );
+      };
+      const top = await rows();
+      assert(top.length === 64 && top[0].at === 0, `at the top: rows ${top[0]?.at}… (${top.length})`);
+      held(top, 'at the top');
+      /** Where the table's first row is, or would be, in the pane's content. */
+      const origin = () =>
+        page.evaluate(() => {
+          const pane = document.querySelector('#pane-heads .pane-body');
+          const tr = document.querySelector('#summaries tbody tr');
+          const { top, height } = tr.getBoundingClientRect();
+          return top + pane.scrollTop - (Number(tr.ariaRowIndex) - 2) * height;
+        });
+      const starts = await origin();
+      assert((await page.getAttribute('#summaries', 'aria-rowcount')) === '97', 'aria-rowcount');
+      // Scrolled to the end, the last heads are there, where the whole table would put them.
+      await page.$eval('#pane-heads .pane-body', (e) => (e.scrollTop = e.scrollHeight));
+      await page.waitForFunction(() => document.querySelector('#summaries tbody tr:last-child').ariaRowIndex === '97');
+      const end = await rows();
+      held(end, 'at the end');
+      const [row, pane] = await page.evaluate(() => [
+        document.querySelector('#summaries tbody tr:last-child').getBoundingClientRect(),
+        document.querySelector('#pane-heads .pane-body').getBoundingClientRect(),
+      ]);
+      assert(
+        row.bottom <= pane.bottom + 1 && row.top >= pane.top,
+        `the last row at ${row.top} in ${pane.top}-${pane.bottom}`,
+      );
+      // The margins stand in for the rows left out: head k is k rows below the first wherever the table is scrolled.
+      const ends = await origin();
+      assert(
+        Math.abs(ends - starts) < 1,
+        `the first row would be at ${ends} px scrolled down, ${starts} px at the top`,
+      );
+      await page.click('#summaries tbody tr[aria-rowindex="97"]');
+      const [layer, head] = want[95].split(',').map(Number);
+      await page.waitForFunction(
+        ({ layer, head }) => {
+          const s = window.__attnscope.state();
+          return s.layer === layer && s.head === head;
+        },
+        { layer, head },
+      );
+      await page.$eval('#pane-heads .pane-body', (e) => (e.scrollTop = 0));
+    },
+  );
 }

@@ -1,7 +1,7 @@
 // What each head does: the engine's summaries of every head on this text, and the measures people use
 // on language models (measures.ts), in a table sortable by each measure (descending first, again to
-// reverse; a measure the text cannot give, "—", sorts last); a row opens its head. New measures add a
-// row to MEASURES.
+// reverse; a measure the text cannot give, "—", sorts last); a row opens its head. A model of many heads has
+// the rows around the view in the table, the rest a scroll away. New measures add a row to MEASURES.
 import { download } from '../export.js';
 import type { MeasureFamily, Summary } from '../protocol.js';
 import { $, changes, setProp, type Page, type View } from './view.js';
@@ -127,6 +127,10 @@ function order(key: string, descending: boolean) {
   };
 }
 
+/** Rows the heads table always holds when a model has them (every head of a small model), and rows beyond the view. */
+const ROWS = 64;
+const OVERSCAN = 16;
+
 export function headsView(page: Page): View {
   const table = $<HTMLTableElement>('summaries');
   const body = table.tBodies[0];
@@ -179,6 +183,78 @@ export function headsView(page: Page): View {
   });
   const note = $('heads-note');
 
+  /**
+   * The rows in the table: those around the view, at least ROWS of them (a small model's every head), the rest
+   * stood in for by the table's margins. A 2B model's 208 rows of 12 cells, built, laid out and painted at each
+   * keystroke, took the page's task past 100 ms; a 1B Llama has 512.
+   */
+  const scroller = table.closest<HTMLElement>('.pane-body')!;
+  let rowHeight = 0; // CSS pixels, once a row has been laid out
+  let seen = { top: 0, height: 0 }; // how far down the body the pane shows, and how much of it
+  let sorted: Summary[] = [];
+  let shown = { first: 0, last: 0, key: '' };
+  let selected = { layer: -1, head: -1 };
+  let measures: Measure[] = [];
+
+  function rowsAround(): { first: number; last: number } {
+    const h = rowHeight || 24;
+    const top = Math.floor(seen.top / h);
+    const count = Math.max(ROWS, Math.ceil(seen.height / h) + 2 * OVERSCAN);
+    const first = Math.max(0, Math.min(top - OVERSCAN, sorted.length - count));
+    return { first, last: Math.min(sorted.length, first + count) };
+  }
+
+  function fill(force: boolean) {
+    const { first, last } = rowsAround();
+    const key = `${first} ${last}`;
+    if (!force && key === shown.key) return;
+    shown = { first, last, key };
+    const h = rowHeight || 24;
+    table.style.marginTop = `calc(var(--space-2) + ${first * h}px)`;
+    table.style.marginBottom = `${(sorted.length - last) * h}px`;
+    const value = (x: number) => (Number.isNaN(x) ? '—' : x.toFixed(3));
+    body.replaceChildren(
+      ...sorted.slice(first, last).map((h, k) => {
+        const tr = document.createElement('tr');
+        tr.tabIndex = 0;
+        tr.ariaRowIndex = String(first + k + 2); // the header is row 1
+        tr.dataset.layer = String(h.layer);
+        tr.dataset.head = String(h.head);
+        if (h.layer === selected.layer && h.head === selected.head) tr.setAttribute('aria-selected', 'true');
+        const cells = [`L${h.layer + 1}`, `H${h.head + 1}`, ...measures.map((m) => value(h[m.key]))];
+        cells.forEach((text, k) => {
+          const td = document.createElement('td');
+          td.textContent = text;
+          const m = measures[k - 2];
+          if (m) Object.assign(td.dataset, { measure: m.key, value: String(h[m.key]) });
+          tr.append(td);
+        });
+        tr.addEventListener('click', () => open(h.layer, h.head));
+        tr.addEventListener('keydown', (e) => e.key === 'Enter' && open(h.layer, h.head));
+        return tr;
+      }),
+    );
+  }
+
+  /** Where the table is in its pane, read once the page is laid out (after a scroll, a resize, a pane shown). */
+  let pending = 0;
+  function measure() {
+    if (pending) return;
+    pending = requestAnimationFrame(() => {
+      pending = 0;
+      const row = body.rows[0]?.getBoundingClientRect();
+      if (!row) return;
+      const refit = Math.abs(row.height - rowHeight) > 0.5;
+      if (refit) rowHeight = row.height;
+      const pane = scroller.getBoundingClientRect();
+      const whole = row.top - shown.first * rowHeight; // where the body's first row would be
+      seen = { top: Math.max(0, pane.top - whole), height: pane.height };
+      fill(refit);
+    });
+  }
+  scroller.addEventListener('scroll', measure, { passive: true });
+  new ResizeObserver(measure).observe(scroller);
+
   const view: View = {
     id: 'heads',
     pane: 'heads',
@@ -201,29 +277,11 @@ export function headsView(page: Page): View {
             ? 'as an alignment of one sequence to the other, averaged over its queries'
             : 'on this text, averaged over its query tokens';
       note.textContent = `${some} ${over}. Click a column to sort, a row to open its head.`;
-      const measures = MEASURES[r.measures];
-      const sorted = [...r.summaries].sort(order(sort.key, sort.descending));
-      body.replaceChildren(
-        ...sorted.map((h) => {
-          const tr = document.createElement('tr');
-          tr.tabIndex = 0;
-          tr.dataset.layer = String(h.layer);
-          tr.dataset.head = String(h.head);
-          if (h.layer === s.layer && h.head === s.head) tr.setAttribute('aria-selected', 'true');
-          const value = (x: number) => (Number.isNaN(x) ? '—' : x.toFixed(3));
-          const cells = [`L${h.layer + 1}`, `H${h.head + 1}`, ...measures.map((m) => value(h[m.key]))];
-          cells.forEach((text, k) => {
-            const td = document.createElement('td');
-            td.textContent = text;
-            const m = measures[k - 2];
-            if (m) Object.assign(td.dataset, { measure: m.key, value: String(h[m.key]) });
-            tr.append(td);
-          });
-          tr.addEventListener('click', () => open(h.layer, h.head));
-          tr.addEventListener('keydown', (e) => e.key === 'Enter' && open(h.layer, h.head));
-          return tr;
-        }),
-      );
+      measures = MEASURES[r.measures];
+      sorted = [...r.summaries].sort(order(sort.key, sort.descending));
+      selected = { layer: s.layer, head: s.head };
+      table.ariaRowCount = String(sorted.length + 1);
+      fill(true);
     },
   };
   return view;
