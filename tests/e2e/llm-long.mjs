@@ -151,6 +151,18 @@ export async function longChecks({ page, engine, shots }) {
         });
       const starts = await origin();
       assert((await page.getAttribute('#summaries', 'aria-rowcount')) === '97', 'aria-rowcount');
+      // A row with the keyboard's focus keeps it when a scroll moves the rows held past it.
+      await page.focus('#summaries tbody tr[aria-rowindex="22"]');
+      await page.$eval('#pane-heads .pane-body', (pane) => {
+        const row = document.querySelector('#summaries tbody tr').getBoundingClientRect(); // head 0's
+        pane.scrollTop += row.top - pane.getBoundingClientRect().top + 30 * row.height; // head 30 at the top
+      });
+      await page.waitForFunction(() => document.querySelector('#summaries tbody tr').ariaRowIndex !== '2');
+      const focus = await page.evaluate(() => {
+        const tr = document.activeElement;
+        return `${tr.ariaRowIndex} ${tr.dataset.layer},${tr.dataset.head} (row ${tr.parentNode.firstChild.ariaRowIndex} first)`;
+      });
+      assert(focus.startsWith(`22 ${want[20]}`), `the focus is on ${focus}`);
       // Scrolled to the end, the last heads are there, where the whole table would put them.
       await page.$eval('#pane-heads .pane-body', (e) => (e.scrollTop = e.scrollHeight));
       await page.waitForFunction(() => document.querySelector('#summaries tbody tr:last-child').ariaRowIndex === '97');

@@ -209,15 +209,19 @@ export function headsView(page: Page): View {
     const key = `${first} ${last}`;
     if (!force && key === shown.key) return;
     shown = { first, last, key };
-    const h = rowHeight || 24;
-    table.style.marginTop = `calc(var(--space-2) + ${first * h}px)`;
-    table.style.marginBottom = `${(sorted.length - last) * h}px`;
+    const px = rowHeight || 24;
+    table.style.marginTop = `calc(var(--space-2) + ${first * px}px)`;
+    table.style.marginBottom = `${(sorted.length - last) * px}px`;
+    // A row with the keyboard's focus keeps it in the rows that replace it (Tab walks the rows; the view follows).
+    const active = document.activeElement;
+    const had = active instanceof HTMLTableRowElement && active.parentNode === body ? { ...active.dataset } : null;
+    let refocus: HTMLTableRowElement | undefined;
     const value = (x: number) => (Number.isNaN(x) ? '—' : x.toFixed(3));
     body.replaceChildren(
-      ...sorted.slice(first, last).map((h, k) => {
+      ...sorted.slice(first, last).map((h, at) => {
         const tr = document.createElement('tr');
         tr.tabIndex = 0;
-        tr.ariaRowIndex = String(first + k + 2); // the header is row 1
+        tr.ariaRowIndex = String(first + at + 2); // the header is row 1
         tr.dataset.layer = String(h.layer);
         tr.dataset.head = String(h.head);
         if (h.layer === selected.layer && h.head === selected.head) tr.setAttribute('aria-selected', 'true');
@@ -231,9 +235,11 @@ export function headsView(page: Page): View {
         });
         tr.addEventListener('click', () => open(h.layer, h.head));
         tr.addEventListener('keydown', (e) => e.key === 'Enter' && open(h.layer, h.head));
+        if (had?.layer === tr.dataset.layer && had?.head === tr.dataset.head) refocus = tr;
         return tr;
       }),
     );
+    refocus?.focus({ preventScroll: true });
   }
 
   /** Where the table is in its pane, read once the page is laid out (after a scroll, a resize, a pane shown). */
