@@ -192,6 +192,20 @@ export async function longChecks({ page, engine, shots }) {
         { layer, head },
       );
       await page.$eval('#pane-heads .pane-body', (e) => (e.scrollTop = 0));
+      // On a phone the page scrolls, not the pane: the rows follow it.
+      await page.setViewportSize({ width: 390, height: 844 });
+      try {
+        await page.$eval('#pane-heads .scroll', (e) => e.scrollIntoView({ block: 'end' }));
+        await page.waitForFunction(
+          () => document.querySelector('#summaries tbody tr:last-child').ariaRowIndex === '97',
+        );
+        held(await rows(), 'at the end on a phone');
+        const last = await page.$eval('#summaries tbody tr:last-child', (tr) => tr.getBoundingClientRect());
+        assert(last.top >= 0 && last.bottom <= 845, `on a phone the last row is at ${last.top}-${last.bottom} px`);
+      } finally {
+        await page.setViewportSize({ width: 1400, height: 900 });
+        await page.evaluate(() => window.scrollTo(0, 0));
+      }
     },
   );
 }

@@ -249,16 +249,18 @@ export function headsView(page: Page): View {
     pending = requestAnimationFrame(() => {
       pending = 0;
       const row = body.rows[0]?.getBoundingClientRect();
-      if (!row) return;
+      if (!row?.height) return; // no rows, or the pane is hidden
       const refit = Math.abs(row.height - rowHeight) > 0.5;
       if (refit) rowHeight = row.height;
+      // What of the table is on screen: the pane scrolls it, or on a phone, where panes grow, the page does.
       const pane = scroller.getBoundingClientRect();
+      const [from, to] = [Math.max(pane.top, 0), Math.min(pane.bottom, innerHeight)];
       const whole = row.top - shown.first * rowHeight; // where the body's first row would be
-      seen = { top: Math.max(0, pane.top - whole), height: pane.height };
+      seen = { top: Math.max(0, from - whole), height: Math.max(0, to - from) };
       fill(refit);
     });
   }
-  scroller.addEventListener('scroll', measure, { passive: true });
+  document.addEventListener('scroll', measure, { capture: true, passive: true }); // the pane's, or the page's
   new ResizeObserver(measure).observe(scroller);
 
   const view: View = {
