@@ -119,6 +119,7 @@ export async function longChecks({ page, engine, shots }) {
       await load(page, 'test/deep-llama', 'LlamaForCausalLM');
       await page.fill('#text', 'the cat sat on the mat. the dog sat on the log.');
       await page.click('#tab-heads');
+      await page.$eval('#pane-heads .pane-body', (e) => (e.scrollTop = 0)); // as the checks before left it
       // The short text's run, with every layer's maps (the long text before it had one layer's), in the table.
       await page.waitForFunction(() => {
         const r = window.__attnscope.state().result;
@@ -127,7 +128,11 @@ export async function longChecks({ page, engine, shots }) {
       });
       const summaries = await state(page, () => window.__attnscope.state().result.summaries);
       assert(summaries.length === 96, `${summaries.length} heads`);
-      const want = [...summaries].sort((a, b) => a.entropy - b.entropy).map((h) => `${h.layer},${h.head}`);
+      // Sorted by entropy (the checks before may have sorted by another measure): a click sorts by it, and says which way.
+      await page.click('#summaries button[data-sort=entropy]');
+      const way = await page.getAttribute('#summaries th[aria-sort]', 'aria-sort');
+      const sign = way === 'descending' ? -1 : 1;
+      const want = [...summaries].sort((a, b) => sign * (a.entropy - b.entropy)).map((h) => `${h.layer},${h.head}`);
       const rows = () =>
         page.$$eval('#summaries tbody tr', (trs) =>
           trs.map((tr) => ({ at: Number(tr.ariaRowIndex) - 2, head: `${tr.dataset.layer},${tr.dataset.head}` })),
