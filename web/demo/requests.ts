@@ -13,7 +13,7 @@ import { kindIn, pageKind } from './kinds/page.js';
 import { flowWhole, type Ask, type Kind } from './protocol.js';
 import { hubOf, type Shared } from './share.js';
 import { beamCount, explainAsk, MAX_BEAMS, type Data, type State, type Store } from './state.js';
-import { load } from './views/picker.js';
+import { load, loadFailed } from './views/picker.js';
 import type { Page } from './views/view.js';
 
 type Panel = keyof Data['errors'];
@@ -196,12 +196,7 @@ export function connect(
       if (during === 'load') {
         pending = null;
         holding = false;
-        const still = id ? ' The previous model is still loaded.' : '';
-        const stop = /[.!?]$/.test(message) ? '' : '.';
-        store.put({
-          loading: { state: 'error', message: `Could not load the model: ${message}${stop}${still}` },
-          loadingModel: null,
-        });
+        store.put({ loading: { state: 'error', message: loadFailed(message, !!id) }, loadingModel: null });
         run(); // what was typed while it loaded was asked of the old model, and retired with the load
       } else if (during === 'run') store.put({ runError: message, transcript: null });
       else if (during === 'generate') generation.failed(message);

@@ -190,28 +190,26 @@ export function headsView(page: Page): View {
    */
   const scroller = table.closest<HTMLElement>('.pane-body')!;
   let rowHeight = 0; // CSS pixels, once a row has been laid out
+  const px = () => rowHeight || 24; // what a row is taken to be before then
   let seen = { top: 0, height: 0 }; // how far down the body the pane shows, and how much of it
   let sorted: Summary[] = [];
-  let shown = { first: 0, last: 0, key: '' };
+  let shown = { first: 0, last: 0 };
   let selected = { layer: -1, head: -1 };
   let measures: Measure[] = [];
 
   function rowsAround(): { first: number; last: number } {
-    const h = rowHeight || 24;
-    const top = Math.floor(seen.top / h);
-    const count = Math.max(ROWS, Math.ceil(seen.height / h) + 2 * OVERSCAN);
+    const top = Math.floor(seen.top / px());
+    const count = Math.max(ROWS, Math.ceil(seen.height / px()) + 2 * OVERSCAN);
     const first = Math.max(0, Math.min(top - OVERSCAN, sorted.length - count));
     return { first, last: Math.min(sorted.length, first + count) };
   }
 
   function fill(force: boolean) {
     const { first, last } = rowsAround();
-    const key = `${first} ${last}`;
-    if (!force && key === shown.key) return;
-    shown = { first, last, key };
-    const px = rowHeight || 24;
-    table.style.marginTop = `calc(var(--space-2) + ${first * px}px)`;
-    table.style.marginBottom = `${(sorted.length - last) * px}px`;
+    if (!force && first === shown.first && last === shown.last) return;
+    shown = { first, last };
+    table.style.marginTop = `calc(var(--space-2) + ${first * px()}px)`;
+    table.style.marginBottom = `${(sorted.length - last) * px()}px`;
     // A row with the keyboard's focus keeps it in the rows that replace it (Tab walks the rows; the view follows).
     const active = document.activeElement;
     const had = active instanceof HTMLTableRowElement && active.parentNode === body ? { ...active.dataset } : null;

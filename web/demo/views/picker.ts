@@ -27,6 +27,15 @@ export function load(page: Page, source: Source, transfer: Transferable[] = []):
   });
 }
 
+/** A load that failed, in the page's words; `kept`: a model loaded before it still is. */
+export function loadFailed(message: string, kept: boolean): string {
+  const stop = /[.!?]$/.test(message) ? '' : '.';
+  return `Could not load the model: ${message}${stop}${kept ? ' The previous model is still loaded.' : ''}`;
+}
+
+/** A model's weight files, which go to the worker as the Files they are. */
+const isWeights = (f: File) => /\.(safetensors|gguf)$/.test(f.name);
+
 /** What a model reads, as a person names it. */
 const READS = { text: 'text', image: 'images', audio: 'sound' } as const;
 /** The inputs whose files a person may drop meaning them, not a model: how to tell them, and who reads them. */
@@ -95,20 +104,19 @@ export function pickerView(page: Page): View {
       return;
     }
     // The weights' size is known before they are read: a model that will not fit is refused first.
-    const weights = [...list].filter((f) => /\.(safetensors|gguf)$/.test(f.name));
-    const bytes = weights.reduce((sum, f) => sum + f.size, 0);
-    if (weights.length && refused(weights[0].name, bytes, 'nothing was read')) return;
+    const weights = new Set([...list].filter(isWeights));
+    const bytes = [...weights].reduce((sum, f) => sum + f.size, 0);
+    if (weights.size && refused([...weights][0]!.name, bytes, 'nothing was read')) return;
     // The weights go to the worker as the Files they are, never read whole (Chromium will not read a File over 2 GB
     // whole, and a smaller one would sit in memory beside the heap): its engine reads a tensor at a time, and a GGUF's
     // header first, refusing one whose weights would not fit.
     const files: Record<string, ArrayBuffer | File> = {};
     for (const f of list) {
       try {
-        files[f.name] = /\.(safetensors|gguf)$/.test(f.name) ? f : await f.arrayBuffer();
+        files[f.name] = weights.has(f) ? f : await f.arrayBuffer();
       } catch {
-        const still = page.store.get().model ? ' The previous model is still loaded.' : '';
-        const message = `Could not load the model: ${f.name} could not be read (it was changed or removed after it was chosen).${still}`;
-        page.store.put({ loading: { state: 'error', message } });
+        const message = `${f.name} could not be read (it was changed or removed after it was chosen)`;
+        page.store.put({ loading: { state: 'error', message: loadFailed(message, !!page.store.get().model) } });
         return;
       }
     }
