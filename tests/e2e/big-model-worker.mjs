@@ -2,7 +2,7 @@
 // checkpoints in real models' shapes and runs 128 tokens (`?tokens=` another count) on the build it picks by itself.
 // - no query: bert-base-uncased's size (109.5M parameters); then every build it ships runs the
 //   same small multi-head attention, to compare; and a small GGUF from a File read in pieces, and from one that
-//   can no longer be read;
+//   can no longer be read; and one downloaded from the Hub (a fetch answered in the worker), then from its cache;
 // - `?llm=Qwen2.5-0.5B,…`: language models in BF16 as the Hub ships them, one engine each,
 //   with next-token predictions; the heap after loading and after the run are reported;
 // - `?gguf=Llama-3.2-1B:Q8_0,…`: the same from GGUF files in the real shapes of 1-3B models (Q8_0, or llama.cpp's
@@ -49,7 +49,7 @@ async function bert() {
     heapMiB: MiB(engine.memory().heapBytes),
   };
   engine.dispose();
-  return { ...report, builds: await everyBuild(), pieces: await pieces() };
+  return { ...report, builds: await everyBuild(), pieces: await pieces(), hub: await hub() };
 }
 
 /**
@@ -82,6 +82,82 @@ async function pieces() {
   const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
   engine.dispose();
   return { same: same(whole, read), unreadable, after: same(whole, after) };
+}
+
+/**
+ * A GGUF downloaded from the Hub in the worker (its fetch answered here in the Hub's layout, the file streamed in
+ * 64 KiB chunks, listed with its SHA-256 as an LFS file): checked as it arrives, gathered in Blobs, kept in the Cache
+ * API and read a tensor at a time, never as one buffer; the next load comes from the cache. A file with a flipped
+ * byte is refused, nothing of it kept, and the engine goes on.
+ */
+async function hub() {
+  const bytes = decoderCheckpoint({ arch: 'qwen3' }).gguf();
+  const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
+  const sha256 = hex(await crypto.subtle.digest('SHA-256', bytes));
+  const flipped = bytes.slice();
+  flipped[flipped.length - 1] ^= 1;
+  const repos = { 'test/good': bytes, 'test/flipped': flipped };
+  const baseUrl = 'https://hub.invalid';
+  const realFetch = globalThis.fetch;
+  const downloads = [];
+  globalThis.fetch = async (url, init) => {
+    const { origin, pathname } = new URL(String(url));
+    if (origin !== baseUrl) return realFetch(url, init);
+    const api = /^\/api\/models\/(test\/\w+)\/revision\/main$/.exec(pathname);
+    const sibling = {
+      rfilename: 'q.gguf',
+      size: bytes.length,
+      blobId: '0'.repeat(40),
+      lfs: { sha256, size: bytes.length },
+    };
+    if (api) return new Response(JSON.stringify({ siblings: [sibling] }));
+    const file = /^\/(test\/\w+)\/resolve\/main\/q\.gguf$/.exec(pathname);
+    const body = file && repos[file[1]];
+    if (!body) return new Response('', { status: 404 });
+    const range = /^bytes=(\d+)-(\d+)$/.exec(new Headers(init?.headers).get('range') ?? '');
+    const part = range ? body.subarray(Number(range[1]), Number(range[2]) + 1) : body;
+    if (!range) downloads.push(file[1]);
+    let at = 0;
+    const stream = new ReadableStream({
+      pull: (c) => (at < part.length ? c.enqueue(part.slice(at, (at += 65536))) : c.close()),
+    });
+    return new Response(stream, { status: range ? 206 : 200, headers: { 'content-length': String(part.length) } });
+  };
+  // Whatever reads the file whole from a Blob or a response (the Cache API's, or the download's), counted.
+  let whole = 0;
+  const count = (proto) => {
+    const arrayBuffer = proto.arrayBuffer;
+    proto.arrayBuffer = function () {
+      if (this instanceof Blob ? this.size >= bytes.length : this.url.endsWith('.gguf')) whole++;
+      return arrayBuffer.call(this);
+    };
+    return () => (proto.arrayBuffer = arrayBuffer);
+  };
+  const restore = [count(Blob.prototype), count(Response.prototype)];
+  const engine = await createEngine();
+  try {
+    await caches.delete('attnscope-hub-v1');
+    const ids = [1, 2, 3, 4, 5];
+    const reference = (await engine.loadModel({ files: { 'q.gguf': bytes } })).run(ids).attentions;
+    const same = (a) => a.length === reference.length && a.every((v, i) => v === reference[i]);
+    const progress = [];
+    const load = (hub) =>
+      engine.loadModel({ hub, file: 'q.gguf', baseUrl, onProgress: (p) => progress.push(p.cached) });
+    const downloaded = same((await load('test/good')).run(ids).attentions);
+    const fromCache = progress.length;
+    const cached = same((await load('test/good')).run(ids).attentions) && progress.slice(fromCache).every((c) => c);
+    const refused = await load('test/flipped').then(
+      () => 'loaded',
+      (err) => String(err),
+    );
+    const kept = (await (await caches.open('attnscope-hub-v1')).keys()).map(({ url }) => url.slice(baseUrl.length));
+    const after = same((await load('test/good')).run(ids).attentions);
+    return { downloaded, cached, refused, kept, downloads, whole, after };
+  } finally {
+    restore.forEach((undo) => undo());
+    globalThis.fetch = realFetch;
+    engine.dispose();
+  }
 }
 
 /**

@@ -497,7 +497,7 @@ engine.dispose();
 
 // The package's browser entry, served as files straight from dist/ (no bundler), in a Web Worker.
 await check(
-  'browser: a bert-base-sized model (109.5M parameters) runs in a Web Worker; every build agrees; a GGUF File is read in pieces',
+  'browser: a bert-base-sized model (109.5M parameters) runs in a Web Worker; every build agrees; a GGUF File, and one from the Hub, read in pieces',
   async () => {
     const server = await serve(true, root);
     const page = await browser.newPage();
@@ -522,6 +522,13 @@ await check(
         unreadable.includes('gone.gguf: the file could not be read (it was changed or removed after it was chosen)'),
         unreadable,
       );
+      // A GGUF from the Hub: checked as it arrives, kept in the Cache API, read in pieces; a flipped byte refused.
+      const hub = report.hub;
+      assert(hub.downloaded && hub.cached && hub.after && hub.whole === 0, JSON.stringify(hub));
+      assert(hub.downloads.join() === 'test/good,test/flipped', JSON.stringify(hub));
+      assert(/q\.gguf has the wrong checksum: sha256 [0-9a-f]{64}, but the Hub lists/.test(hub.refused), hub.refused);
+      const kept = '/test/good/resolve/main/q.gguf,/test/good/resolve/main/q.gguf?checksum';
+      assert(hub.kept.sort().join() === kept, hub.kept);
       console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
     } finally {
       await page.close();

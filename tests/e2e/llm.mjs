@@ -4,12 +4,13 @@
 // the logit lens, the heads' measures, grouped-query heads, the induction test on a checkpoint with a planted
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { T } from '../llm/gguf.mjs';
 import { realShapeGguf } from '../llm/real-gguf.mjs';
+import { writeInPieces } from '../llm/write-file.mjs';
 import { assert, check, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
@@ -321,15 +322,5 @@ export async function llmChecks(browser, site, engine, shots) {
   } finally {
     await context.close();
     server.close();
-  }
-}
-
-/** Writes bytes past 2 GiB, which one fs.writeFileSync cannot. */
-function writeInPieces(path, bytes) {
-  const fd = openSync(path, 'w');
-  try {
-    for (let at = 0; at < bytes.length; at += 1 << 30) writeSync(fd, bytes, at, Math.min(1 << 30, bytes.length - at));
-  } finally {
-    closeSync(fd);
   }
 }

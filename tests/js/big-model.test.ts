@@ -1,6 +1,11 @@
 // A model of bert-base-uncased's size (110M parameters, 440 MB in F32) loads and
 // runs in the wasm heap, and its peak memory is what docs/models.md ("Memory") states; and everything runs the same
 // past 2 GiB of heap.
+import { createHash } from 'node:crypto';
+import { createReadStream, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { type Engine, createEngine } from '../../dist/node.js';
@@ -9,6 +14,7 @@ import { decoderCheckpoint, realShapeCheckpoint } from '../llm/checkpoints.mjs';
 import { T, gguf } from '../llm/gguf.mjs';
 import { quantizedTwins } from '../llm/quantize.mjs';
 import { type TensorType, q4KM, realShapeGguf } from '../llm/real-gguf.mjs';
+import { writeInPieces } from '../llm/write-file.mjs';
 import { engineFor } from './engines.js';
 import { randn } from './reference.js';
 
@@ -98,6 +104,104 @@ it.each([
   },
   600_000,
 );
+
+// A GGUF over 2 GiB as people have it: named by its path, and downloaded from the Hub (a loopback server in its URL
+// layout, the file listed with its SHA-256 as an LFS file). Either way it is read a tensor at a time, never whole in
+// memory beside the heap it loads into: the download is checked as it arrives, written to the cache, and read back
+// from there, as is the next load's. Every file the loads opened is closed after them.
+it('a GGUF over 2 GiB loads from its path and from the Hub, read in pieces, never whole in memory', async () => {
+  const name = 'Llama-3.2-1B-BF16.gguf';
+  const dir = mkdtempSync(join(tmpdir(), 'attnscope-big-'));
+  const path = join(dir, name);
+  const { size, sha256 } = (() => {
+    const { bytes } = realShapeGguf('Llama-3.2-1B', () => 'BF16', [['general.file_type', T.UINT32, 32]]);
+    writeInPieces(path, bytes);
+    const hash = createHash('sha256'); // which takes at most 2 GiB at once
+    for (let at = 0; at < bytes.length; at += 2 ** 30) hash.update(bytes.subarray(at, at + 2 ** 30));
+    return { size: bytes.length, sha256: hash.digest('hex') };
+  })();
+  expect(size).toBeGreaterThan(2 ** 31);
+  const downloads: string[] = [];
+  const server = createServer((req, res) => {
+    if (req.url === '/api/models/meta/Llama-GGUF/revision/main?blobs=true') {
+      const sibling = { rfilename: name, size, blobId: '0'.repeat(40), lfs: { sha256, size, pointerSize: 134 } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ siblings: [sibling] }));
+      return;
+    }
+    if (req.url !== `/meta/Llama-GGUF/resolve/main/${name}`) {
+      res.writeHead(404).end();
+      return;
+    }
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? ''); // the header, read first for the heap it needs
+    const [start, end] = range ? [Number(range[1]), Math.min(Number(range[2]), size - 1)] : [0, size - 1];
+    if (!range) downloads.push(req.url);
+    res.writeHead(range ? 206 : 200, { 'content-length': end + 1 - start });
+    createReadStream(path, { start, end }).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const cacheDir = process.env.ATTNSCOPE_CACHE_DIR;
+  process.env.ATTNSCOPE_CACHE_DIR = join(dir, 'cache');
+  // The files this process holds open under the test's folder (the file, the cache's copy) or as a download.
+  const openFiles = () =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      const target = (() => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`);
+        } catch {
+          return ''; // closed since it was listed (the listing's own)
+        }
+      })();
+      return target.startsWith(dir) || target.includes('.partial');
+    });
+  const engine = await createEngine({ threads: 2 });
+  try {
+    const ids = Array.from({ length: 16 }, (_, i) => 1000 + ((i * 7919) % 100000));
+    const predict = (model: Awaited<ReturnType<Engine['loadModel']>>) => {
+      const { predictions } = model.run(ids, { topK: 5, mapLayers: [] });
+      model.dispose();
+      return [Array.from(predictions!.ids), Array.from(predictions!.probs)];
+    };
+    const fromPath = predict(await engine.loadModel({ files: { [name]: path } }));
+
+    // The memory the process's ArrayBuffers hold, every 64 MiB of the download: it stays near where it began.
+    let first: number | undefined;
+    let grew = 0;
+    let sampled = 0;
+    const fromHub = predict(
+      await engine.loadModel({
+        hub: 'meta/Llama-GGUF',
+        file: name,
+        baseUrl,
+        onProgress: ({ loaded }) => {
+          if (loaded < sampled + 2 ** 26 && loaded < size) return;
+          sampled = loaded;
+          const now = process.memoryUsage().arrayBuffers;
+          first ??= now;
+          grew = Math.max(grew, now - first);
+        },
+      }),
+    );
+    expect(downloads).toHaveLength(1);
+    expect(grew).toBeLessThan(2 ** 28);
+    expect(fromHub).toEqual(fromPath);
+
+    const cached: boolean[] = [];
+    const fromCache = predict(
+      await engine.loadModel({ hub: 'meta/Llama-GGUF', file: name, baseUrl, onProgress: (p) => cached.push(p.cached) }),
+    );
+    expect(downloads).toHaveLength(1);
+    expect(cached).toEqual([true]);
+    expect(fromCache).toEqual(fromPath);
+    expect(openFiles()).toEqual([]);
+  } finally {
+    engine.dispose();
+    server.close();
+    if (cacheDir === undefined) delete process.env.ATTNSCOPE_CACHE_DIR;
+    else process.env.ATTNSCOPE_CACHE_DIR = cacheDir;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 600_000);
 
 // A 256k vocabulary (Gemma's) at every position: the top 5 are taken from the head's logits 64 MiB of rows at a time,
 // never [n, vocab] at once, and are those of the whole logits.

@@ -1,6 +1,7 @@
 // Loading from the Hub over real HTTP: a loopback server in the Hub's URL layout
 // (<base>/<id>/resolve/<revision>/<file>) serves tiny models, and some failures.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -460,6 +461,44 @@ describe('loadModel({ hub })', () => {
   it('keeps working after failed loads', async () => {
     const model = await engine.loadModel({ hub: 'org/tiny-bert', baseUrl: base });
     expect(model.run('the cat').tokens.length).toBe(4);
+  });
+
+  // Weights are written to disk as they arrive (the cache's folder, or a temporary file when not caching) and read
+  // back in pieces: what a failed download wrote is gone, and no file stays open after a load, loaded or not.
+  it('keeps no part of a failed download, and leaves no weight file open or temporary file behind', async () => {
+    const cacheDir = join(process.env.ATTNSCOPE_CACHE_DIR!, 'hub');
+    const cached = (id: string) =>
+      join(cacheDir, createHash('sha256').update(`${base}/${id}/resolve/main/model.safetensors`).digest('hex'));
+    const ours = (dir: string) => readdirSync(dir).filter((f) => f.includes(`.${process.pid}.`));
+    const openHere = () =>
+      readdirSync('/proc/self/fd')
+        .map((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`);
+          } catch {
+            return ''; // the listing's own, closed since
+          }
+        })
+        .filter((target) => target.startsWith(cacheDir) || target.includes('.partial'));
+    for (const id of ['org/wrong-checksum', 'org/short', 'org/truncated'])
+      await expect(engine.loadModel({ hub: id, baseUrl: base })).rejects.toThrow();
+    expect(existsSync(cached('org/wrong-checksum'))).toBe(false);
+    expect(existsSync(cached('org/tiny-bert'))).toBe(true);
+    // Not cached: a temporary file while the weights arrive, gone once the model has read them.
+    let during: string[] = [];
+    const model = await engine.loadModel({
+      hub: 'org/tiny-bert',
+      baseUrl: base,
+      cache: false,
+      onProgress: (p) => {
+        if (p.file === 'model.safetensors' && p.loaded === p.total) during = ours(tmpdir());
+      },
+    });
+    expect(during).toHaveLength(1);
+    expect(model.run('the cat').tokens.length).toBe(4);
+    expect(ours(tmpdir())).toEqual([]);
+    expect(ours(cacheDir)).toEqual([]);
+    expect(openHere()).toEqual([]);
   });
 });
 

@@ -27,8 +27,8 @@ import type {
 import { Analysis } from './analysis.js';
 import { Audio } from './audio.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
-import { type FilePieces, filePieces } from './file-pieces.js';
-import { blobHead, ggufWeightBytes } from './gguf-heap.js';
+import { type FilePieces, piecesHead, release, WEIGHTS_FILE } from './file-pieces.js';
+import { blobHead, type GgufHead, ggufWeightBytes } from './gguf-heap.js';
 import { fetchHubModel, planHubFiles } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
 import { WasmModel, WasmTokenizer } from './model.js';
@@ -37,6 +37,7 @@ import {
   type ModuleFactory,
   type Platform,
   type RawEngine,
+  type RawModelHandle,
   type RawModule,
   loaded,
   unwrap,
@@ -119,18 +120,27 @@ class WasmEngine implements Engine {
         `${op}: source must be ${op === 'loadModel' ? "'default', { hub } or " : ''}{ files }, got ${typeName(source)}`,
       );
     const entries = Object.entries(given as ModelFiles);
-    // A GGUF given as Blobs (dropped Files) too large for the heap is refused from its headers, before it is read.
-    const ggufs = entries.filter(([name]) => name.endsWith('.gguf'));
-    if (op === 'loadModel' && ggufs.length && ggufs.every(([, v]) => isBlob(v))) {
-      const heads = ggufs.map(([name, blob]) => blobHead(name, blob as Blob));
-      this.checkFits(op, ggufs.map(([name]) => name).join(', '), await ggufWeightBytes(this.module, op, heads), 'read');
-    }
+    // A weight file is read a tensor at a time where the platform can (a Blob in a worker, a path in Node).
     const files: Record<string, Uint8Array | FilePieces> = {};
-    for (const [name, value] of entries) {
-      // A weight file given as a Blob is read a tensor at a time where that can be done (in a worker).
-      const pieces =
-        op === 'loadModel' && /\.(gguf|safetensors)$/.test(name) && isBlob(value) ? filePieces(value) : undefined;
-      files[name] = pieces ?? (await this.platform.read(op, name, value));
+    if (op === 'loadModel')
+      for (const [name, value] of entries) {
+        const pieces = WEIGHTS_FILE.test(name) ? this.platform.pieces(op, name, value) : undefined;
+        if (pieces) files[name] = pieces;
+      }
+    try {
+      // A GGUF too large for the heap is refused from its headers, before it is read.
+      const ggufs = entries.filter(([name]) => name.endsWith('.gguf'));
+      const heads = ggufs.map(([name, value]) =>
+        files[name] ? piecesHead(name, files[name] as FilePieces) : isBlob(value) ? blobHead(name, value) : undefined,
+      );
+      if (op === 'loadModel' && ggufs.length && heads.every((head) => head)) {
+        const weightBytes = await ggufWeightBytes(this.module, op, heads as GgufHead[]);
+        this.checkFits(op, ggufs.map(([name]) => name).join(', '), weightBytes, 'read');
+      }
+      for (const [name, value] of entries) files[name] ??= await this.platform.read(op, name, value);
+    } catch (err) {
+      Object.values(files).forEach(release);
+      throw err;
     }
     return files;
   }
@@ -156,12 +166,17 @@ class WasmEngine implements Engine {
       : typeof source === 'object' && source !== null && 'hub' in source
         ? await fetchHubModel(
             source,
-            this.platform.hubCache,
+            this.platform.hubStorage,
             (bytes) => this.checkFits(op, source.hub, bytes),
             (heads) => ggufWeightBytes(this.module, op, heads),
           )
         : await this.readFiles(op, source);
-    const handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
+    let handle: RawModelHandle;
+    try {
+      handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
+    } finally {
+      Object.values(files).forEach(release); // the weights read in pieces are in the heap, or the load failed
+    }
     const generationConfig = files['generation_config.json'];
     const model = new WasmModel(
       handle,

@@ -1,15 +1,54 @@
 // Fetching a model's files from the Hugging Face Hub (or any server with the
 // same URL layout: <baseUrl>/<id>/resolve/<revision>/<file>), with progress,
-// a length check, and a cache that only ever holds complete downloads.
+// a length and checksum check as the bytes arrive, and a cache that only ever holds complete, checked downloads.
+// Weight files go to the platform's storage as they arrive and are read back in pieces, never whole in memory.
+import { createHasher, type Hasher } from './digest.js';
+import { type FilePieces, release, WEIGHTS_FILE } from './file-pieces.js';
 import type { GgufHead } from './gguf-heap.js';
 import type { HubProgress, HubSource } from './types.js';
 
 export const DEFAULT_HUB = 'https://huggingface.co';
 
-/** Where downloaded files are kept between runs; each platform brings its own. */
-export interface HubCache {
+/** Where a platform keeps Hub downloads between runs, and where a weight file's download goes as it arrives. */
+export interface HubStorage {
+  /** A small file kept from an earlier download. */
   get(url: string): Promise<Uint8Array | undefined>;
   put(url: string, bytes: Uint8Array): Promise<void>;
+  /** A weight file kept from an earlier download, to be read in pieces where the platform can. */
+  getWeights(url: string): Promise<Uint8Array | FilePieces | undefined>;
+  /** Where a weight file's download is written as it arrives; once finished, kept under `url` when `keep`. */
+  spool(url: string, keep: boolean): Promise<Spool>;
+  /** A checksum fed the download a chunk at a time. */
+  hasher(algorithm: 'sha256' | 'sha1'): Hasher;
+}
+
+/** A download being written; nothing of it is kept unless it finishes. */
+export interface Spool {
+  write(chunk: Uint8Array): Promise<void>;
+  /** The bytes written, to be read (in pieces where the platform can); kept when asked, from here on. */
+  finish(): Promise<Uint8Array | FilePieces>;
+  /** Drops what was written: a download that failed, or whose checksum is wrong. */
+  discard(): Promise<void>;
+}
+
+/** A download held in memory: a small file, or a weight file where the platform has nowhere else to put it. */
+export function memorySpool(): Spool {
+  const chunks: Uint8Array[] = [];
+  return {
+    write: async (chunk) => void chunks.push(chunk),
+    finish: async () => concat(chunks),
+    discard: async () => void chunks.splice(0),
+  };
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const bytes = new Uint8Array(chunks.reduce((sum, c) => sum + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return bytes;
 }
 
 // "bert-base-uncased", "sentence-transformers/all-MiniLM-L6-v2": one or two path
@@ -55,12 +94,16 @@ const resolveUrl = (base: string, id: string, revision: string, name: string) =>
 
 class NotFound extends Error {}
 
-/** Downloads one file, reporting progress; refuses a body shorter or longer than its content-length. */
+/**
+ * Downloads one file into `write` as it arrives, reporting progress; refuses a body shorter or longer than its
+ * content-length. Returns its length.
+ */
 async function download(
   url: string,
   name: string,
   report: (loaded: number, total: number | undefined) => void,
-): Promise<Uint8Array> {
+  write: (chunk: Uint8Array) => Promise<void>,
+): Promise<number> {
   let response: Response;
   try {
     response = await fetch(url);
@@ -71,10 +114,10 @@ async function download(
   if (!response.ok) throw new Error(`loadModel: downloading ${name} failed (HTTP ${response.status} at ${url})`);
   const header = response.headers.get('content-length');
   const total = header !== null && /^\d+$/.test(header) ? Number(header) : undefined;
-  const bytes = await readBody(response, name, total, (loaded) => report(loaded, total));
-  if (total !== undefined && bytes.length !== total)
-    throw new Error(`loadModel: the download of ${name} is truncated: ${bytes.length} bytes of the ${total} announced`);
-  return bytes;
+  const loaded = await streamBody(response, name, total, write, (loaded) => report(loaded, total));
+  if (total !== undefined && loaded !== total)
+    throw new Error(`loadModel: the download of ${name} is truncated: ${loaded} bytes of the ${total} announced`);
+  return loaded;
 }
 
 /**
@@ -116,39 +159,55 @@ function hubHead(url: string, name: string, size: number, op: string): GgufHead 
 }
 
 /**
- * A response's body as it arrives, calling `report` with the bytes received so far after each chunk; `total`
- * (the size announced, if any) only goes into the message when the body is cut short.
+ * A response's body into `write` as it arrives, calling `report` with the bytes received so far after each chunk;
+ * `total` (the size announced, if any) only goes into the message when the body is cut short. Returns its length.
  */
+async function streamBody(
+  response: Response,
+  name: string,
+  total: number | undefined,
+  write: (chunk: Uint8Array) => Promise<void>,
+  report: (loaded: number) => void,
+): Promise<number> {
+  if (!response.body) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    await write(bytes);
+    report(bytes.length);
+    return bytes.length;
+  }
+  const reader = response.body.getReader();
+  let loaded = 0;
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      throw new Error(
+        `loadModel: the download of ${name} was cut short after ${loaded} bytes${total ? ` of ${total}` : ''} (${(err as Error).message})`,
+      );
+    }
+    if (chunk.done) return loaded;
+    try {
+      await write(chunk.value);
+    } catch (err) {
+      await reader.cancel().catch(() => undefined);
+      throw err;
+    }
+    loaded += chunk.value.length;
+    report(loaded);
+  }
+}
+
+/** A response's body, whole (the default model's small files). */
 export async function readBody(
   response: Response,
   name: string,
   total: number | undefined,
   report: (loaded: number) => void,
 ): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let loaded = 0;
-  try {
-    if (!response.body) return new Uint8Array(await response.arrayBuffer());
-    const reader = response.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      loaded += value.length;
-      report(loaded);
-    }
-  } catch (err) {
-    throw new Error(
-      `loadModel: the download of ${name} was cut short after ${loaded} bytes${total ? ` of ${total}` : ''} (${(err as Error).message})`,
-    );
-  }
-  const bytes = new Uint8Array(loaded);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return bytes;
+  const spool = memorySpool();
+  await streamBody(response, name, total, spool.write, report);
+  return (await spool.finish()) as Uint8Array;
 }
 
 /**
@@ -216,34 +275,36 @@ async function fetchListing(
   return listing;
 }
 
-const hex = (buffer: ArrayBuffer) =>
-  Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
-
 /** The checksum as stored beside a cached file: "sha256:<hex>" or "git-blob:<hex>". */
 const checksumName = (expected: Expected) => `${expected.kind}:${expected.hex}`;
 
-async function checksumOf(bytes: Uint8Array, kind: 'sha256' | 'git-blob'): Promise<string> {
-  if (kind === 'sha256') return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
-  const header = new TextEncoder().encode(`blob ${bytes.length}\0`);
-  const whole = new Uint8Array(header.length + bytes.length);
-  whole.set(header);
-  whole.set(bytes, header.length);
-  return hex(await crypto.subtle.digest('SHA-1', whole));
-}
-
-/** Refuses bytes whose size or checksum differ from the listing's. */
-async function verify(name: string, bytes: Uint8Array, expected: Expected): Promise<void> {
-  if (bytes.length < expected.size)
-    throw new Error(
-      `loadModel: the download of ${name} is truncated: ${bytes.length} bytes of the ${expected.size} listed`,
-    );
-  if (bytes.length > expected.size)
-    throw new Error(`loadModel: the download of ${name} has ${bytes.length} bytes, but the Hub lists ${expected.size}`);
-  const got = await checksumOf(bytes, expected.kind);
-  if (got !== expected.hex)
-    throw new Error(
-      `loadModel: ${name} has the wrong checksum: ${expected.kind} ${got}, but the Hub lists ${expected.hex}; the download is corrupt or was altered`,
-    );
+/**
+ * What checks a download against the listing as it arrives: its size, and its checksum (a git blob's is the SHA-1 of
+ * "blob <size>\0" and the bytes). `take` refuses a body that runs past the size listed as soon as it does.
+ */
+function checker(name: string, expected: Expected, hasher: (algorithm: 'sha256' | 'sha1') => Hasher) {
+  const hash = hasher(expected.kind === 'sha256' ? 'sha256' : 'sha1');
+  if (expected.kind === 'git-blob') hash.update(new TextEncoder().encode(`blob ${expected.size}\0`));
+  let size = 0;
+  return {
+    take(chunk: Uint8Array) {
+      size += chunk.length;
+      if (size > expected.size)
+        throw new Error(`loadModel: the download of ${name} has more than the ${expected.size} bytes the Hub lists`);
+      hash.update(chunk);
+    },
+    check() {
+      if (size < expected.size)
+        throw new Error(
+          `loadModel: the download of ${name} is truncated: ${size} bytes of the ${expected.size} listed`,
+        );
+      const got = hash.hex();
+      if (got !== expected.hex)
+        throw new Error(
+          `loadModel: ${name} has the wrong checksum: ${expected.kind} ${got}, but the Hub lists ${expected.hex}; the download is corrupt or was altered`,
+        );
+    },
+  };
 }
 
 /**
@@ -313,7 +374,9 @@ export async function planHubFiles(source: HubSource): Promise<{
   if (has('model.safetensors')) weights = ['model.safetensors'];
   else if (has('model.safetensors.index.json')) {
     const url = resolveUrl(base, id, revision, 'model.safetensors.index.json');
-    const index = await download(url, 'model.safetensors.index.json', () => undefined);
+    const spool = memorySpool();
+    await download(url, 'model.safetensors.index.json', () => undefined, spool.write);
+    const index = (await spool.finish()) as Uint8Array;
     names.push('model.safetensors.index.json');
     weights = shardsOf(index);
   } else throw new Error(`hubPlan: ${id} has neither model.safetensors nor model.safetensors.index.json on the Hub`);
@@ -327,45 +390,76 @@ export async function planHubFiles(source: HubSource): Promise<{
 
 /**
  * `fits` refuses weights too large for the heap (the engine's check); `ggufBytes` says what a GGUF's weights take of
- * it, from its headers.
+ * it, from its headers. The weight files come back as the platform's storage reads them (in pieces, to be closed
+ * once loaded, where it can); on an error, those already fetched are let go.
  */
 export async function fetchHubModel(
   source: HubSource,
-  platformCache: HubCache | undefined,
+  storage: HubStorage | undefined,
   fits?: (weightBytes: number) => void,
   ggufBytes?: (heads: GgufHead[]) => Promise<number>,
-): Promise<Record<string, Uint8Array>> {
+): Promise<Record<string, Uint8Array | FilePieces>> {
+  const files: Record<string, Uint8Array | FilePieces> = {};
+  try {
+    return await fetchInto(files, source, storage, fits, ggufBytes);
+  } catch (err) {
+    Object.values(files).forEach(release);
+    throw err;
+  }
+}
+
+async function fetchInto(
+  files: Record<string, Uint8Array | FilePieces>,
+  source: HubSource,
+  storage: HubStorage | undefined,
+  fits?: (weightBytes: number) => void,
+  ggufBytes?: (heads: GgufHead[]) => Promise<number>,
+): Promise<Record<string, Uint8Array | FilePieces>> {
   const { id, base, revision } = checkHubSource(source);
-  const cache = source.cache === false ? undefined : platformCache;
+  const cache = source.cache === false ? undefined : storage;
   const onProgress = source.onProgress;
   const listing = source.verify === false ? undefined : await fetchListing(base, id, revision);
   const offline = source.verify !== false && !listing;
-  const files: Record<string, Uint8Array> = {};
 
-  const fetchFile = async (name: string): Promise<Uint8Array | undefined> => {
+  const fetchFile = async (name: string): Promise<Uint8Array | FilePieces | undefined> => {
     const expected = listing?.get(name);
     if (listing && !expected) return undefined; // the repository has no such file
     const url = resolveUrl(base, id, revision, name);
+    const weights = WEIGHTS_FILE.test(name);
     // A cached file is used when it was stored with the checksum the Hub lists now (or, offline, as it is).
-    const cached = await cache?.get(url);
+    const cached = await (weights ? cache?.getWeights(url) : cache?.get(url));
     if (offline && !cached) return undefined; // `required` says why, for files that must exist
     const cachedSum = cached && new TextDecoder().decode((await cache?.get(`${url}?checksum`)) ?? new Uint8Array());
     if (cached && (offline || !expected || cachedSum === checksumName(expected))) {
-      onProgress?.({ file: name, loaded: cached.length, total: cached.length, cached: true });
+      onProgress?.({ file: name, loaded: cached.byteLength, total: cached.byteLength, cached: true });
       return (files[name] = cached);
     }
+    release(cached);
+    // Weights go where the platform keeps large files (the cache's place, when caching), the rest into memory; each
+    // is checked as it arrives, and kept only once complete and checked.
+    const spool = weights && storage ? await storage.spool(url, !!cache) : memorySpool();
+    const check = expected && checker(name, expected, storage?.hasher ?? createHasher);
     try {
-      const bytes = await download(url, name, (loaded, total) =>
-        onProgress?.({ file: name, loaded, total: total ?? expected?.size, cached: false } satisfies HubProgress),
+      await download(
+        url,
+        name,
+        (loaded, total) =>
+          onProgress?.({ file: name, loaded, total: total ?? expected?.size, cached: false } satisfies HubProgress),
+        async (chunk) => {
+          check?.take(chunk);
+          await spool.write(chunk);
+        },
       );
-      if (expected) await verify(name, bytes, expected);
-      await cache?.put(url, bytes);
-      if (expected) await cache?.put(`${url}?checksum`, new TextEncoder().encode(checksumName(expected)));
-      return (files[name] = bytes);
+      check?.check();
     } catch (err) {
+      await spool.discard();
       if (err instanceof NotFound && !expected) return undefined;
       throw err;
     }
+    const bytes = (files[name] = await spool.finish());
+    if (!weights) await cache?.put(url, bytes as Uint8Array);
+    if (expected) await cache?.put(`${url}?checksum`, new TextEncoder().encode(checksumName(expected)));
+    return bytes;
   };
   const required = async (name: string, why: string) => {
     const bytes = await fetchFile(name);
@@ -401,10 +495,10 @@ export async function fetchHubModel(
   const single = listing?.get('model.safetensors');
   if (single) fits?.(single.size);
   if (!(await fetchFile('model.safetensors'))) {
-    const index = await required(
+    const index = (await required(
       'model.safetensors.index.json',
       'nor model.safetensors: only safetensors weights load',
-    );
+    )) as Uint8Array;
     const shards = shardsOf(index);
     if (listing) fits?.(shards.reduce((sum, shard) => sum + (listing.get(shard)?.size ?? 0), 0));
     for (const shard of shards) await required(shard, 'model.safetensors.index.json lists it');

@@ -201,7 +201,10 @@ export interface SpeechSettings {
   alignmentHeads: Array<[number, number]>;
 }
 
-/** A model's files. Values are bytes, or (in Node) paths to read. */
+/**
+ * A model's files. Values are bytes, or (in Node) paths to read. Weight files (`.safetensors`, `.gguf`) given as paths
+ * in Node, or as Files or Blobs in a Web Worker, are read a tensor at a time, never whole.
+ */
 export type ModelFiles = Record<string, Blob | ArrayBuffer | Uint8Array | string>;
 
 /**
@@ -241,7 +244,11 @@ export interface HubSource {
   file?: string;
   /** Called as each file's bytes arrive (and once for a file served from the cache). */
   onProgress?: (progress: HubProgress) => void;
-  /** Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true. */
+  /**
+   * Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true.
+   * Either way, weights are written out as they arrive and read back a tensor at a time (in Node, to a temporary file
+   * when not kept; in browsers, to Blobs, read in pieces in a Web Worker).
+   */
   cache?: boolean;
   /**
    * Check every file against the size and checksum (SHA-256 for LFS files, the git blob id for others)

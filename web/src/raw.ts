@@ -263,10 +263,12 @@ export interface RawTokenizerHandle {
 export interface Platform {
   /** The embedded default model's files, each reported to `onProgress` as it arrives. */
   defaultModel(onProgress?: (progress: import('./types.js').HubProgress) => void): Promise<Record<string, Uint8Array>>;
-  /** The cache for Hub downloads, if the platform has one. */
-  hubCache?: import('./hub.js').HubCache;
+  /** Where Hub downloads go and are kept. */
+  hubStorage: import('./hub.js').HubStorage;
   /** Bytes of one file value from a `{ files }` source; `op` names the call in errors. */
   read(op: string, name: string, value: Blob | ArrayBuffer | Uint8Array | string): Promise<Uint8Array>;
+  /** A weight file's value from a `{ files }` source, read in pieces where the platform can (else undefined). */
+  pieces(op: string, name: string, value: unknown): import('./file-pieces.js').FilePieces | undefined;
   /** Browsers: audio in a format other than WAV, decoded by the page (`decodeAudioData`), each channel at `rate`. */
   decodeAudio?(op: string, bytes: Uint8Array, rate: number): Promise<{ channels: Float32Array[]; sampleRate: number }>;
 }

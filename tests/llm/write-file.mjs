@@ -1,0 +1,16 @@
+// Node only (real-gguf.mjs also runs in the browser test's worker).
+import { closeSync, openSync, writeSync } from 'node:fs';
+
+/**
+ * Writes bytes past 2 GiB, which one fs.writeFileSync cannot.
+ * @param {string} path
+ * @param {Uint8Array} bytes
+ */
+export function writeInPieces(path, bytes) {
+  const fd = openSync(path, 'w');
+  try {
+    for (let at = 0; at < bytes.length; at += 1 << 30) writeSync(fd, bytes, at, Math.min(1 << 30, bytes.length - at));
+  } finally {
+    closeSync(fd);
+  }
+}
