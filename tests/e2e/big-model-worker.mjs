@@ -86,9 +86,9 @@ async function pieces() {
 
 /**
  * A GGUF downloaded from the Hub in the worker (its fetch answered here in the Hub's layout, the file streamed in
- * 64 KiB chunks, listed with its SHA-256 as an LFS file): checked as it arrives, gathered in Blobs, kept in the Cache
- * API and read a tensor at a time, never as one buffer; the next load comes from the cache. A file with a flipped
- * byte is refused, nothing of it kept, and the engine goes on.
+ * 64 KiB chunks, listed with its SHA-256 as an LFS file): checked as it arrives, written to the Origin Private File
+ * System (its checksum beside it in the Cache API) and read a tensor at a time, never as one buffer; the next load
+ * comes from there. A file with a flipped byte is refused, nothing of it kept, and the engine goes on.
  */
 async function hub() {
   const bytes = decoderCheckpoint({ arch: 'qwen3' }).gguf();
@@ -137,6 +137,7 @@ async function hub() {
   const engine = await createEngine();
   try {
     await caches.delete('attnscope-hub-v1');
+    await (await navigator.storage.getDirectory()).removeEntry('attnscope-hub', { recursive: true }).catch(() => {});
     const ids = [1, 2, 3, 4, 5];
     const reference = (await engine.loadModel({ files: { 'q.gguf': bytes } })).run(ids).attentions;
     const same = (a) => a.length === reference.length && a.every((v, i) => v === reference[i]);
@@ -150,9 +151,31 @@ async function hub() {
       () => 'loaded',
       (err) => String(err),
     );
-    const kept = (await (await caches.open('attnscope-hub-v1')).keys()).map(({ url }) => url.slice(baseUrl.length));
+    // A file system that fills up mid-download (as a private window's small one does): the rest goes to memory.
+    const write = FileSystemSyncAccessHandle.prototype.write;
+    let written = 0;
+    FileSystemSyncAccessHandle.prototype.write = function (chunk, options) {
+      if ((written += chunk.length) > bytes.length / 2) throw new DOMException('full', 'QuotaExceededError');
+      return write.call(this, chunk, options);
+    };
+    const full = await engine.loadModel({ hub: 'test/good', file: 'q.gguf', baseUrl, cache: false }).then(
+      (model) => same(model.run(ids).attentions) && written > bytes.length / 2,
+      (err) => String(err),
+    );
+    FileSystemSyncAccessHandle.prototype.write = write;
+    const cache = (await (await caches.open('attnscope-hub-v1')).keys()).map(({ url }) => url.slice(baseUrl.length));
+    const files = [];
+    const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('attnscope-hub');
+    for await (const name of folder.keys()) files.push(name);
+    const kept = {
+      cache,
+      files,
+      url: hex(
+        await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${baseUrl}/test/good/resolve/main/q.gguf`)),
+      ),
+    };
     const after = same((await load('test/good')).run(ids).attentions);
-    return { downloaded, cached, refused, kept, downloads, whole, after };
+    return { downloaded, cached, refused, full, kept, downloads, whole, after };
   } finally {
     restore.forEach((undo) => undo());
     globalThis.fetch = realFetch;

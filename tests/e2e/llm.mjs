@@ -4,20 +4,23 @@
 // the logit lens, the heads' measures, grouped-query heads, the induction test on a checkpoint with a planted
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { T } from '../llm/gguf.mjs';
 import { realShapeGguf } from '../llm/real-gguf.mjs';
 import { writeInPieces } from '../llm/write-file.mjs';
-import { assert, check, loadFiles, serve } from './harness.mjs';
+import { assert, check, launchProfile, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
 import { generateChecks } from './llm-generate.mjs';
 import { headChecks } from './llm-heads.mjs';
 import { longChecks } from './llm-long.mjs';
-import { bart, planted, qwenGguf, routeHub } from './llm-hub.mjs';
+import { bart, HUB, planted, qwenGguf, routeHub } from './llm-hub.mjs';
 import { barsAt, bars, load, loadDefault, same, set, settled, softmax, state, TEXT, top } from './llm-page.mjs';
 
 export async function llmChecks(browser, site, engine, shots) {
@@ -176,40 +179,56 @@ export async function llmChecks(browser, site, engine, shots) {
     await check(
       'llm: a GGUF over 2 GiB dropped on the page loads and runs (Llama-3.2-1B in BF16: its worker reads the File in pieces)',
       async () => {
-        const dir = mkdtempSync(join(tmpdir(), 'attnscope-big-gguf-'));
-        try {
-          const { bytes } = realShapeGguf('Llama-3.2-1B', () => 'BF16', [['general.file_type', T.UINT32, 32]], {
-            tokenizer: true,
-          });
-          // Chromium refuses to read a File this large whole (NotReadableError): the page must not try.
-          assert(bytes.length > 2 ** 31, `the file is ${bytes.length} bytes`);
-          const path = join(dir, 'Llama-3.2-1B-BF16.gguf');
-          writeInPieces(path, bytes);
-          await page.setInputFiles('#files', path);
-          await page.waitForFunction(
-            () =>
-              document.getElementById('model-name').dataset.architecture === 'LlamaForCausalLM' ||
-              window.__attnscope.state().loading.state === 'error',
-            null,
-            { timeout: 300_000 },
-          );
-          const loading = await state(page, () => window.__attnscope.state().loading);
-          assert(loading.state !== 'error', loading.message);
-          const info = await state(page, () => window.__attnscope.state().model);
-          assert(info.weights === 'BF16' && info.layers === 16 && info.heads === 32, JSON.stringify(info));
-          await page.fill('#text', TEXT);
-          await page.waitForFunction(
-            () => window.__attnscope.answered() && window.__attnscope.state().result?.tokens.length > 5,
-            null,
-            { timeout: 60_000 },
-          );
-          const shown = await barsAt(page);
-          const sum = shown.reduce((a, b) => a + b.p, 0);
-          assert(shown.length === 10 && shown.every((b) => b.p > 0) && sum <= 1 + 1e-6, JSON.stringify(shown));
-        } finally {
-          rmSync(dir, { recursive: true, force: true });
-        }
+        const { path, size } = bigGguf();
+        // Chromium refuses to read a File this large whole (NotReadableError): the page must not try.
+        assert(size > 2 ** 31, `the file is ${size} bytes`);
+        await page.setInputFiles('#files', path);
+        await runsBig(page);
         await loadDefault(page);
+      },
+    );
+
+    await check(
+      'llm: a GGUF over 2 GiB downloads from the Hub on the page and loads, then again from its copy (checked as it arrives, read back in pieces)',
+      async () => {
+        const { path, size, sha256, dir } = bigGguf();
+        const [repo, name] = ['test/Llama-3.2-1B-GGUF', 'Llama-3.2-1B-BF16.gguf'];
+        // The file streams from a loopback HTTPS server the Hub's requests are sent on to (a routed response would be
+        // one buffer of 2.5 GB); its list, with the file's SHA-256 as an LFS file's, is answered here. A browser on a
+        // profile on disk, as a person's is, keeps the download.
+        const files = await serveFile(dir, path);
+        const own = await launchProfile(mkdtempSync(join(dir, 'profile-')), {
+          viewport: { width: 1400, height: 900 },
+          ignoreHTTPSErrors: true,
+        });
+        const downloads = [];
+        const cors = { 'access-control-allow-origin': '*' };
+        await own.route(`${HUB}/**`, (route) => {
+          const { pathname } = new URL(route.request().url());
+          if (pathname === `/api/models/${repo}/revision/main`) {
+            const sibling = { rfilename: name, size, blobId: '0'.repeat(40), lfs: { sha256, size, pointerSize: 134 } };
+            return route.fulfill({ status: 200, headers: cors, json: { siblings: [sibling] } });
+          }
+          if (pathname !== `/${repo}/resolve/main/${name}`) return route.fulfill({ status: 404, headers: cors });
+          if (!route.request().headers().range) downloads.push(pathname);
+          return route.continue({ url: `https://127.0.0.1:${files.address().port}/${name}` });
+        });
+        try {
+          const tab = await own.newPage();
+          tab.on('pageerror', (e) => errors.push(String(e)));
+          await tab.goto(origin);
+          await tab.waitForFunction(() => window.__attnscope?.state().result, null, { timeout: 60_000 });
+          for (const time of ['first', 'again']) {
+            await tab.fill('#hub-id', `${repo}/${name}`);
+            await tab.click('#load-hub');
+            await runsBig(tab);
+            assert(downloads.length === 1, `${time}: ${downloads.length} downloads`);
+            await loadDefault(tab);
+          }
+        } finally {
+          await own.close();
+          files.close();
+        }
       },
     );
 
@@ -322,5 +341,70 @@ export async function llmChecks(browser, site, engine, shots) {
   } finally {
     await context.close();
     server.close();
+    if (big) rmSync(big.dir, { recursive: true, force: true });
   }
+}
+
+/** Llama-3.2-1B's shape in BF16 (2.5 GB, with a tokenizer), written once for the checks of a GGUF over 2 GiB. */
+let big;
+function bigGguf() {
+  if (big) return big;
+  const dir = mkdtempSync(join(tmpdir(), 'attnscope-big-gguf-'));
+  const { bytes } = realShapeGguf('Llama-3.2-1B', () => 'BF16', [['general.file_type', T.UINT32, 32]], {
+    tokenizer: true,
+  });
+  const path = join(dir, 'Llama-3.2-1B-BF16.gguf');
+  writeInPieces(path, bytes);
+  const hash = createHash('sha256'); // which takes at most 2 GiB at once
+  for (let at = 0; at < bytes.length; at += 2 ** 30) hash.update(bytes.subarray(at, at + 2 ** 30));
+  return (big = { dir, path, size: bytes.length, sha256: hash.digest('hex') });
+}
+
+/** Serves one file over HTTPS on loopback (a certificate made here), with ranges, to any origin. */
+function serveFile(dir, path) {
+  const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
+  if (!existsSync(cert))
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'].concat([
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ]),
+      { stdio: 'ignore' },
+    );
+  const size = statSync(path).size;
+  const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
+    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    const [start, end] = range ? [Number(range[1]), Math.min(Number(range[2]), size - 1)] : [0, size - 1];
+    const headers = { 'access-control-allow-origin': '*', 'content-length': end + 1 - start };
+    res.writeHead(range ? 206 : 200, headers);
+    createReadStream(path, { start, end }).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** Waits for the big Llama to load, then runs it on the text and checks the next-token bars. */
+async function runsBig(page) {
+  await page.waitForFunction(
+    () =>
+      document.getElementById('model-name').dataset.architecture === 'LlamaForCausalLM' ||
+      window.__attnscope.state().loading.state === 'error',
+    null,
+    { timeout: 400_000 },
+  );
+  const loading = await state(page, () => window.__attnscope.state().loading);
+  assert(loading.state !== 'error', loading.message);
+  const info = await state(page, () => window.__attnscope.state().model);
+  assert(info.weights === 'BF16' && info.layers === 16 && info.heads === 32, JSON.stringify(info));
+  await page.fill('#text', TEXT);
+  await page.waitForFunction(
+    () => window.__attnscope.answered() && window.__attnscope.state().result?.tokens.length > 5,
+    null,
+    { timeout: 60_000 },
+  );
+  const shown = await barsAt(page);
+  const sum = shown.reduce((a, b) => a + b.p, 0);
+  assert(shown.length === 10 && shown.every((b) => b.p > 0) && sum <= 1 + 1e-6, JSON.stringify(shown));
 }

@@ -8,9 +8,9 @@
 import { chooseBuild, infoOnce, relaxedSimdAvailable, warnOnce } from './builds.js';
 import { defaultModelUrls } from './default-model.js';
 import { bytesOf, openEngine } from './engine.js';
-import { createHasher } from './digest.js';
+import { browserStorage } from './browser-storage.js';
 import { filePieces } from './file-pieces.js';
-import { type HubStorage, readBody, type Spool } from './hub.js';
+import { readBody } from './hub.js';
 import pthreadWorker from './generated/pthread-worker.js';
 import { BUILD_FILES, type ModuleFactory, type Platform } from './raw.js';
 import type { CreateEngineOptions, Engine, HubProgress } from './types.js';
@@ -68,71 +68,8 @@ async function download(name: string, url: URL, onProgress?: (progress: HubProgr
   return bytes;
 }
 
-/** A Blob's bytes, in pieces where this context reads Blobs synchronously (a worker), else whole. */
-const blobBytes = async (blob: Blob) => filePieces(blob) ?? new Uint8Array(await blob.arrayBuffer());
-
-/**
- * A download gathered in Blobs of 16 MiB as it arrives: the browser keeps a Blob's bytes outside the page's memory
- * (on disk, past its own limit), so a weight file of gigabytes is never whole in the page's memory; read back in
- * pieces in a worker.
- */
-function blobSpool(keep: (blob: Blob) => Promise<void>): Spool {
-  const BATCH = 2 ** 24;
-  let blobs: Blob[] = [];
-  let batch: Uint8Array[] = [];
-  let batched = 0;
-  const seal = () => {
-    if (batch.length) blobs.push(new Blob(batch as Uint8Array<ArrayBuffer>[]));
-    [batch, batched] = [[], 0];
-  };
-  return {
-    async write(chunk) {
-      batch.push(chunk);
-      batched += chunk.length;
-      if (batched >= BATCH) seal();
-    },
-    async finish() {
-      seal();
-      const blob = new Blob(blobs);
-      await keep(blob);
-      return blobBytes(blob);
-    },
-    async discard() {
-      [blobs, batch] = [[], []];
-    },
-  };
-}
-
-/** Hub downloads in the Cache API, where the page has it (secure contexts). */
-const hubStorage: HubStorage = {
-  async get(url) {
-    const response = await (await openCache())?.match(url);
-    return response ? new Uint8Array(await response.arrayBuffer()) : undefined;
-  },
-  async getWeights(url) {
-    const response = await (await openCache())?.match(url);
-    return response ? blobBytes(await response.blob()) : undefined;
-  },
-  async put(url, bytes) {
-    await (await openCache())?.put(url, new Response(bytes as Uint8Array<ArrayBuffer>)).catch(() => undefined);
-  },
-  async spool(url, keep) {
-    return blobSpool(async (blob) => {
-      // A cache that cannot be written (no storage left) only costs a download next time.
-      if (keep) await (await openCache())?.put(url, new Response(blob)).catch(() => undefined);
-    });
-  },
-  hasher: createHasher,
-};
-
-function openCache(): Promise<Cache | undefined> {
-  return typeof caches === 'undefined'
-    ? Promise.resolve(undefined)
-    : caches.open('attnscope-hub-v1').catch(() => undefined);
-}
-
 const platform: Platform = {
-  hubStorage,
+  hubStorage: browserStorage,
   pieces: (_op, _name, value) => (value instanceof Blob ? filePieces(value) : undefined),
   async defaultModel(onProgress) {
     const urls = defaultModelUrls();

@@ -246,8 +246,8 @@ export interface HubSource {
   onProgress?: (progress: HubProgress) => void;
   /**
    * Keep and reuse downloads (Cache API in browsers; $ATTNSCOPE_CACHE_DIR or ~/.cache/attnscope in Node). Default true.
-   * Either way, weights are written out as they arrive and read back a tensor at a time (in Node, to a temporary file
-   * when not kept; in browsers, to Blobs, read in pieces in a Web Worker).
+   * Either way, weights are written out as they arrive and read back a tensor at a time: in Node to the cache's folder,
+   * or a temporary file when not kept; in a browser's Web Worker to the Origin Private File System.
    */
   cache?: boolean;
   /**

@@ -1,0 +1,156 @@
+// Where a browser keeps Hub downloads. Small files go to the Cache API. Weights, in a Web Worker, go to the Origin
+// Private File System as they arrive (a synchronous access handle writes them to a file on disk) and are read back a
+// tensor at a time from the file's File (FileReaderSync), so that a GGUF of gigabytes is never whole in the page's
+// memory. (A Blob gathered in memory is no place for them: Chromium loses large Blobs built piece by piece, which then
+// cannot be read.) Where there is no such file system (a page's main thread, a browser without it), or it is full (a
+// private window keeps it in memory, and small), the weights are held in memory, as small files are.
+import { createHasher } from './digest.js';
+import { filePieces, type FilePieces } from './file-pieces.js';
+import { type HubStorage, memorySpool, type Spool } from './hub.js';
+
+/** What lib.dom leaves out: the worker-only synchronous handle on an Origin Private File System file. */
+interface SyncAccessHandle {
+  write(bytes: Uint8Array, options: { at: number }): number;
+  read(into: Uint8Array, options: { at: number }): number;
+  flush(): void;
+  close(): void;
+}
+type WeightFile = FileSystemFileHandle & {
+  createSyncAccessHandle(): Promise<SyncAccessHandle>;
+  move(name: string): Promise<void>;
+};
+
+const CACHE = 'attnscope-hub-v1';
+const FOLDER = 'attnscope-hub';
+
+function openCache(): Promise<Cache | undefined> {
+  return typeof caches === 'undefined' ? Promise.resolve(undefined) : caches.open(CACHE).catch(() => undefined);
+}
+
+/** The folder of kept weights, where this context can write files synchronously (a worker); else undefined. */
+async function weightsFolder(): Promise<FileSystemDirectoryHandle | undefined> {
+  const handle = (globalThis as { FileSystemFileHandle?: { prototype: object } }).FileSystemFileHandle;
+  const readsInPieces = 'FileReaderSync' in globalThis;
+  if (!handle || !('createSyncAccessHandle' in handle.prototype) || !readsInPieces) return undefined;
+  try {
+    return await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create: true });
+  } catch {
+    return undefined; // no file system for this origin (storage blocked)
+  }
+}
+
+/** A kept file's name: its URL's SHA-256. */
+function nameOf(url: string): string {
+  const hash = createHasher('sha256');
+  hash.update(new TextEncoder().encode(url));
+  return hash.hex();
+}
+
+/** A file of the folder read in pieces; `remove`: deleted once closed (a download not kept). */
+async function readBack(folder: FileSystemDirectoryHandle, handle: FileSystemFileHandle, remove: boolean) {
+  const pieces = filePieces(await handle.getFile())!;
+  return {
+    ...pieces,
+    close: () => void (remove && folder.removeEntry(handle.name).catch(() => undefined)),
+  } satisfies FilePieces;
+}
+
+/**
+ * A weight file's download written to the folder as it arrives, under a name of its own until it is complete and
+ * checked: then, kept, renamed to its URL's name (replacing an older copy). When the folder takes no more (a full
+ * disk, a private window's small quota), what it holds and the rest go to memory.
+ */
+async function fileSpool(folder: FileSystemDirectoryHandle, url: string, keep: boolean): Promise<Spool> {
+  const partial = `${nameOf(url)}.${Math.random().toString(36).slice(2)}.partial`;
+  let handle: WeightFile;
+  let access: SyncAccessHandle;
+  try {
+    handle = (await folder.getFileHandle(partial, { create: true })) as WeightFile;
+    access = await handle.createSyncAccessHandle();
+  } catch {
+    return memorySpool();
+  }
+  let size = 0;
+  let memory: Spool | undefined;
+  const drop = () => {
+    try {
+      access.close();
+    } catch {
+      // closed already
+    }
+    return folder.removeEntry(partial).catch(() => undefined);
+  };
+  return {
+    async write(chunk) {
+      if (memory) return memory.write(chunk);
+      let wrote = -1;
+      try {
+        wrote = access.write(chunk, { at: size });
+      } catch {
+        // QuotaExceededError: below, as a short write
+      }
+      if (wrote === chunk.length) {
+        size += wrote;
+        return;
+      }
+      memory = memorySpool();
+      for (let at = 0; at < size; at += 2 ** 24) {
+        const piece = new Uint8Array(Math.min(2 ** 24, size - at));
+        access.read(piece, { at });
+        await memory.write(piece);
+      }
+      await memory.write(chunk);
+      await drop();
+    },
+    async finish() {
+      if (memory) return memory.finish();
+      access.flush();
+      access.close();
+      if (keep)
+        try {
+          await handle.move(nameOf(url));
+        } catch {
+          keep = false; // read from where it is, and removed after
+        }
+      return readBack(folder, handle, !keep);
+    },
+    async discard() {
+      if (memory) return memory.discard();
+      await drop();
+    },
+  };
+}
+
+export const browserStorage: HubStorage = {
+  async get(url) {
+    const response = await (await openCache())?.match(url);
+    return response ? new Uint8Array(await response.arrayBuffer()) : undefined;
+  },
+  async getWeights(url) {
+    const folder = await weightsFolder();
+    if (!folder) return this.get(url);
+    try {
+      return await readBack(folder, await folder.getFileHandle(nameOf(url)), false);
+    } catch {
+      return undefined; // not kept
+    }
+  },
+  async put(url, bytes) {
+    // A cache that cannot be written (no storage left) only costs a download next time.
+    await (await openCache())?.put(url, new Response(bytes as Uint8Array<ArrayBuffer>)).catch(() => undefined);
+  },
+  async spool(url, keep) {
+    const folder = await weightsFolder();
+    if (folder) return fileSpool(folder, url, keep);
+    const memory = memorySpool();
+    return {
+      ...memory,
+      finish: async () => {
+        const bytes = (await memory.finish()) as Uint8Array;
+        if (keep) await this.put(url, bytes);
+        return bytes;
+      },
+    };
+  },
+  hasher: createHasher,
+};
