@@ -183,6 +183,10 @@ it('a GGUF over 2 GiB loads from its path and from the Hub, read in pieces, neve
       }),
     );
     expect(downloads).toHaveLength(1);
+    console.log(
+      `${name} (${(size / 2 ** 30).toFixed(2)} GiB) from the Hub: the process's ArrayBuffers grew by ` +
+        `${(grew / 2 ** 20).toFixed(0)} MiB at most while it downloaded`,
+    );
     expect(grew).toBeLessThan(2 ** 28);
     expect(fromHub).toEqual(fromPath);
 
