@@ -5,7 +5,6 @@
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -13,7 +12,7 @@ import { join } from 'node:path';
 
 import { T } from '../llm/gguf.mjs';
 import { realShapeGguf } from '../llm/real-gguf.mjs';
-import { writeInPieces } from '../llm/write-file.mjs';
+import { sha256InPieces, writeInPieces } from '../llm/write-file.mjs';
 import { assert, check, launchProfile, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
@@ -355,9 +354,7 @@ function bigGguf() {
   });
   const path = join(dir, 'Llama-3.2-1B-BF16.gguf');
   writeInPieces(path, bytes);
-  const hash = createHash('sha256'); // which takes at most 2 GiB at once
-  for (let at = 0; at < bytes.length; at += 2 ** 30) hash.update(bytes.subarray(at, at + 2 ** 30));
-  return (big = { dir, path, size: bytes.length, sha256: hash.digest('hex') });
+  return (big = { dir, path, size: bytes.length, sha256: sha256InPieces(bytes) });
 }
 
 /** Serves one file over HTTPS on loopback (a certificate made here), with ranges, to any origin. */

@@ -1,4 +1,5 @@
 // Node only (real-gguf.mjs also runs in the browser test's worker).
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 /**
@@ -13,4 +14,14 @@ export function writeInPieces(path, bytes) {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The SHA-256 of bytes past 2 GiB, which one hash.update cannot take.
+ * @param {Uint8Array} bytes
+ */
+export function sha256InPieces(bytes) {
+  const hash = createHash('sha256');
+  for (let at = 0; at < bytes.length; at += 2 ** 30) hash.update(bytes.subarray(at, at + 2 ** 30));
+  return hash.digest('hex');
 }

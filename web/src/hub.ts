@@ -2,7 +2,7 @@
 // same URL layout: <baseUrl>/<id>/resolve/<revision>/<file>), with progress,
 // a length and checksum check as the bytes arrive, and a cache that only ever holds complete, checked downloads.
 // Weight files go to the platform's storage as they arrive and are read back in pieces, never whole in memory.
-import { createHasher, type Hasher } from './digest.js';
+import type { Hasher } from './digest.js';
 import { type FilePieces, release, WEIGHTS_FILE } from './file-pieces.js';
 import type { GgufHead } from './gguf-heap.js';
 import type { HubProgress, HubSource } from './types.js';
@@ -395,7 +395,7 @@ export async function planHubFiles(source: HubSource): Promise<{
  */
 export async function fetchHubModel(
   source: HubSource,
-  storage: HubStorage | undefined,
+  storage: HubStorage,
   fits?: (weightBytes: number) => void,
   ggufBytes?: (heads: GgufHead[]) => Promise<number>,
 ): Promise<Record<string, Uint8Array | FilePieces>> {
@@ -411,7 +411,7 @@ export async function fetchHubModel(
 async function fetchInto(
   files: Record<string, Uint8Array | FilePieces>,
   source: HubSource,
-  storage: HubStorage | undefined,
+  storage: HubStorage,
   fits?: (weightBytes: number) => void,
   ggufBytes?: (heads: GgufHead[]) => Promise<number>,
 ): Promise<Record<string, Uint8Array | FilePieces>> {
@@ -437,8 +437,8 @@ async function fetchInto(
     release(cached);
     // Weights go where the platform keeps large files (the cache's place, when caching), the rest into memory; each
     // is checked as it arrives, and kept only once complete and checked.
-    const spool = weights && storage ? await storage.spool(url, !!cache) : memorySpool();
-    const check = expected && checker(name, expected, storage?.hasher ?? createHasher);
+    const spool = weights ? await storage.spool(url, !!cache) : memorySpool();
+    const check = expected && checker(name, expected, storage.hasher);
     try {
       await download(
         url,
