@@ -96,7 +96,7 @@ async function hub() {
   const sha256 = hex(await crypto.subtle.digest('SHA-256', bytes));
   const flipped = bytes.slice();
   flipped[flipped.length - 1] ^= 1;
-  const repos = { 'test/good': bytes, 'test/flipped': flipped };
+  const repos = { 'test/good': bytes, 'test/flipped': flipped, 'test/old': bytes };
   const baseUrl = 'https://hub.invalid';
   const realFetch = globalThis.fetch;
   const downloads = [];
@@ -167,15 +167,28 @@ async function hub() {
     const files = [];
     const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('attnscope-hub');
     for await (const name of folder.keys()) files.push(name);
-    const kept = {
-      cache,
-      files,
-      url: hex(
-        await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${baseUrl}/test/good/resolve/main/q.gguf`)),
+    const nameOf = async (repo) =>
+      hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${baseUrl}/${repo}/resolve/main/q.gguf`)));
+    const kept = { cache, files, url: await nameOf('test/good') };
+    const after = same((await load('test/good')).run(ids).attentions);
+    // Weights an earlier version kept in the Cache API: moved to the file system as they are read, not downloaded
+    // again, and the cache's copy deleted.
+    const old = `${baseUrl}/test/old/resolve/main/q.gguf`;
+    const cacheApi = await caches.open('attnscope-hub-v1');
+    await cacheApi.put(old, new Response(bytes));
+    await cacheApi.put(`${old}?checksum`, new Response(`sha256:${sha256}`));
+    const movedFrom = progress.length;
+    const ran = same((await load('test/old')).run(ids).attentions);
+    const moved = {
+      ran,
+      cached: progress.slice(movedFrom).every((c) => c),
+      stillInCache: !!(await cacheApi.match(old)),
+      inFolder: await folder.getFileHandle(await nameOf('test/old')).then(
+        (handle) => handle.getFile().then((file) => file.size === bytes.length),
+        () => false,
       ),
     };
-    const after = same((await load('test/good')).run(ids).attentions);
-    return { downloaded, cached, refused, full, kept, downloads, whole, after };
+    return { downloaded, cached, refused, full, kept, downloads, whole, after, moved };
   } finally {
     restore.forEach((undo) => undo());
     globalThis.fetch = realFetch;

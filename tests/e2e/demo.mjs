@@ -531,6 +531,9 @@ await check(
       const { cache, files, url } = hub.kept;
       assert(cache.join() === '/test/good/resolve/main/q.gguf?checksum', JSON.stringify(hub.kept));
       assert(files.join() === url, JSON.stringify(hub.kept)); // the file, under its URL's SHA-256; no partial one
+      // Weights an earlier version kept in the Cache API: moved to the file system, no download, the old copy deleted.
+      const { moved } = hub;
+      assert(moved.ran && moved.cached && moved.inFolder && !moved.stillInCache, JSON.stringify(moved));
       console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
     } finally {
       await page.close();

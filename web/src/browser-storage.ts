@@ -121,6 +121,31 @@ async function fileSpool(folder: FileSystemDirectoryHandle, url: string, keep: b
   };
 }
 
+/**
+ * Weights kept in the Cache API (where earlier versions kept them) moved to the folder as they are read: no new
+ * download, and the cache's copy, of as many bytes, is freed once the folder holds them. Undefined when not cached.
+ */
+async function fromCache(folder: FileSystemDirectoryHandle, url: string): Promise<Uint8Array | FilePieces | undefined> {
+  const cache = await openCache();
+  const body = (await cache?.match(url))?.body;
+  if (!cache || !body) return undefined;
+  const spool = await fileSpool(folder, url, true);
+  try {
+    const reader = body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) await spool.write(read.value);
+  } catch {
+    await spool.discard();
+    return undefined; // unreadable: downloaded again
+  }
+  const moved = await spool.finish();
+  const kept = await folder.getFileHandle(nameOf(url)).then(
+    () => true,
+    () => false,
+  );
+  if (kept) await cache.delete(url).catch(() => undefined);
+  return moved;
+}
+
 export const browserStorage: HubStorage = {
   async get(url) {
     const response = await (await openCache())?.match(url);
@@ -132,7 +157,7 @@ export const browserStorage: HubStorage = {
     try {
       return await readBack(folder, await folder.getFileHandle(nameOf(url)), false);
     } catch {
-      return undefined; // not kept
+      return fromCache(folder, url); // not kept here: perhaps in the Cache API, where earlier versions kept them
     }
   },
   async put(url, bytes) {
