@@ -1,7 +1,7 @@
 // What every browser test here shares: Debian's Chromium driven by playwright-core,
 // a static file server on loopback (with or without cross-origin isolation), and
 // named checks that report one line each and keep going after a failure.
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +69,39 @@ export function launch() {
  */
 export function launchProfile(dir, options) {
   return chromium.launchPersistentContext(dir, { executablePath: '/usr/bin/chromium', args: ARGS, ...options });
+}
+
+/**
+ * The memory a browser launched on the profile `dir` holds: its processes' (the browser's, and every one it started)
+ * proportional set sizes summed, in bytes, as Linux counts them.
+ */
+export function browserMemory(dir) {
+  const children = new Map();
+  let main;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      children.set(parent, [...(children.get(parent) ?? []), pid]);
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (args.includes(`--user-data-dir=${dir}`) && !args.some((a) => a.startsWith('--type='))) main = pid;
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  if (!main) throw new Error(`no browser runs on ${dir}`);
+  let bytes = 0;
+  for (const pids = [main]; pids.length;) {
+    const pid = pids.pop();
+    pids.push(...(children.get(pid) ?? []));
+    try {
+      const pss = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      bytes += Number(pss?.[1] ?? 0) * 1024;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return bytes;
 }
 
 let failures = 0;

@@ -5,15 +5,15 @@
 // induction head, and the hostile cases: a download that fails mid-generation, typing during generation,
 // a paste longer than the model. Exports (llm-exports.mjs) and screenshots follow.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { T } from '../llm/gguf.mjs';
 import { realShapeGguf } from '../llm/real-gguf.mjs';
-import { sha256InPieces, writeInPieces } from '../llm/write-file.mjs';
-import { assert, check, launchProfile, loadFiles, serve } from './harness.mjs';
+import { sendFile, sha256InPieces, writeInPieces } from '../llm/write-file.mjs';
+import { assert, browserMemory, check, launchProfile, loadFiles, serve } from './harness.mjs';
 import { exportChecks } from './llm-exports.mjs';
 import { fluidChecks } from './llm-fluid.mjs';
 import { generateChecks } from './llm-generate.mjs';
@@ -196,9 +196,14 @@ export async function llmChecks(browser, site, engine, shots) {
         // one buffer of 2.5 GB); its list, with the file's SHA-256 as an LFS file's, is answered here. A browser on a
         // profile on disk, as a person's is, keeps the download.
         const files = await serveFile(dir, path);
-        const own = await launchProfile(mkdtempSync(join(dir, 'profile-')), {
-          viewport: { width: 1400, height: 900 },
-          ignoreHTTPSErrors: true,
+        const profile = mkdtempSync(join(dir, 'profile-'));
+        const own = await launchProfile(profile, { viewport: { width: 1400, height: 900 }, ignoreHTTPSErrors: true });
+        // The browser's memory while the file is sent: the download goes to disk as it arrives, never whole in memory.
+        const during = [];
+        files.on('request', (req, res) => {
+          if (req.headers.range) return;
+          const sample = setInterval(() => during.push(browserMemory(profile)), 250);
+          res.on('close', () => clearInterval(sample));
         });
         const downloads = [];
         const cors = { 'access-control-allow-origin': '*' };
@@ -217,6 +222,7 @@ export async function llmChecks(browser, site, engine, shots) {
           tab.on('pageerror', (e) => errors.push(String(e)));
           await tab.goto(origin);
           await tab.waitForFunction(() => window.__attnscope?.state().result, null, { timeout: 60_000 });
+          const before = browserMemory(profile);
           for (const time of ['first', 'again']) {
             await tab.fill('#hub-id', `${repo}/${name}`);
             await tab.click('#load-hub');
@@ -224,6 +230,9 @@ export async function llmChecks(browser, site, engine, shots) {
             assert(downloads.length === 1, `${time}: ${downloads.length} downloads`);
             await loadDefault(tab);
           }
+          const grew = Math.max(...during) - before;
+          console.log(`     the browser's memory while it downloaded ${size} bytes: +${MiB(grew)} MiB`);
+          assert(during.length >= 4 && grew < size / 4, `+${MiB(grew)} MiB over ${during.length} samples`);
         } finally {
           await own.close();
           files.close();
@@ -344,6 +353,8 @@ export async function llmChecks(browser, site, engine, shots) {
   }
 }
 
+const MiB = (bytes) => Math.round(bytes / 2 ** 20);
+
 /** Llama-3.2-1B's shape in BF16 (2.5 GB, with a tokenizer), written once for the checks of a GGUF over 2 GiB. */
 let big;
 function bigGguf() {
@@ -373,11 +384,7 @@ function serveFile(dir, path) {
     );
   const size = statSync(path).size;
   const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
-    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
-    const [start, end] = range ? [Number(range[1]), Math.min(Number(range[2]), size - 1)] : [0, size - 1];
-    const headers = { 'access-control-allow-origin': '*', 'content-length': end + 1 - start };
-    res.writeHead(range ? 206 : 200, headers);
-    createReadStream(path, { start, end }).pipe(res);
+    sendFile(req, res, path, size, { 'access-control-allow-origin': '*' });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }

@@ -1,7 +1,7 @@
 // A model of bert-base-uncased's size (110M parameters, 440 MB in F32) loads and
 // runs in the wasm heap, and its peak memory is what docs/models.md ("Memory") states; and everything runs the same
 // past 2 GiB of heap.
-import { createReadStream, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { decoderCheckpoint, realShapeCheckpoint } from '../llm/checkpoints.mjs';
 import { T, gguf } from '../llm/gguf.mjs';
 import { quantizedTwins } from '../llm/quantize.mjs';
 import { type TensorType, q4KM, realShapeGguf } from '../llm/real-gguf.mjs';
-import { sha256InPieces, writeInPieces } from '../llm/write-file.mjs';
+import { sendFile, sha256InPieces, writeInPieces } from '../llm/write-file.mjs';
 import { engineFor } from './engines.js';
 import { randn } from './reference.js';
 
@@ -129,11 +129,7 @@ it('a GGUF over 2 GiB loads from its path and from the Hub, read in pieces, neve
       res.writeHead(404).end();
       return;
     }
-    const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? ''); // the header, read first for the heap it needs
-    const [start, end] = range ? [Number(range[1]), Math.min(Number(range[2]), size - 1)] : [0, size - 1];
-    if (!range) downloads.push(req.url);
-    res.writeHead(range ? 206 : 200, { 'content-length': end + 1 - start });
-    createReadStream(path, { start, end }).pipe(res);
+    if (!sendFile(req, res, path, size)) downloads.push(req.url);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;

@@ -1,10 +1,10 @@
 // Loading from the Hub over real HTTP: a loopback server in the Hub's URL layout
 // (<base>/<id>/resolve/<revision>/<file>) serves tiny models, and some failures.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { createEngine, type Engine, type HubProgress } from '../../dist/node.js';
@@ -463,13 +463,30 @@ describe('loadModel({ hub })', () => {
     expect(model.run('the cat').tokens.length).toBe(4);
   });
 
+  // This process's download files in a folder (named `<…>.<pid>.<…>.partial`).
+  const ours = (dir: string) => readdirSync(dir).filter((f) => f.includes(`.${process.pid}.`));
+  // Loads tiny-bert from the Hub: its weights, once all arrived, in one temporary file, gone after the load.
+  async function loadsThroughTemporaryFile(options: { cache?: false }) {
+    let during: string[] = [];
+    const model = await engine.loadModel({
+      hub: 'org/tiny-bert',
+      baseUrl: base,
+      ...options,
+      onProgress: (p) => {
+        if (p.file === 'model.safetensors' && p.loaded === p.total) during = ours(tmpdir());
+      },
+    });
+    expect(during).toHaveLength(1);
+    expect(model.run('the cat').tokens.length).toBe(4);
+    expect(ours(tmpdir())).toEqual([]);
+  }
+
   // Weights are written to disk as they arrive (the cache's folder, or a temporary file when not caching) and read
   // back in pieces: what a failed download wrote is gone, and no file stays open after a load, loaded or not.
   it('keeps no part of a failed download, and leaves no weight file open or temporary file behind', async () => {
     const cacheDir = join(process.env.ATTNSCOPE_CACHE_DIR!, 'hub');
     const cached = (id: string) =>
       join(cacheDir, createHash('sha256').update(`${base}/${id}/resolve/main/model.safetensors`).digest('hex'));
-    const ours = (dir: string) => readdirSync(dir).filter((f) => f.includes(`.${process.pid}.`));
     const openHere = () =>
       readdirSync('/proc/self/fd')
         .map((fd) => {
@@ -485,20 +502,22 @@ describe('loadModel({ hub })', () => {
     expect(existsSync(cached('org/wrong-checksum'))).toBe(false);
     expect(existsSync(cached('org/tiny-bert'))).toBe(true);
     // Not cached: a temporary file while the weights arrive, gone once the model has read them.
-    let during: string[] = [];
-    const model = await engine.loadModel({
-      hub: 'org/tiny-bert',
-      baseUrl: base,
-      cache: false,
-      onProgress: (p) => {
-        if (p.file === 'model.safetensors' && p.loaded === p.total) during = ours(tmpdir());
-      },
-    });
-    expect(during).toHaveLength(1);
-    expect(model.run('the cat').tokens.length).toBe(4);
-    expect(ours(tmpdir())).toEqual([]);
+    await loadsThroughTemporaryFile({ cache: false });
     expect(ours(cacheDir)).toEqual([]);
     expect(openHere()).toEqual([]);
+  });
+
+  it('loads with a cache folder that cannot be written: the weights go to a temporary file, removed after', async () => {
+    const cacheDir = process.env.ATTNSCOPE_CACHE_DIR;
+    const blocked = join(mkdtempSync(join(tmpdir(), 'attnscope-blocked-')), 'a-file');
+    writeFileSync(blocked, 'not a folder'); // the cache's folder would be under a file: mkdir fails, even as root
+    process.env.ATTNSCOPE_CACHE_DIR = blocked;
+    try {
+      await loadsThroughTemporaryFile({});
+    } finally {
+      process.env.ATTNSCOPE_CACHE_DIR = cacheDir;
+      rmSync(dirname(blocked), { recursive: true, force: true });
+    }
   });
 });
 

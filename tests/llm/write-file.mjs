@@ -1,6 +1,6 @@
 // Node only (real-gguf.mjs also runs in the browser test's worker).
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
 
 /**
  * Writes bytes past 2 GiB, which one fs.writeFileSync cannot.
@@ -24,4 +24,21 @@ export function sha256InPieces(bytes) {
   const hash = createHash('sha256');
   for (let at = 0; at < bytes.length; at += 2 ** 30) hash.update(bytes.subarray(at, at + 2 ** 30));
   return hash.digest('hex');
+}
+
+/**
+ * Answers a request for a file on disk of `size` bytes, whole or the range asked for (a GGUF's header is read first,
+ * for the heap it needs), as a server of Hub files does; returns whether a range was asked for.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res
+ * @param {string} path
+ * @param {number} size
+ * @param {Record<string, string>} [headers]
+ */
+export function sendFile(req, res, path, size, headers = {}) {
+  const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+  const [start, end] = range ? [Number(range[1]), Math.min(Number(range[2]), size - 1)] : [0, size - 1];
+  res.writeHead(range ? 206 : 200, { ...headers, 'content-length': end + 1 - start });
+  createReadStream(path, { start, end }).pipe(res);
+  return !!range;
 }

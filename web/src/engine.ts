@@ -27,7 +27,7 @@ import type {
 import { Analysis } from './analysis.js';
 import { Audio } from './audio.js';
 import { checkInto, checkMask, checkOptions, checkTensor, message, typeName, useMessages } from './checks.js';
-import { type FilePieces, piecesHead, release, WEIGHTS_FILE } from './file-pieces.js';
+import { type FilePieces, piecesHead, releaseAll, WEIGHTS_FILE } from './file-pieces.js';
 import { blobHead, type GgufHead, ggufWeightBytes } from './gguf-heap.js';
 import { fetchHubModel, planHubFiles } from './hub.js';
 import { MULTI_HEAD_OPTIONS, WasmMultiHeadLayer, checkParams, linearLayer } from './layers.js';
@@ -139,7 +139,7 @@ class WasmEngine implements Engine {
       }
       for (const [name, value] of entries) files[name] ??= await this.platform.read(op, name, value);
     } catch (err) {
-      Object.values(files).forEach(release);
+      releaseAll(files);
       throw err;
     }
     return files;
@@ -175,7 +175,7 @@ class WasmEngine implements Engine {
     try {
       handle = loaded(new this.module.ModelHandle(), (h) => h.load(files));
     } finally {
-      Object.values(files).forEach(release); // the weights read in pieces are in the heap, or the load failed
+      releaseAll(files); // the weights read in pieces are in the heap, or the load failed
     }
     const generationConfig = files['generation_config.json'];
     const model = new WasmModel(

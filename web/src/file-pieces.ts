@@ -20,6 +20,11 @@ export function release(file: Uint8Array | FilePieces | undefined): void {
   if (file && !(file instanceof Uint8Array)) file.close?.();
 }
 
+/** Lets go of every file of a model's that is read in pieces. */
+export function releaseAll(files: Record<string, Uint8Array | FilePieces>): void {
+  Object.values(files).forEach(release);
+}
+
 interface SyncReader {
   readAsArrayBuffer(blob: Blob): ArrayBuffer;
 }

@@ -3,7 +3,7 @@
 // a length and checksum check as the bytes arrive, and a cache that only ever holds complete, checked downloads.
 // Weight files go to the platform's storage as they arrive and are read back in pieces, never whole in memory.
 import type { Hasher } from './digest.js';
-import { type FilePieces, release, WEIGHTS_FILE } from './file-pieces.js';
+import { type FilePieces, release, releaseAll, WEIGHTS_FILE } from './file-pieces.js';
 import type { GgufHead } from './gguf-heap.js';
 import type { HubProgress, HubSource } from './types.js';
 
@@ -403,7 +403,7 @@ export async function fetchHubModel(
   try {
     return await fetchInto(files, source, storage, fits, ggufBytes);
   } catch (err) {
-    Object.values(files).forEach(release);
+    releaseAll(files);
     throw err;
   }
 }

@@ -58,26 +58,21 @@ function diskPieces(path: string, unlink = false): FilePieces {
 
 /**
  * A download written to a file as it arrives: in the cache's folder, renamed into place when finished and kept; or,
- * not kept, in the system's temporary folder, removed once the model has read it. Where neither can be written, in
- * memory.
+ * not kept (or where the cache's folder cannot be written), in the system's temporary folder, removed once the model
+ * has read it. Where neither can be written, in memory.
  */
 async function diskSpool(final: string, keep: boolean): Promise<Spool> {
   const name = `${basename(final)}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
-  let path = join(dirname(final), name);
-  let file: FileHandle;
-  try {
-    if (!keep) throw new Error('not kept');
-    await mkdir(dirname(path), { recursive: true });
-    file = await open(path, 'w');
-  } catch {
-    keep = false;
-    path = join(tmpdir(), name);
-    try {
-      file = await open(path, 'w');
-    } catch {
-      return memorySpool();
-    }
-  }
+  const create = async (dir: string) => {
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, name);
+    return { path, file: await open(path, 'w') };
+  };
+  const kept = keep ? await create(dirname(final)).catch(() => undefined) : undefined;
+  keep = !!kept;
+  const opened = kept ?? (await create(tmpdir()).catch(() => undefined));
+  if (!opened) return memorySpool();
+  const { path, file } = opened;
   return {
     async write(chunk) {
       try {
