@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { T } from '../llm/gguf.mjs';
 import { realShapeGguf } from '../llm/real-gguf.mjs';
@@ -188,7 +189,7 @@ export async function llmChecks(browser, site, engine, shots) {
     );
 
     await check(
-      'llm: a GGUF over 2 GiB downloads from the Hub on the page and loads, then again from its copy (checked as it arrives, read back in pieces)',
+      "llm: a GGUF over 2 GiB downloads from the Hub on the page and loads, then again from its copy (checked as it arrives, read back in pieces), and on a page's main thread (held in memory)",
       async () => {
         const { path, size, sha256, dir } = bigGguf();
         const [repo, name] = ['test/Llama-3.2-1B-GGUF', 'Llama-3.2-1B-BF16.gguf'];
@@ -233,6 +234,32 @@ export async function llmChecks(browser, site, engine, shots) {
           const grew = Math.max(...during) - before;
           console.log(`     the browser's memory while it downloaded ${size} bytes: +${MiB(grew)} MiB`);
           assert(during.length >= 4 && grew < size / 4, `+${MiB(grew)} MiB over ${during.length} samples`);
+          // The package on a page's main thread (no file system to write to there): the download is held in memory
+          // while it loads, and loads, though a Response of over 2 GiB, which the Cache API would need, cannot be made.
+          const repository = await serve(true, fileURLToPath(new URL('../..', import.meta.url)));
+          try {
+            await tab.goto(`http://127.0.0.1:${repository.address().port}/tests/e2e/main-thread.html`);
+            const loaded = await tab.evaluate(
+              async ({ repo, name }) => {
+                const { createEngine } = await import('/dist/browser.js');
+                const engine = await createEngine();
+                try {
+                  const model = await engine.loadModel({ hub: repo, file: name });
+                  const r = model.run('The keys to the cabinet', { topK: 5 });
+                  return { ...model.info, top: r.predictions.ids.length };
+                } catch (err) {
+                  return { error: String(err) };
+                } finally {
+                  engine.dispose();
+                }
+              },
+              { repo, name },
+            );
+            assert(loaded.weights === 'BF16' && loaded.top > 0, JSON.stringify(loaded));
+            assert(downloads.length === 2, `main thread: ${downloads.length} downloads`);
+          } finally {
+            repository.close();
+          }
         } finally {
           await own.close();
           files.close();

@@ -161,8 +161,13 @@ export const browserStorage: HubStorage = {
     }
   },
   async put(url, bytes) {
-    // A cache that cannot be written (no storage left) only costs a download next time.
-    await (await openCache())?.put(url, new Response(bytes as Uint8Array<ArrayBuffer>)).catch(() => undefined);
+    // A cache that cannot be written (no storage left; bytes over 2 GiB, which a Response cannot hold) only costs a
+    // download next time.
+    try {
+      await (await openCache())?.put(url, new Response(bytes as Uint8Array<ArrayBuffer>));
+    } catch {
+      // not kept
+    }
   },
   async spool(url, keep) {
     const folder = await weightsFolder();
