@@ -96,7 +96,7 @@ async function hub() {
   const sha256 = hex(await crypto.subtle.digest('SHA-256', bytes));
   const flipped = bytes.slice();
   flipped[flipped.length - 1] ^= 1;
-  const repos = { 'test/good': bytes, 'test/flipped': flipped, 'test/old': bytes };
+  const repos = { 'test/good': bytes, 'test/flipped': flipped, 'test/old': bytes, 'test/unreadable': bytes };
   const baseUrl = 'https://hub.invalid';
   const realFetch = globalThis.fetch;
   const downloads = [];
@@ -188,7 +188,34 @@ async function hub() {
         () => false,
       ),
     };
-    return { downloaded, cached, refused, full, kept, downloads, whole, after, moved };
+    // A copy in the Cache API that cannot be read (its body fails after 1,000 bytes): downloaded again, the copy
+    // deleted, nothing partial left in the folder.
+    const unreadable = `${baseUrl}/test/unreadable/resolve/main/q.gguf`;
+    await cacheApi.put(unreadable, new Response(bytes));
+    await cacheApi.put(`${unreadable}?checksum`, new Response(`sha256:${sha256}`));
+    const match = Cache.prototype.match;
+    Cache.prototype.match = function (request, options) {
+      if (String(request) !== unreadable) return match.call(this, request, options);
+      let sent = false;
+      const body = new ReadableStream({
+        pull: (c) => (sent ? c.error(new Error('unreadable')) : ((sent = true), c.enqueue(bytes.slice(0, 1000)))),
+      });
+      return Promise.resolve(new Response(body));
+    };
+    let recovered;
+    try {
+      recovered = same((await load('test/unreadable')).run(ids).attentions);
+    } finally {
+      Cache.prototype.match = match;
+    }
+    const left = [];
+    for await (const name of folder.keys()) left.push(name);
+    const broken = {
+      recovered,
+      stillInCache: !!(await cacheApi.match(unreadable)),
+      partial: left.some((n) => n.endsWith('.partial')),
+    };
+    return { downloaded, cached, refused, full, kept, downloads, whole, after, moved, broken };
   } finally {
     restore.forEach((undo) => undo());
     globalThis.fetch = realFetch;

@@ -526,7 +526,7 @@ await check(
       // refused.
       const hub = report.hub;
       assert(hub.downloaded && hub.cached && hub.full === true && hub.after && hub.whole === 0, JSON.stringify(hub));
-      assert(hub.downloads.join() === 'test/good,test/flipped,test/good', JSON.stringify(hub));
+      assert(hub.downloads.join() === 'test/good,test/flipped,test/good,test/unreadable', JSON.stringify(hub));
       assert(/q\.gguf has the wrong checksum: sha256 [0-9a-f]{64}, but the Hub lists/.test(hub.refused), hub.refused);
       const { cache, files, url } = hub.kept;
       assert(cache.join() === '/test/good/resolve/main/q.gguf?checksum', JSON.stringify(hub.kept));
@@ -534,6 +534,54 @@ await check(
       // Weights an earlier version kept in the Cache API: moved to the file system, no download, the old copy deleted.
       const { moved } = hub;
       assert(moved.ran && moved.cached && moved.inFolder && !moved.stillInCache, JSON.stringify(moved));
+      // One there that cannot be read: downloaded again, deleted, nothing partial left.
+      const { broken } = hub;
+      assert(broken.recovered && !broken.stillInCache && !broken.partial, JSON.stringify(broken));
+      // The package on the page's main thread, which reads no file in pieces: the GGUF the worker kept in the file
+      // system is read from there, whole, with no download.
+      const main = await page.evaluate(async () => {
+        const { createEngine } = await import('/dist/browser.js');
+        const { decoderCheckpoint } = await import('/tests/llm/checkpoints.mjs');
+        const bytes = decoderCheckpoint({ arch: 'qwen3' }).gguf();
+        const sha256 = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)), (b) =>
+          b.toString(16).padStart(2, '0'),
+        ).join('');
+        const baseUrl = 'https://hub.invalid';
+        const realFetch = globalThis.fetch;
+        let downloads = 0;
+        globalThis.fetch = async (url, init) => {
+          const { origin, pathname } = new URL(String(url));
+          if (origin !== baseUrl) return realFetch(url, init);
+          if (pathname === '/api/models/test/good/revision/main') {
+            const lfs = { sha256, size: bytes.length };
+            const sibling = { rfilename: 'q.gguf', size: bytes.length, blobId: '0'.repeat(40), lfs };
+            return new Response(JSON.stringify({ siblings: [sibling] }));
+          }
+          if (pathname !== '/test/good/resolve/main/q.gguf') return new Response('', { status: 404 });
+          const range = /^bytes=(\d+)-(\d+)$/.exec(new Headers(init?.headers).get('range') ?? '');
+          if (!range) downloads++;
+          const part = range ? bytes.slice(Number(range[1]), Number(range[2]) + 1) : bytes;
+          return new Response(part, { status: range ? 206 : 200 });
+        };
+        const engine = await createEngine();
+        try {
+          const ids = [1, 2, 3, 4, 5];
+          const reference = (await engine.loadModel({ files: { 'q.gguf': bytes } })).run(ids).attentions;
+          const cached = [];
+          const model = await engine.loadModel({
+            hub: 'test/good',
+            file: 'q.gguf',
+            baseUrl,
+            onProgress: (p) => cached.push(p.cached),
+          });
+          const same = model.run(ids).attentions.every((v, i) => v === reference[i]);
+          return { same, downloads, cached: cached.length > 0 && cached.every((c) => c) };
+        } finally {
+          globalThis.fetch = realFetch;
+          engine.dispose();
+        }
+      });
+      assert(main.same && main.downloads === 0 && main.cached, JSON.stringify(main));
       console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
     } finally {
       await page.close();

@@ -96,9 +96,10 @@ export function browserMemory(dir) {
     pids.push(...(children.get(pid) ?? []));
     try {
       const pss = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      bytes += Number(pss?.[1] ?? 0) * 1024;
-    } catch {
-      // ended meanwhile
+      if (!pss) throw new Error(`no Pss in /proc/${pid}/smaps_rollup`);
+      bytes += Number(pss[1]) * 1024;
+    } catch (err) {
+      if (err.code !== 'ENOENT' && err.code !== 'ESRCH') throw err; // else it ended meanwhile
     }
   }
   return bytes;

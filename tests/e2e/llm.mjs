@@ -201,9 +201,17 @@ export async function llmChecks(browser, site, engine, shots) {
         const own = await launchProfile(profile, { viewport: { width: 1400, height: 900 }, ignoreHTTPSErrors: true });
         // The browser's memory while the file is sent: the download goes to disk as it arrives, never whole in memory.
         const during = [];
+        const sampling = new Set();
         files.on('request', (req, res) => {
           if (req.headers.range) return;
-          const sample = setInterval(() => during.push(browserMemory(profile)), 250);
+          const sample = setInterval(() => {
+            try {
+              during.push(browserMemory(profile));
+            } catch {
+              clearInterval(sample); // the browser has closed (a check that failed mid-download)
+            }
+          }, 250);
+          sampling.add(sample);
           res.on('close', () => clearInterval(sample));
         });
         const downloads = [];
@@ -261,6 +269,7 @@ export async function llmChecks(browser, site, engine, shots) {
             repository.close();
           }
         } finally {
+          sampling.forEach(clearInterval);
           await own.close();
           files.close();
         }

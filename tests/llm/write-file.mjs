@@ -1,6 +1,7 @@
 // Node only (real-gguf.mjs also runs in the browser test's worker).
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
+import { pipeline } from 'node:stream';
 
 /**
  * Writes bytes past 2 GiB, which one fs.writeFileSync cannot.
@@ -39,6 +40,6 @@ export function sendFile(req, res, path, size, headers = {}) {
   const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
   const [start, end] = range ? [Number(range[1]), Math.min(Number(range[2]), size - 1)] : [0, size - 1];
   res.writeHead(range ? 206 : 200, { ...headers, 'content-length': end + 1 - start });
-  createReadStream(path, { start, end }).pipe(res);
+  pipeline(createReadStream(path, { start, end }), res, () => undefined); // closed with the response, if cut short
   return !!range;
 }

@@ -3,7 +3,8 @@
 // tensor at a time from the file's File (FileReaderSync), so that a GGUF of gigabytes is never whole in the page's
 // memory. (A Blob gathered in memory is no place for them: Chromium loses large Blobs built piece by piece, which then
 // cannot be read.) Where there is no such file system (a page's main thread, a browser without it), or it is full (a
-// private window keeps it in memory, and small), the weights are held in memory, as small files are.
+// private window keeps it in memory, and small), the weights are held in memory, as small files are; a page's main
+// thread keeps them in the Cache API, and reads those a worker kept in the file system whole.
 import { createHasher } from './digest.js';
 import { filePieces, type FilePieces } from './file-pieces.js';
 import { type HubStorage, memorySpool, type Spool } from './hub.js';
@@ -36,6 +37,23 @@ async function weightsFolder(): Promise<FileSystemDirectoryHandle | undefined> {
     return await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER, { create: true });
   } catch {
     return undefined; // no file system for this origin (storage blocked)
+  }
+}
+
+/**
+ * A weight file a worker kept in the folder, read whole (a page's main thread reads no file in pieces), a slice at a
+ * time into one buffer: a File of over 2 GiB Chromium will not read at once. Undefined when not kept.
+ */
+async function readKept(url: string): Promise<Uint8Array | undefined> {
+  try {
+    const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle(FOLDER);
+    const file = await (await folder.getFileHandle(nameOf(url))).getFile();
+    const bytes = new Uint8Array(file.size);
+    for (let at = 0; at < file.size; at += 2 ** 26)
+      bytes.set(new Uint8Array(await file.slice(at, at + 2 ** 26).arrayBuffer()), at);
+    return bytes;
+  } catch {
+    return undefined; // no such file, or no file system here
   }
 }
 
@@ -104,8 +122,13 @@ async function fileSpool(folder: FileSystemDirectoryHandle, url: string, keep: b
     },
     async finish() {
       if (memory) return memory.finish();
-      access.flush();
-      access.close();
+      try {
+        access.flush();
+        access.close();
+      } catch (err) {
+        await drop();
+        throw err;
+      }
       if (keep)
         try {
           await handle.move(nameOf(url));
@@ -115,29 +138,34 @@ async function fileSpool(folder: FileSystemDirectoryHandle, url: string, keep: b
       return readBack(folder, handle, !keep);
     },
     async discard() {
-      if (memory) return memory.discard();
-      await drop();
+      await memory?.discard();
+      await drop(); // also when going over to memory failed midway
     },
   };
 }
 
 /**
- * Weights kept in the Cache API (where earlier versions kept them) moved to the folder as they are read: no new
- * download, and the cache's copy, of as many bytes, is freed once the folder holds them. Undefined when not cached.
+ * Weights kept in the Cache API (by earlier versions, or by a page's main thread, which has no synchronous file
+ * access) moved to the folder as they are read: no new download, and the cache's copy, of as many bytes, freed once
+ * the folder holds them. Undefined when not cached, or when the cached copy cannot be read (then it is deleted: it
+ * would only take room).
  */
 async function fromCache(folder: FileSystemDirectoryHandle, url: string): Promise<Uint8Array | FilePieces | undefined> {
   const cache = await openCache();
-  const body = (await cache?.match(url))?.body;
+  const body = (await cache?.match(url).catch(() => undefined))?.body;
   if (!cache || !body) return undefined;
+  const reader = body.getReader();
   const spool = await fileSpool(folder, url, true);
+  let moved: Uint8Array | FilePieces;
   try {
-    const reader = body.getReader();
     for (let read = await reader.read(); !read.done; read = await reader.read()) await spool.write(read.value);
+    moved = await spool.finish();
   } catch {
+    await reader.cancel().catch(() => undefined);
     await spool.discard();
-    return undefined; // unreadable: downloaded again
+    await cache.delete(url).catch(() => undefined);
+    return undefined; // downloaded again
   }
-  const moved = await spool.finish();
   const kept = await folder.getFileHandle(nameOf(url)).then(
     () => true,
     () => false,
@@ -153,11 +181,11 @@ export const browserStorage: HubStorage = {
   },
   async getWeights(url) {
     const folder = await weightsFolder();
-    if (!folder) return this.get(url);
+    if (!folder) return (await readKept(url)) ?? this.get(url);
     try {
       return await readBack(folder, await folder.getFileHandle(nameOf(url)), false);
     } catch {
-      return fromCache(folder, url); // not kept here: perhaps in the Cache API, where earlier versions kept them
+      return fromCache(folder, url); // not kept here: perhaps in the Cache API
     }
   },
   async put(url, bytes) {
