@@ -170,7 +170,11 @@ async function hub() {
     const nameOf = async (repo) =>
       hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${baseUrl}/${repo}/resolve/main/q.gguf`)));
     const kept = { cache, files, url: await nameOf('test/good') };
+    // A copy of a kept file in the Cache API as well (left by an earlier version): deleted when the file is read.
+    const good = `${baseUrl}/test/good/resolve/main/q.gguf`;
+    await (await caches.open('attnscope-hub-v1')).put(good, new Response(bytes));
     const after = same((await load('test/good')).run(ids).attentions);
+    const twice = !!(await (await caches.open('attnscope-hub-v1')).match(good));
     // Weights an earlier version kept in the Cache API: moved to the file system as they are read, not downloaded
     // again, and the cache's copy deleted.
     const old = `${baseUrl}/test/old/resolve/main/q.gguf`;
@@ -215,7 +219,7 @@ async function hub() {
       stillInCache: !!(await cacheApi.match(unreadable)),
       partial: left.some((n) => n.endsWith('.partial')),
     };
-    return { downloaded, cached, refused, full, kept, downloads, whole, after, moved, broken };
+    return { downloaded, cached, refused, full, kept, downloads, whole, after, twice, moved, broken };
   } finally {
     restore.forEach((undo) => undo());
     globalThis.fetch = realFetch;

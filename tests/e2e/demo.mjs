@@ -526,6 +526,7 @@ await check(
       // refused.
       const hub = report.hub;
       assert(hub.downloaded && hub.cached && hub.full === true && hub.after && hub.whole === 0, JSON.stringify(hub));
+      assert(!hub.twice, 'a copy of a kept file left in the Cache API'); // deleted when the kept file is read
       assert(hub.downloads.join() === 'test/good,test/flipped,test/good,test/unreadable', JSON.stringify(hub));
       assert(/q\.gguf has the wrong checksum: sha256 [0-9a-f]{64}, but the Hub lists/.test(hub.refused), hub.refused);
       const { cache, files, url } = hub.kept;

@@ -182,11 +182,15 @@ export const browserStorage: HubStorage = {
   async getWeights(url) {
     const folder = await weightsFolder();
     if (!folder) return (await readKept(url)) ?? this.get(url);
+    let kept: FileSystemFileHandle;
     try {
-      return await readBack(folder, await folder.getFileHandle(nameOf(url)), false);
+      kept = await folder.getFileHandle(nameOf(url));
     } catch {
       return fromCache(folder, url); // not kept here: perhaps in the Cache API
     }
+    // A copy in the Cache API as well (left by an earlier version) only takes room: every context reads this one.
+    await (await openCache())?.delete(url).catch(() => undefined);
+    return readBack(folder, kept, false).catch(() => undefined); // gone meanwhile: downloaded again
   },
   async put(url, bytes) {
     // A cache that cannot be written (no storage left; bytes over 2 GiB, which a Response cannot hold) only costs a
