@@ -11,6 +11,7 @@ import { createEngine } from '../../dist/browser.js';
 import { bertCheckpoint } from '../safetensors.mjs';
 import { decoderCheckpoint, realShapeCheckpoint } from '../llm/checkpoints.mjs';
 import { T } from '../llm/gguf.mjs';
+import { fakeHub, sha256Hex } from './fake-hub.mjs';
 import { q4KM, realShapeGguf } from '../llm/real-gguf.mjs';
 
 const BUILDS = ['relaxed-simd-threads', 'relaxed-simd', 'simd-threads', 'simd'];
@@ -92,37 +93,11 @@ async function pieces() {
  */
 async function hub() {
   const bytes = decoderCheckpoint({ arch: 'qwen3' }).gguf();
-  const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, '0')).join('');
-  const sha256 = hex(await crypto.subtle.digest('SHA-256', bytes));
   const flipped = bytes.slice();
   flipped[flipped.length - 1] ^= 1;
   const repos = { 'test/good': bytes, 'test/flipped': flipped, 'test/old': bytes, 'test/unreadable': bytes };
   const baseUrl = 'https://hub.invalid';
-  const realFetch = globalThis.fetch;
-  const downloads = [];
-  globalThis.fetch = async (url, init) => {
-    const { origin, pathname } = new URL(String(url));
-    if (origin !== baseUrl) return realFetch(url, init);
-    const api = /^\/api\/models\/(test\/\w+)\/revision\/main$/.exec(pathname);
-    const sibling = {
-      rfilename: 'q.gguf',
-      size: bytes.length,
-      blobId: '0'.repeat(40),
-      lfs: { sha256, size: bytes.length },
-    };
-    if (api) return new Response(JSON.stringify({ siblings: [sibling] }));
-    const file = /^\/(test\/\w+)\/resolve\/main\/q\.gguf$/.exec(pathname);
-    const body = file && repos[file[1]];
-    if (!body) return new Response('', { status: 404 });
-    const range = /^bytes=(\d+)-(\d+)$/.exec(new Headers(init?.headers).get('range') ?? '');
-    const part = range ? body.subarray(Number(range[1]), Number(range[2]) + 1) : body;
-    if (!range) downloads.push(file[1]);
-    let at = 0;
-    const stream = new ReadableStream({
-      pull: (c) => (at < part.length ? c.enqueue(part.slice(at, (at += 65536))) : c.close()),
-    });
-    return new Response(stream, { status: range ? 206 : 200, headers: { 'content-length': String(part.length) } });
-  };
+  const { sha256, downloads, restore: restoreFetch } = await fakeHub(baseUrl, repos, bytes);
   // Whatever reads the file whole from a Blob or a response (the Cache API's, or the download's), counted.
   let whole = 0;
   const count = (proto) => {
@@ -167,18 +142,17 @@ async function hub() {
     const files = [];
     const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('attnscope-hub');
     for await (const name of folder.keys()) files.push(name);
-    const nameOf = async (repo) =>
-      hex(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${baseUrl}/${repo}/resolve/main/q.gguf`)));
+    const nameOf = (repo) => sha256Hex(new TextEncoder().encode(`${baseUrl}/${repo}/resolve/main/q.gguf`));
     const kept = { cache, files, url: await nameOf('test/good') };
     // A copy of a kept file in the Cache API as well (left by an earlier version): deleted when the file is read.
+    const cacheApi = await caches.open('attnscope-hub-v1');
     const good = `${baseUrl}/test/good/resolve/main/q.gguf`;
-    await (await caches.open('attnscope-hub-v1')).put(good, new Response(bytes));
+    await cacheApi.put(good, new Response(bytes));
     const after = same((await load('test/good')).run(ids).attentions);
-    const twice = !!(await (await caches.open('attnscope-hub-v1')).match(good));
+    const twice = !!(await cacheApi.match(good));
     // Weights an earlier version kept in the Cache API: moved to the file system as they are read, not downloaded
     // again, and the cache's copy deleted.
     const old = `${baseUrl}/test/old/resolve/main/q.gguf`;
-    const cacheApi = await caches.open('attnscope-hub-v1');
     await cacheApi.put(old, new Response(bytes));
     await cacheApi.put(`${old}?checksum`, new Response(`sha256:${sha256}`));
     const movedFrom = progress.length;
@@ -222,7 +196,7 @@ async function hub() {
     return { downloaded, cached, refused, full, kept, downloads, whole, after, twice, moved, broken };
   } finally {
     restore.forEach((undo) => undo());
-    globalThis.fetch = realFetch;
+    restoreFetch();
     engine.dispose();
   }
 }

@@ -544,26 +544,9 @@ await check(
         const { createEngine } = await import('/dist/browser.js');
         const { decoderCheckpoint } = await import('/tests/llm/checkpoints.mjs');
         const bytes = decoderCheckpoint({ arch: 'qwen3' }).gguf();
-        const sha256 = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)), (b) =>
-          b.toString(16).padStart(2, '0'),
-        ).join('');
+        const { fakeHub } = await import('/tests/e2e/fake-hub.mjs');
         const baseUrl = 'https://hub.invalid';
-        const realFetch = globalThis.fetch;
-        let downloads = 0;
-        globalThis.fetch = async (url, init) => {
-          const { origin, pathname } = new URL(String(url));
-          if (origin !== baseUrl) return realFetch(url, init);
-          if (pathname === '/api/models/test/good/revision/main') {
-            const lfs = { sha256, size: bytes.length };
-            const sibling = { rfilename: 'q.gguf', size: bytes.length, blobId: '0'.repeat(40), lfs };
-            return new Response(JSON.stringify({ siblings: [sibling] }));
-          }
-          if (pathname !== '/test/good/resolve/main/q.gguf') return new Response('', { status: 404 });
-          const range = /^bytes=(\d+)-(\d+)$/.exec(new Headers(init?.headers).get('range') ?? '');
-          if (!range) downloads++;
-          const part = range ? bytes.slice(Number(range[1]), Number(range[2]) + 1) : bytes;
-          return new Response(part, { status: range ? 206 : 200 });
-        };
+        const { downloads, restore } = await fakeHub(baseUrl, { 'test/good': bytes }, bytes);
         const engine = await createEngine();
         try {
           const ids = [1, 2, 3, 4, 5];
@@ -578,11 +561,11 @@ await check(
           const same = model.run(ids).attentions.every((v, i) => v === reference[i]);
           return { same, downloads, cached: cached.length > 0 && cached.every((c) => c) };
         } finally {
-          globalThis.fetch = realFetch;
+          restore();
           engine.dispose();
         }
       });
-      assert(main.same && main.downloads === 0 && main.cached, JSON.stringify(main));
+      assert(main.same && main.downloads.length === 0 && main.cached, JSON.stringify(main));
       console.log(`     wasm heap in Chromium: ${report.heapMiB} MiB`);
     } finally {
       await page.close();
